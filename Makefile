@@ -1,0 +1,47 @@
+# Every target creates or reuses .venv and installs what it needs; a fresh clone needs only
+# Python 3.11 and make.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_BASE := $(VENV)/.installed-base
+STAMP_TEST := $(VENV)/.installed-test
+STAMP_LINT := $(VENV)/.installed-lint
+
+.PHONY: demo test bench reproduce lint clean
+
+$(BIN)/python:
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make: $(PYTHON) not found; install Python 3.11 or run 'make PYTHON=python3 ...'"; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_BASE): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(STAMP_TEST): $(STAMP_BASE)
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@touch $@
+
+$(STAMP_LINT): $(STAMP_BASE)
+	$(BIN)/python -m pip install --quiet -e ".[lint]"
+	@touch $@
+
+demo: $(STAMP_BASE)
+	$(BIN)/activeeval demo
+
+test: $(STAMP_TEST)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP_TEST)
+	$(BIN)/python benchmarks/run.py
+
+reproduce: $(STAMP_TEST)
+	$(BIN)/python -m activeeval.experiments.reproduce --out docs/results
+
+lint: $(STAMP_LINT)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,90 @@
+"""activeeval: label-efficient evaluation and comparison of predictive models.
+
+Seeds: C. Sawade, *Active Evaluation of Predictive Models* (thesis), Ch. 3–6.
+"""
+
+from __future__ import annotations
+
+from ._validation import (
+    ActiveEvalError,
+    ActiveEvalWarning,
+    BudgetError,
+    DegenerateIntervalWarning,
+    EmptyPoolError,
+    InvalidCostsError,
+    InvalidLevelError,
+    InvalidSamplingDistributionError,
+    InvalidVarianceError,
+    LabelSpaceError,
+    NonFiniteError,
+    ProbabilityRowsError,
+    ShapeError,
+    UndefinedEstimateWarning,
+    UnknownOptionError,
+)
+from .inference import (
+    Comparison,
+    Estimate,
+    MultipleComparison,
+    estimate,
+    importance_weights,
+    multiple_comparison,
+    paired_test,
+    proportion_confint,
+)
+from .measures import (
+    AbsoluteError,
+    Accuracy,
+    CostMatrixLoss,
+    ErrorRate,
+    FMeasure,
+    Measure,
+    Precision,
+    Recall,
+    SquaredError,
+    get_measure,
+)
+from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AbsoluteError",
+    "Accuracy",
+    "ActiveEvalError",
+    "ActiveEvalWarning",
+    "BudgetError",
+    "Categorical",
+    "Comparison",
+    "CostMatrixLoss",
+    "DegenerateIntervalWarning",
+    "EmptyPoolError",
+    "ErrorRate",
+    "Estimate",
+    "FMeasure",
+    "Gaussian",
+    "InvalidCostsError",
+    "InvalidLevelError",
+    "InvalidSamplingDistributionError",
+    "InvalidVarianceError",
+    "LabelSpaceError",
+    "Measure",
+    "Mixture",
+    "MultipleComparison",
+    "NonFiniteError",
+    "Precision",
+    "Predictive",
+    "ProbabilityRowsError",
+    "Recall",
+    "ShapeError",
+    "SquaredError",
+    "UndefinedEstimateWarning",
+    "UnknownOptionError",
+    "as_predictive",
+    "estimate",
+    "get_measure",
+    "importance_weights",
+    "multiple_comparison",
+    "paired_test",
+    "proportion_confint",
+]

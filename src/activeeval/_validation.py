@@ -1,0 +1,169 @@
+"""Argument checks at the public boundary, and the exception and warning types.
+
+Every error subclasses :class:`ActiveEvalError`, itself a :class:`ValueError`, so callers can
+catch one type; each message names the offending argument and says how to fix it. Below the
+public boundary the math works on trusted arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+#: Rows of a probability matrix must sum to one within this absolute tolerance.
+PROBABILITY_ROW_TOL = 1e-6
+
+
+class ActiveEvalError(ValueError):
+    """Root of every error raised by activeeval on bad input."""
+
+
+class ShapeError(ActiveEvalError):
+    """An array has the wrong number of dimensions or a length that does not match."""
+
+
+class NonFiniteError(ActiveEvalError):
+    """An array holds NaN or infinity where finite numbers are required."""
+
+
+class ProbabilityRowsError(ActiveEvalError):
+    """Class probabilities are negative, above one, or rows do not sum to one."""
+
+
+class InvalidVarianceError(ActiveEvalError):
+    """A predictive variance is negative."""
+
+
+class LabelSpaceError(ActiveEvalError):
+    """A label lies outside the label space of the predictive distribution or measure."""
+
+
+class InvalidCostsError(ActiveEvalError):
+    """Labeling costs are not strictly positive and finite."""
+
+
+class InvalidSamplingDistributionError(ActiveEvalError):
+    """A sampling distribution is negative, does not sum to one, or misses pool mass."""
+
+
+class EmptyPoolError(ActiveEvalError):
+    """The pool, or the labeled sample, has no instances."""
+
+
+class BudgetError(ActiveEvalError):
+    """A budget too small to buy a single label."""
+
+
+class InvalidLevelError(ActiveEvalError):
+    """A confidence level or significance level outside (0, 1)."""
+
+
+class UnknownOptionError(ActiveEvalError):
+    """A string option (measure name, method, ...) that is not one of the documented choices."""
+
+
+class ActiveEvalWarning(UserWarning):
+    """Root of the warnings activeeval emits."""
+
+
+class UndefinedEstimateWarning(ActiveEvalWarning):
+    """A ratio estimate is undefined (no positive weight drawn yet) and NaN is returned."""
+
+
+class DegenerateIntervalWarning(ActiveEvalWarning):
+    """A standard error of zero collapses a Wald interval to a point."""
+
+
+def check_finite_array(
+    x: ArrayLike, name: str, *, ndim: int | None = None, dtype: Any = float
+) -> NDArray[Any]:
+    """Convert to an array of ``dtype``, check its dimensionality and that it is finite."""
+    try:
+        arr = np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(f"{name}: cannot be read as a numeric array ({exc}).") from exc
+    if ndim is not None and arr.ndim != ndim:
+        raise ShapeError(f"{name}: expected a {ndim}-d array, got shape {arr.shape}.")
+    if arr.size and not np.all(np.isfinite(arr)):
+        bad = np.flatnonzero(~np.isfinite(arr.ravel()))[0]
+        where = np.unravel_index(bad, arr.shape)
+        raise NonFiniteError(
+            f"{name}: entry {tuple(int(i) for i in where)} is {arr.ravel()[bad]}; "
+            "all values must be finite. Drop or impute those instances first."
+        )
+    return arr
+
+
+def check_probability_rows(proba: ArrayLike, name: str = "proba") -> NDArray[np.float64]:
+    """Validate an ``(m, K)`` matrix of class probabilities."""
+    p = check_finite_array(proba, name, ndim=2)
+    m, k = p.shape
+    if m == 0:
+        raise EmptyPoolError(f"{name}: the pool is empty (0 rows); pass at least one instance.")
+    if k < 1:
+        raise ShapeError(f"{name}: needs at least one class column, got shape {p.shape}.")
+    if p.min() < 0.0 or p.max() > 1.0:
+        bad = int(np.flatnonzero((p < 0.0).any(axis=1) | (p > 1.0).any(axis=1))[0])
+        raise ProbabilityRowsError(
+            f"{name}: row {bad} has a probability outside [0, 1]; pass class probabilities "
+            "(e.g. predict_proba output), not scores or log-probabilities."
+        )
+    sums = p.sum(axis=1)
+    off = np.abs(sums - 1.0) > PROBABILITY_ROW_TOL
+    if off.any():
+        bad = int(np.flatnonzero(off)[0])
+        raise ProbabilityRowsError(
+            f"{name}: row {bad} sums to {sums[bad]:.6g}; rows must sum to 1 "
+            f"(±{PROBABILITY_ROW_TOL:g}). Pass normalized class probabilities, "
+            "e.g. predict_proba output."
+        )
+    return p
+
+
+def check_costs(costs: ArrayLike | None, n: int, name: str = "costs") -> NDArray[np.float64] | None:
+    """Validate per-instance labeling costs: shape ``(n,)``, finite, strictly positive."""
+    if costs is None:
+        return None
+    c = check_finite_array(costs, name, ndim=1)
+    if c.shape[0] != n:
+        raise ShapeError(f"{name}: has {c.shape[0]} entries but the pool has {n} instances.")
+    if (c <= 0).any():
+        bad = int(np.flatnonzero(c <= 0)[0])
+        raise InvalidCostsError(
+            f"{name}: entry {bad} is {c[bad]:g}; labeling costs must be strictly positive "
+            "(Thm 4.2 assumes λ(x) ≥ ε > 0). Give free instances a small positive cost."
+        )
+    return c
+
+
+def check_level(level: float, name: str = "level") -> float:
+    """A confidence level (or significance level) strictly between 0 and 1."""
+    try:
+        lv = float(level)
+    except (TypeError, ValueError) as exc:
+        raise InvalidLevelError(f"{name}: must be a number in (0, 1), got {level!r}.") from exc
+    if not (0.0 < lv < 1.0):
+        raise InvalidLevelError(f"{name}: must lie strictly between 0 and 1, got {level!r}.")
+    return lv
+
+
+def check_option(value: str, choices: tuple[str, ...] | list[str], name: str) -> str:
+    """A string option among documented ``choices`` (case-insensitive, '-' and '_' alike)."""
+    if not isinstance(value, str):
+        raise UnknownOptionError(f"{name}: expected one of {list(choices)}, got {value!r}.")
+    key = value.lower().replace("-", "_")
+    normalized = {c.lower().replace("-", "_"): c for c in choices}
+    if key not in normalized:
+        raise UnknownOptionError(f"{name}: unknown value {value!r}; choose one of {list(choices)}.")
+    return normalized[key]
+
+
+def check_same_length(name_a: str, a: NDArray[Any], name_b: str, b: NDArray[Any]) -> None:
+    """Two per-instance arrays must describe the same instances."""
+    if a.shape[0] != b.shape[0]:
+        raise ShapeError(
+            f"{name_b}: has {b.shape[0]} entries but {name_a} has {a.shape[0]}; "
+            "they must describe the same instances."
+        )

@@ -1,0 +1,694 @@
+"""Estimates, intervals and tests from labeled draws with known sampling probabilities.
+
+One rule carries everything here. From draws x_i ~ q with importance weights v_i = p(x_i)/q(x_i)
+the self-normalized importance-sampling estimate of a generalized risk is
+
+    Ĝ = Σ v_i w_i ℓ_i / Σ v_i w_i                                         (eq. 3.31)
+
+and its linearization Ĝ − G ≈ Σ_i u_i with the per-draw influence
+
+    u_i = v_i w_i (ℓ_i − Ĝ) / Σ_j v_j w_j                                 (Lemma 3.4)
+
+so the sandwich variance is Σ u_i² (= S²_{n,q} / n after Lemma 3.4; eq. 3.14 for w = 1). A
+difference of two generalized risks on the same draws has influence u₁ − u₂ (eq. 3.21–3.22 for
+regular risks; the same linearization covers F-measures), and k models give a k-column
+influence matrix whose pairwise differences feed Holm, Bonferroni and Tukey (Sec. 3.2.3).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from ._validation import (
+    DegenerateIntervalWarning,
+    EmptyPoolError,
+    InvalidSamplingDistributionError,
+    ShapeError,
+    UndefinedEstimateWarning,
+    check_finite_array,
+    check_level,
+    check_option,
+)
+from .measures import Measure, get_measure
+from .predictive import Categorical, Predictive, as_predictive
+
+__all__ = [
+    "Comparison",
+    "Estimate",
+    "MultipleComparison",
+    "estimate",
+    "importance_weights",
+    "multiple_comparison",
+    "paired_test",
+    "proportion_confint",
+]
+
+INTERVAL_METHODS = ("wald", "t", "wilson", "clopper-pearson", "agresti-coull")
+ADJUSTMENTS = ("holm", "bonferroni", "tukey", "none")
+
+
+# ------------------------------------------------------------------ passive proportions
+def proportion_confint(
+    count: ArrayLike, nobs: ArrayLike, level: float = 0.95, method: str = "wilson"
+) -> tuple[Any, Any]:
+    """Two-sided confidence interval for a binomial proportion ``count / nobs``.
+
+    Parameters
+    ----------
+    count, nobs : array-like
+        Successes and trials (non-integer values are accepted, as effective counts).
+    level : float
+        Confidence level 1 − α.
+    method : {"wald", "t", "wilson", "clopper-pearson", "agresti-coull"}
+        ``wald``: p̂ ± z √(p̂(1−p̂)/n) (Lemma 3.3); ``t``: the one-sample t interval on 0/1 data,
+        p̂ ± t_{n−1} √(p̂(1−p̂)/(n−1)); ``wilson``: eq. 3.19–3.20 (Wilson, 1927);
+        ``clopper-pearson``: exact inversion of the binomial (Clopper & Pearson, 1934);
+        ``agresti-coull``: Wald on (count + z²/2)/(n + z²) (Agresti & Coull, 1998).
+
+    Returns
+    -------
+    (low, high) : floats or arrays
+
+    References
+    ----------
+    Brown, Cai & DasGupta (2001), Interval estimation for a binomial proportion. Statistical
+    Science 16(2). Thesis Sec. 3.1.2.
+    """
+    lv = check_level(level)
+    method = check_option(method, INTERVAL_METHODS, "method")
+    x = np.asarray(count, dtype=float)
+    n = np.asarray(nobs, dtype=float)
+    if np.any(n <= 0) or np.any(x < 0) or np.any(x > n):
+        raise ShapeError("count, nobs: need 0 ≤ count ≤ nobs and nobs > 0.")
+    alpha = 1.0 - lv
+    z = stats.norm.isf(alpha / 2)
+    p = x / n
+    if method == "wald":
+        half = z * np.sqrt(p * (1 - p) / n)
+        low, high = p - half, p + half
+    elif method == "t":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            half = stats.t.isf(alpha / 2, n - 1) * np.sqrt(p * (1 - p) / (n - 1))
+        low, high = p - half, p + half
+    elif method == "wilson":
+        z2 = z * z
+        center = (p + z2 / (2 * n)) / (1 + z2 / n)  # eq. 3.19
+        half = z * np.sqrt(p * (1 - p) + z2 / (4 * n)) / (np.sqrt(n) + z2 / np.sqrt(n))  # 3.20
+        low, high = center - half, center + half
+    elif method == "clopper-pearson":
+        with np.errstate(invalid="ignore"):
+            low = np.where(x > 0, stats.beta.ppf(alpha / 2, x, n - x + 1), 0.0)
+            high = np.where(x < n, stats.beta.isf(alpha / 2, x + 1, n - x), 1.0)
+    else:  # agresti-coull
+        n_c = n + z * z
+        p_c = (x + z * z / 2) / n_c
+        half = z * np.sqrt(p_c * (1 - p_c) / n_c)
+        low, high = np.clip(p_c - half, 0.0, 1.0), np.clip(p_c + half, 0.0, 1.0)
+    if np.ndim(low) == 0:
+        return float(low), float(high)
+    return low, high
+
+
+# --------------------------------------------------------------- the importance-weighting rule
+def importance_weights(
+    q: ArrayLike | None, p: ArrayLike | None = None, n: int | None = None
+) -> Any:
+    """Importance weights v = p(x_i) / q(x_i) of drawn instances.
+
+    Parameters
+    ----------
+    q : array-like of shape (n,), optional
+        Sampling probability of each draw (``q[idx]``); None means the draws are uniform
+        (q = p). Every entry must be in (0, 1]: an instance that was drawn had positive mass.
+    p : array-like of shape (n,), optional
+        Pool probability (or any positive pool weight; only ratios matter) of each draw;
+        None means p(x) is uniform over the pool.
+    n : int, optional
+        Number of draws, needed when both are None.
+    """
+    if q is None and p is None:
+        if n is None:
+            raise ShapeError("q: pass the sampling probabilities of the draws or their number.")
+        return np.ones(n)
+    if q is not None:
+        qq = check_finite_array(q, "q", ndim=1)
+        if (qq <= 0).any() or (qq > 1).any():
+            bad = int(np.flatnonzero((qq <= 0) | (qq > 1))[0])
+            raise InvalidSamplingDistributionError(
+                f"q: draw {bad} has sampling probability {qq[bad]:g}; every drawn instance must "
+                "have probability in (0, 1]. Pass q[idx] from the distribution the draws "
+                "came from."
+            )
+    if p is not None:
+        pp = check_finite_array(p, "p", ndim=1)
+        if (pp < 0).any():
+            raise ShapeError("p: pool weights must be non-negative.")
+        if q is None:
+            return pp / pp.mean() if pp.sum() > 0 else pp
+        if pp.shape != qq.shape:
+            raise ShapeError(f"p: has {pp.shape[0]} entries but q has {qq.shape[0]}.")
+        return pp / qq
+    return 1.0 / qq
+
+
+def _influence(v: NDArray[Any], w: NDArray[Any], loss: NDArray[Any]) -> tuple[float, NDArray[Any]]:
+    """Ĝ (eq. 3.31) and the per-draw influence u with Var[Ĝ] ≈ Σ u² (Lemma 3.4)."""
+    vw = v * w
+    total = vw.sum()
+    if not total > 0:
+        return math.nan, np.full(v.shape, math.nan)
+    g = float(vw @ loss / total)
+    return g, vw * (loss - g) / total
+
+
+def _kish_effective_n(v: NDArray[Any], w: NDArray[Any]) -> float:
+    vw = v * w
+    denom = float(vw @ vw)
+    return float(vw.sum() ** 2 / denom) if denom > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """Canonical arrays of a labeled sample, validated once at the public boundary."""
+
+    measure: Measure
+    predictions: list[NDArray[Any]]
+    labels: NDArray[Any]
+    v: NDArray[np.float64]
+    n_labels: int
+
+
+def _point_predictions(
+    measure: Measure, pred: Any, labels: NDArray[Any], name: str
+) -> tuple[Measure, NDArray[Any]]:
+    if isinstance(pred, Predictive) or np.ndim(pred) == 2:
+        predictive = as_predictive(pred, name)
+        if predictive.n != labels.shape[0]:
+            raise ShapeError(
+                f"{name}: covers {predictive.n} instances but {labels.shape[0]} labels were given."
+            )
+        measure = measure.bind(predictive)
+        if isinstance(predictive, Categorical):
+            predictive.label_index(labels, "labels")
+        return measure, predictive.point_prediction()
+    arr = np.asarray(pred)
+    if arr.ndim != 1 or arr.shape[0] != labels.shape[0]:
+        raise ShapeError(
+            f"{name}: expected {labels.shape[0]} point predictions (one per label) or a "
+            f"Predictive; got shape {arr.shape}."
+        )
+    return measure, arr
+
+
+def _sample(
+    measure: Measure | str,
+    predictions: Sequence[Any],
+    labels: ArrayLike,
+    q: ArrayLike | None,
+    p: ArrayLike | None,
+    indices: ArrayLike | None,
+) -> _Sample:
+    meas = get_measure(measure)
+    y = np.asarray(labels)
+    if y.ndim != 1:
+        raise ShapeError(f"labels: expected a 1-d array of labels, got shape {y.shape}.")
+    if y.shape[0] == 0:
+        raise EmptyPoolError("labels: the sample is empty; label at least one draw.")
+    if not meas.categorical:
+        y = check_finite_array(y, "labels", ndim=1)
+    preds = []
+    for j, pr in enumerate(predictions):
+        name = "predictions" if len(predictions) == 1 else f"predictions[{j}]"
+        meas, arr = _point_predictions(meas, pr, y, name)
+        preds.append(arr)
+    meas = meas.bind(None, values=[*preds, y])
+    v = importance_weights(q, p, n=y.shape[0])
+    if v.shape[0] != y.shape[0]:
+        raise ShapeError(f"q: has {v.shape[0]} entries but {y.shape[0]} labels were given.")
+    if indices is None:
+        n_labels = y.shape[0]
+    else:
+        idx = np.asarray(indices)
+        if idx.shape != y.shape:
+            raise ShapeError(f"indices: expected {y.shape[0]} pool indices, got {idx.shape}.")
+        n_labels = int(np.unique(idx).shape[0])
+    return _Sample(meas, preds, y, v, n_labels)
+
+
+def _warn_undefined(name: str) -> None:
+    warnings.warn(
+        f"{name}: the estimate is undefined because no drawn instance has positive weight yet "
+        "(e.g. recall before any positive label, precision before any predicted positive); "
+        "returning NaN. Label more instances.",
+        UndefinedEstimateWarning,
+        stacklevel=3,
+    )
+
+
+def _warn_degenerate(what: str) -> None:
+    warnings.warn(
+        f"{what}: the standard error is 0, so the Wald interval collapses to a point and "
+        "understates the uncertainty. For a 0/1 loss use method='wilson' or "
+        "method='clopper-pearson'; otherwise label more instances.",
+        DegenerateIntervalWarning,
+        stacklevel=3,
+    )
+
+
+# ------------------------------------------------------------------------- Estimate
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate of a performance measure with its asymptotic standard error.
+
+    Attributes
+    ----------
+    estimate : float
+        Ĝ, the self-normalized importance-sampling estimate (eq. 3.31).
+    stderr : float
+        Sandwich standard error √(S²_{n,q} / n) (Lemma 3.4).
+    n_draws : int
+        Draws used, repeated draws of one instance included.
+    n_labels : int
+        Distinct instances labeled.
+    effective_n : float
+        Kish's effective sample size (Σ v w)² / Σ (v w)²; equals ``n_draws`` for q = p, w = 1.
+    binary_loss : bool
+        Whether ℓ ∈ {0, 1}, which admits binomial intervals.
+    level : float
+        Confidence level of :attr:`ci`.
+    measure : str
+        Name of the measure.
+    """
+
+    estimate: float
+    stderr: float
+    n_draws: int
+    n_labels: int
+    effective_n: float
+    binary_loss: bool
+    level: float = 0.95
+    measure: str = ""
+
+    def confidence_interval(
+        self, level: float | None = None, method: str = "wald"
+    ) -> tuple[float, float]:
+        """Two-sided interval at ``level`` (default: :attr:`level`).
+
+        ``wald``: Ĝ ± z·stderr (Lemma 3.3). ``t``: Ĝ ± t_{n−1}·stderr·√(n/(n−1)), which is
+        the one-sample t interval when q = p (Bessel's correction). ``wilson``,
+        ``clopper-pearson``, ``agresti-coull``: binomial intervals for a 0/1 loss, applied to
+        the effective count Ĝ·n_eff out of n_eff (Kish's effective sample size; exactly the
+        textbook intervals for uniform draws, w = 1).
+        """
+        lv = check_level(self.level if level is None else level)
+        method = check_option(method, INTERVAL_METHODS, "method")
+        g, se, n = self.estimate, self.stderr, self.n_draws
+        if math.isnan(g):
+            return math.nan, math.nan
+        if method in ("wald", "t"):
+            if se == 0.0:
+                _warn_degenerate(self.measure or "estimate")
+            if method == "wald":
+                half = stats.norm.isf((1 - lv) / 2) * se
+            elif n < 2:
+                return -math.inf, math.inf
+            else:
+                half = stats.t.isf((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
+            return float(g - half), float(g + half)
+        if not self.binary_loss:
+            raise _binomial_method_error(method, self.measure)
+        n_eff = self.effective_n
+        count = min(max(g * n_eff, 0.0), n_eff)
+        low, high = proportion_confint(count, n_eff, lv, method)
+        return float(low), float(high)
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """Wald interval at :attr:`level`."""
+        return self.confidence_interval()
+
+
+def _binomial_method_error(method: str, measure: str) -> ShapeError:
+    return ShapeError(
+        f"method: {method!r} is a binomial interval and needs a 0/1 loss; {measure or 'this'} "
+        "measure has a continuous loss. Use method='wald' or method='t'."
+    )
+
+
+def estimate(
+    measure: Measure | str,
+    predictions: Any,
+    labels: ArrayLike,
+    q: ArrayLike | None = None,
+    *,
+    p: ArrayLike | None = None,
+    indices: ArrayLike | None = None,
+    level: float = 0.95,
+) -> Estimate:
+    """Estimate a generalized risk from labeled draws with known sampling probabilities.
+
+    Parameters
+    ----------
+    measure : Measure or str
+        ``ErrorRate()``, ``FMeasure(beta=1)``, ... or a name such as ``"f1"``.
+    predictions : Predictive, (n, K) array or (n,) array
+        The model's output at the drawn instances: a predictive distribution, class
+        probabilities, or point predictions (class labels; regression means).
+    labels : array-like of shape (n,)
+        True labels of the draws, in draw order (repeats included).
+    q : array-like of shape (n,), optional
+        Probability with which each draw was sampled (``q[idx]``); None for uniform draws.
+    p : array-like of shape (n,), optional
+        Pool weight of each draw (test distribution p(x)); None for a uniform pool.
+    indices : array-like of shape (n,), optional
+        Pool indices of the draws, to count distinct labeled instances.
+    level : float
+        Confidence level of the result's ``ci``.
+
+    Returns
+    -------
+    Estimate
+
+    References
+    ----------
+    Thesis eq. 3.31 (estimator), Lemma 3.4 and S²_{n,q} after it (standard error).
+    """
+    s = _sample(measure, [predictions], labels, q, p, indices)
+    lv = check_level(level)
+    meas, pred = s.measure, s.predictions[0]
+    w = meas.weight(pred, s.labels)
+    g, u = _influence(s.v, w, meas.loss(pred, s.labels))
+    if math.isnan(g):
+        _warn_undefined(meas.name)
+        se = math.nan
+    else:
+        se = float(math.sqrt(u @ u))
+    return Estimate(
+        estimate=g,
+        stderr=se,
+        n_draws=int(s.labels.shape[0]),
+        n_labels=s.n_labels,
+        effective_n=_kish_effective_n(s.v, w),
+        binary_loss=meas.binary_loss,
+        level=lv,
+        measure=meas.name,
+    )
+
+
+# ----------------------------------------------------------------------- comparisons
+def _wald_p_value(diff: float, se: float, what: str) -> float:
+    """Two-sided Wald p-value (eq. 3.24); p = 1 for an exact zero difference."""
+    if math.isnan(diff) or math.isnan(se):
+        return math.nan
+    if diff == 0.0:
+        return 1.0
+    if se == 0.0:
+        _warn_degenerate(what)
+        return 0.0
+    return float(2.0 * stats.norm.sf(abs(diff) / se))
+
+
+def _better(diff: float, greater_is_better: bool) -> int:
+    """Index (0 or 1) of the better model given Δ = G₀ − G₁; ties go to model 0."""
+    if math.isnan(diff) or diff == 0.0:
+        return 0
+    return 0 if (diff > 0) == greater_is_better else 1
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Paired comparison of two models on the same draws: Δ = G[f₀] − G[f₁].
+
+    Attributes
+    ----------
+    estimates : tuple of float
+        (Ĝ[f₀], Ĝ[f₁]).
+    difference : float
+        Δ̂ = Ĝ[f₀] − Ĝ[f₁] (eq. 3.21).
+    stderr : float
+        Standard error of Δ̂ (eq. 3.22, generalized to ratio measures by their influence
+        functions).
+    p_value : float
+        Two-sided Wald p-value of h₀: Δ = 0 (eq. 3.24).
+    """
+
+    estimates: tuple[float, float]
+    difference: float
+    stderr: float
+    p_value: float
+    n_draws: int
+    n_labels: int
+    greater_is_better: bool
+    level: float = 0.95
+    measure: str = ""
+
+    @property
+    def statistic(self) -> float:
+        """Wald statistic Δ̂ / stderr (eq. 3.23)."""
+        if self.difference == 0.0:
+            return 0.0
+        return (
+            self.difference / self.stderr
+            if self.stderr > 0
+            else math.copysign(math.inf, self.difference)
+        )
+
+    @property
+    def best(self) -> int:
+        """Index of the model with the better estimate (0 on an exact tie)."""
+        return _better(self.difference, self.greater_is_better)
+
+    def confidence_interval(
+        self, level: float | None = None, method: str = "wald"
+    ) -> tuple[float, float]:
+        """Interval for Δ: ``wald`` (Sec. 3.2.2) or ``t`` (t_{n−1}, Bessel-corrected)."""
+        lv = check_level(self.level if level is None else level)
+        method = check_option(method, ("wald", "t"), "method")
+        d, se, n = self.difference, self.stderr, self.n_draws
+        if method == "wald":
+            half = stats.norm.isf((1 - lv) / 2) * se
+        elif n < 2:
+            return -math.inf, math.inf
+        else:
+            half = stats.t.isf((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
+        return float(d - half), float(d + half)
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """Wald interval for Δ at :attr:`level`."""
+        return self.confidence_interval()
+
+
+def _influence_matrix(s: _Sample) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Estimates (k,) and per-draw influences (n, k) of k models on one sample."""
+    g = np.empty(len(s.predictions))
+    u = np.empty((s.labels.shape[0], len(s.predictions)))
+    for j, pred in enumerate(s.predictions):
+        w = s.measure.weight(pred, s.labels)
+        g[j], u[:, j] = _influence(s.v, w, s.measure.loss(pred, s.labels))
+    return g, u
+
+
+def paired_test(
+    measure: Measure | str,
+    predictions: Sequence[Any],
+    labels: ArrayLike,
+    q: ArrayLike | None = None,
+    *,
+    p: ArrayLike | None = None,
+    indices: ArrayLike | None = None,
+    level: float = 0.95,
+) -> Comparison:
+    """Paired Wald test of two models evaluated on the same labeled draws.
+
+    Parameters are those of :func:`estimate`, with ``predictions`` a pair. The influence of
+    Δ̂ on draw i is u₀ᵢ − u₁ᵢ, so models that agree on every draw give Δ̂ = 0 and p = 1.
+
+    References
+    ----------
+    Thesis eq. 3.21 (Δ̂), eq. 3.22 (its variance), eq. 3.24 (p-value).
+    """
+    if len(predictions) != 2:
+        raise ShapeError(
+            f"predictions: a paired test compares exactly 2 models, got {len(predictions)}; "
+            "use multiple_comparison for more."
+        )
+    s = _sample(measure, predictions, labels, q, p, indices)
+    lv = check_level(level)
+    g, u = _influence_matrix(s)
+    diff = float(g[0] - g[1])
+    if math.isnan(diff):
+        _warn_undefined(s.measure.name)
+        se = math.nan
+    else:
+        du = u[:, 0] - u[:, 1]
+        se = float(math.sqrt(du @ du))  # identical models: du ≡ 0 exactly, so p = 1
+    return Comparison(
+        estimates=(float(g[0]), float(g[1])),
+        difference=diff,
+        stderr=se,
+        p_value=_wald_p_value(diff, se, s.measure.name),
+        n_draws=int(s.labels.shape[0]),
+        n_labels=s.n_labels,
+        greater_is_better=s.measure.greater_is_better,
+        level=lv,
+        measure=s.measure.name,
+    )
+
+
+def holm_adjust(p_values: ArrayLike) -> NDArray[np.float64]:
+    """Holm's step-down adjusted p-values (Holm, 1979)."""
+    pv = np.asarray(p_values, dtype=float)
+    k = pv.shape[0]
+    order = np.argsort(pv, kind="stable")
+    stepped = np.maximum.accumulate(np.minimum(1.0, (k - np.arange(k)) * pv[order]))
+    out = np.empty(k)
+    out[order] = stepped
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class MultipleComparison:
+    """All pairwise comparisons of k models on the same draws (thesis Sec. 3.2.3).
+
+    Attributes
+    ----------
+    estimates, stderrs : ndarray of shape (k,)
+        Each model's estimate and standard error.
+    pairwise : pandas.DataFrame
+        One row per pair (a < b): ``difference`` = Ĝ_a − Ĝ_b, ``stderr``, ``statistic``,
+        unadjusted Wald ``p_value`` and the adjusted ``p_holm``, ``p_bonferroni``,
+        ``p_tukey`` (studentized range with (n−1)(k−1) degrees of freedom).
+    range_statistic, range_p_value : float
+        Tukey's range test of h₀: all k measures equal — √2·(max Ĝ − min Ĝ)/S_k with
+        S_k² the mean squared pairwise standard error.
+    """
+
+    estimates: NDArray[np.float64]
+    stderrs: NDArray[np.float64]
+    pairwise: pd.DataFrame
+    range_statistic: float
+    range_p_value: float
+    n_draws: int
+    n_labels: int
+    greater_is_better: bool
+    measure: str = ""
+
+    @property
+    def k(self) -> int:
+        return int(self.estimates.shape[0])
+
+    @property
+    def ranking(self) -> NDArray[np.intp]:
+        """Model indices from best to worst estimate."""
+        key = -self.estimates if self.greater_is_better else self.estimates
+        return np.argsort(key, kind="stable")
+
+    @property
+    def best(self) -> int:
+        """Index of the model with the best estimate."""
+        return int(self.ranking[0])
+
+    def adjusted_p_value(self, a: int, b: int, method: str = "holm") -> float:
+        """Adjusted p-value of the pair (a, b) under ``method`` (holm, bonferroni, tukey, none)."""
+        method = check_option(method, ADJUSTMENTS, "method")
+        col = "p_value" if method == "none" else f"p_{method}"
+        lo, hi = min(a, b), max(a, b)
+        row = self.pairwise[(self.pairwise["a"] == lo) & (self.pairwise["b"] == hi)]
+        if row.empty:
+            raise ShapeError(f"a, b: no pair ({a}, {b}) among {self.k} models.")
+        return float(row[col].iloc[0])
+
+    def best_is_significant(self, alpha: float = 0.05, method: str = "holm") -> bool:
+        """Whether the best model beats every other one at family-wise level ``alpha``."""
+        alpha = check_level(alpha, "alpha")
+        best = self.best
+        return all(
+            self.adjusted_p_value(best, j, method) < alpha for j in range(self.k) if j != best
+        )
+
+
+def multiple_comparison(
+    measure: Measure | str,
+    predictions: Sequence[Any],
+    labels: ArrayLike,
+    q: ArrayLike | None = None,
+    *,
+    p: ArrayLike | None = None,
+    indices: ArrayLike | None = None,
+) -> MultipleComparison:
+    """Compare k ≥ 2 models on the same labeled draws: pairwise Wald tests with Holm and
+    Bonferroni adjustment, and the Tukey range test (thesis Sec. 3.2.3).
+
+    References
+    ----------
+    Holm (1979), A simple sequentially rejective multiple test procedure. Tukey (1953);
+    ``scipy.stats.studentized_range``.
+    """
+    k = len(predictions)
+    if k < 2:
+        raise ShapeError(f"predictions: need at least 2 models to compare, got {k}.")
+    s = _sample(measure, predictions, labels, q, p, indices)
+    g, u = _influence_matrix(s)
+    n = int(s.labels.shape[0])
+    if np.isnan(g).any():
+        _warn_undefined(s.measure.name)
+    a_idx, b_idx = np.triu_indices(k, 1)
+    diff = g[a_idx] - g[b_idx]
+    du = u[:, a_idx] - u[:, b_idx]
+    se = np.sqrt(np.einsum("ij,ij->j", du, du))
+    pv = np.array(
+        [_wald_p_value(float(d), float(e), s.measure.name) for d, e in zip(diff, se, strict=True)]
+    )
+    df = max((n - 1) * (k - 1), 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q_stat = np.where(diff == 0.0, 0.0, math.sqrt(2.0) * np.abs(diff) / se)
+    p_tukey = np.where(
+        np.isnan(q_stat),
+        np.nan,
+        stats.studentized_range.sf(np.nan_to_num(q_stat, posinf=1e6), k, df),
+    )
+    p_tukey = np.where(diff == 0.0, 1.0, p_tukey)
+    table = pd.DataFrame(
+        {
+            "a": a_idx,
+            "b": b_idx,
+            "difference": diff,
+            "stderr": se,
+            "statistic": np.where(diff == 0.0, 0.0, q_stat / math.sqrt(2.0)),
+            "p_value": pv,
+            "p_holm": holm_adjust(np.nan_to_num(pv, nan=1.0)),
+            "p_bonferroni": np.minimum(1.0, pv * len(pv)),
+            "p_tukey": p_tukey,
+        }
+    )
+    s_k = math.sqrt(float(np.mean(se**2))) if se.size else math.nan
+    rng = float(np.nanmax(g) - np.nanmin(g)) if not np.isnan(g).all() else math.nan
+    if math.isnan(rng) or rng == 0.0:
+        range_stat, range_p = 0.0, 1.0 if rng == 0.0 else math.nan
+    elif s_k == 0.0:
+        range_stat, range_p = math.inf, 0.0
+    else:
+        range_stat = math.sqrt(2.0) * rng / s_k
+        range_p = float(stats.studentized_range.sf(range_stat, k, df))
+    stderrs = np.sqrt(np.einsum("ij,ij->j", u, u))
+    return MultipleComparison(
+        estimates=g,
+        stderrs=stderrs,
+        pairwise=table,
+        range_statistic=range_stat,
+        range_p_value=range_p,
+        n_draws=n,
+        n_labels=s.n_labels,
+        greater_is_better=s.measure.greater_is_better,
+        measure=s.measure.name,
+    )

@@ -1,0 +1,504 @@
+"""Performance measures as generalized risks G = E[w ℓ] / E[w] (thesis eq. 3.27).
+
+A measure says two things: the per-instance loss ℓ(f(x), y) and weight w(x, y, f), and the
+conditional expectations of those under a predictive distribution — E[wℓ | x], E[w | x] (for the
+intrinsic value, eq. 4.21) and E[w²(ℓ − c)² | x] (for optimal sampling, Thm 4.1). The general
+rule computes them by summation over :meth:`Predictive.support`; closed forms (Cor. 4.2–4.4,
+eq. 4.17) are fast paths selected automatically and tested equal to it (``fast=False`` forces
+the general rule).
+
+F-measures: the thesis writes F_η with η ∈ [0, 1] (eq. 3.26); the usual F_β has
+η = 1 / (1 + β²). Precision is η = 1 (β = 0), recall η = 0 (β → ∞).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special
+
+from ._validation import (
+    LabelSpaceError,
+    ShapeError,
+    UndefinedEstimateWarning,
+    check_finite_array,
+    check_option,
+)
+from .predictive import Categorical, Gaussian, Mixture, Predictive, label_index
+
+__all__ = [
+    "AbsoluteError",
+    "Accuracy",
+    "CostMatrixLoss",
+    "ErrorRate",
+    "FMeasure",
+    "Measure",
+    "Precision",
+    "Recall",
+    "SquaredError",
+    "get_measure",
+]
+
+Moments = tuple[NDArray[np.float64], NDArray[np.float64]]
+
+
+class Measure:
+    """A generalized risk G[f] = E[w(x, y, f) ℓ(f(x), y)] / E[w(x, y, f)] (eq. 3.27)."""
+
+    name: str = "measure"
+    #: True for scores such as accuracy or F1, False for losses such as the error rate.
+    greater_is_better: bool = False
+    #: True when ℓ ∈ {0, 1}; binomial intervals (Wilson, Clopper–Pearson) then apply.
+    binary_loss: bool = False
+    #: True when labels are class labels compared by identity (classification measures).
+    categorical: bool = True
+
+    # ----------------------------------------------------------------- per-instance parts
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """ℓ(f(x), y), elementwise with broadcasting."""
+        raise NotImplementedError
+
+    def weight(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """w(x, y, f), elementwise with broadcasting; one for regular risks."""
+        shape = np.broadcast_shapes(np.shape(prediction), np.shape(y))
+        return np.ones(shape)
+
+    def bind(self, predictive: Predictive | None = None, values: Any = None) -> Measure:
+        """The measure with data-dependent parameters (positive label, label space) resolved
+        from a predictive distribution or, failing that, from observed label ``values``."""
+        return self
+
+    # ---------------------------------------------------------- conditional expectations
+    def conditional_expectations(
+        self, predictive: Predictive, prediction: ArrayLike | None = None, *, fast: bool = True
+    ) -> Moments:
+        """(E[w ℓ | x], E[w | x]) under ``predictive`` for every pool instance."""
+        pred = _prediction(predictive, prediction)
+        if fast:
+            if isinstance(predictive, Mixture):
+                parts = [self.conditional_expectations(p, pred) for p in predictive.parts]
+                return (
+                    sum(w * a for w, (a, _) in zip(predictive.weights, parts, strict=True)),
+                    sum(w * b for w, (_, b) in zip(predictive.weights, parts, strict=True)),
+                )
+            out = self._fast_expectations(predictive, pred)
+            if out is not None:
+                return out
+        values, probs = predictive.support()
+        p2 = _column(pred)
+        w = self.weight(p2, values)
+        return _sum_over_support(w * self.loss(p2, values), probs), _sum_over_support(w, probs)
+
+    def conditional_second_moment(
+        self,
+        predictive: Predictive,
+        center: float,
+        prediction: ArrayLike | None = None,
+        *,
+        fast: bool = True,
+    ) -> NDArray[np.float64]:
+        """E_y[w² (ℓ − c)² | x] under ``predictive`` (the integrand of Thm 4.1, eq. 4.6)."""
+        pred = _prediction(predictive, prediction)
+        c = float(center)
+        if fast:
+            if isinstance(predictive, Mixture):
+                return sum(
+                    w * self.conditional_second_moment(p, c, pred)
+                    for w, p in zip(predictive.weights, predictive.parts, strict=True)
+                )
+            out = self._fast_second_moment(predictive, pred, c)
+            if out is not None:
+                return out
+        values, probs = predictive.support()
+        p2 = _column(pred)
+        w = self.weight(p2, values)
+        return _sum_over_support(w**2 * (self.loss(p2, values) - c) ** 2, probs)
+
+    def intrinsic_value(
+        self,
+        predictive: Predictive,
+        prediction: ArrayLike | None = None,
+        *,
+        pool_weights: ArrayLike | None = None,
+        fast: bool = True,
+    ) -> float:
+        """Intrinsic generalized risk Ǧ: the measure on the pool if p(y|x) were the model's
+        own predictive distribution (eq. 4.21; eq. 4.22 for regular risks)."""
+        wl, w = self.conditional_expectations(predictive, prediction, fast=fast)
+        if pool_weights is None:
+            num, den = float(np.sum(wl)), float(np.sum(w))
+        else:
+            pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
+            num, den = float(pw @ wl), float(pw @ w)
+        if den <= 0.0:
+            warnings.warn(
+                f"{self.name}: the intrinsic value is undefined because the expected weight on "
+                "the pool is zero (e.g. precision of a model that never predicts the positive "
+                "class); returning NaN.",
+                UndefinedEstimateWarning,
+                stacklevel=2,
+            )
+            return math.nan
+        return num / den
+
+    # ----------------------------------------------------------------------- fast paths
+    def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
+        return None
+
+    def _fast_second_moment(
+        self, predictive: Predictive, pred: NDArray[Any], c: float
+    ) -> NDArray[np.float64] | None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _prediction(predictive: Predictive, prediction: ArrayLike | None) -> NDArray[Any]:
+    if prediction is None:
+        return predictive.point_prediction()
+    pred = np.asarray(prediction)
+    if pred.shape != (predictive.n,):
+        raise ShapeError(
+            f"prediction: expected shape ({predictive.n},) to match the pool, got {pred.shape}."
+        )
+    return pred
+
+
+def _column(a: NDArray[Any]) -> NDArray[Any]:
+    return a[:, None]
+
+
+def _sum_over_support(values: NDArray[Any], probs: NDArray[np.float64]) -> NDArray[np.float64]:
+    shape = np.broadcast_shapes(np.shape(values), probs.shape)
+    return np.sum(np.broadcast_to(values, shape) * probs, axis=1)
+
+
+def _categorical_probability_of(predictive: Predictive, label: Any) -> NDArray[np.float64] | None:
+    """p(y = label | x) for one label for all instances, or per-instance labels."""
+    if isinstance(predictive, Categorical):
+        return predictive.column_probability(label, "prediction")
+    return None
+
+
+# --------------------------------------------------------------------- regular risks
+class ErrorRate(Measure):
+    """Zero-one loss ℓ = 1[f(x) ≠ y]; the risk is the error rate."""
+
+    name = "error_rate"
+    binary_loss = True
+
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        return np.not_equal(prediction, y).astype(float)
+
+    def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
+        pi = _categorical_probability_of(predictive, pred)
+        if pi is None:
+            return None
+        return 1.0 - pi, np.ones_like(pi)
+
+    def _fast_second_moment(
+        self, predictive: Predictive, pred: NDArray[Any], c: float
+    ) -> NDArray[np.float64] | None:
+        pi = _categorical_probability_of(predictive, pred)
+        if pi is None:
+            return None
+        return (1.0 - 2.0 * c) * (1.0 - pi) + c * c  # Cor. 4.2, any number of classes
+
+
+class Accuracy(Measure):
+    """ℓ = 1[f(x) = y]; the risk is the accuracy (greater is better)."""
+
+    name = "accuracy"
+    greater_is_better = True
+    binary_loss = True
+
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        return np.equal(prediction, y).astype(float)
+
+    def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
+        pi = _categorical_probability_of(predictive, pred)
+        if pi is None:
+            return None
+        return pi, np.ones_like(pi)
+
+    def _fast_second_moment(
+        self, predictive: Predictive, pred: NDArray[Any], c: float
+    ) -> NDArray[np.float64] | None:
+        pi = _categorical_probability_of(predictive, pred)
+        if pi is None:
+            return None
+        return pi * (1.0 - c) ** 2 + (1.0 - pi) * c * c  # Cor. 4.2 with ℓ → 1 − ℓ
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class CostMatrixLoss(Measure):
+    """Loss from a cost matrix: ℓ(f(x), y) = cost_matrix[index(y), index(f(x))].
+
+    Rows are true labels, columns predicted labels (scikit-learn's ``confusion_matrix``
+    orientation), both in the order of ``labels`` (default ``0..K-1``, or the predictive
+    distribution's labels when bound to one).
+    """
+
+    cost_matrix: Any
+    labels: Any = None
+    name: str = field(default="cost_matrix_loss", init=False)
+
+    def __post_init__(self) -> None:
+        cm = check_finite_array(self.cost_matrix, "cost_matrix", ndim=2)
+        if cm.shape[0] != cm.shape[1]:
+            raise ShapeError(f"cost_matrix: must be square, got shape {cm.shape}.")
+        object.__setattr__(self, "cost_matrix", cm)
+        if self.labels is not None:
+            lab = np.asarray(self.labels)
+            if lab.shape != (cm.shape[0],):
+                raise ShapeError(
+                    f"labels: {lab.shape} does not match cost_matrix of shape {cm.shape}."
+                )
+            object.__setattr__(self, "labels", lab)
+
+    @property
+    def _labels(self) -> NDArray[Any]:
+        return np.arange(self.cost_matrix.shape[0]) if self.labels is None else self.labels
+
+    def bind(self, predictive: Predictive | None = None, values: Any = None) -> CostMatrixLoss:
+        if self.labels is None and isinstance(predictive, Categorical):
+            if predictive.labels.shape[0] != self.cost_matrix.shape[0]:
+                raise ShapeError(
+                    f"cost_matrix: is {self.cost_matrix.shape} but the model has "
+                    f"{predictive.labels.shape[0]} classes."
+                )
+            return replace(self, labels=predictive.labels)
+        return self
+
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        labs = self._labels
+        i_true = label_index(labs, y, "labels")
+        i_pred = label_index(labs, prediction, "prediction")
+        return self.cost_matrix[i_true, i_pred]
+
+    def __repr__(self) -> str:
+        return f"CostMatrixLoss(cost_matrix={self.cost_matrix.tolist()})"
+
+
+class SquaredError(Measure):
+    """ℓ = (f(x) − y)²; the risk is the mean squared error."""
+
+    name = "mse"
+    categorical = False
+
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        return (np.asarray(prediction, dtype=float) - np.asarray(y, dtype=float)) ** 2
+
+    def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
+        if not isinstance(predictive, Gaussian):
+            return None
+        d = predictive.mean - pred.astype(float)
+        return d * d + predictive.var, np.ones_like(d)
+
+    def _fast_second_moment(
+        self, predictive: Predictive, pred: NDArray[Any], c: float
+    ) -> NDArray[np.float64] | None:
+        if not isinstance(predictive, Gaussian):
+            return None
+        d2 = (predictive.mean - pred.astype(float)) ** 2
+        s2 = predictive.var
+        m2 = d2 + s2
+        m4 = d2 * d2 + 6.0 * d2 * s2 + 3.0 * s2 * s2  # raw Gaussian moments, eq. 4.17
+        return m4 - 2.0 * c * m2 + c * c
+
+
+class AbsoluteError(Measure):
+    """ℓ = |f(x) − y|; the risk is the mean absolute error."""
+
+    name = "mae"
+    categorical = False
+
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        return np.abs(np.asarray(prediction, dtype=float) - np.asarray(y, dtype=float))
+
+    @staticmethod
+    def _gaussian_first_absolute_moment(d: NDArray[np.float64], s2: NDArray[np.float64]) -> Any:
+        # E|Z| for Z ~ N(d, s2): the folded-normal mean.
+        s = np.sqrt(s2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(s > 0, d / np.where(s > 0, s, 1.0), 0.0)
+        return np.where(
+            s > 0,
+            s * math.sqrt(2.0 / math.pi) * np.exp(-0.5 * z * z) + d * special.erf(z / math.sqrt(2)),
+            np.abs(d),
+        )
+
+    def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
+        if not isinstance(predictive, Gaussian):
+            return None
+        d = predictive.mean - pred.astype(float)
+        return self._gaussian_first_absolute_moment(d, predictive.var), np.ones_like(d)
+
+    def _fast_second_moment(
+        self, predictive: Predictive, pred: NDArray[Any], c: float
+    ) -> NDArray[np.float64] | None:
+        if not isinstance(predictive, Gaussian):
+            return None
+        d = predictive.mean - pred.astype(float)
+        m1 = self._gaussian_first_absolute_moment(d, predictive.var)
+        m2 = d * d + predictive.var
+        return m2 - 2.0 * c * m1 + c * c
+
+
+# ---------------------------------------------------------------------- F-measures
+@dataclass(frozen=True, repr=False)
+class FMeasure(Measure):
+    """F_β of the class ``pos_label`` as a generalized risk (Cor. 3.1).
+
+    w = η·1[f(x) = pos] + (1 − η)·1[y = pos] and ℓ = 1[f(x) = pos]·1[y = pos] (equal to
+    1 − ℓ_0/1 wherever w > 0), with η = 1 / (1 + β²) mapping the thesis's F_η (eq. 3.26) to
+    the usual F_β. Several classes are handled one-vs-rest.
+
+    Parameters
+    ----------
+    beta : float, default 1.0
+        β ≥ 0; ``beta=0`` is precision, ``beta=inf`` recall.
+    pos_label : label, optional
+        The positive class; defaults to the largest label of the model's label space.
+    """
+
+    beta: float = 1.0
+    pos_label: Any = None
+    name: str = field(default="f1", init=False)
+    greater_is_better: bool = field(default=True, init=False)
+    binary_loss: bool = field(default=True, init=False)
+
+    def __post_init__(self) -> None:
+        b = float(self.beta)
+        if not (b >= 0.0) or math.isnan(b):
+            raise ShapeError(f"beta: must be ≥ 0 (0 = precision, inf = recall), got {self.beta}.")
+        if type(self) is FMeasure:
+            object.__setattr__(self, "name", "f1" if b == 1.0 else f"f_beta({b:g})")
+
+    @property
+    def eta(self) -> float:
+        """The thesis's trade-off η = 1 / (1 + β²) (eq. 3.26)."""
+        b = float(self.beta)
+        return 0.0 if math.isinf(b) else 1.0 / (1.0 + b * b)
+
+    def bind(self, predictive: Predictive | None = None, values: Any = None) -> FMeasure:
+        if self.pos_label is not None:
+            if isinstance(predictive, Categorical):
+                label_index(predictive.labels, [self.pos_label], "pos_label")
+            return self
+        if isinstance(predictive, Mixture):
+            predictive = predictive.collapse()
+        if isinstance(predictive, Categorical):
+            return replace(self, pos_label=predictive.labels.max())
+        seen = (
+            np.unique(np.concatenate([np.ravel(np.asarray(v)) for v in values])) if values else None
+        )
+        if seen is not None and seen.size and set(seen.tolist()) <= {0, 1}:
+            return replace(self, pos_label=1)
+        raise LabelSpaceError(
+            f"pos_label: cannot tell the positive class of {self.name} from point predictions "
+            "alone; pass pos_label=... or the model's class probabilities as a Categorical."
+        )
+
+    def _parts(
+        self, prediction: ArrayLike, y: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self.pos_label is None:
+            raise LabelSpaceError(
+                f"pos_label: {self.name} needs its positive class; pass pos_label=... or bind "
+                "the measure to the model's Categorical predictions."
+            )
+        a = np.equal(prediction, self.pos_label).astype(float)
+        b = np.equal(y, self.pos_label).astype(float)
+        return a, b
+
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        a, b = self._parts(prediction, y)
+        return a * b
+
+    def weight(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        a, b = self._parts(prediction, y)
+        eta = self.eta
+        return eta * a + (1.0 - eta) * b
+
+    def _positive_probability(
+        self, predictive: Predictive, pred: NDArray[Any]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        if not isinstance(predictive, Categorical) or self.pos_label is None:
+            return None
+        col = predictive.label_index([self.pos_label], "pos_label")[0]
+        return predictive.proba[:, col], np.equal(pred, self.pos_label).astype(float)
+
+    def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
+        got = self._positive_probability(predictive, pred)
+        if got is None:
+            return None
+        pi, a = got
+        eta = self.eta
+        return a * pi, eta * a + (1.0 - eta) * pi
+
+    def _fast_second_moment(
+        self, predictive: Predictive, pred: NDArray[Any], c: float
+    ) -> NDArray[np.float64] | None:
+        got = self._positive_probability(predictive, pred)
+        if got is None:
+            return None
+        pi, a = got
+        eta = self.eta
+        # Cor. 4.4 (eq. 4.18–4.20): case f(x) = pos and f(x) ≠ pos.
+        predicted_pos = pi * (1.0 - c) ** 2 + eta * eta * (1.0 - pi) * c * c
+        predicted_neg = (1.0 - eta) ** 2 * pi * c * c
+        return a * predicted_pos + (1.0 - a) * predicted_neg
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(beta={self.beta!r}, pos_label={self.pos_label!r})"
+
+
+@dataclass(frozen=True, repr=False)
+class Precision(FMeasure):
+    """Precision: F_η with η = 1 (β = 0)."""
+
+    beta: float = field(default=0.0, init=False)
+    name: str = field(default="precision", init=False)
+
+    def __repr__(self) -> str:
+        return f"Precision(pos_label={self.pos_label!r})"
+
+
+@dataclass(frozen=True, repr=False)
+class Recall(FMeasure):
+    """Recall: F_η with η = 0 (β → ∞)."""
+
+    beta: float = field(default=math.inf, init=False)
+    name: str = field(default="recall", init=False)
+
+    def __repr__(self) -> str:
+        return f"Recall(pos_label={self.pos_label!r})"
+
+
+_NAMED: dict[str, type[Measure]] = {
+    "error_rate": ErrorRate,
+    "accuracy": Accuracy,
+    "mse": SquaredError,
+    "mae": AbsoluteError,
+    "f1": FMeasure,
+    "precision": Precision,
+    "recall": Recall,
+}
+
+
+def get_measure(measure: Measure | str, *, pos_label: Any = None) -> Measure:
+    """A measure object from a measure or one of its names (``"error_rate"``, ``"f1"``, ...)."""
+    if isinstance(measure, Measure):
+        return measure
+    key = check_option(measure, tuple(_NAMED), "measure")
+    cls = _NAMED[key]
+    if issubclass(cls, FMeasure):
+        return cls(pos_label=pos_label)
+    return cls()

@@ -1,0 +1,309 @@
+"""Predictive distributions p(y | x; θ) over a pool of instances.
+
+They stand in for the unknown conditional p(y | x) when sampling distributions are derived
+(thesis Sec. 4.2.2). Every distribution offers the same general rule: a per-instance discrete
+support with probabilities, :meth:`Predictive.support`, over which any conditional expectation
+E_y[g(y) | x] is a weighted sum (:meth:`Predictive.expect`). It is exact for categorical
+distributions, exact for polynomials of degree < 2·nodes for Gaussians (Gauss–Hermite
+quadrature), and mixtures concatenate the supports of their parts (eq. 5.11). Measures add
+closed-form fast paths on top and are tested equal to this rule.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import (
+    EmptyPoolError,
+    InvalidVarianceError,
+    LabelSpaceError,
+    ShapeError,
+    check_finite_array,
+    check_probability_rows,
+)
+
+__all__ = ["Categorical", "Gaussian", "Mixture", "Predictive", "as_predictive"]
+
+#: Gauss–Hermite nodes used by :meth:`Gaussian.support`; exact for polynomial losses up to
+#: degree 2 * 20 - 1 (squared error needs degree 4).
+GAUSS_HERMITE_NODES = 20
+
+
+class Predictive(ABC):
+    """A distribution over labels for each of the ``n`` pool instances."""
+
+    @property
+    @abstractmethod
+    def n(self) -> int:
+        """Number of pool instances."""
+
+    @abstractmethod
+    def support(self) -> tuple[NDArray[Any], NDArray[np.float64]]:
+        """Per-instance support points and probabilities, both broadcastable to ``(n, S)``."""
+
+    @abstractmethod
+    def point_prediction(self) -> NDArray[Any]:
+        """The model's prediction f(x) for each instance: the mode for classifiers, the mean
+        for regressors (thesis Sec. 4.1)."""
+
+    @abstractmethod
+    def take(self, index: ArrayLike) -> Predictive:
+        """The distribution restricted to the instances ``index`` (in that order)."""
+
+    def expect(self, g: Callable[[NDArray[Any]], NDArray[Any]]) -> NDArray[np.float64]:
+        """E_y[g(y) | x] for every instance, by summation over :meth:`support`.
+
+        ``g`` receives the support values as an array broadcastable to ``(n, S)`` and returns
+        values broadcastable to ``(n, S)``.
+        """
+        values, probs = self.support()
+        out = np.asarray(g(values), dtype=float)
+        return np.sum(
+            np.broadcast_to(out, np.broadcast_shapes(out.shape, probs.shape)) * probs, axis=1
+        )
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class Categorical(Predictive):
+    """Class probabilities of a K-class classifier.
+
+    Parameters
+    ----------
+    proba : array-like of shape (m, K)
+        ``proba[i, k]`` is p(y = labels[k] | x_i; θ), e.g. ``predict_proba`` output. Entries lie
+        in [0, 1] and rows sum to one within ``PROBABILITY_ROW_TOL`` (1e-6).
+    labels : array-like of shape (K,), optional
+        The class label of each column, unique. Defaults to ``0, ..., K-1`` (scikit-learn
+        orders columns by sorted class labels, so pass ``clf.classes_``).
+    """
+
+    def __init__(
+        self, proba: ArrayLike, labels: ArrayLike | None = None, *, name: str = "proba"
+    ) -> None:
+        self.proba = check_probability_rows(proba, name)
+        k = self.proba.shape[1]
+        if labels is None:
+            lab = np.arange(k)
+        else:
+            lab = np.asarray(labels)
+            if lab.ndim != 1 or lab.shape[0] != k:
+                raise ShapeError(
+                    f"labels: expected {k} labels (one per column of proba), got shape {lab.shape}."
+                )
+            if np.unique(lab).shape[0] != k:
+                raise LabelSpaceError("labels: class labels must be unique; found duplicates.")
+        self.labels = lab
+        self._order = np.argsort(lab, kind="stable")
+        self._sorted = lab[self._order]
+
+    @property
+    def n(self) -> int:
+        return int(self.proba.shape[0])
+
+    def support(self) -> tuple[NDArray[Any], NDArray[np.float64]]:
+        return self.labels[None, :], self.proba
+
+    def point_prediction(self) -> NDArray[Any]:
+        return self.labels[self.predicted_index]
+
+    @cached_property
+    def predicted_index(self) -> NDArray[np.intp]:
+        """Column of the most probable class (first one on ties, as ``np.argmax``)."""
+        return np.argmax(self.proba, axis=1)
+
+    def take(self, index: ArrayLike) -> Categorical:
+        out = object.__new__(Categorical)
+        out.proba = self.proba[np.asarray(index)]
+        out.labels, out._order, out._sorted = self.labels, self._order, self._sorted
+        return out
+
+    def label_index(self, y: ArrayLike, name: str = "labels") -> NDArray[np.intp]:
+        """Column index of each label in ``y``; raises :class:`LabelSpaceError` otherwise."""
+        return label_index(self.labels, y, name, order=self._order, sorted_labels=self._sorted)
+
+    def column_probability(self, y: ArrayLike, name: str = "labels") -> NDArray[np.float64]:
+        """p(y_i | x_i; θ) for one label per instance."""
+        col = self.label_index(y, name)
+        col = np.broadcast_to(col, (self.n,))
+        return self.proba[np.arange(self.n), col]
+
+
+def label_index(
+    labels: NDArray[Any],
+    y: ArrayLike,
+    name: str,
+    *,
+    order: NDArray[np.intp] | None = None,
+    sorted_labels: NDArray[Any] | None = None,
+) -> NDArray[np.intp]:
+    """Position of each value of ``y`` in the label array ``labels`` (vectorised lookup)."""
+    if order is None or sorted_labels is None:
+        order = np.argsort(labels, kind="stable")
+        sorted_labels = labels[order]
+    yy = np.asarray(y)
+    try:
+        pos = np.searchsorted(sorted_labels, yy)
+    except TypeError as exc:
+        raise LabelSpaceError(
+            f"{name}: labels of type {yy.dtype} cannot be compared with the label space "
+            f"{labels.tolist()}."
+        ) from exc
+    pos = np.clip(pos, 0, sorted_labels.shape[0] - 1)
+    ok = sorted_labels[pos] == yy
+    if not np.all(ok):
+        bad = np.flatnonzero(~np.atleast_1d(ok))[0]
+        raise LabelSpaceError(
+            f"{name}: value {np.atleast_1d(yy)[bad]!r} (position {bad}) is not in the label "
+            f"space {labels.tolist()}; fix the label or pass the model's full class list."
+        )
+    return np.asarray(order[pos], dtype=np.intp)
+
+
+class Gaussian(Predictive):
+    """Gaussian predictive distribution N(mean, var) of a probabilistic regressor.
+
+    Parameters
+    ----------
+    mean, var : array-like of shape (m,)
+        Predictive mean (also the model's prediction f(x)) and variance ≥ 0 (e.g. a Gaussian
+        process's or BayesianRidge's ``return_std=True`` output, squared).
+    """
+
+    def __init__(self, mean: ArrayLike, var: ArrayLike) -> None:
+        self.mean = check_finite_array(mean, "mean", ndim=1)
+        self.var = check_finite_array(var, "var", ndim=1)
+        if self.mean.shape[0] == 0:
+            raise EmptyPoolError("mean: the pool is empty (0 instances).")
+        if self.var.shape != self.mean.shape:
+            raise ShapeError(
+                f"var: has {self.var.shape[0]} entries but mean has {self.mean.shape[0]}."
+            )
+        if (self.var < 0).any():
+            bad = int(np.flatnonzero(self.var < 0)[0])
+            raise InvalidVarianceError(
+                f"var: entry {bad} is {self.var[bad]:g}; predictive variances must be ≥ 0 "
+                "(pass the variance, i.e. std**2, not a log-variance)."
+            )
+
+    @property
+    def n(self) -> int:
+        return int(self.mean.shape[0])
+
+    def support(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        nodes, weights = np.polynomial.hermite.hermgauss(GAUSS_HERMITE_NODES)
+        values = self.mean[:, None] + np.sqrt(2.0 * self.var)[:, None] * nodes[None, :]
+        return values, (weights / np.sqrt(np.pi))[None, :]
+
+    def point_prediction(self) -> NDArray[np.float64]:
+        return self.mean
+
+    def take(self, index: ArrayLike) -> Gaussian:
+        out = object.__new__(Gaussian)
+        idx = np.asarray(index)
+        out.mean, out.var = self.mean[idx], self.var[idx]
+        return out
+
+
+class Mixture(Predictive):
+    """Mixture of predictive distributions over the same pool (thesis eq. 5.11).
+
+    p(y | x) = Σ_j weights[j] p_j(y | x). Any conditional expectation is the weighted sum of
+    the parts' expectations, so raw moments combine linearly (eq. 5.13).
+
+    Parameters
+    ----------
+    parts : sequence of Predictive
+        Components over the same ``n`` instances; all Categorical with the same labels, or all
+        Gaussian (mixtures may nest).
+    weights : array-like of shape (len(parts),), optional
+        Non-negative, summing to one; uniform by default (eq. 5.11).
+    """
+
+    def __init__(self, parts: Sequence[Predictive], weights: ArrayLike | None = None) -> None:
+        parts = list(parts)
+        if not parts:
+            raise ShapeError("parts: a mixture needs at least one component.")
+        for j, part in enumerate(parts):
+            if not isinstance(part, Predictive):
+                raise ShapeError(f"parts: component {j} is {type(part).__name__}, not Predictive.")
+            if part.n != parts[0].n:
+                raise ShapeError(
+                    f"parts: component {j} covers {part.n} instances, component 0 covers "
+                    f"{parts[0].n}; all must describe the same pool."
+                )
+        cats = [p for p in parts if isinstance(p, Categorical)]
+        if cats and len(cats) != len(parts):
+            raise ShapeError("parts: cannot mix Categorical and continuous components.")
+        if cats and any(not np.array_equal(c.labels, cats[0].labels) for c in cats):
+            raise LabelSpaceError("parts: Categorical components must share the same labels.")
+        if weights is None:
+            wts = np.full(len(parts), 1.0 / len(parts))
+        else:
+            wts = check_finite_array(weights, "weights", ndim=1)
+            if wts.shape[0] != len(parts):
+                raise ShapeError(f"weights: {wts.shape[0]} weights for {len(parts)} components.")
+            if (wts < 0).any() or abs(wts.sum() - 1.0) > 1e-9:
+                raise ShapeError("weights: mixture weights must be non-negative and sum to 1.")
+        self.parts = parts
+        self.weights = wts
+
+    @property
+    def n(self) -> int:
+        return self.parts[0].n
+
+    def support(self) -> tuple[NDArray[Any], NDArray[np.float64]]:
+        vals, probs = [], []
+        for part, w in zip(self.parts, self.weights, strict=True):
+            v, p = part.support()
+            shape = np.broadcast_shapes(v.shape, p.shape)
+            vals.append(np.broadcast_to(v, (self.n, shape[1])))
+            probs.append(np.broadcast_to(p, (self.n, shape[1])) * w)
+        return np.concatenate(vals, axis=1), np.concatenate(probs, axis=1)
+
+    def point_prediction(self) -> NDArray[Any]:
+        collapsed = self.collapse()
+        if collapsed is not None:
+            return collapsed.point_prediction()
+        return self.expect(lambda y: y)
+
+    def collapse(self) -> Categorical | None:
+        """For categorical parts, the equivalent single :class:`Categorical`; else None."""
+        if not isinstance(self.parts[0], Categorical | Mixture):
+            return None
+        cats = [p.collapse() if isinstance(p, Mixture) else p for p in self.parts]
+        if any(not isinstance(c, Categorical) for c in cats):
+            return None
+        proba = sum(w * c.proba for w, c in zip(self.weights, cats, strict=True))  # type: ignore[union-attr]
+        return Categorical(np.clip(proba, 0.0, 1.0), cats[0].labels)  # type: ignore[union-attr]
+
+    def take(self, index: ArrayLike) -> Mixture:
+        out = object.__new__(Mixture)
+        out.parts = [p.take(index) for p in self.parts]
+        out.weights = self.weights
+        return out
+
+
+def as_predictive(predictions: Any, name: str = "predictions") -> Predictive:
+    """Canonical predictive distribution from user input.
+
+    A :class:`Predictive` is returned unchanged; a 2-d array is read as class probabilities
+    (columns = sorted class labels ``0..K-1``).
+    """
+    if isinstance(predictions, Predictive):
+        return predictions
+    arr = np.asarray(predictions)
+    if arr.ndim == 2:
+        return Categorical(arr, name=name)
+    raise ShapeError(
+        f"{name}: expected an (m, K) array of class probabilities or a Predictive "
+        f"(Categorical, Gaussian, Mixture); got an array of shape {arr.shape}. For a regressor "
+        "pass Gaussian(mean, var)."
+    )
