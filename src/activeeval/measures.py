@@ -68,6 +68,12 @@ class Measure:
         shape = np.broadcast_shapes(np.shape(prediction), np.shape(y))
         return np.ones(shape)
 
+    def weight_can_be_positive(self, prediction: ArrayLike) -> NDArray[np.bool_]:
+        """Whether w(x, y, f) > 0 for some label y: where it is not, no label can move the
+        estimate and a sampling distribution may put zero mass (e.g. precision on predicted
+        negatives). Regular risks have w ≡ 1."""
+        return np.ones(np.shape(prediction), dtype=bool)
+
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> Measure:
         """The measure with data-dependent parameters (positive label, label space) resolved
         from a predictive distribution or, failing that, from observed label ``values``."""
@@ -426,6 +432,11 @@ class FMeasure(Measure):
         a, b = self._parts(prediction, y)
         eta = self.eta
         return eta * a + (1.0 - eta) * b
+
+    def weight_can_be_positive(self, prediction: ArrayLike) -> NDArray[np.bool_]:
+        if self.eta < 1.0:  # any instance may turn out positive
+            return np.ones(np.shape(prediction), dtype=bool)
+        return np.asarray(np.equal(prediction, self.pos_label))
 
     def _positive_probability(
         self, predictive: Predictive, pred: NDArray[Any]

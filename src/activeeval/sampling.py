@@ -1,0 +1,246 @@
+"""Instrumental (sampling) distributions over the pool, and drawing from them.
+
+``optimal_distribution`` implements the variance-optimal rule
+
+    q*(x) ∝ p(x) · sqrt( E_y[w² (ℓ − Ǧ)² | x] / λ(x) )         (Thm 4.1, eq. 4.6; Thm 4.2, eq. 4.25)
+
+with the model's predictive distribution standing in for p(y|x) and the intrinsic value Ǧ
+(eq. 4.21) for G. The conditional moment comes from the measure (closed forms Cor. 4.2–4.4 and
+eq. 4.17/4.23 as fast paths of the general rule).
+
+Safeguards (Sec. 4.2.2, 4.4.2). q* trusts the model; an over-confident or badly calibrated
+model gives near-zero mass to instances that are in fact informative, and importance weights
+then explode. Two guards, both on by default:
+
+* ``floor``: for 0/1 losses the intrinsic value is clipped into [floor, 1 − floor], so even an
+  instance the model is certain about keeps a moment of at least floor² (the thesis notes Ř acts
+  as a smoothing parameter and suggests bounding it).
+* ``mix``: the defensive mixture q = (1 − ε)·q* + ε·p|_S, where S is the set of instances whose
+  weight w can be non-zero for some label (everything, except predicted negatives for
+  precision). It bounds every importance weight by 1/ε relative to passive sampling, so the
+  estimator's variance is at most 1/ε times passive's (Hesterberg, 1995).
+
+The defaults (``DEFAULT_FLOOR``, ``DEFAULT_MIX``) were chosen from the safeguard experiments in
+``docs/results/`` (see ``activeeval.experiments``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import (
+    BudgetError,
+    EmptyPoolError,
+    InvalidSamplingDistributionError,
+    ShapeError,
+    check_costs,
+    check_finite_array,
+    check_option,
+)
+from .measures import Measure, get_measure
+from .predictive import Predictive, as_predictive
+
+__all__ = [
+    "DEFAULT_FLOOR",
+    "DEFAULT_MIX",
+    "cost_distribution",
+    "draw",
+    "optimal_distribution",
+    "passive_distribution",
+]
+
+#: Bounds of the intrinsic value for 0/1 losses (see module docstring).
+DEFAULT_FLOOR = 0.01
+#: Weight ε of the defensive mixture with the pool distribution.
+DEFAULT_MIX = 0.1
+
+
+def _pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.float64]:
+    """p(x) over the pool: uniform, or proportional to ``pool_weights``."""
+    if n == 0:
+        raise EmptyPoolError("pool: the pool is empty; pass at least one instance.")
+    if pool_weights is None:
+        return np.full(n, 1.0 / n)
+    pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
+    if pw.shape[0] != n:
+        raise ShapeError(f"pool_weights: has {pw.shape[0]} entries but the pool has {n}.")
+    if (pw < 0).any() or pw.sum() <= 0:
+        raise ShapeError("pool_weights: must be non-negative with a positive sum.")
+    return pw / pw.sum()
+
+
+def passive_distribution(n: int, pool_weights: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Passive sampling: q = p (uniform over the pool unless ``pool_weights`` are given)."""
+    return _pool_distribution(int(n), pool_weights)
+
+
+def cost_distribution(
+    costs: ArrayLike, pool_weights: ArrayLike | None = None
+) -> NDArray[np.float64]:
+    """Cost-only heuristic q ∝ p(x) · λ(x)^(-1/2) (``active_lambda``, Sec. 4.4.1)."""
+    c = check_costs(costs, int(np.size(costs)))
+    if c is None:
+        raise ShapeError("costs: the cost-only heuristic needs costs.")
+    q = _pool_distribution(c.shape[0], pool_weights) / np.sqrt(c)
+    return q / q.sum()
+
+
+def _defensive(
+    core: NDArray[np.float64], p: NDArray[np.float64], mask: NDArray[np.bool_], mix: float
+) -> NDArray[np.float64]:
+    """(1 − ε)·core + ε·p restricted to ``mask``; ``core`` already sums to one."""
+    base = np.where(mask, p, 0.0)
+    total = base.sum()
+    if total <= 0:
+        return core
+    return (1.0 - mix) * core + mix * (base / total)
+
+
+def optimal_distribution(
+    predictive: Any,
+    measure: Measure | str = "error_rate",
+    *,
+    costs: ArrayLike | None = None,
+    pool_weights: ArrayLike | None = None,
+    prediction: ArrayLike | None = None,
+    floor: float = DEFAULT_FLOOR,
+    mix: float = DEFAULT_MIX,
+    pos_label: Any = None,
+    fast: bool = True,
+) -> NDArray[np.float64]:
+    """Variance-optimal instrumental distribution over the pool (Thm 4.1, 4.2).
+
+    Parameters
+    ----------
+    predictive : Predictive or (m, K) array
+        The model's predictive distribution over the pool (class probabilities, or
+        ``Gaussian(mean, var)``); it stands in for p(y | x).
+    measure : Measure or str
+        The generalized risk to estimate.
+    costs : array-like of shape (m,), optional
+        Labeling cost λ(x) > 0 of every pool instance (Thm 4.2, eq. 4.25).
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool (up to a constant); uniform by default.
+    prediction : array-like of shape (m,), optional
+        The model's predictions f(x) if they are not the mode/mean of ``predictive``.
+    floor : float
+        Bounds [floor, 1 − floor] on the intrinsic value for 0/1 losses; 0 disables.
+    mix : float
+        Weight ε ∈ [0, 1] of the defensive mixture with p; 0 disables.
+    pos_label : label, optional
+        Positive class for F-measures named by string.
+    fast : bool
+        Use the measure's closed form where one exists (tested equal to the general rule).
+
+    Returns
+    -------
+    q : ndarray of shape (m,)
+        Non-negative, sums to one; zero only where the measure's weight is zero for every label.
+
+    References
+    ----------
+    Thesis Thm 4.1 (eq. 4.6), Thm 4.2 (eq. 4.25), eq. 4.21 (intrinsic value), Cor. 4.2–4.4.
+    """
+    pred_dist: Predictive = as_predictive(predictive)
+    meas = get_measure(measure, pos_label=pos_label).bind(pred_dist)
+    lam = check_costs(costs, pred_dist.n)
+    if not 0.0 <= floor < 0.5:
+        raise ShapeError(f"floor: must lie in [0, 0.5), got {floor}.")
+    if not 0.0 <= mix <= 1.0:
+        raise ShapeError(f"mix: the defensive-mixture weight must lie in [0, 1], got {mix}.")
+    p = _pool_distribution(pred_dist.n, pool_weights)
+    f = pred_dist.point_prediction() if prediction is None else np.asarray(prediction)
+    c = meas.intrinsic_value(pred_dist, f, pool_weights=p, fast=fast)  # eq. 4.21
+    mask = meas.weight_can_be_positive(f)
+    if np.isnan(c) or not mask.any():
+        # Undefined measure under the model (warned by intrinsic_value): fall back to p on S.
+        return _defensive(p, p, mask, 1.0) if mask.any() else p
+    if meas.binary_loss and floor > 0:
+        c = min(max(c, floor), 1.0 - floor)
+    a = meas.conditional_second_moment(pred_dist, c, f, fast=fast)  # E[w²(ℓ−Ǧ)² | x]
+    a = np.where(mask, np.maximum(a, 0.0), 0.0)
+    score = p * np.sqrt(a if lam is None else a / lam)  # eq. 4.6 / 4.25
+    total = score.sum()
+    core = score / total if total > 0 else np.where(mask, p, 0.0) / p[mask].sum()
+    return _defensive(core, p, mask, mix) if mix > 0 else core
+
+
+def check_distribution(q: ArrayLike, name: str = "q", n: int | None = None) -> NDArray[Any]:
+    """Validate a sampling distribution over the pool: finite, non-negative, sums to one."""
+    qq = check_finite_array(q, name, ndim=1)
+    if qq.shape[0] == 0:
+        raise EmptyPoolError(f"{name}: the pool is empty; pass at least one instance.")
+    if n is not None and qq.shape[0] != n:
+        raise ShapeError(f"{name}: has {qq.shape[0]} entries but the pool has {n}.")
+    if (qq < 0).any():
+        bad = int(np.flatnonzero(qq < 0)[0])
+        raise InvalidSamplingDistributionError(
+            f"{name}: entry {bad} is {qq[bad]:g}; probabilities must be non-negative."
+        )
+    total = qq.sum()
+    if abs(total - 1.0) > 1e-8:
+        raise InvalidSamplingDistributionError(
+            f"{name}: sums to {total:.10g}; a sampling distribution must sum to 1 (±1e-8). "
+            "Normalize it, e.g. q / q.sum()."
+        )
+    return qq
+
+
+def check_support(q: NDArray[Any], required: NDArray[np.bool_], name: str = "q") -> None:
+    """q must be positive wherever the pool has mass that can move the estimate (Def. 3.2)."""
+    missing = required & (q <= 0)
+    if missing.any():
+        bad = int(np.flatnonzero(missing)[0])
+        raise InvalidSamplingDistributionError(
+            f"{name}: is zero at pool instance {bad} (and {int(missing.sum()) - 1} others) where "
+            "the pool has mass and the measure's weight can be non-zero; the estimate would be "
+            "inconsistent (Def. 3.2). Mix q with the pool distribution, e.g. "
+            "0.9 * q + 0.1 / len(q)."
+        )
+
+
+def draw(q: ArrayLike, n: int, random_state: Any = None) -> NDArray[np.intp]:
+    """Draw ``n`` pool indices i.i.d. from ``q``, with replacement (Algorithm 2, line 3)."""
+    qq = check_distribution(q)
+    if int(n) < 0:
+        raise BudgetError(f"n: cannot draw a negative number of instances ({n}).")
+    rng = np.random.default_rng(random_state)
+    cdf = np.cumsum(qq)
+    cdf /= cdf[-1]
+    idx = np.searchsorted(cdf, rng.random(int(n)), side="right")
+    return np.minimum(idx, qq.shape[0] - 1).astype(np.intp)
+
+
+SAMPLING_METHODS = ("active", "passive", "active_lambda", "active_uniC")
+
+
+def sampling_distribution(
+    method: str,
+    predictive: Predictive,
+    measure: Measure,
+    *,
+    costs: NDArray[np.float64] | None,
+    pool_weights: ArrayLike | None = None,
+    floor: float = DEFAULT_FLOOR,
+    mix: float = DEFAULT_MIX,
+) -> NDArray[np.float64]:
+    """q for a named static method: ``active`` (q*, cost-sensitive when costs are given),
+    ``active_uniC`` (q* ignoring costs), ``active_lambda`` (costs only), ``passive``."""
+    method = check_option(method, SAMPLING_METHODS, "method")
+    if method == "passive":
+        return passive_distribution(predictive.n, pool_weights)
+    if method == "active_lambda":
+        if costs is None:
+            raise ShapeError("costs: method='active_lambda' samples by cost and needs costs.")
+        return cost_distribution(costs, pool_weights)
+    return optimal_distribution(
+        predictive,
+        measure,
+        costs=costs if method == "active" else None,
+        pool_weights=pool_weights,
+        floor=floor,
+        mix=mix,
+    )
