@@ -22,6 +22,8 @@ from ._validation import (
     UndefinedEstimateWarning,
     UnknownOptionError,
 )
+from .campaign import EvaluationResult, OracleError, evaluate
+from .datasets import EvaluationTask, list_tasks, load_task
 from .inference import (
     Comparison,
     Estimate,
@@ -45,10 +47,20 @@ from .measures import (
     get_measure,
 )
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
+from .sampling import (
+    DEFAULT_FLOOR,
+    DEFAULT_MIX,
+    cost_distribution,
+    draw,
+    optimal_distribution,
+    passive_distribution,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_FLOOR",
+    "DEFAULT_MIX",
     "AbsoluteError",
     "Accuracy",
     "ActiveEvalError",
@@ -61,6 +73,8 @@ __all__ = [
     "EmptyPoolError",
     "ErrorRate",
     "Estimate",
+    "EvaluationResult",
+    "EvaluationTask",
     "FMeasure",
     "Gaussian",
     "InvalidCostsError",
@@ -72,6 +86,7 @@ __all__ = [
     "Mixture",
     "MultipleComparison",
     "NonFiniteError",
+    "OracleError",
     "Precision",
     "Predictive",
     "ProbabilityRowsError",
@@ -81,10 +96,17 @@ __all__ = [
     "UndefinedEstimateWarning",
     "UnknownOptionError",
     "as_predictive",
+    "cost_distribution",
+    "draw",
     "estimate",
+    "evaluate",
     "get_measure",
     "importance_weights",
+    "list_tasks",
+    "load_task",
     "multiple_comparison",
+    "optimal_distribution",
     "paired_test",
+    "passive_distribution",
     "proportion_confint",
 ]

@@ -359,7 +359,7 @@ def _equal_count_strata(score: NDArray[np.float64], n_strata: int) -> NDArray[np
     return strata
 
 
-def _largest_remainder(share: NDArray[np.float64], total: int, cap: NDArray[np.intp]) -> Any:
+def _largest_remainder(share: NDArray[Any], total: int, cap: NDArray[np.intp]) -> Any:
     """Integer allocation of ``total`` proportional to ``share`` without exceeding ``cap``."""
     alloc = np.zeros(share.shape[0], dtype=np.intp)
     left = total

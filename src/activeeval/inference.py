@@ -112,7 +112,10 @@ def proportion_confint(
         n_c = n + z * z
         p_c = (x + z * z / 2) / n_c
         half = z * np.sqrt(p_c * (1 - p_c) / n_c)
-        low, high = np.clip(p_c - half, 0.0, 1.0), np.clip(p_c + half, 0.0, 1.0)
+        low, high = p_c - half, p_c + half
+    # A proportion lies in [0, 1]: intersecting with the parameter space keeps the coverage and
+    # matches statsmodels' proportion_confint (which clips normal, agresti_coull and wilson).
+    low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
     if np.ndim(low) == 0:
         return float(low), float(high)
     return low, high
@@ -206,6 +209,8 @@ def _point_predictions(
             f"{name}: expected {labels.shape[0]} point predictions (one per label) or a "
             f"Predictive; got shape {arr.shape}."
         )
+    if not measure.categorical:
+        arr = check_finite_array(arr, name, ndim=1)
     return measure, arr
 
 
@@ -567,7 +572,7 @@ class MultipleComparison:
     pairwise : pandas.DataFrame
         One row per pair (a < b): ``difference`` = Ĝ_a − Ĝ_b, ``stderr``, ``statistic``,
         unadjusted Wald ``p_value`` and the adjusted ``p_holm``, ``p_bonferroni``,
-        ``p_tukey`` (studentized range with (n−1)(k−1) degrees of freedom).
+        ``p_tukey`` (studentized range with n − 1 degrees of freedom).
     range_statistic, range_p_value : float
         Tukey's range test of h₀: all k measures equal — √2·(max Ĝ − min Ĝ)/S_k with
         S_k² the mean squared pairwise standard error.
@@ -649,9 +654,16 @@ def multiple_comparison(
     pv = np.array(
         [_wald_p_value(float(d), float(e), s.measure.name) for d, e in zip(diff, se, strict=True)]
     )
-    df = max((n - 1) * (k - 1), 1)
+    # Each pair has its own paired standard error with n − 1 degrees of freedom, so the
+    # studentized range is referred to n − 1 (conservative next to the pooled (n−1)(k−1)).
+    df = max(n - 1, 1)
+    # The studentized range is referred to a t-type distribution, so its scale estimate carries
+    # Bessel's correction (as the `t` intervals do); with k = 2 and q = p this is exactly the
+    # paired t-test: studentized_range(2, n-1).sf(√2|t|) = 2 t_{n-1}.sf(|t|).
+    bessel = math.sqrt(n / (n - 1)) if n > 1 else math.inf
     with np.errstate(divide="ignore", invalid="ignore"):
-        q_stat = np.where(diff == 0.0, 0.0, math.sqrt(2.0) * np.abs(diff) / se)
+        wald_stat = np.where(diff == 0.0, 0.0, diff / se)
+        q_stat = np.where(diff == 0.0, 0.0, math.sqrt(2.0) * np.abs(diff) / (se * bessel))
     p_tukey = np.where(
         np.isnan(q_stat),
         np.nan,
@@ -664,7 +676,7 @@ def multiple_comparison(
             "b": b_idx,
             "difference": diff,
             "stderr": se,
-            "statistic": np.where(diff == 0.0, 0.0, q_stat / math.sqrt(2.0)),
+            "statistic": wald_stat,
             "p_value": pv,
             "p_holm": holm_adjust(np.nan_to_num(pv, nan=1.0)),
             "p_bonferroni": np.minimum(1.0, pv * len(pv)),
@@ -678,7 +690,7 @@ def multiple_comparison(
     elif s_k == 0.0:
         range_stat, range_p = math.inf, 0.0
     else:
-        range_stat = math.sqrt(2.0) * rng / s_k
+        range_stat = math.sqrt(2.0) * rng / (s_k * bessel)
         range_p = float(stats.studentized_range.sf(range_stat, k, df))
     stderrs = np.sqrt(np.einsum("ij,ij->j", u, u))
     return MultipleComparison(

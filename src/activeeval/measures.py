@@ -140,6 +140,11 @@ class Measure:
             num, den = float(np.sum(wl)), float(np.sum(w))
         else:
             pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
+            if pw.shape[0] != wl.shape[0] or (pw < 0).any():
+                raise ShapeError(
+                    f"pool_weights: expected {wl.shape[0]} non-negative weights (one per pool "
+                    f"instance), got shape {pw.shape} with minimum {pw.min(initial=0.0):g}."
+                )
             num, den = float(pw @ wl), float(pw @ w)
         if den <= 0.0:
             warnings.warn(
@@ -332,13 +337,16 @@ class AbsoluteError(Measure):
     def _gaussian_first_absolute_moment(d: NDArray[np.float64], s2: NDArray[np.float64]) -> Any:
         # E|Z| for Z ~ N(d, s2): the folded-normal mean.
         s = np.sqrt(s2)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # A tiny (subnormal) s overflows z = d / s to ±inf; exp(-inf) = 0 and erf(±inf) = ±1
+        # then give the correct limit |d|, so the overflow is harmless.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             z = np.where(s > 0, d / np.where(s > 0, s, 1.0), 0.0)
-        return np.where(
-            s > 0,
-            s * math.sqrt(2.0 / math.pi) * np.exp(-0.5 * z * z) + d * special.erf(z / math.sqrt(2)),
-            np.abs(d),
-        )
+            return np.where(
+                s > 0,
+                s * math.sqrt(2.0 / math.pi) * np.exp(-0.5 * z * z)
+                + d * special.erf(z / math.sqrt(2)),
+                np.abs(d),
+            )
 
     def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
         if not isinstance(predictive, Gaussian):
@@ -401,7 +409,8 @@ class FMeasure(Measure):
         if isinstance(predictive, Mixture):
             predictive = predictive.collapse()
         if isinstance(predictive, Categorical):
-            return replace(self, pos_label=predictive.labels.max())
+            # np.max has no loop for string labels; the sorted label space has one.
+            return replace(self, pos_label=predictive.labels[predictive._order[-1]])
         seen = (
             np.unique(np.concatenate([np.ravel(np.asarray(v)) for v in values])) if values else None
         )

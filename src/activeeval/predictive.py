@@ -161,7 +161,7 @@ def label_index(
     if not np.all(ok):
         bad = np.flatnonzero(~np.atleast_1d(ok))[0]
         raise LabelSpaceError(
-            f"{name}: value {np.atleast_1d(yy)[bad]!r} (position {bad}) is not in the label "
+            f"{name}: value {np.atleast_1d(yy)[bad].item()!r} (position {bad}) is not in the label "
             f"space {labels.tolist()}; fix the label or pass the model's full class list."
         )
     return np.asarray(order[pos], dtype=np.intp)
@@ -239,7 +239,12 @@ class Mixture(Predictive):
                     f"parts: component {j} covers {part.n} instances, component 0 covers "
                     f"{parts[0].n}; all must describe the same pool."
                 )
-        cats = [p for p in parts if isinstance(p, Categorical)]
+        # A nested mixture of Categoricals counts as categorical (mixtures may nest).
+        cats: list[Categorical] = []
+        for part in parts:
+            cat = part.collapse() if isinstance(part, Mixture) else part
+            if isinstance(cat, Categorical):
+                cats.append(cat)
         if cats and len(cats) != len(parts):
             raise ShapeError("parts: cannot mix Categorical and continuous components.")
         if cats and any(not np.array_equal(c.labels, cats[0].labels) for c in cats):

@@ -1,0 +1,52 @@
+"""The scikit-learn models the demo and the reproduction protocols evaluate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator
+from sklearn.linear_model import BayesianRidge, LogisticRegression
+from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from ..datasets import EvaluationTask
+from ..predictive import Categorical, Gaussian, Predictive
+
+__all__ = ["fit_classifier", "fit_regressor", "pool_predictive"]
+
+
+def fit_classifier(task: EvaluationTask, kind: str = "logistic", random_state: int = 0) -> Any:
+    """Fit a classifier on the task's training data: ``logistic`` (well calibrated on its own
+    distribution), ``naive_bayes`` (notoriously over-confident, Sec. 4.4.2) or
+    ``gradient_boosting``."""
+    if kind == "logistic":
+        model: BaseEstimator = make_pipeline(
+            StandardScaler(), LogisticRegression(C=1.0, max_iter=2000)
+        )
+    elif kind == "naive_bayes":
+        model = GaussianNB()
+    elif kind == "gradient_boosting":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        model = HistGradientBoostingClassifier(max_iter=200, random_state=random_state)
+    else:
+        raise ValueError(f"kind: unknown classifier {kind!r}")
+    return model.fit(task.X_train, task.y_train)
+
+
+def fit_regressor(task: EvaluationTask) -> Any:
+    """Bayesian ridge regression: a Gaussian predictive distribution with variance."""
+    return make_pipeline(StandardScaler(), BayesianRidge()).fit(task.X_train, task.y_train)
+
+
+def pool_predictive(model: Any, X: NDArray[np.float64]) -> Predictive:
+    """The model's predictive distribution on the pool."""
+    if hasattr(model, "predict_proba"):
+        proba = np.clip(model.predict_proba(X), 0.0, 1.0)
+        proba /= proba.sum(axis=1, keepdims=True)
+        return Categorical(proba, labels=model.classes_)
+    mean, std = model.predict(X, return_std=True)
+    return Gaussian(mean, std**2)

@@ -1,0 +1,412 @@
+"""Reproduction of the thesis's active-estimation protocol (Ch. 4.4) on real bundled data.
+
+For each task a model is trained on one source and evaluated on a shifted or held-out pool; the
+evaluation is repeated ``reps`` times per budget and method, and the mean absolute error of the
+estimate against the whole-pool value is reported as a function of the budget. Run with
+``make reproduce`` (1,000 repetitions) or ``python -m activeeval.experiments.reproduce --smoke``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..campaign import evaluate
+from ..datasets import EvaluationTask, load_task
+from ..measures import ErrorRate, FMeasure, Measure, Precision, Recall, SquaredError
+from ..predictive import Predictive
+from ..sampling import (
+    cost_distribution,
+    optimal_distribution,
+    passive_distribution,
+)
+from .demo import labels_to_match
+from .models import fit_classifier, fit_regressor, pool_predictive
+from .simulate import StaticRuns, simulate_static
+
+BUDGETS = (50, 100, 200, 400, 800)
+
+
+@dataclass
+class Curve:
+    """MAE (and its Monte-Carlo standard error) per budget for one method."""
+
+    method: str
+    budgets: list[float]
+    mae: list[float]
+    mae_se: list[float]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Setting:
+    """One (task, model, measure, budget kind) combination."""
+
+    task: str
+    model: str
+    measure: str
+    truth: float
+    cost_budget: bool
+    curves: list[Curve] = field(default_factory=list)
+
+    def curve(self, method: str) -> Curve:
+        return next(c for c in self.curves if c.method == method)
+
+
+def _mae(est: NDArray[np.float64], truth: float) -> tuple[list[float], list[float]]:
+    err = np.abs(est - truth)
+    n = np.sum(~np.isnan(err), axis=0)
+    return list(np.nanmean(err, axis=0)), list(np.nanstd(err, axis=0) / np.sqrt(np.maximum(n, 1)))
+
+
+def _coverage(runs: StaticRuns, truth: float, method: str) -> NDArray[np.float64]:
+    """Fraction of runs whose 95% interval covers ``truth``, per budget."""
+    from scipy import stats
+
+    from ..inference import proportion_confint
+
+    g, se, n = runs.estimate, runs.stderr, runs.n_draws
+    if method == "wald":
+        half = 1.959963984540054 * se
+        lo, hi = g - half, g + half
+    elif method == "t":
+        half = stats.t.isf(0.025, np.maximum(n - 1, 1)) * se * np.sqrt(n / np.maximum(n - 1, 1))
+        lo, hi = g - half, g + half
+    else:
+        n_eff = runs.effective_n
+        count = np.clip(g * n_eff, 0, n_eff)
+        lo, hi = proportion_confint(count, n_eff, 0.95, method)
+    covered = (lo <= truth) & (truth <= hi)
+    width = np.nanmean(hi - lo, axis=0)
+    return np.vstack([np.nanmean(covered, axis=0), width])
+
+
+def _static_curve(
+    name: str,
+    q: NDArray[np.float64],
+    wl: NDArray[np.float64],
+    w: NDArray[np.float64],
+    truth: float,
+    budgets: NDArray[np.float64],
+    reps: int,
+    costs: NDArray[np.float64] | None,
+    seed: int,
+    intervals: tuple[str, ...] = (),
+) -> Curve:
+    runs = simulate_static(q, wl, w, budgets, reps, costs=costs, random_state=seed)
+    mae, se = _mae(runs.estimate, truth)
+    extra: dict[str, Any] = {
+        "mean_labels": list(np.mean(runs.n_labels, axis=0)),
+        "mean_cost": list(np.mean(runs.cost, axis=0)),
+    }
+    for method in intervals:
+        cov = _coverage(runs, truth, method)
+        extra[f"coverage_{method}"] = list(cov[0])
+        extra[f"width_{method}"] = list(cov[1])
+    return Curve(name, list(budgets), mae, se, extra)
+
+
+def _stratified_curve(
+    pred: Predictive,
+    task: EvaluationTask,
+    meas: Measure,
+    truth: float,
+    budgets: NDArray[np.float64],
+    reps: int,
+    costs: NDArray[np.float64] | None,
+    seed: int,
+) -> Curve:
+    est = np.full((reps, budgets.shape[0]), np.nan)
+    oracle = task.oracle()
+    for j, b in enumerate(budgets):
+        for r in range(reps):
+            res = evaluate(
+                pred,
+                oracle,
+                meas,
+                budget=b,
+                method="stratified",
+                costs=costs,
+                random_state=seed + r,
+                progress=False,
+            )
+            est[r, j] = res.estimate
+    mae, se = _mae(est, truth)
+    return Curve("stratified", list(budgets), mae, se)
+
+
+def run_setting(
+    task: EvaluationTask,
+    model_name: str,
+    pred: Predictive,
+    meas: Measure,
+    budgets: NDArray[np.float64],
+    reps: int,
+    *,
+    costs: NDArray[np.float64] | None = None,
+    seed: int = 0,
+    stratified: bool = True,
+    safeguard_variants: bool = False,
+    peers: Callable[..., list[Curve]] | None = None,
+) -> Setting:
+    f = pred.point_prediction()
+    y = task.y_pool
+    bound = meas.bind(pred)
+    w = bound.weight(f, y)
+    wl = w * bound.loss(f, y)
+    truth = float(wl.sum() / w.sum())
+    setting = Setting(task.name, model_name, bound.name, truth, costs is not None)
+    m = pred.n
+    binary = ("wilson",) if bound.binary_loss else ()
+    s = setting.curves
+    s.append(
+        _static_curve(
+            "passive",
+            passive_distribution(m),
+            wl,
+            w,
+            truth,
+            budgets,
+            reps,
+            costs,
+            seed,
+            ("t", *binary),
+        )
+    )
+    s.append(
+        _static_curve(
+            "active",
+            optimal_distribution(pred, bound, costs=costs),
+            wl,
+            w,
+            truth,
+            budgets,
+            reps,
+            costs,
+            seed,
+            ("wald",),
+        )
+    )
+    if costs is not None:
+        s.append(
+            _static_curve(
+                "active_uniC",
+                optimal_distribution(pred, bound),
+                wl,
+                w,
+                truth,
+                budgets,
+                reps,
+                costs,
+                seed,
+            )
+        )
+        s.append(
+            _static_curve(
+                "active_lambda", cost_distribution(costs), wl, w, truth, budgets, reps, costs, seed
+            )
+        )
+    if safeguard_variants:
+        s.append(
+            _static_curve(
+                "active_no_safeguards",
+                optimal_distribution(pred, bound, costs=costs, floor=0.0, mix=0.0),
+                wl,
+                w,
+                truth,
+                budgets,
+                reps,
+                costs,
+                seed,
+                ("wald",),
+            )
+        )
+    # The limit: q* computed with the true labels (what a perfect model would give).
+    a_true = w**2 * (bound.loss(f, y) - truth) ** 2
+    score = np.sqrt(a_true if costs is None else a_true / costs)
+    if score.sum() > 0:
+        s.append(
+            _static_curve("oracle_q", score / score.sum(), wl, w, truth, budgets, reps, costs, seed)
+        )
+    if stratified:
+        s.append(_stratified_curve(pred, task, bound, truth, budgets, reps, costs, seed))
+    if peers is not None:
+        s.extend(peers(task, pred, bound, truth, budgets, reps, seed))
+    return setting
+
+
+def label_efficiency(setting: Setting, method: str, reference: str = "passive") -> float:
+    """Labels ``reference`` needs ÷ labels ``method`` needs to reach the MAE ``reference``
+    reaches at the largest budget (log-log interpolation on the budget grid)."""
+    ref = setting.curve(reference)
+    other = setting.curve(method)
+    target = ref.mae[-1]
+    b = np.asarray(ref.budgets)
+    need_other = labels_to_match(b, np.asarray(other.mae), target)
+    return float(b[-1] / need_other)
+
+
+def _settings_plan(smoke: bool) -> list[tuple[str, str, Measure, bool]]:
+    """(task, model kind, measure, with costs)."""
+    plan: list[tuple[str, str, Measure, bool]] = []
+    email_measures: list[Measure] = [
+        ErrorRate(),
+        FMeasure(1.0, pos_label=1),
+        FMeasure(0.5, pos_label=1),
+        Precision(pos_label=1),
+        Recall(pos_label=1),
+    ]
+    for meas in email_measures:
+        plan.append(("email_shift", "logistic", meas, False))
+    plan.append(("email_shift", "logistic", ErrorRate(), True))
+    plan.append(("email_shift", "logistic", FMeasure(1.0, pos_label=1), True))
+    for meas in [
+        ErrorRate(),
+        FMeasure(1.0, pos_label=1),
+        Precision(pos_label=1),
+        Recall(pos_label=1),
+    ]:
+        plan.append(("default_skew", "logistic", meas, False))
+        plan.append(("caravan_skew", "logistic", meas, False))
+    plan.append(("diamonds_regression", "bayesian_ridge", SquaredError(), False))
+    for meas in [ErrorRate(), FMeasure(1.0, pos_label=1)]:
+        plan.append(("email_shift", "naive_bayes", meas, False))
+        plan.append(("default_skew", "naive_bayes", meas, False))
+    if smoke:
+        plan = [p for p in plan if p[0] == "email_shift" and p[1] == "logistic"][:2]
+    return plan
+
+
+def run(
+    out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False, with_peers: bool = True
+) -> list[Setting]:
+    out.mkdir(parents=True, exist_ok=True)
+    b = np.asarray(budgets, dtype=float)
+    tasks: dict[str, EvaluationTask] = {}
+    preds: dict[tuple[str, str], Predictive] = {}
+    peers = None
+    if with_peers and not smoke:
+        peers = _peer_runner()
+    settings = []
+    for task_name, kind, meas, with_costs in _settings_plan(smoke):
+        t0 = time.time()
+        if task_name not in tasks:
+            kw = {"pool_size": 20000} if task_name == "diamonds_regression" else {}
+            tasks[task_name] = load_task(task_name, **kw)
+        task = tasks[task_name]
+        if (task_name, kind) not in preds:
+            model = fit_regressor(task) if kind == "bayesian_ridge" else fit_classifier(task, kind)
+            preds[(task_name, kind)] = pool_predictive(model, task.X_pool)
+        pred = preds[(task_name, kind)]
+        setting = run_setting(
+            task,
+            kind,
+            pred,
+            meas,
+            b,
+            reps,
+            costs=task.costs if with_costs else None,
+            stratified=not with_costs,
+            safeguard_variants=kind == "naive_bayes" or task_name == "default_skew",
+            peers=peers if isinstance(meas, FMeasure) and not with_costs else None,
+        )
+        settings.append(setting)
+        print(
+            f"{task_name:20s} {kind:14s} {setting.measure:14s} costs={with_costs!s:5s} "
+            f"truth={setting.truth:.4f} ({time.time() - t0:.1f}s)",
+            flush=True,
+        )
+    (out / "active_estimation.json").write_text(
+        json.dumps([_as_dict(s) for s in settings], indent=1)
+    )
+    from .report import write_active_estimation_report
+
+    write_active_estimation_report(settings, out, reps=reps)
+    return settings
+
+
+def _as_dict(s: Setting) -> dict[str, Any]:
+    return {
+        "task": s.task,
+        "model": s.model,
+        "measure": s.measure,
+        "truth": s.truth,
+        "cost_budget": s.cost_budget,
+        "curves": [
+            {"method": c.method, "budgets": c.budgets, "mae": c.mae, "mae_se": c.mae_se, **c.extra}
+            for c in s.curves
+        ],
+    }
+
+
+def _peer_runner() -> Callable[..., list[Curve]] | None:
+    try:
+        import sys
+
+        root = Path(__file__).resolve().parents[3]
+        sys.path.insert(0, str(root / "benchmarks"))
+        import peers
+    except ImportError:
+        return None
+    if not peers.oasis_available():
+        print("note: the oasis peer is not installed; `make reproduce` installs it.")
+        return None
+
+    def run_peers(
+        task: EvaluationTask,
+        pred: Predictive,
+        meas: FMeasure,
+        truth: float,
+        budgets: NDArray[np.float64],
+        reps: int,
+        seed: int,
+    ) -> list[Curve]:
+        from ..predictive import Categorical
+
+        assert isinstance(pred, Categorical)
+        f = pred.point_prediction()
+        pos = meas.pos_label
+        score = pred.proba[:, pred.label_index([pos])[0]]
+        y_bin = (task.y_pool == pos).astype(int)
+        f_bin = (f == pos).astype(int)
+        curves = []
+        for sampler in ("oasis", "sawade_is"):
+            est = peers.run_oasis(
+                y_bin,
+                f_bin,
+                score,
+                [int(x) for x in budgets],
+                min(reps, peers.FEASIBLE_REPS),
+                alpha=meas.eta,
+                sampler=sampler,
+                seed=seed,
+            )
+            mae, se = _mae(est, truth)
+            curves.append(Curve(f"peer_{sampler}", list(budgets), mae, se))
+        return curves
+
+    return run_peers
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    ap.add_argument("--reps", type=int, default=1000)
+    ap.add_argument("--smoke", action="store_true", help="a < 60 s version")
+    ap.add_argument("--no-peers", action="store_true")
+    args = ap.parse_args(argv)
+    reps = min(args.reps, 30) if args.smoke else args.reps
+    budgets = (50, 100, 200) if args.smoke else BUDGETS
+    run(args.out, reps, budgets, smoke=args.smoke, with_peers=not args.no_peers)
+
+
+if __name__ == "__main__":
+    main()
