@@ -306,7 +306,7 @@ def run_oasis_with_info(
         # Iteration cap (oasis pre-allocates its history arrays to max_iter).  Re-draws of
         # already-labelled items are free but still iterations; near-exhaustive budgets with a
         # concentrated instrumental distribution can need many of them.
-        max_iter = n if not replace else max(50 * b_max, 20 * n)
+        max_iter = n if not replace else max(20 * b_max, 2 * n)
     strata = None
     n_strata_real: int | None = None
     if sampler in ("oasis", "druck"):
@@ -498,7 +498,8 @@ def run_oasis(
         passive / druck.
     max_iter : int or None
         Iteration cap (distinct + repeated draws).  None = n for sampling without
-        replacement, else max(50 * max(budgets), 20 * n).
+        replacement, else max(20 * max(budgets), 2 * n).  OASIS costs ~0.2-0.25 ms per
+        iteration, so hitting the default cap at budget 800 costs ~3-4 s per repetition.
     sampler : 'oasis' | 'sawade_is' | 'passive' | 'druck'
     on_cap : 'nan' | 'last'
         What to report for budgets not reached when the iteration cap is hit (possible only
@@ -608,3 +609,31 @@ def run_ppi_mean(
                 val = _ppi.ppi_mean_pointestimate(y[lab], yhat[lab], yhat[unlab], lam=None, **kw)
             est[r, j] = float(np.asarray(val).reshape(-1)[0])
     return est
+
+
+def _main() -> None:  # pragma: no cover - manual timing helper
+    """``python benchmarks/peers.py [n_pool] [budget] [n_reps]``: CPU time per repetition."""
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    budget = int(sys.argv[2]) if len(sys.argv) > 2 else 800
+    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    rng = np.random.default_rng(0)
+    p = rng.beta(1.0, 4.0, size=n)
+    y = (rng.random(n) < p).astype(np.int64)
+    pred = (p > 0.5).astype(np.int64)
+    print(f"pool {n}, budget {budget}, {reps} reps")
+    print(f"oasis available: {oasis_available()}, ppi available: {ppi_available()}")
+    if oasis_available():
+        for s in SAMPLERS:
+            info = run_oasis_with_info(y, pred, p, [budget], reps, sampler=s)
+            print(
+                f"  {s:<9} {info.cpu_seconds.mean():7.3f} s/rep  "
+                f"{info.iterations.mean():8.0f} iterations  capped {int(info.exhausted.sum())}"
+            )
+    if ppi_available():
+        t0 = time.process_time()
+        run_ppi_mean((y != pred).astype(float), np.where(pred == 1, 1 - p, p), [budget], reps)
+        print(f"  ppi       {(time.process_time() - t0) / reps:7.4f} s/rep")
+
+
+if __name__ == "__main__":
+    _main()

@@ -46,7 +46,7 @@ from .measures import (
     SquaredError,
     get_measure,
 )
-from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
+from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive, calibrate_scores
 from .sampling import (
     DEFAULT_FLOOR,
     DEFAULT_MIX,
@@ -96,6 +96,7 @@ __all__ = [
     "UndefinedEstimateWarning",
     "UnknownOptionError",
     "as_predictive",
+    "calibrate_scores",
     "cost_distribution",
     "draw",
     "estimate",

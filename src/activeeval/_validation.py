@@ -97,20 +97,32 @@ def check_finite_array(
 
 
 def check_probability_rows(proba: ArrayLike, name: str = "proba") -> NDArray[np.float64]:
-    """Validate an ``(m, K)`` matrix of class probabilities."""
-    p = check_finite_array(proba, name, ndim=2)
+    """Validate an ``(m, K)`` matrix of class probabilities.
+
+    Two passes over the matrix on the success path (row sums and the minimum): non-finite
+    entries make their row sum non-finite, and non-negative entries whose rows sum to one
+    cannot exceed one (beyond the tolerance). The full diagnosis runs only on failure.
+    """
+    try:
+        p = np.asarray(proba, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(f"{name}: cannot be read as a numeric array ({exc}).") from exc
+    if p.ndim != 2:
+        raise ShapeError(f"{name}: expected a 2-d array, got shape {p.shape}.")
     m, k = p.shape
     if m == 0:
         raise EmptyPoolError(f"{name}: the pool is empty (0 rows); pass at least one instance.")
     if k < 1:
         raise ShapeError(f"{name}: needs at least one class column, got shape {p.shape}.")
-    if p.min() < 0.0 or p.max() > 1.0:
-        bad = int(np.flatnonzero((p < 0.0).any(axis=1) | (p > 1.0).any(axis=1))[0])
+    sums = p.sum(axis=1)
+    if not np.isfinite(sums).all():
+        check_finite_array(p, name)  # raises NonFiniteError naming the entry
+    if p.min() < 0.0:
+        bad = int(np.flatnonzero((p < 0.0).any(axis=1))[0])
         raise ProbabilityRowsError(
             f"{name}: row {bad} has a probability outside [0, 1]; pass class probabilities "
             "(e.g. predict_proba output), not scores or log-probabilities."
         )
-    sums = p.sum(axis=1)
     off = np.abs(sums - 1.0) > PROBABILITY_ROW_TOL
     if off.any():
         bad = int(np.flatnonzero(off)[0])

@@ -28,7 +28,7 @@ from ._validation import (
     check_probability_rows,
 )
 
-__all__ = ["Categorical", "Gaussian", "Mixture", "Predictive", "as_predictive"]
+__all__ = ["Categorical", "Gaussian", "Mixture", "Predictive", "as_predictive", "calibrate_scores"]
 
 #: Gauss–Hermite nodes used by :meth:`Gaussian.support`; exact for polynomial losses up to
 #: degree 2 * 20 - 1 (squared error needs degree 4).
@@ -112,12 +112,21 @@ class Categorical(Predictive):
         return self.labels[None, :], self.proba
 
     def point_prediction(self) -> NDArray[Any]:
+        return self._point_prediction
+
+    @cached_property
+    def _point_prediction(self) -> NDArray[Any]:
         return self.labels[self.predicted_index]
 
     @cached_property
     def predicted_index(self) -> NDArray[np.intp]:
         """Column of the most probable class (first one on ties, as ``np.argmax``)."""
         return np.argmax(self.proba, axis=1)
+
+    @cached_property
+    def predicted_probability(self) -> NDArray[np.float64]:
+        """p(f(x) | x; θ), the probability of the predicted class."""
+        return np.take_along_axis(self.proba, self.predicted_index[:, None], axis=1)[:, 0]
 
     def take(self, index: ArrayLike) -> Categorical:
         out = object.__new__(Categorical)
@@ -131,6 +140,8 @@ class Categorical(Predictive):
 
     def column_probability(self, y: ArrayLike, name: str = "labels") -> NDArray[np.float64]:
         """p(y_i | x_i; θ) for one label per instance."""
+        if y is self.__dict__.get("_point_prediction"):
+            return self.predicted_probability  # the model's own predictions: no lookup
         col = self.label_index(y, name)
         col = np.broadcast_to(col, (self.n,))
         return self.proba[np.arange(self.n), col]
@@ -312,3 +323,76 @@ def as_predictive(predictions: Any, name: str = "predictions") -> Predictive:
         f"(Categorical, Gaussian, Mixture); got an array of shape {arr.shape}. For a regressor "
         "pass Gaussian(mean, var)."
     )
+
+
+def calibrate_scores(
+    scores: ArrayLike,
+    labeled_index: ArrayLike,
+    labels: ArrayLike,
+    *,
+    method: str = "isotonic",
+    classes: ArrayLike | None = None,
+) -> Categorical:
+    """Turn raw model scores into a Categorical predictive distribution (thesis Sec. 4.5).
+
+    Active evaluation needs p(y | x; θ); a model that outputs scores (an SVM margin, a ranking
+    score, an uncalibrated booster) is first calibrated on a small labeled subset of the pool.
+
+    Parameters
+    ----------
+    scores : array-like of shape (m,) or (m, K)
+        Scores on the whole pool: one per instance for a binary model (higher means the
+        positive class, i.e. the larger of ``classes``), or one per class.
+    labeled_index : array-like of shape (n,)
+        Pool indices of the labeled calibration instances.
+    labels : array-like of shape (n,)
+        Their labels.
+    method : {"isotonic", "platt"}
+        Isotonic regression (binary scores only) or Platt scaling — a logistic regression on the
+        scores, multinomial for (m, K) scores (Platt, 1999; Zadrozny & Elkan, 2002).
+    classes : array-like, optional
+        The label space; defaults to the sorted distinct ``labels``.
+
+    Returns
+    -------
+    Categorical
+    """
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+
+    from ._validation import check_option
+
+    method = check_option(method, ("isotonic", "platt"), "method")
+    s = check_finite_array(scores, "scores")
+    if s.ndim not in (1, 2) or s.shape[0] == 0:
+        raise ShapeError(f"scores: expected shape (m,) or (m, K) with m > 0, got {s.shape}.")
+    idx = np.asarray(labeled_index)
+    y = np.asarray(labels)
+    if idx.ndim != 1 or idx.shape != y.shape or idx.shape[0] < 2:
+        raise ShapeError(
+            "labeled_index, labels: need two equal-length 1-d arrays with at least 2 entries."
+        )
+    if not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= s.shape[0]:
+        raise ShapeError(f"labeled_index: must be integer pool indices in [0, {s.shape[0]}).")
+    lab = np.unique(y) if classes is None else np.asarray(classes)
+    col = label_index(lab, y, "labels")
+    if s.ndim == 1:
+        if lab.shape[0] != 2:
+            raise LabelSpaceError(
+                f"classes: one score per instance calibrates a binary model; got {lab.shape[0]} "
+                "classes. Pass one score column per class."
+            )
+        if method == "isotonic":
+            iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+            p1 = iso.fit(s[idx], col.astype(float)).predict(s)
+        else:
+            lr = LogisticRegression(C=1e6, max_iter=1000).fit(s[idx, None], col)
+            p1 = lr.predict_proba(s[:, None])[:, 1]
+        p1 = np.clip(p1, 0.0, 1.0)
+        return Categorical(np.c_[1.0 - p1, p1], labels=lab)
+    if method == "isotonic":
+        raise ShapeError("method: isotonic calibration takes one score per instance; use 'platt'.")
+    lr = LogisticRegression(C=1e6, max_iter=2000).fit(s[idx], col)
+    proba = np.zeros((s.shape[0], lab.shape[0]))
+    proba[:, lr.classes_] = lr.predict_proba(s)
+    return Categorical(proba / proba.sum(axis=1, keepdims=True), labels=lab)

@@ -1,0 +1,133 @@
+"""`make bench`: speed and memory goals of activeeval, measured (never asserted in unit tests).
+
+Goals (issue: active estimation): computing q* on a pool of 10⁷ instances × 10 classes costs at
+most 3× one numpy pass over the probability array, with peak extra memory at most 2× the array.
+Timings are the median of several runs; memory is numpy's traced allocations (tracemalloc) on
+top of the input array.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import activeeval as ae
+
+
+def _median_time(fn: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def _peak_bytes(fn: Callable[[], Any]) -> int:
+    gc.collect()
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak - base
+
+
+def bench_optimal_distribution(m: int, k: int, repeat: int) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    proba = rng.random((m, k))
+    proba /= proba.sum(axis=1, keepdims=True)
+    nbytes = proba.nbytes
+    one_pass = _median_time(lambda: proba.sum(axis=1), repeat)
+    cat = ae.Categorical(proba)
+    _ = cat.predicted_index
+    rows: dict[str, Any] = {
+        "pool": m,
+        "classes": k,
+        "array_MB": nbytes / 1e6,
+        "one_numpy_pass_s": one_pass,
+    }
+    cases: dict[str, Callable[[], Any]] = {
+        "validate (Categorical)": lambda: ae.Categorical(proba),
+        "q* error rate": lambda: ae.optimal_distribution(ae.Categorical(proba), "error_rate"),
+        "q* f1 (pos = last class)": lambda: ae.optimal_distribution(ae.Categorical(proba), "f1"),
+        "q* precision": lambda: ae.optimal_distribution(ae.Categorical(proba), "precision"),
+    }
+
+    def q_only() -> Any:  # q* on an already validated Categorical (validation excluded)
+        c = object.__new__(ae.Categorical)
+        c.proba, c.labels = proba, cat.labels
+        c._order, c._sorted = cat._order, cat._sorted
+        return ae.optimal_distribution(c, "error_rate")
+
+    cases["q* error rate, validated input"] = q_only
+    for name, fn in cases.items():
+        t = _median_time(fn, repeat)
+        peak = _peak_bytes(fn)
+        rows[name] = {
+            "seconds": t,
+            "x_one_pass": t / one_pass,
+            "peak_extra_MB": peak / 1e6,
+            "x_array": peak / nbytes,
+        }
+    return rows
+
+
+def bench_evaluate(m: int, budget: int, repeat: int) -> dict[str, Any]:
+    rng = np.random.default_rng(1)
+    p1 = rng.beta(0.5, 0.5, m)
+    proba = np.c_[1 - p1, p1]
+    y = (rng.random(m) < p1).astype(int)
+    cat = ae.Categorical(proba)
+    t = _median_time(
+        lambda: ae.evaluate(
+            cat, lambda i: y[i], "f1", budget=budget, random_state=0, progress=False
+        ),
+        repeat,
+    )
+    return {"pool": m, "budget": budget, "evaluate_f1_seconds": t}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--pool", type=int, default=10_000_000)
+    ap.add_argument("--classes", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=Path("docs/results/bench.json"))
+    args = ap.parse_args()
+    res = {
+        "optimal_distribution": bench_optimal_distribution(args.pool, args.classes, args.repeat),
+        "evaluate": bench_evaluate(1_000_000, 800, args.repeat),
+    }
+    od = res["optimal_distribution"]
+    print(
+        f"pool {od['pool']:,} x {od['classes']} classes ({od['array_MB']:.0f} MB); "
+        f"one numpy pass (row sums) {od['one_numpy_pass_s']:.3f} s"
+    )
+    for name, row in od.items():
+        if isinstance(row, dict):
+            print(
+                f"  {name:34s} {row['seconds']:7.3f} s  {row['x_one_pass']:5.2f}x one pass  "
+                f"peak +{row['peak_extra_MB']:7.1f} MB ({row['x_array']:.2f}x array)"
+            )
+    ev = res["evaluate"]
+    print(
+        f"evaluate(f1, budget {ev['budget']}) on a pool of {ev['pool']:,}: "
+        f"{ev['evaluate_f1_seconds']:.3f} s"
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
