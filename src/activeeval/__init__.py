@@ -22,7 +22,7 @@ from ._validation import (
     UndefinedEstimateWarning,
     UnknownOptionError,
 )
-from .campaign import EvaluationResult, OracleError, evaluate
+from .campaign import ComparisonResult, EvaluationResult, OracleError, compare, evaluate
 from .datasets import EvaluationTask, list_tasks, load_task
 from .inference import (
     Comparison,
@@ -50,6 +50,7 @@ from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictiv
 from .sampling import (
     DEFAULT_FLOOR,
     DEFAULT_MIX,
+    comparison_distribution,
     cost_distribution,
     draw,
     optimal_distribution,
@@ -68,6 +69,7 @@ __all__ = [
     "BudgetError",
     "Categorical",
     "Comparison",
+    "ComparisonResult",
     "CostMatrixLoss",
     "DegenerateIntervalWarning",
     "EmptyPoolError",
@@ -97,6 +99,8 @@ __all__ = [
     "UnknownOptionError",
     "as_predictive",
     "calibrate_scores",
+    "compare",
+    "comparison_distribution",
     "cost_distribution",
     "draw",
     "estimate",

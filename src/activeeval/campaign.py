@@ -15,12 +15,13 @@ model's confidence, labels allocated to strata in batches in proportion to N_h·
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import stats
 from tqdm.auto import tqdm
 
 from ._validation import (
@@ -32,7 +33,7 @@ from ._validation import (
     check_level,
     check_option,
 )
-from .inference import Estimate, estimate
+from .inference import Estimate, estimate, multiple_comparison, paired_test
 from .measures import Measure, get_measure
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
 from .sampling import (
@@ -40,11 +41,12 @@ from .sampling import (
     DEFAULT_MIX,
     check_distribution,
     check_support,
+    comparison_distribution,
     draw,
     sampling_distribution,
 )
 
-__all__ = ["EvaluationResult", "OracleError", "evaluate"]
+__all__ = ["ComparisonResult", "EvaluationResult", "OracleError", "compare", "evaluate"]
 
 EVALUATE_METHODS = ("active", "passive", "stratified", "active_lambda", "active_uniC")
 Oracle = Callable[[NDArray[np.intp]], ArrayLike]
@@ -174,44 +176,64 @@ def _check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
     return b
 
 
-def _draw_until_spent(
-    q: NDArray[np.float64],
-    oracle: Oracle,
-    predictive: Predictive,
-    budget: float,
-    costs: NDArray[np.float64] | None,
-    rng: np.random.Generator,
-    max_draws: int,
-    bar: Any,
-) -> tuple[NDArray[np.intp], _LabelBook, float]:
-    """Algorithm 2's loop, processed a chunk of draws at a time."""
-    m = q.shape[0]
-    book = _LabelBook(m)
-    support = q > 0
-    n_support = int(support.sum())
-    spent = 0.0
-    kept: list[NDArray[np.intp]] = []
-    n_kept = 0
-    chunk = int(min(max(2 * budget, 64), 1_000_000)) if costs is None else 4096
-    while n_kept < max_draws:
-        block = draw(q, min(chunk, max_draws - n_kept), rng)
-        uniq, first = np.unique(block, return_index=True)
-        new_pos = np.sort(first[~book.known[uniq]])
-        new_idx = block[new_pos]
-        price = np.ones(new_idx.shape[0]) if costs is None else costs[new_idx]
-        affordable = np.cumsum(price) <= budget - spent + 1e-9 * max(budget, 1.0)
-        n_buy = int(affordable.sum()) if affordable.all() else int(np.argmin(affordable))
-        stop = n_buy < new_idx.shape[0]
-        if stop:
-            block = block[: new_pos[n_buy]]
-        _ask(oracle, predictive, book, new_idx[:n_buy])
-        spent += float(price[:n_buy].sum())
-        bar.update(n_buy if costs is None else float(price[:n_buy].sum()))
-        kept.append(block)
-        n_kept += block.shape[0]
-        if stop or int(book.known[support].sum()) == n_support:
-            break
-    return np.concatenate(kept) if kept else np.empty(0, np.intp), book, spent
+class _Acquisition:
+    """Algorithm 2's loop — draw, label what is new, stop at the first draw the budget cannot
+    pay — processed a chunk of draws at a time. It can be resumed with a larger budget (the
+    sequential protocol): the draw that stopped it stays first in line, so the draws remain
+    an i.i.d. sequence from q."""
+
+    def __init__(
+        self,
+        q: NDArray[np.float64],
+        oracle: Oracle,
+        predictive: Predictive,
+        costs: NDArray[np.float64] | None,
+        rng: np.random.Generator,
+        max_draws: int,
+        bar: Any,
+    ) -> None:
+        self.q, self.oracle, self.predictive = q, oracle, predictive
+        self.costs, self.rng, self.max_draws, self.bar = costs, rng, max_draws, bar
+        self.book = _LabelBook(q.shape[0])
+        self.support = q > 0
+        self.n_support = int(self.support.sum())
+        self.spent = 0.0
+        self.kept: list[NDArray[np.intp]] = []
+        self.n_kept = 0
+        self.pending = np.empty(0, dtype=np.intp)
+        self.exhausted = False
+
+    @property
+    def draws(self) -> NDArray[np.intp]:
+        return np.concatenate(self.kept) if self.kept else np.empty(0, np.intp)
+
+    def run(self, budget: float) -> None:
+        costs = self.costs
+        chunk = int(min(max(2 * budget, 64), 1_000_000)) if costs is None else 4096
+        while self.n_kept < self.max_draws and not self.exhausted:
+            if self.pending.size:
+                block, self.pending = self.pending, np.empty(0, dtype=np.intp)
+            else:
+                block = draw(self.q, min(chunk, self.max_draws - self.n_kept), self.rng)
+            uniq, first = np.unique(block, return_index=True)
+            new_pos = np.sort(first[~self.book.known[uniq]])
+            new_idx = block[new_pos]
+            price = np.ones(new_idx.shape[0]) if costs is None else costs[new_idx]
+            room = budget - self.spent + 1e-9 * max(budget, 1.0)
+            affordable = np.cumsum(price) <= room
+            n_buy = int(affordable.sum()) if affordable.all() else int(np.argmin(affordable))
+            stop = n_buy < new_idx.shape[0]
+            if stop:
+                block, self.pending = block[: new_pos[n_buy]], block[new_pos[n_buy] :]
+            _ask(self.oracle, self.predictive, self.book, new_idx[:n_buy])
+            self.spent += float(price[:n_buy].sum())
+            self.bar.update(n_buy if costs is None else float(price[:n_buy].sum()))
+            self.kept.append(block)
+            self.n_kept += block.shape[0]
+            if int(self.book.known[self.support].sum()) == self.n_support:
+                self.exhausted = True
+            if stop:
+                break
 
 
 def evaluate(
@@ -302,8 +324,10 @@ def evaluate(
             qq = sampling_distribution(
                 method, predictive, meas, costs=lam, pool_weights=pool_weights, floor=floor, mix=mix
             )
-        draws, book, spent = _draw_until_spent(qq, oracle, predictive, b, lam, rng, max_draws, bar)
-    y = book.lookup(draws)
+        acq = _Acquisition(qq, oracle, predictive, lam, rng, max_draws, bar)
+        acq.run(b)
+    draws, spent = acq.draws, acq.spent
+    y = acq.book.lookup(draws)
     pw = _pool(pool_weights, predictive.n)
     est = estimate(meas, predictive.take(draws), y, qq[draws], p=pw[draws], indices=draws, level=lv)
     return EvaluationResult(
@@ -533,4 +557,215 @@ def _stratified_estimate(
         binary_loss=measure.binary_loss,
         level=level,
         measure=measure.name,
+    )
+
+
+# --------------------------------------------------------------------------- comparisons
+COMPARE_METHODS = (
+    "active",
+    "passive",
+    "active_0",
+    "active_inf",
+    "active_neq",
+    "active_risk",
+    "active_uniC",
+    "active_lambda",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class ComparisonResult:
+    """Outcome of a comparison campaign (thesis Algorithm 3).
+
+    For two models ``difference`` = Ĝ[f₀] − Ĝ[f₁] with its Wald ``p_value`` (eq. 3.24). For
+    k > 2 models, ``difference`` and ``p_value`` compare the best model with the runner-up
+    (Holm-adjusted over all pairs), and ``comparison`` holds the full
+    :class:`~activeeval.inference.MultipleComparison` (pairwise table, Tukey range test).
+
+    Attributes
+    ----------
+    estimates : ndarray of shape (k,)
+        Each model's estimate (NaN for ``active_neq``, which identifies only the difference).
+    best : int
+        Index of the model with the better estimate.
+    """
+
+    difference: float
+    stderr: float
+    p_value: float
+    ci: tuple[float, float]
+    best: int
+    estimates: NDArray[np.float64]
+    level: float
+    n_labels: int
+    n_draws: int
+    cost: float
+    budget: float
+    method: str
+    measure: str
+    indices: NDArray[np.intp]
+    q: NDArray[np.float64]
+    labels: NDArray[Any]
+    comparison: Any
+    stopped_early: bool = False
+
+
+def compare(
+    predictions: Sequence[Any],
+    oracle: Oracle,
+    measure: Measure | str = "error_rate",
+    budget: float = 300,
+    method: str = "active",
+    costs: ArrayLike | None = None,
+    level: float = 0.95,
+    random_state: Any = None,
+    *,
+    pool_weights: ArrayLike | None = None,
+    pos_label: Any = None,
+    mix: float = DEFAULT_MIX,
+    sequential: bool = False,
+    alpha: float = 0.05,
+    step: float | None = None,
+    max_draws: int | None = None,
+    progress: bool | None = None,
+) -> ComparisonResult:
+    """Compare two or more models on the pool from labels bought within a budget.
+
+    Parameters
+    ----------
+    predictions : sequence of predictive distributions
+        Each model's predictions on the same pool (as for :func:`evaluate`).
+    oracle, measure, budget, costs, level, random_state, pool_weights, pos_label, mix,
+    max_draws, progress
+        As for :func:`evaluate`.
+    method : str
+        ``"active"`` (Thm 5.1 under the mixture of the models, eq. 5.11; eq. 5.16 for k > 2),
+        ``"passive"``, ``"active_0"``, ``"active_inf"``, ``"active_neq"``, ``"active_risk"``,
+        ``"active_uniC"``, ``"active_lambda"`` (see
+        :func:`~activeeval.sampling.comparison_distribution`).
+    sequential : bool
+        The sequential protocol of Table 5.1: label ``step`` more labels (or cost units) at a
+        time and stop as soon as the p-value falls below ``alpha``. **Repeated testing inflates
+        the type I error above alpha** (each look is another chance of a false rejection); the
+        reproduction in ``docs/results/`` measures how much. Use it to save labels when a
+        decision is all you need, not for a p-value to report.
+    alpha : float
+        Significance level of the sequential stopping rule.
+    step : float, optional
+        Labels (or cost) per sequential look; default budget / 20.
+
+    Returns
+    -------
+    ComparisonResult
+
+    References
+    ----------
+    Thesis Algorithm 3, Thm 5.1, Cor. 5.1–5.2, eq. 5.16, Table 5.1.
+    """
+    preds = [as_predictive(p, f"predictions[{k}]") for k, p in enumerate(predictions)]
+    if len(preds) < 2:
+        raise ShapeError(f"predictions: need at least two models to compare, got {len(preds)}.")
+    method = check_option(method, COMPARE_METHODS, "method")
+    meas = get_measure(measure, pos_label=pos_label).bind(Mixture(preds))
+    if method == "active_neq" and not meas.regular:
+        raise ShapeError(
+            "method: 'active_neq' rescales a difference of regular risks by the disagreement "
+            f"mass; {meas.name} is a ratio measure. Use 'active' instead."
+        )
+    lam = check_costs(costs, preds[0].n)
+    lv = check_level(level)
+    alpha = check_level(alpha, "alpha")
+    b = _check_budget(budget, lam)
+    if not callable(oracle):
+        raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
+    rng = np.random.default_rng(random_state)
+    if max_draws is None:
+        max_draws = int(20 * (b if lam is None else b / lam.mean()) + 1000)
+    qq = comparison_distribution(
+        preds, meas, method=method, costs=lam, pool_weights=pool_weights, mix=mix
+    )
+    pw = _pool(pool_weights, preds[0].n)
+    support_mass = float(pw[qq > 0].sum()) if method == "active_neq" else 1.0
+    step_size = (b / 20 if step is None else float(step)) if sequential else b
+    unit = "labels" if lam is None else "cost"
+    stopped_early = False
+    with tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False) as bar:
+        acq = _Acquisition(qq, oracle, preds[0], lam, rng, max_draws, bar)
+        target = 0.0
+        while True:
+            target = min(b, target + step_size)
+            acq.run(target)
+            draws = acq.draws
+            if not sequential or target >= b or acq.exhausted or draws.size == 0:
+                break
+            res = _compare_sample(
+                meas, preds, acq.book.lookup(draws), draws, qq, pw, support_mass, lv
+            )
+            if res[2] < alpha:
+                stopped_early = True
+                break
+    y = acq.book.lookup(draws)
+    diff, se, pv, best, est, cmp = _compare_sample(meas, preds, y, draws, qq, pw, support_mass, lv)
+    z = stats.norm.isf((1 - lv) / 2)
+    return ComparisonResult(
+        difference=diff,
+        stderr=se,
+        p_value=pv,
+        ci=(diff - z * se, diff + z * se),
+        best=best,
+        estimates=est,
+        level=lv,
+        n_labels=int(acq.book.known.sum()),
+        n_draws=int(draws.shape[0]),
+        cost=acq.spent,
+        budget=b,
+        method=method,
+        measure=meas.name,
+        indices=draws,
+        q=qq[draws],
+        labels=y,
+        comparison=cmp,
+        stopped_early=stopped_early,
+    )
+
+
+def _compare_sample(
+    meas: Measure,
+    preds: list[Predictive],
+    y: NDArray[Any],
+    draws: NDArray[np.intp],
+    q: NDArray[np.float64],
+    pw: NDArray[np.float64],
+    support_mass: float,
+    level: float,
+) -> tuple[float, float, float, int, NDArray[np.float64], Any]:
+    """Difference, stderr, p-value, best index, estimates and the full comparison object."""
+    at = [p.take(draws) for p in preds]
+    if len(preds) == 2:
+        c = paired_test(
+            meas,
+            at,
+            y,
+            q[draws],
+            p=pw[draws],
+            indices=draws,
+            level=level,
+            support_mass=support_mass,
+        )
+        est = np.array(c.estimates if support_mass == 1.0 else (np.nan, np.nan))
+        return c.difference, c.stderr, c.p_value, c.best, est, c
+    mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
+    best = mc.best
+    runner = int(mc.ranking[1])
+    row = mc.pairwise[
+        (mc.pairwise["a"] == min(best, runner)) & (mc.pairwise["b"] == max(best, runner))
+    ].iloc[0]
+    sign = 1.0 if best < runner else -1.0
+    return (
+        float(sign * row["difference"]),
+        float(row["stderr"]),
+        float(row["p_holm"]),
+        best,
+        mc.estimates,
+        mc,
     )

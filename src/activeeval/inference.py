@@ -512,11 +512,18 @@ def paired_test(
     p: ArrayLike | None = None,
     indices: ArrayLike | None = None,
     level: float = 0.95,
+    support_mass: float = 1.0,
 ) -> Comparison:
     """Paired Wald test of two models evaluated on the same labeled draws.
 
     Parameters are those of :func:`estimate`, with ``predictions`` a pair. The influence of
     Δ̂ on draw i is u₀ᵢ − u₁ᵢ, so models that agree on every draw give Δ̂ = 0 and p = 1.
+
+    ``support_mass`` is the pool mass P_p(q > 0) when q is zero on part of the pool. For a
+    regular risk whose loss difference δ vanishes there (``active_neq`` samples only where the
+    models disagree), the self-normalized Δ̂ estimates E[δ | q > 0], and multiplying Δ̂ and its
+    standard error by the mass gives the whole-pool difference (thesis Sec. 5.2.2); the
+    p-value is unchanged.
 
     References
     ----------
@@ -529,7 +536,13 @@ def paired_test(
         )
     s = _sample(measure, predictions, labels, q, p, indices)
     lv = check_level(level)
+    if not 0.0 < support_mass <= 1.0:
+        raise ShapeError(f"support_mass: must lie in (0, 1], got {support_mass}.")
+    if support_mass < 1.0 and not s.measure.regular:
+        raise ShapeError("support_mass: rescaling applies to regular risks only.")
     g, u = _influence_matrix(s)
+    g = g * support_mass if support_mass < 1.0 else g
+    u = u * support_mass if support_mass < 1.0 else u
     diff = float(g[0] - g[1])
     if math.isnan(diff):
         _warn_undefined(s.measure.name)

@@ -57,6 +57,8 @@ class Measure:
     binary_loss: bool = False
     #: True when labels are class labels compared by identity (classification measures).
     categorical: bool = True
+    #: True for regular risks (w ≡ 1, eq. 3.1); False for ratio measures such as F-measures.
+    regular: bool = True
 
     # ----------------------------------------------------------------- per-instance parts
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
@@ -157,6 +159,52 @@ class Measure:
             return math.nan
         return num / den
 
+    def difference_second_moment(
+        self,
+        predictive: Predictive,
+        predictions: tuple[ArrayLike, ArrayLike],
+        centers: tuple[float, float],
+        scales: tuple[float, float] = (1.0, 1.0),
+        *,
+        fast: bool = True,
+    ) -> NDArray[np.float64]:
+        """E_y[(ψ_a − ψ_b)² | x] for the influence functions ψ_j = w_j (ℓ_j − c_j) / s_j of two
+        models' generalized risks (the integrand of Thm 5.1, eq. 5.5, where for regular risks
+        ψ_a − ψ_b = δ − Δ; for ratio measures each risk's influence is scaled by its expected
+        weight s_j).
+        """
+        pa, pb = (_prediction(predictive, p) for p in predictions)
+        ca, cb = (float(c) for c in centers)
+        sa, sb = (float(s) for s in scales)
+        if fast:
+            if isinstance(predictive, Mixture):
+                return sum(
+                    w * self.difference_second_moment(p, (pa, pb), (ca, cb), (sa, sb))
+                    for w, p in zip(predictive.weights, predictive.parts, strict=True)
+                )
+            out = self._fast_difference_moment(predictive, pa, pb, ca, cb, sa, sb)
+            if out is not None:
+                return out
+        values, probs = predictive.support()
+        a, b = _column(pa), _column(pb)
+        psi = (
+            self.weight(a, values) * (self.loss(a, values) - ca) / sa
+            - self.weight(b, values) * (self.loss(b, values) - cb) / sb
+        )
+        return _sum_over_support(psi * psi, probs)
+
+    def _fast_difference_moment(
+        self,
+        predictive: Predictive,
+        pa: NDArray[Any],
+        pb: NDArray[Any],
+        ca: float,
+        cb: float,
+        sa: float,
+        sb: float,
+    ) -> NDArray[np.float64] | None:
+        return None
+
     # ----------------------------------------------------------------------- fast paths
     def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
         return None
@@ -220,6 +268,27 @@ class ErrorRate(Measure):
         if pi is None:
             return None
         return (1.0 - 2.0 * c) * (1.0 - pi) + c * c  # Cor. 4.2, any number of classes
+
+    def _fast_difference_moment(
+        self,
+        predictive: Predictive,
+        pa: NDArray[Any],
+        pb: NDArray[Any],
+        ca: float,
+        cb: float,
+        sa: float,
+        sb: float,
+    ) -> NDArray[np.float64] | None:
+        if not isinstance(predictive, Categorical) or sa != 1.0 or sb != 1.0:
+            return None
+        # Cor. 5.1 for any number of classes: δ = 1[y = f_b] − 1[y = f_a] where the models
+        # disagree (0 where they agree), so E[(δ − Δ)²] = π_a + π_b − 2Δ(π_b − π_a) + Δ² on
+        # disagreements and Δ² on agreements, with π_j = p(y = f_j | x).
+        d = ca - cb
+        pi_a = predictive.column_probability(pa, "predictions")
+        pi_b = predictive.column_probability(pb, "predictions")
+        disagree = np.not_equal(pa, pb)
+        return np.where(disagree, pi_a + pi_b - 2.0 * d * (pi_b - pi_a), 0.0) + d * d
 
 
 class Accuracy(Measure):
@@ -323,6 +392,27 @@ class SquaredError(Measure):
         m4 = d2 * d2 + 6.0 * d2 * s2 + 3.0 * s2 * s2  # raw Gaussian moments, eq. 4.17
         return m4 - 2.0 * c * m2 + c * c
 
+    def _fast_difference_moment(
+        self,
+        predictive: Predictive,
+        pa: NDArray[Any],
+        pb: NDArray[Any],
+        ca: float,
+        cb: float,
+        sa: float,
+        sb: float,
+    ) -> NDArray[np.float64] | None:
+        if not isinstance(predictive, Gaussian) or sa != 1.0 or sb != 1.0:
+            return None
+        # Cor. 5.2 (eq. 5.9): δ = f̄² − 2 f̄¹ y with f̄ᵏ = f_aᵏ − f_bᵏ, so
+        # E[(δ − Δ)²] = 4 (f̄¹)² E[y²] − 4 f̄¹ (f̄² − Δ) E[y] + (f̄² − Δ)².
+        fa, fb = pa.astype(float), pb.astype(float)
+        f1, f2 = fa - fb, fa * fa - fb * fb
+        ey = predictive.mean
+        ey2 = predictive.mean**2 + predictive.var
+        r = f2 - (ca - cb)
+        return 4.0 * f1 * f1 * ey2 - 4.0 * f1 * r * ey + r * r
+
 
 class AbsoluteError(Measure):
     """ℓ = |f(x) − y|; the risk is the mean absolute error."""
@@ -387,6 +477,7 @@ class FMeasure(Measure):
     name: str = field(default="f1", init=False)
     greater_is_better: bool = field(default=True, init=False)
     binary_loss: bool = field(default=True, init=False)
+    regular: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         b = float(self.beta)

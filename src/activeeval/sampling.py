@@ -46,11 +46,13 @@ from ._validation import (
     check_option,
 )
 from .measures import Measure, get_measure
-from .predictive import Predictive, as_predictive
+from .predictive import Mixture, Predictive, as_predictive
 
 __all__ = [
+    "COMPARISON_METHODS",
     "DEFAULT_FLOOR",
     "DEFAULT_MIX",
+    "comparison_distribution",
     "cost_distribution",
     "draw",
     "optimal_distribution",
@@ -120,9 +122,10 @@ def optimal_distribution(
 
     Parameters
     ----------
-    predictive : Predictive or (m, K) array
+    predictive : Predictive, (m, K) array, or a list of them
         The model's predictive distribution over the pool (class probabilities, or
-        ``Gaussian(mean, var)``); it stands in for p(y | x).
+        ``Gaussian(mean, var)``); it stands in for p(y | x). A list of two or more models gives
+        the distribution for comparing them (:func:`comparison_distribution`, Thm 5.1).
     measure : Measure or str
         The generalized risk to estimate.
     costs : array-like of shape (m,), optional
@@ -149,6 +152,16 @@ def optimal_distribution(
     ----------
     Thesis Thm 4.1 (eq. 4.6), Thm 4.2 (eq. 4.25), eq. 4.21 (intrinsic value), Cor. 4.2–4.4.
     """
+    if isinstance(predictive, list | tuple):
+        return comparison_distribution(
+            list(predictive),
+            measure,
+            costs=costs,
+            pool_weights=pool_weights,
+            mix=mix,
+            pos_label=pos_label,
+            fast=fast,
+        )
     pred_dist: Predictive = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred_dist)
     lam = check_costs(costs, pred_dist.n)
@@ -249,3 +262,130 @@ def sampling_distribution(
         floor=floor,
         mix=mix,
     )
+
+
+# ------------------------------------------------------------------------- comparisons
+COMPARISON_METHODS = (
+    "active",
+    "passive",
+    "active_0",
+    "active_inf",
+    "active_neq",
+    "active_risk",
+    "active_uniC",
+    "active_lambda",
+)
+
+
+def _pair_moment(
+    meas: Measure,
+    mixture: Predictive,
+    preds: list[NDArray[Any]],
+    p: NDArray[np.float64],
+    i: int,
+    j: int,
+    fast: bool,
+) -> NDArray[np.float64]:
+    """E[(ψ_i − ψ_j)² | x] under ``mixture`` with intrinsic centers (eq. 5.12)."""
+    centers, scales = [], []
+    for f in (preds[i], preds[j]):
+        wl, w = meas.conditional_expectations(mixture, f, fast=fast)
+        s = float(p @ w)
+        centers.append(float(p @ wl) / s if s > 0 else 0.0)
+        scales.append(1.0 if meas.regular else max(s, 1e-300))
+    return meas.difference_second_moment(
+        mixture, (preds[i], preds[j]), (centers[0], centers[1]), (scales[0], scales[1]), fast=fast
+    )
+
+
+def comparison_distribution(
+    predictives: list[Any],
+    measure: Measure | str = "error_rate",
+    *,
+    method: str = "active",
+    costs: ArrayLike | None = None,
+    pool_weights: ArrayLike | None = None,
+    mixture: Predictive | None = None,
+    mix: float = DEFAULT_MIX,
+    pos_label: Any = None,
+    fast: bool = True,
+) -> NDArray[np.float64]:
+    """Sampling distribution for comparing two or more models (thesis Ch. 5).
+
+    ``active``: q*(x) ∝ p(x)·sqrt(E[(ψ₁ − ψ₂)² | x] / λ(x)) under the mixture of the models'
+    predictive distributions (eq. 5.11) with intrinsic centers (eq. 5.12) — Thm 5.1 for
+    regular risks, and for any generalized risk (F-measures included) through the influence
+    functions ψ_j = w_j(ℓ_j − Ǧ_j)/E[w_j] of the two ratio estimates. Cor. 5.1 (zero-one loss,
+    any number of classes) and Cor. 5.2 (squared loss) are its fast paths. For k > 2 models, the
+    average of the pairwise distributions (eq. 5.16) under the k-component mixture.
+
+    Where the models agree, Cor. 5.1 gives mass ∝ |Δ̌|, which is zero when the intrinsic
+    difference Δ̌ = 0 (e.g. two symmetric models, or squared loss, eq. 5.14). The defensive
+    mixture ``mix`` (default ε = 0.1) keeps ε·p(x) on every instance, so the estimates stay
+    consistent for the whole pool.
+
+    Variants that need no predictive distribution (Sec. 5.2.2): ``active_0`` q ∝ (f₁ − f₂)²
+    (for classifiers 1[f₁ ≠ f₂]); ``active_inf`` q ∝ |f₁ − f₂|; both mixed with p like q*.
+    ``active_neq``: uniform on disagreements and zero elsewhere — the estimator must then be
+    rescaled by the disagreement mass (:func:`activeeval.compare` does); ``active_risk``: the
+    average of the single-model optimal distributions; ``passive``: q = p; ``active_uniC``:
+    q* ignoring costs; ``active_lambda``: q ∝ p·λ^(-1/2).
+    """
+    method = check_option(method, COMPARISON_METHODS, "method")
+    preds_in = [as_predictive(pr, f"predictions[{k}]") for k, pr in enumerate(predictives)]
+    k = len(preds_in)
+    if k < 2:
+        raise ShapeError(f"predictions: need at least two models to compare, got {k}.")
+    m = preds_in[0].n
+    for idx, pr in enumerate(preds_in):
+        if pr.n != m:
+            raise ShapeError(
+                f"predictions[{idx}]: covers {pr.n} instances, predictions[0] covers {m}; "
+                "all models must be evaluated on the same pool."
+            )
+    if not 0.0 <= mix <= 1.0:
+        raise ShapeError(f"mix: the defensive-mixture weight must lie in [0, 1], got {mix}.")
+    mixture = Mixture(preds_in) if mixture is None else mixture
+    meas = get_measure(measure, pos_label=pos_label).bind(mixture)
+    lam = check_costs(costs, m)
+    p = _pool_distribution(m, pool_weights)
+    preds = [pr.point_prediction() for pr in preds_in]
+    mask = np.zeros(m, dtype=bool)
+    for f in preds:
+        mask |= meas.weight_can_be_positive(f)
+    if method == "passive":
+        return p
+    if method == "active_lambda":
+        if lam is None:
+            raise ShapeError("costs: method='active_lambda' samples by cost and needs costs.")
+        return cost_distribution(lam, pool_weights)
+    if method == "active_risk":
+        q = np.zeros(m)
+        for pr in preds_in:
+            q += optimal_distribution(pr, meas, costs=lam, pool_weights=p, mix=0.0, fast=fast)
+        return _defensive(q / q.sum(), p, mask, mix)
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    if method in ("active_0", "active_inf", "active_neq"):
+        if k != 2:
+            raise ShapeError(f"method: {method!r} compares exactly two models, got {k}.")
+        fa, fb = preds
+        if meas.categorical:
+            gap = np.not_equal(fa, fb).astype(float)
+        else:
+            diff = fa.astype(float) - fb.astype(float)
+            gap = diff * diff if method == "active_0" else np.abs(diff)
+        if method == "active_neq":
+            gap = np.not_equal(fa, fb).astype(float)
+        score = p * gap
+        if score.sum() <= 0:  # identical predictions: nothing to compare, sample passively
+            return p
+        core = score / score.sum()
+        return core if method == "active_neq" else _defensive(core, p, mask, mix)
+    q = np.zeros(m)
+    for i, j in pairs:
+        a = np.maximum(_pair_moment(meas, mixture, preds, p, i, j, fast), 0.0)
+        score = p * np.sqrt(a if lam is None or method == "active_uniC" else a / lam)
+        total = score.sum()
+        q += score / total if total > 0 else p
+    q /= len(pairs)  # eq. 5.16
+    return _defensive(q, p, mask, mix) if mix > 0 else q

@@ -384,18 +384,25 @@ def _peer_runner() -> Callable[..., list[Curve]] | None:
         f_bin = (f == pos).astype(int)
         curves = []
         for sampler in ("oasis", "sawade_is"):
+            n = min(reps, PEER_REPS)
             est = peers.run_oasis(
                 y_bin,
                 f_bin,
                 score,
                 [int(x) for x in budgets],
-                min(reps, peers.FEASIBLE_REPS),
+                n,
                 alpha=meas.eta,
                 sampler=sampler,
                 seed=seed,
+                n_jobs=2,
             )
             mae, se = _mae(est, truth)
-            curves.append(Curve(f"peer_{sampler}", list(budgets), mae, se))
+            unreached = list(np.mean(np.isnan(est), axis=0))
+            curves.append(
+                Curve(
+                    f"peer_{sampler}", list(budgets), mae, se, {"reps": n, "unreached": unreached}
+                )
+            )
         return curves
 
     return run_peers
