@@ -32,6 +32,16 @@ def fit_classifier(task: EvaluationTask, kind: str = "logistic", random_state: i
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         model = HistGradientBoostingClassifier(max_iter=200, random_state=random_state)
+    elif kind == "random_forest":
+        from sklearn.ensemble import RandomForestClassifier
+
+        model = RandomForestClassifier(
+            n_estimators=200, min_samples_leaf=3, random_state=random_state, n_jobs=1
+        )
+    elif kind == "knn":
+        from sklearn.neighbors import KNeighborsClassifier
+
+        model = make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=25))
     else:
         raise ValueError(f"kind: unknown classifier {kind!r}")
     return model.fit(task.X_train, task.y_train)

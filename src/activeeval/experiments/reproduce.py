@@ -414,10 +414,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--smoke", action="store_true", help="a < 60 s version")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--only", choices=("estimation", "comparison"), default=None)
     args = ap.parse_args(argv)
     reps = min(args.reps, 30) if args.smoke else args.reps
     budgets = (50, 100, 200) if args.smoke else BUDGETS
-    run(args.out, reps, budgets, smoke=args.smoke, with_peers=not args.no_peers)
+    if args.only in (None, "estimation"):
+        run(args.out, reps, budgets, smoke=args.smoke, with_peers=not args.no_peers)
+    if args.only in (None, "comparison"):
+        from . import comparison
+
+        comparison.run(args.out, reps, budgets, smoke=args.smoke)
 
 
 if __name__ == "__main__":

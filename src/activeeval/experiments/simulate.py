@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["StaticRuns", "first_occurrence", "simulate_static"]
+__all__ = [
+    "ComparisonRuns",
+    "StaticRuns",
+    "first_occurrence",
+    "simulate_comparison",
+    "simulate_static",
+]
 
 
 def first_occurrence(draws: NDArray[np.intp]) -> NDArray[np.bool_]:
@@ -87,19 +93,18 @@ def simulate_static(
     return StaticRuns(b, *(np.concatenate([pt[i] for pt in parts]) for i in range(7)))
 
 
-def _chunk(
+def _draws_and_stops(
     rng: np.random.Generator,
     cdf: NDArray[np.float64],
-    v: NDArray[np.float64],
-    wl: NDArray[np.float64],
-    w: NDArray[np.float64],
     lam: NDArray[np.float64] | None,
     budgets: NDArray[np.float64],
     r: int,
     length: int,
     n_support: int,
     m: int,
-) -> tuple[NDArray[Any], ...]:
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any]]:
+    """(r, L) draws and, per budget, the number of draws kept, labels bought and cost spent —
+    the stopping rule of :class:`activeeval.campaign._Acquisition`."""
     while True:
         draws = np.minimum(np.searchsorted(cdf, rng.random((r, length)), side="right"), m - 1)
         new = first_occurrence(draws)
@@ -116,17 +121,140 @@ def _chunk(
     kept = np.where(over.any(axis=1), over.argmax(axis=1), length)
     full = np.where(exhausted, np.argmax(labels >= n_support, axis=1) + 1, length)
     kept = np.minimum(kept, full[:, None])
-    vd, wld, wd = v[draws], wl[draws], w[draws]
-    sums = [
-        np.cumsum(x, axis=1)
-        for x in (vd * wld, vd * wd, (vd * wld) ** 2, vd**2 * wd * wld, (vd * wd) ** 2)
-    ]
-    at = [np.take_along_axis(s, kept - 1, axis=1) for s in sums]
-    a, d, s_ll, s_lw, s_ww = at
-    with np.errstate(invalid="ignore", divide="ignore"):
-        g = a / d
-        var = (s_ll - 2 * g * s_lw + g * g * s_ww) / (d * d)  # Lemma 3.4: Σ v²w²(ℓ−Ĝ)² / (Σvw)²
-        n_eff = d * d / s_ww
     cost = np.take_along_axis(spent, kept - 1, axis=1)
     n_lab = np.take_along_axis(labels, kept - 1, axis=1)
+    return draws, kept, n_lab, cost
+
+
+def _prefix_at(x: NDArray[np.float64], kept: NDArray[np.intp]) -> NDArray[np.float64]:
+    """Σ of ``x`` over the first ``kept`` draws of each row, per budget."""
+    return np.take_along_axis(np.cumsum(x, axis=1), kept - 1, axis=1)
+
+
+def _chunk(
+    rng: np.random.Generator,
+    cdf: NDArray[np.float64],
+    v: NDArray[np.float64],
+    wl: NDArray[np.float64],
+    w: NDArray[np.float64],
+    lam: NDArray[np.float64] | None,
+    budgets: NDArray[np.float64],
+    r: int,
+    length: int,
+    n_support: int,
+    m: int,
+) -> tuple[NDArray[Any], ...]:
+    draws, kept, n_lab, cost = _draws_and_stops(rng, cdf, lam, budgets, r, length, n_support, m)
+    a, b = v[draws] * wl[draws], v[draws] * w[draws]  # v·w·ℓ and v·w per draw
+    s_a, s_b = _prefix_at(a, kept), _prefix_at(b, kept)
+    s_aa, s_ab, s_bb = _prefix_at(a * a, kept), _prefix_at(a * b, kept), _prefix_at(b * b, kept)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        g = s_a / s_b
+        var = (s_aa - 2 * g * s_ab + g * g * s_bb) / (s_b * s_b)  # Lemma 3.4
+        n_eff = s_b * s_b / s_bb
     return g, np.sqrt(np.maximum(var, 0.0)), kept, n_lab, cost, g * n_eff, n_eff
+
+
+@dataclass(frozen=True)
+class ComparisonRuns:
+    """Per-repetition, per-budget results of paired comparisons, shape (n_reps, n_budgets);
+    ``estimates`` has shape (n_reps, n_budgets, k)."""
+
+    budgets: NDArray[np.float64]
+    estimates: NDArray[np.float64]
+    difference: NDArray[np.float64]
+    stderr: NDArray[np.float64]
+    n_draws: NDArray[np.intp]
+    n_labels: NDArray[np.intp]
+    cost: NDArray[np.float64]
+
+    @property
+    def p_value(self) -> NDArray[np.float64]:
+        """Two-sided Wald p-value of models 0 vs 1 (eq. 3.24); 1 for an exact zero."""
+        from scipy import stats
+
+        with np.errstate(invalid="ignore", divide="ignore"):
+            z = np.abs(self.difference) / self.stderr
+        p = 2.0 * stats.norm.sf(z)
+        return np.where(self.difference == 0.0, 1.0, np.where(self.stderr == 0.0, 0.0, p))
+
+
+def simulate_comparison(
+    q: ArrayLike,
+    weighted_losses: ArrayLike,
+    weights: ArrayLike,
+    budgets: ArrayLike,
+    n_reps: int,
+    *,
+    costs: ArrayLike | None = None,
+    pool_weights: ArrayLike | None = None,
+    swap: bool = False,
+    support_mass: float = 1.0,
+    random_state: Any = None,
+    chunk_reps: int = 100,
+) -> ComparisonRuns:
+    """Simulate ``n_reps`` comparison campaigns (Algorithm 3) with a fixed ``q``.
+
+    Parameters
+    ----------
+    weighted_losses, weights : arrays of shape (k, m)
+        w_j·ℓ_j and w_j of every model j on every pool instance under its true label.
+    swap : bool
+        The label-swap protocol of Sec. 5.4.2: at every draw, models 0 and 1 exchange their
+        predictions with probability ½, which makes their expected risks equal (the null).
+    support_mass : float
+        P_p(q > 0) for ``active_neq`` (the difference is rescaled by it, Sec. 5.2.2).
+
+    The difference of models 0 and 1 and its standard error follow the paired influence rule
+    of :func:`activeeval.paired_test` (tested equal to it).
+    """
+    qq = np.asarray(q, dtype=float)
+    wl = np.atleast_2d(np.asarray(weighted_losses, dtype=float))
+    w = np.atleast_2d(np.asarray(weights, dtype=float))
+    m = qq.shape[0]
+    p = np.full(m, 1.0 / m) if pool_weights is None else np.asarray(pool_weights, float)
+    p = p / p.sum()
+    b = np.asarray(budgets, dtype=float)
+    lam = None if costs is None else np.asarray(costs, dtype=float)
+    v = np.divide(p, qq, out=np.zeros(m), where=qq > 0)
+    cdf = np.cumsum(qq)
+    cdf /= cdf[-1]
+    rng = np.random.default_rng(random_state)
+    mean_cost = 1.0 if lam is None else float(qq @ lam)
+    length = int(3 * b.max() / mean_cost) + 64
+    n_support = int((qq > 0).sum())
+    out: list[tuple[NDArray[Any], ...]] = []
+    for start in range(0, n_reps, chunk_reps):
+        r = min(chunk_reps, n_reps - start)
+        draws, kept, n_lab, cost = _draws_and_stops(rng, cdf, lam, b, r, length, n_support, m)
+        vd = v[draws]
+        a = [vd * x[draws] for x in wl]  # v·w_j·ℓ_j per draw
+        bb = [vd * x[draws] for x in w]  # v·w_j per draw
+        if swap:
+            flip = rng.random(draws.shape) < 0.5
+            a[0], a[1] = np.where(flip, a[1], a[0]), np.where(flip, a[0], a[1])
+            bb[0], bb[1] = np.where(flip, bb[1], bb[0]), np.where(flip, bb[0], bb[1])
+        s_a = np.stack([_prefix_at(x, kept) for x in a], axis=-1)
+        s_b = np.stack([_prefix_at(x, kept) for x in bb], axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            g = s_a / s_b
+            # u₀ − u₁ = Σ_k c_k x_k with x = (a₀, b₀, a₁, b₁) and c = (1, −G₀, −1, G₁)/D.
+            c = np.stack(
+                [
+                    1 / s_b[..., 0],
+                    -g[..., 0] / s_b[..., 0],
+                    -1 / s_b[..., 1],
+                    g[..., 1] / s_b[..., 1],
+                ],
+                axis=-1,
+            )
+        x = [a[0], bb[0], a[1], bb[1]]
+        var = np.zeros(kept.shape)
+        for i in range(4):
+            for j in range(i, 4):
+                term = _prefix_at(x[i] * x[j], kept) * c[..., i] * c[..., j]
+                var += term if i == j else 2 * term
+        diff = (g[..., 0] - g[..., 1]) * support_mass
+        se = np.sqrt(np.maximum(var, 0.0)) * support_mass
+        out.append((g * support_mass, diff, se, kept, n_lab, cost))
+    return ComparisonRuns(b, *(np.concatenate([o[i] for o in out]) for i in range(6)))
