@@ -711,7 +711,7 @@ def compare(
         difference=diff,
         stderr=se,
         p_value=pv,
-        ci=(diff - z * se, diff + z * se),
+        ci=(float(diff - z * se), float(diff + z * se)),
         best=best,
         estimates=est,
         level=lv,
