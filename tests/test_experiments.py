@@ -47,7 +47,13 @@ def test_simulate_comparison_equals_compare_run_by_run(measure, with_costs) -> N
         runs = simulate_comparison(q, wl, w, budgets, 1, costs=costs, random_state=seed)
         for j, budget in enumerate(budgets):
             res = ae.compare(
-                [a, b], lambda i: y[i], measure, budget=budget, costs=costs, random_state=seed
+                [a, b],
+                lambda i: y[i],
+                measure,
+                budget=budget,
+                costs=costs,
+                random_state=seed,
+                estimator="snis",
             )
             assert res.n_draws == runs.n_draws[0, j]
             assert res.difference == pytest.approx(runs.difference[0, j], abs=1e-12)

@@ -33,6 +33,7 @@ from ._validation import (
     check_level,
     check_option,
 )
+from .assisted import assisted_estimate, assisted_paired_test
 from .inference import Estimate, estimate, multiple_comparison, paired_test
 from .measures import Measure, get_measure
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
@@ -48,6 +49,7 @@ from .sampling import (
 
 __all__ = ["ComparisonResult", "EvaluationResult", "OracleError", "compare", "evaluate"]
 
+ESTIMATORS = ("assisted", "snis")
 EVALUATE_METHODS = ("active", "passive", "stratified", "active_lambda", "active_uniC")
 Oracle = Callable[[NDArray[np.intp]], ArrayLike]
 
@@ -252,6 +254,7 @@ def evaluate(
     floor: float = DEFAULT_FLOOR,
     mix: float = DEFAULT_MIX,
     n_strata: int = 10,
+    estimator: str = "assisted",
     max_draws: int | None = None,
     progress: bool | None = None,
 ) -> EvaluationResult:
@@ -286,6 +289,12 @@ def evaluate(
         Safeguards of :func:`~activeeval.sampling.optimal_distribution`.
     n_strata : int
         Strata for ``method="stratified"``.
+    estimator : {"assisted", "snis"}
+        ``"assisted"`` (default): the model-assisted estimator with power tuning
+        (:mod:`activeeval.assisted`), which uses the model's expected loss on the whole pool as
+        a control variate; ``"snis"``: the thesis's self-normalized estimator (eq. 3.31), for
+        reproduction. Both weight every draw by the q it was drawn from. The stratified
+        baseline always uses its own stratified estimator.
     max_draws : int, optional
         Cap on draws (repeats of labeled instances are free); default 20·budget + 1000.
     progress : bool, optional
@@ -302,6 +311,7 @@ def evaluate(
     predictive = as_predictive(predictions)
     meas = get_measure(measure, pos_label=pos_label).bind(predictive)
     method = check_option(method, EVALUATE_METHODS, "method")
+    estimator = check_option(estimator, ESTIMATORS, "estimator")
     lam = check_costs(costs, predictive.n)
     lv = check_level(level)
     b = _check_budget(budget, lam)
@@ -329,7 +339,13 @@ def evaluate(
     draws, spent = acq.draws, acq.spent
     y = acq.book.lookup(draws)
     pw = _pool(pool_weights, predictive.n)
-    est = estimate(meas, predictive.take(draws), y, qq[draws], p=pw[draws], indices=draws, level=lv)
+    est: Estimate
+    if estimator == "assisted":
+        est = assisted_estimate(meas, predictive, draws, y, qq[draws], pool_weights=pw, level=lv)
+    else:
+        est = estimate(
+            meas, predictive.take(draws), y, qq[draws], p=pw[draws], indices=draws, level=lv
+        )
     return EvaluationResult(
         estimate=est.estimate,
         stderr=est.stderr,
@@ -626,6 +642,7 @@ def compare(
     sequential: bool = False,
     alpha: float = 0.05,
     step: float | None = None,
+    estimator: str = "assisted",
     max_draws: int | None = None,
     progress: bool | None = None,
 ) -> ComparisonResult:
@@ -653,6 +670,11 @@ def compare(
         Significance level of the sequential stopping rule.
     step : float, optional
         Labels (or cost) per sequential look; default budget / 20.
+    estimator : {"assisted", "snis"}
+        For two models, ``"assisted"`` (default) compares model-assisted estimates with one
+        control-variate coefficient tuned for the difference
+        (:func:`~activeeval.assisted.assisted_paired_test`); ``"snis"`` is the thesis's paired
+        Wald test. ``active_neq`` and k > 2 models always use ``"snis"``.
 
     Returns
     -------
@@ -665,7 +687,16 @@ def compare(
     preds = [as_predictive(p, f"predictions[{k}]") for k, p in enumerate(predictions)]
     if len(preds) < 2:
         raise ShapeError(f"predictions: need at least two models to compare, got {len(preds)}.")
+    for idx, pr in enumerate(preds):  # before Mixture(preds), whose error names no argument
+        if pr.n != preds[0].n:
+            raise ShapeError(
+                f"predictions[{idx}]: covers {pr.n} instances, predictions[0] covers "
+                f"{preds[0].n}; all models must be evaluated on the same pool."
+            )
     method = check_option(method, COMPARE_METHODS, "method")
+    estimator = check_option(estimator, ESTIMATORS, "estimator")
+    if method == "active_neq" or len(preds) > 2:
+        estimator = "snis"
     meas = get_measure(measure, pos_label=pos_label).bind(Mixture(preds))
     if method == "active_neq" and not meas.regular:
         raise ShapeError(
@@ -699,13 +730,15 @@ def compare(
             if not sequential or target >= b or acq.exhausted or draws.size == 0:
                 break
             res = _compare_sample(
-                meas, preds, acq.book.lookup(draws), draws, qq, pw, support_mass, lv
+                meas, preds, acq.book.lookup(draws), draws, qq, pw, support_mass, lv, estimator
             )
             if res[2] < alpha:
                 stopped_early = True
                 break
     y = acq.book.lookup(draws)
-    diff, se, pv, best, est, cmp = _compare_sample(meas, preds, y, draws, qq, pw, support_mass, lv)
+    diff, se, pv, best, est, cmp = _compare_sample(
+        meas, preds, y, draws, qq, pw, support_mass, lv, estimator
+    )
     z = stats.norm.isf((1 - lv) / 2)
     return ComparisonResult(
         difference=diff,
@@ -738,9 +771,13 @@ def _compare_sample(
     pw: NDArray[np.float64],
     support_mass: float,
     level: float,
+    estimator: str = "snis",
 ) -> tuple[float, float, float, int, NDArray[np.float64], Any]:
     """Difference, stderr, p-value, best index, estimates and the full comparison object."""
     at = [p.take(draws) for p in preds]
+    if len(preds) == 2 and estimator == "assisted":
+        c = assisted_paired_test(meas, preds, draws, y, q[draws], pool_weights=pw, level=level)
+        return c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
     if len(preds) == 2:
         c = paired_test(
             meas,

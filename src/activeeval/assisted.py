@@ -1,0 +1,359 @@
+"""Model-assisted (difference) estimation of generalized risks — beyond the thesis.
+
+The thesis's estimator (eq. 3.31) uses the model only to choose q. The model's predictive
+distribution also gives, for every pool instance, the conditional expectations
+
+    m_N(x) = E_model[w ℓ | x],   m_D(x) = E_model[w | x]
+
+whose pool averages μ_N, μ_D are known without labels. Only the residuals between truth and
+model need labels. With a control-variate coefficient λ,
+
+    N̂ = λ μ_N + Σ_i v_i (w_i ℓ_i − λ m_N(x_i)) / Σ_i v_i
+    D̂ = λ μ_D + Σ_i v_i (w_i − λ m_D(x_i)) / Σ_i v_i           Ĝ = N̂ / D̂,
+
+v_i = p(x_i)/q(x_i). λ = 0 is exactly the thesis's self-normalized estimator; λ = 1 is the
+classical difference estimator of survey sampling (Särndal, Swensson & Wretman, 1992, Ch. 6).
+Parts of w that the model knows exactly (the predicted-positive indicator of an F-measure)
+have zero residual, so they are used exactly.
+
+Variance. Linearizing N̂/D̂ around (N, D): Ĝ − G ≈ Σ_i u_i with
+
+    u_i = v_i (z_i − z̄) / (D Σ_j v_j),   z_i = w_i(ℓ_i − G) − λ (m_N(x_i) − G m_D(x_i)),
+
+z̄ the v-weighted mean of z (the pool terms λ(μ_N − G μ_D) are constants). The sandwich
+variance is Σ u_i², and the λ that minimizes it is the weighted regression coefficient
+
+    λ* = Σ v_i² (a_i − ā)(b_i − b̄) / Σ v_i² (b_i − b̄)²,   a = w(ℓ − G),  b = m_N − G m_D,
+
+clipped to [0, 1] ("power tuning", as PPI++ does for prediction-powered inference; Angelopoulos
+et al., 2023). A model whose probabilities carry no information gets λ̂ ≈ 0 and the estimator
+falls back to SNIS; λ is estimated on the same sample, which adds an O(1/n) bias like any
+ratio estimator's.
+
+Optimal sampling (the analogue of Thm 4.1). For λ = 1 and a model that is right in
+expectation, E[z | x] = 0, so the asymptotic variance is E_p[(p/q)·Var_y[w(ℓ − G) | x]]/D²
+and the Lagrangian argument of Thm 4.1 / Lemma 4.2 gives
+
+    q(x) ∝ p(x) · sqrt( Var_y[w(ℓ − Ǧ) | x] / λ(x) ),
+    Var_y[w(ℓ − c) | x] = E[w²(ℓ − c)² | x] − (m_N(x) − c m_D(x))²,
+
+a conditional *variance* where Thm 4.1 has a second moment. It vanishes where the model is
+certain, so the floor (here: on the model's certainty, via the measure's 0/1 moment at the
+floor) and the defensive mixture of :mod:`activeeval.sampling` are essential; they are applied
+the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from ._validation import (
+    ShapeError,
+    UndefinedEstimateWarning,
+    check_costs,
+    check_level,
+)
+from .inference import Comparison, Estimate, importance_weights
+from .measures import Measure, get_measure
+from .predictive import Categorical, Mixture, Predictive, as_predictive
+from .sampling import DEFAULT_FLOOR, DEFAULT_MIX, _defensive, _pool_distribution
+
+__all__ = [
+    "AssistedEstimate",
+    "assisted_distribution",
+    "assisted_estimate",
+    "assisted_paired_test",
+]
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """The model's conditional expectations over the pool and their p-weighted means."""
+
+    m_num: NDArray[np.float64]
+    m_den: NDArray[np.float64]
+    mu_num: float
+    mu_den: float
+
+
+def _pool_moments(
+    measure: Measure, predictive: Predictive, prediction: NDArray[Any], p: NDArray[np.float64]
+) -> _Pool:
+    m_num, m_den = measure.conditional_expectations(predictive, prediction)
+    return _Pool(m_num, m_den, float(p @ m_num), float(p @ m_den))
+
+
+@dataclass(frozen=True)
+class AssistedEstimate(Estimate):
+    """An :class:`~activeeval.inference.Estimate` from the model-assisted estimator, with the
+    control-variate coefficient that was used (0 = the thesis's SNIS estimator)."""
+
+    power: float = 1.0
+
+
+def _assisted_parts(
+    v: NDArray[np.float64],
+    wl: NDArray[np.float64],
+    w: NDArray[np.float64],
+    mn: NDArray[np.float64],
+    md: NDArray[np.float64],
+    pool: _Pool,
+    lam: float,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Ĝ for a given λ, and per-draw a = w(ℓ − Ĝ), b = m_N − Ĝ m_D and the denominator D̂."""
+    sv = v.sum()
+    num = lam * pool.mu_num + float(v @ (wl - lam * mn)) / sv
+    den = lam * pool.mu_den + float(v @ (w - lam * md)) / sv
+    g = num / den if den > 0 else math.nan
+    return g, wl - g * w, mn - g * md, np.asarray(den)
+
+
+def _influence(v: NDArray[np.float64], z: NDArray[np.float64], den: float) -> NDArray[np.float64]:
+    """u_i = v_i (z_i − z̄) / (D̂ Σ v) — the linearized influence of Ĝ (module docstring)."""
+    sv = v.sum()
+    zbar = float(v @ z) / sv
+    return v * (z - zbar) / (den * sv)
+
+
+def _tuned_power(v: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+    """λ* = Σ v²(a − ā)(b − b̄) / Σ v²(b − b̄)², clipped to [0, 1]."""
+    sv = v.sum()
+    ac = a - float(v @ a) / sv
+    bc = b - float(v @ b) / sv
+    v2 = v * v
+    den = float(v2 @ (bc * bc))
+    if not den > 0:
+        return 0.0
+    return float(np.clip(float(v2 @ (ac * bc)) / den, 0.0, 1.0))
+
+
+def assisted_estimate(
+    measure: Measure | str,
+    predictive: Any,
+    indices: ArrayLike,
+    labels: ArrayLike,
+    q: ArrayLike | None = None,
+    *,
+    pool_weights: ArrayLike | None = None,
+    power: float | None = None,
+    level: float = 0.95,
+    pos_label: Any = None,
+) -> AssistedEstimate:
+    """Model-assisted estimate of a generalized risk from labeled draws (module docstring).
+
+    Parameters
+    ----------
+    measure : Measure or str
+    predictive : Predictive or (m, K) array
+        The model's predictive distribution over the WHOLE pool (the control variate needs
+        every instance).
+    indices : array-like of shape (n,)
+        Pool indices of the draws, in draw order (repeats included).
+    labels : array-like of shape (n,)
+        True label of each draw.
+    q : array-like of shape (n,), optional
+        Sampling probability of each draw; None for uniform draws.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool; uniform by default.
+    power : float, optional
+        Control-variate coefficient λ ∈ [0, 1]; None tunes it on the sample (power tuning).
+    """
+    pred = as_predictive(predictive)
+    meas = get_measure(measure, pos_label=pos_label).bind(pred)
+    lv = check_level(level)
+    idx = np.asarray(indices)
+    y = np.asarray(labels)
+    if idx.ndim != 1 or y.shape != idx.shape or idx.size == 0:
+        raise ShapeError("indices, labels: need two non-empty 1-d arrays of equal length.")
+    if not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= pred.n:
+        raise ShapeError(f"indices: must be integer pool indices in [0, {pred.n}).")
+    if isinstance(pred, Categorical):
+        pred.label_index(y, "labels")
+    p = _pool_distribution(pred.n, pool_weights)
+    f = pred.point_prediction()
+    pool = _pool_moments(meas, pred, f, p)
+    v = importance_weights(q, p[idx] * pred.n, n=idx.shape[0])
+    w = meas.weight(f[idx], y)
+    wl = w * meas.loss(f[idx], y)
+    mn, md = pool.m_num[idx], pool.m_den[idx]
+    lam = _choose_power(power, v, wl, w, mn, md, pool)
+    g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
+    if math.isnan(g):
+        warnings.warn(
+            f"{meas.name}: the model-assisted estimate is undefined (D̂ ≤ 0); returning NaN.",
+            UndefinedEstimateWarning,
+            stacklevel=2,
+        )
+        se = math.nan
+    else:
+        u = _influence(v, a - lam * b, float(den))
+        se = float(math.sqrt(u @ u))
+    vw = v * w
+    n_eff = float(vw.sum() ** 2 / (vw @ vw)) if (vw @ vw) > 0 else 0.0
+    return AssistedEstimate(
+        estimate=g,
+        stderr=se,
+        n_draws=int(idx.shape[0]),
+        n_labels=int(np.unique(idx).size),
+        effective_n=n_eff,
+        binary_loss=meas.binary_loss,
+        level=lv,
+        measure=meas.name,
+        power=lam,
+    )
+
+
+def _choose_power(
+    power: float | None,
+    v: NDArray[np.float64],
+    wl: NDArray[np.float64],
+    w: NDArray[np.float64],
+    mn: NDArray[np.float64],
+    md: NDArray[np.float64],
+    pool: _Pool,
+) -> float:
+    if power is not None:
+        if not 0.0 <= float(power) <= 1.0:
+            raise ShapeError(
+                f"power: the control-variate coefficient must lie in [0, 1], got {power}."
+            )
+        return float(power)
+    # Two rounds: λ from the SNIS estimate's residuals, then from the tuned estimate's.
+    lam = 0.0
+    for _ in range(2):
+        g, a, b, _den = _assisted_parts(v, wl, w, mn, md, pool, lam)
+        if math.isnan(g):
+            return 0.0
+        lam = _tuned_power(v, a, b)
+    return lam
+
+
+def assisted_paired_test(
+    measure: Measure | str,
+    predictives: Sequence[Any],
+    indices: ArrayLike,
+    labels: ArrayLike,
+    q: ArrayLike | None = None,
+    *,
+    pool_weights: ArrayLike | None = None,
+    mixture: Predictive | None = None,
+    power: float | None = None,
+    level: float = 0.95,
+    pos_label: Any = None,
+) -> Comparison:
+    """Paired comparison of two models with model-assisted estimates.
+
+    The control variates of both models come from one predictive distribution for p(y|x) —
+    the mixture of the two models (eq. 5.11) unless ``mixture`` is given — and a common λ is
+    tuned for the *difference*: λ* regresses a₀ − a₁ on b₀ − b₁, so Var[Δ̂] is minimized.
+    """
+    preds = [as_predictive(pr, f"predictives[{k}]") for k, pr in enumerate(predictives)]
+    if len(preds) != 2:
+        raise ShapeError(f"predictives: a paired test compares exactly 2 models, got {len(preds)}.")
+    mix = Mixture(preds) if mixture is None else mixture
+    meas = get_measure(measure, pos_label=pos_label).bind(mix)
+    lv = check_level(level)
+    idx = np.asarray(indices)
+    y = np.asarray(labels)
+    if idx.ndim != 1 or y.shape != idx.shape or idx.size == 0:
+        raise ShapeError("indices, labels: need two non-empty 1-d arrays of equal length.")
+    p = _pool_distribution(mix.n, pool_weights)
+    v = importance_weights(q, p[idx] * mix.n, n=idx.shape[0])
+    parts = []
+    for pr in preds:
+        f = pr.point_prediction()
+        pool = _pool_moments(meas, mix, f, p)
+        w = meas.weight(f[idx], y)
+        parts.append((w * meas.loss(f[idx], y), w, pool.m_num[idx], pool.m_den[idx], pool))
+
+    def at(lam: float) -> tuple[list[float], list[Any], list[Any], list[float]]:
+        gs, as_, bs, dens = [], [], [], []
+        for wl, w, mn, md, pool in parts:
+            g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
+            gs.append(g)
+            as_.append(a / float(den))
+            bs.append(b / float(den))
+            dens.append(float(den))
+        return gs, as_, bs, dens
+
+    if power is None:
+        lam = 0.0
+        for _ in range(2):
+            gs, as_, bs, _d = at(lam)
+            if any(math.isnan(g) for g in gs):
+                lam = 0.0
+                break
+            lam = _tuned_power(v, as_[0] - as_[1], bs[0] - bs[1])
+    else:
+        lam = float(power)
+    gs, as_, bs, _ = at(lam)
+    diff = float(gs[0] - gs[1])
+    z = (as_[0] - lam * bs[0]) - (as_[1] - lam * bs[1])
+    u = _influence(v, z, 1.0)
+    se = float(math.sqrt(u @ u))
+    if math.isnan(diff):
+        pv = math.nan
+    elif diff == 0.0:
+        pv = 1.0
+    elif se == 0.0:
+        pv = 0.0
+    else:
+        pv = float(2 * stats.norm.sf(abs(diff) / se))
+    return Comparison(
+        estimates=(float(gs[0]), float(gs[1])),
+        difference=diff,
+        stderr=se,
+        p_value=pv,
+        n_draws=int(idx.shape[0]),
+        n_labels=int(np.unique(idx).size),
+        greater_is_better=meas.greater_is_better,
+        level=lv,
+        measure=meas.name,
+    )
+
+
+def assisted_distribution(
+    predictive: Any,
+    measure: Measure | str = "error_rate",
+    *,
+    costs: ArrayLike | None = None,
+    pool_weights: ArrayLike | None = None,
+    floor: float = DEFAULT_FLOOR,
+    mix: float = DEFAULT_MIX,
+    pos_label: Any = None,
+) -> NDArray[np.float64]:
+    """Variance-optimal q for the model-assisted estimator: q ∝ p·sqrt(Var_y[w(ℓ−Ǧ)|x]/λ(x))
+    (module docstring), with the floor and defensive mixture of
+    :func:`~activeeval.sampling.optimal_distribution`.
+
+    The conditional variance is zero where the model is certain; the floor keeps at least
+    floor·(1 − floor) of Bernoulli variance on every instance of a 0/1 loss, i.e. the model is
+    never trusted beyond certainty 1 − floor.
+    """
+    pred = as_predictive(predictive)
+    meas = get_measure(measure, pos_label=pos_label).bind(pred)
+    lam = check_costs(costs, pred.n)
+    p = _pool_distribution(pred.n, pool_weights)
+    f = pred.point_prediction()
+    c = meas.intrinsic_value(pred, f, pool_weights=p)
+    mask = meas.weight_can_be_positive(f)
+    if math.isnan(c) or not mask.any():
+        return _defensive(p, p, mask, 1.0) if mask.any() else p
+    second = meas.conditional_second_moment(pred, c, f)
+    m_num, m_den = meas.conditional_expectations(pred, f)
+    var = np.maximum(second - (m_num - c * m_den) ** 2, 0.0)
+    if meas.binary_loss and floor > 0:
+        var = np.maximum(var, floor * (1 - floor) * m_den**2)
+    var = np.where(mask, var, 0.0)
+    score = p * np.sqrt(var if lam is None else var / lam)
+    total = score.sum()
+    core = score / total if total > 0 else np.where(mask, p, 0.0) / p[mask].sum()
+    return _defensive(core, p, mask, mix) if mix > 0 else core

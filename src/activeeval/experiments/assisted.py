@@ -1,0 +1,227 @@
+"""Model-assisted estimation side by side with the thesis's estimator and the peers.
+
+Same pools, same label budgets, one run: passive (uniform, SNIS), thesis active (q*, SNIS),
+activeeval's model-assisted estimator with power tuning under uniform draws, under the thesis's
+q* and under its own variance-optimal q, and PPI++ (``ppi_py``; uniform labels, the model's
+expected loss as the prediction) for measures that are means of losses. The oasis peers' F1
+numbers come from the active-estimation run (same pools and budgets, ``active_estimation.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..assisted import assisted_distribution, assisted_estimate
+from ..datasets import EvaluationTask, load_task
+from ..measures import ErrorRate, FMeasure, Measure, SquaredError
+from ..predictive import Predictive
+from ..sampling import optimal_distribution, passive_distribution
+from .models import fit_classifier, fit_regressor, pool_predictive
+from .simulate import _draws_and_stops
+
+PLAN: list[tuple[str, str, Measure]] = [
+    ("email_shift", "logistic", ErrorRate()),
+    ("email_shift", "logistic", FMeasure(1.0, pos_label=1)),
+    ("default_skew", "logistic", ErrorRate()),
+    ("default_skew", "logistic", FMeasure(1.0, pos_label=1)),
+    ("caravan_skew", "logistic", FMeasure(1.0, pos_label=1)),
+    ("diamonds_regression", "bayesian_ridge", SquaredError()),
+    ("email_shift", "naive_bayes", ErrorRate()),
+    ("default_skew", "naive_bayes", FMeasure(1.0, pos_label=1)),
+]
+
+
+def _runs(
+    q: NDArray[np.float64],
+    pred: Predictive,
+    meas: Measure,
+    y: NDArray[Any],
+    budgets: NDArray[np.float64],
+    reps: int,
+    seed: int,
+    assisted: bool,
+    power: float | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Estimates, standard errors and λ per (rep, budget), by the campaign's stopping rule."""
+    from ..inference import estimate
+
+    rng = np.random.default_rng(seed)
+    m = q.shape[0]
+    cdf = np.cumsum(q)
+    cdf /= cdf[-1]
+    draws, kept, _, _ = _draws_and_stops(
+        rng, cdf, None, budgets, reps, int(3 * budgets.max()) + 64, int((q > 0).sum()), m
+    )
+    est = np.full(kept.shape, np.nan)
+    se = np.full(kept.shape, np.nan)
+    lam = np.full(kept.shape, np.nan)
+    f = pred.point_prediction()
+    for r in range(reps):
+        for j in range(budgets.shape[0]):
+            idx = draws[r, : kept[r, j]]
+            if assisted:
+                a = assisted_estimate(meas, pred, idx, y[idx], q[idx], power=power)
+                est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
+            else:
+                e = estimate(meas, f[idx], y[idx], q[idx])
+                est[r, j], se[r, j] = e.estimate, e.stderr
+    return est, se, lam
+
+
+def _ppi(
+    pred: Predictive,
+    meas: Measure,
+    y: NDArray[Any],
+    budgets: NDArray[np.float64],
+    reps: int,
+    seed: int,
+) -> NDArray[np.float64] | None:
+    if not meas.regular:
+        return None
+    try:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+        import peers
+    except ImportError:
+        return None
+    if not peers.ppi_available():
+        return None
+    f = pred.point_prediction()
+    losses_true = meas.loss(f, y)
+    losses_pred = meas.conditional_expectations(pred, f)[0]
+    return np.asarray(
+        peers.run_ppi_mean(losses_true, losses_pred, [int(b) for b in budgets], reps, seed=seed)
+    )
+
+
+def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> dict[str, Any]:
+    b = np.asarray(budgets, dtype=float)
+    plan = PLAN[:2] if smoke else PLAN
+    tasks: dict[str, EvaluationTask] = {}
+    preds: dict[tuple[str, str], Predictive] = {}
+    results = []
+    t0 = time.time()
+    for task_name, kind, meas0 in plan:
+        if task_name not in tasks:
+            kw = {"pool_size": 20000} if task_name == "diamonds_regression" else {}
+            tasks[task_name] = load_task(task_name, **kw)
+        task = tasks[task_name]
+        if (task_name, kind) not in preds:
+            model = fit_regressor(task) if kind == "bayesian_ridge" else fit_classifier(task, kind)
+            preds[(task_name, kind)] = pool_predictive(model, task.X_pool)
+        pred = preds[(task_name, kind)]
+        meas = meas0.bind(pred)
+        y = task.y_pool
+        f = pred.point_prediction()
+        w = meas.weight(f, y)
+        truth = float(w @ meas.loss(f, y) / w.sum())
+        m = pred.n
+        q_pass = passive_distribution(m)
+        q_snis = optimal_distribution(pred, meas)
+        q_assist = assisted_distribution(pred, meas)
+        a_true = w**2 * (meas.loss(f, y) - truth) ** 2
+        q_oracle = np.sqrt(a_true) / np.sqrt(a_true).sum()
+        methods: dict[str, tuple[NDArray[np.float64], bool]] = {
+            "passive": (q_pass, False),
+            "active (thesis SNIS)": (q_snis, False),
+            "assisted, uniform q": (q_pass, True),
+            "assisted, q* (SNIS)": (q_snis, True),
+            "assisted, own q": (q_assist, True),
+            "oracle q (true labels)": (q_oracle, False),
+        }
+        row: dict[str, Any] = {
+            "task": task_name,
+            "model": kind,
+            "measure": meas.name,
+            "truth": truth,
+            "budgets": list(b),
+            "methods": {},
+        }
+        for name, (q, assisted) in methods.items():
+            est, se, lam = _runs(q, pred, meas, y, b, reps, seed=0, assisted=assisted)
+            z = 1.959963984540054
+            cover = np.nanmean((est - z * se <= truth) & (truth <= est + z * se), axis=0)
+            row["methods"][name] = {
+                "mae": list(np.nanmean(np.abs(est - truth), axis=0)),
+                "mae_se": list(np.nanstd(np.abs(est - truth), axis=0) / np.sqrt(reps)),
+                "coverage": list(cover),
+                "power": list(np.nanmean(lam, axis=0)) if assisted else None,
+            }
+        ppi = _ppi(pred, meas, y, b, reps, seed=0)
+        if ppi is not None:
+            row["methods"]["peer PPI++ (uniform)"] = {
+                "mae": list(np.nanmean(np.abs(ppi - truth), axis=0)),
+                "mae_se": list(np.nanstd(np.abs(ppi - truth), axis=0) / np.sqrt(reps)),
+                "coverage": None,
+                "power": None,
+            }
+        results.append(row)
+        print(f"{task_name:20s} {kind:14s} {meas.name:10s} ({time.time() - t0:.0f}s)", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "model_assisted.json").write_text(json.dumps(results, indent=1))
+    _report(results, out, reps)
+    return {"settings": results}
+
+
+def _peer_f1(out: Path) -> dict[tuple[str, str], dict[str, list[float]]]:
+    path = out / "active_estimation.json"
+    if not path.exists():
+        return {}
+    peers: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for s in json.loads(path.read_text()):
+        if s["measure"] != "f1" or s["cost_budget"]:
+            continue
+        for c in s["curves"]:
+            if c["method"].startswith("peer_"):
+                peers.setdefault((s["task"], s["model"]), {})[c["method"]] = c["mae"]
+    return peers
+
+
+def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
+    peer_f1 = _peer_f1(out)
+    lines = [
+        "# Model-assisted estimation vs the thesis's estimator and the peers",
+        "",
+        f"Generated by `make reproduce` ({reps} repetitions per budget; the oasis columns "
+        "come from the active-estimation run, fewer repetitions, see that page). MAE of "
+        "the estimate against the whole-pool value; `ratio` = MAE of the row ÷ MAE of "
+        "the best peer or thesis method at that budget (< 1: better).",
+        "",
+    ]
+    for row in results:
+        b = row["budgets"]
+        meths = dict(row["methods"])
+        for name, mae in peer_f1.get((row["task"], row["model"]), {}).items():
+            if row["measure"] == "f1":
+                meths[name] = {"mae": mae, "coverage": None, "power": None}
+        lines += [
+            f"## {row['task']} / {row['model']} / {row['measure']} (pool value {row['truth']:.4f})",
+            "",
+            "| method | "
+            + " | ".join(f"MAE@{int(x)}" for x in b)
+            + " | "
+            + " | ".join(f"cover@{int(x)}" for x in b)
+            + " | mean λ |",
+            "|" + "---|" * (2 + 2 * len(b)),
+        ]
+        for name, r in meths.items():
+            cov = r.get("coverage")
+            pw = r.get("power")
+            lines.append(
+                f"| {name} | "
+                + " | ".join(f"{v:.4f}" for v in r["mae"])
+                + " | "
+                + " | ".join("" if cov is None else f"{v:.3f}" for v in (cov or b))
+                + " | "
+                + ("" if pw is None else f"{np.nanmean(pw):.2f}")
+                + " |"
+            )
+        lines.append("")
+    (out / "model_assisted.md").write_text("\n".join(lines) + "\n")
