@@ -18,6 +18,7 @@ from ..datasets import load_email_shift
 from ..measures import ErrorRate, FMeasure, Measure
 from ..predictive import Categorical
 from ..sampling import optimal_distribution, passive_distribution
+from .assisted import _runs as assisted_runs
 from .models import fit_classifier, pool_predictive
 from .simulate import simulate_static
 
@@ -68,13 +69,16 @@ def run_demo(
                 f"({res.n_labels} labels, {res.n_draws} draws)"
             )
         wl = w * bound.loss(f, y)
-        mae = {}
-        for method, q in (
-            ("passive", passive_distribution(m)),
-            ("active", optimal_distribution(pred, bound)),
-        ):
-            runs = simulate_static(q, wl, w, grid, reps, random_state=seed)
-            mae[method] = np.nanmean(np.abs(runs.estimate - truth), axis=0)
+        # Passive: uniform draws, the plain sample estimate. Active: activeeval's default, q*
+        # with the model-assisted estimator; both under the campaign's stopping rule.
+        runs = simulate_static(passive_distribution(m), wl, w, grid, reps, random_state=seed)
+        est, _, _ = assisted_runs(
+            optimal_distribution(pred, bound), pred, bound, y, grid, reps, seed, assisted=True
+        )
+        mae = {
+            "passive": np.nanmean(np.abs(runs.estimate - truth), axis=0),
+            "active": np.nanmean(np.abs(est - truth), axis=0),
+        }
         k = int(np.flatnonzero(grid == budget)[0]) if budget in grid else None
         active_mae = (
             mae["active"][k]
