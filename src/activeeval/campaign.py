@@ -230,10 +230,13 @@ class _Acquisition:
             _ask(self.oracle, self.predictive, self.book, new_idx[:n_buy])
             self.spent += float(price[:n_buy].sum())
             self.bar.update(n_buy if costs is None else float(price[:n_buy].sum()))
-            self.kept.append(block)
-            self.n_kept += block.shape[0]
             if int(self.book.known[self.support].sum()) == self.n_support:
                 self.exhausted = True
+                # Nothing is left to buy: end at the draw that bought the last label, as
+                # simulate_static does (later draws of the block depend on the chunk size).
+                block = block[: new_pos[n_buy - 1] + 1]
+            self.kept.append(block)
+            self.n_kept += block.shape[0]
             if stop:
                 break
 
@@ -323,7 +326,10 @@ def evaluate(
     unit = "labels" if lam is None else "cost"
     with tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False) as bar:
         if method == "stratified" and q is None:
-            return _stratified(predictive, oracle, meas, b, lam, lv, rng, n_strata, bar)
+            res = _stratified(predictive, oracle, meas, b, lam, lv, rng, n_strata, bar)
+            if res.n_labels == 0:
+                raise _no_label_bought(budget, lam)
+            return res
         if q is not None:
             qq = check_distribution(q, "q", predictive.n)
             f = predictive.point_prediction()
@@ -336,6 +342,8 @@ def evaluate(
             )
         acq = _Acquisition(qq, oracle, predictive, lam, rng, max_draws, bar)
         acq.run(b)
+    if acq.draws.size == 0:
+        raise _no_label_bought(budget, lam)
     draws, spent = acq.draws, acq.spent
     y = acq.book.lookup(draws)
     pw = _pool(pool_weights, predictive.n)
@@ -361,6 +369,16 @@ def evaluate(
         q=qq[draws],
         labels=y,
         inference=est,
+    )
+
+
+def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> BudgetError:
+    """A cost budget that covers the cheapest instance but not the first one drawn."""
+    mean = math.nan if costs is None else float(costs.mean())
+    return BudgetError(
+        f"budget: {budget!r} cost units ran out before the first label (the first instance "
+        f"drawn costs more); no label was bought. Raise the budget well above the mean "
+        f"instance cost ({mean:.4g})."
     )
 
 
