@@ -149,7 +149,8 @@ def _ask(oracle: Oracle, predictive: Predictive, book: _LabelBook, idx: NDArray[
     try:
         got = oracle(idx)
         y = _check_oracle_labels(predictive, got, idx.shape[0])
-    except (KeyboardInterrupt, SystemExit):
+    except (KeyboardInterrupt, SystemExit) as exc:
+        setattr(exc, "acquired", book.acquired())  # noqa: B010  (nothing is lost)
         raise
     except Exception as exc:
         n = int(book.known.sum())

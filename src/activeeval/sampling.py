@@ -12,9 +12,11 @@ Safeguards (Sec. 4.2.2, 4.4.2). q* trusts the model; an over-confident or badly 
 model gives near-zero mass to instances that are in fact informative, and importance weights
 then explode. Two guards, both on by default:
 
-* ``floor``: for 0/1 losses the intrinsic value is clipped into [floor, 1 − floor], so even an
-  instance the model is certain about keeps a moment of at least floor² (the thesis notes Ř acts
-  as a smoothing parameter and suggests bounding it).
+* ``floor``: for 0/1 losses the intrinsic value is clipped into [floor, 1 − floor] (the thesis
+  notes Ř acts as a smoothing parameter and suggests bounding it), and every instance's moment
+  is kept at least floor²·max_y w(x, y)², so even an instance the model is certain about keeps
+  positive mass — also for F-measures, whose moment on a predicted negative with p(pos|x) = 0
+  would otherwise vanish.
 * ``mix``: the defensive mixture q = (1 − ε)·q* + ε·p|_S, where S is the set of instances whose
   weight w can be non-zero for some label (everything, except predicted negatives for
   precision). It bounds every importance weight by 1/ε relative to passive sampling, so the
@@ -179,6 +181,11 @@ def optimal_distribution(
     if meas.binary_loss and floor > 0:
         c = min(max(c, floor), 1.0 - floor)
     a = meas.conditional_second_moment(pred_dist, c, f, fast=fast)  # E[w²(ℓ−Ǧ)² | x]
+    if meas.binary_loss and floor > 0:
+        # Never trust the model beyond certainty: every instance whose weight can be positive
+        # keeps at least floor²·max_y w² — e.g. an F1 instance predicted negative with
+        # p(pos | x) = 0, whose moment (1 − η)²·π·Ǧ² would otherwise vanish.
+        a = np.maximum(a, (floor * meas.max_weight(f)) ** 2)
     a = np.where(mask, np.maximum(a, 0.0), 0.0)
     score = p * np.sqrt(a if lam is None else a / lam)  # eq. 4.6 / 4.25
     total = score.sum()
