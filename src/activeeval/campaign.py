@@ -36,7 +36,7 @@ from ._validation import (
 from .assisted import assisted_estimate, assisted_paired_test
 from .inference import Estimate, estimate, multiple_comparison, paired_test
 from .measures import Measure, get_measure
-from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
+from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive, recalibrate
 from .sampling import (
     DEFAULT_FLOOR,
     DEFAULT_MIX,
@@ -202,6 +202,7 @@ class _Acquisition:
         self.n_support = int(self.support.sum())
         self.spent = 0.0
         self.kept: list[NDArray[np.intp]] = []
+        self.kept_q: list[NDArray[np.float64]] = []
         self.n_kept = 0
         self.pending = np.empty(0, dtype=np.intp)
         self.exhausted = False
@@ -209,6 +210,21 @@ class _Acquisition:
     @property
     def draws(self) -> NDArray[np.intp]:
         return np.concatenate(self.kept) if self.kept else np.empty(0, np.intp)
+
+    @property
+    def draw_q(self) -> NDArray[np.float64]:
+        """The probability with which each kept draw was drawn (q may change between runs)."""
+        return np.concatenate(self.kept_q) if self.kept_q else np.empty(0)
+
+    def switch(self, q: NDArray[np.float64]) -> None:
+        """Draw from ``q`` from now on. The pending draw came from the old q and is dropped:
+        the draws kept so far end at a stopping time, so each is still distributed as the q it
+        was drawn from given the past (the martingale argument of batch-adaptive sampling)."""
+        self.q = q
+        self.pending = np.empty(0, dtype=np.intp)
+        self.support = q > 0
+        self.n_support = int(self.support.sum())
+        self.exhausted = int(self.book.known[self.support].sum()) == self.n_support
 
     def run(self, budget: float) -> None:
         costs = self.costs
@@ -237,6 +253,7 @@ class _Acquisition:
                 # simulate_static does (later draws of the block depend on the chunk size).
                 block = block[: new_pos[n_buy - 1] + 1]
             self.kept.append(block)
+            self.kept_q.append(self.q[block])
             self.n_kept += block.shape[0]
             if stop:
                 break
@@ -259,6 +276,7 @@ def evaluate(
     mix: float = DEFAULT_MIX,
     n_strata: int = 10,
     estimator: str = "assisted",
+    batch_size: float | None = None,
     max_draws: int | None = None,
     progress: bool | None = None,
 ) -> EvaluationResult:
@@ -299,6 +317,15 @@ def evaluate(
         a control variate; ``"snis"``: the thesis's self-normalized estimator (eq. 3.31), for
         reproduction. Both weight every draw by the q it was drawn from. The stratified
         baseline always uses its own stratified estimator.
+    batch_size : float, optional
+        Batch-adaptive sampling: buy labels ``batch_size`` (labels, or cost units) at a time,
+        recalibrate the model's predictive distribution on the labels so far
+        (:func:`~activeeval.predictive.recalibrate`, weighted by p/q) and recompute q for the
+        next batch. Every draw keeps the q it was drawn from in the estimator, which keeps it
+        consistent: each draw's importance-weighted term has conditional mean G's numerator
+        (resp. denominator) given the past, so the sums are martingales and the strong law
+        for martingale differences applies (the control variate of the assisted estimator is
+        the initial model's, fixed in advance). Only for ``"active"`` and ``"active_uniC"``.
     max_draws : int, optional
         Cap on draws (repeats of labeled instances are free); default 20·budget + 1000.
     progress : bool, optional
@@ -342,18 +369,23 @@ def evaluate(
                 method, predictive, meas, costs=lam, pool_weights=pool_weights, floor=floor, mix=mix
             )
         acq = _Acquisition(qq, oracle, predictive, lam, rng, max_draws, bar)
-        acq.run(b)
+        if batch_size is None or method not in ("active", "active_uniC") or q is not None:
+            acq.run(b)
+        else:
+            _run_in_batches(
+                acq, float(batch_size), b, predictive, meas, method, lam, pool_weights, floor, mix
+            )
     if acq.draws.size == 0:
         raise _no_label_bought(budget, lam)
-    draws, spent = acq.draws, acq.spent
+    draws, spent, draw_q = acq.draws, acq.spent, acq.draw_q
     y = acq.book.lookup(draws)
     pw = _pool(pool_weights, predictive.n)
     est: Estimate
     if estimator == "assisted":
-        est = assisted_estimate(meas, predictive, draws, y, qq[draws], pool_weights=pw, level=lv)
+        est = assisted_estimate(meas, predictive, draws, y, draw_q, pool_weights=pw, level=lv)
     else:
         est = estimate(
-            meas, predictive.take(draws), y, qq[draws], p=pw[draws], indices=draws, level=lv
+            meas, predictive.take(draws), y, draw_q, p=pw[draws], indices=draws, level=lv
         )
     return EvaluationResult(
         estimate=est.estimate,
@@ -367,10 +399,44 @@ def evaluate(
         method=method,
         measure=meas.name,
         indices=draws,
-        q=qq[draws],
+        q=draw_q,
         labels=y,
         inference=est,
     )
+
+
+def _run_in_batches(
+    acq: _Acquisition,
+    batch: float,
+    budget: float,
+    predictive: Predictive,
+    meas: Measure,
+    method: str,
+    costs: NDArray[np.float64] | None,
+    pool_weights: ArrayLike | None,
+    floor: float,
+    mix: float,
+) -> None:
+    """Batch-adaptive Algorithm 2: recalibrate on the labels so far, recompute q, go on."""
+    if not batch > 0:
+        raise BudgetError(f"batch_size: must be positive, got {batch!r}.")
+    pw = _pool(pool_weights, predictive.n)
+    target = 0.0
+    while True:
+        target = min(budget, target + batch)
+        acq.run(target)
+        if target >= budget or acq.exhausted or acq.n_kept >= acq.max_draws:
+            return
+        draws = acq.draws
+        if draws.size == 0:
+            continue
+        v = pw[draws] / acq.draw_q
+        current = recalibrate(predictive, draws, acq.book.lookup(draws), v)
+        acq.switch(
+            sampling_distribution(
+                method, current, meas, costs=costs, pool_weights=pool_weights, floor=floor, mix=mix
+            )
+        )
 
 
 def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> BudgetError:

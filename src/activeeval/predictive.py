@@ -396,3 +396,58 @@ def calibrate_scores(
     proba = np.zeros((s.shape[0], lab.shape[0]))
     proba[:, lr.classes_] = lr.predict_proba(s)
     return Categorical(proba / proba.sum(axis=1, keepdims=True), labels=lab)
+
+
+def recalibrate(
+    predictive: Predictive,
+    indices: ArrayLike,
+    labels: ArrayLike,
+    weights: ArrayLike | None = None,
+) -> Predictive:
+    """Recalibrate a predictive distribution on labeled pool instances (batch-adaptive
+    sampling, Sec. 4.5).
+
+    Binary Categorical: isotonic regression of 1[y = labels[1]] on p(labels[1] | x).
+    Multi-class Categorical: isotonic regression of 1[y = f(x)] on the confidence p(f(x) | x),
+    the other classes rescaled to share the rest. Gaussian: the variances scaled by the
+    weighted mean of (y − mean)² / var. ``weights`` (e.g. importance weights p/q of actively
+    drawn labels) make the fit target the pool distribution rather than the sampling one.
+    Distributions of other kinds are returned unchanged.
+    """
+    from sklearn.isotonic import IsotonicRegression
+
+    idx = np.asarray(indices)
+    y = np.asarray(labels)
+    wts = np.ones(idx.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+    if idx.size < 2:
+        return predictive
+    if isinstance(predictive, Categorical):
+        proba = predictive.proba
+        iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+        if proba.shape[1] == 2:
+            hit = (predictive.label_index(y) == 1).astype(float)
+            p1 = iso.fit(proba[idx, 1], hit, sample_weight=wts).predict(proba[:, 1])
+            p1 = np.clip(p1, 0.0, 1.0)
+            return Categorical(np.c_[1.0 - p1, p1], predictive.labels)
+        conf = predictive.predicted_probability
+        hit = (predictive.label_index(y) == predictive.predicted_index[idx]).astype(float)
+        new_conf = np.clip(iso.fit(conf[idx], hit, sample_weight=wts).predict(conf), 0.0, 1.0)
+        rest = 1.0 - conf
+        scale = np.divide(1.0 - new_conf, rest, out=np.zeros_like(rest), where=rest > 0)
+        out = proba * scale[:, None]
+        out[np.arange(proba.shape[0]), predictive.predicted_index] = new_conf
+        no_rest = rest <= 0  # a one-hot row: spread the freed mass evenly
+        if no_rest.any():
+            k = proba.shape[1]
+            out[no_rest] = (1.0 - new_conf[no_rest, None]) / (k - 1)
+            out[no_rest, predictive.predicted_index[no_rest]] = new_conf[no_rest]
+        return Categorical(out / out.sum(axis=1, keepdims=True), predictive.labels)
+    if isinstance(predictive, Gaussian):
+        z2 = (np.asarray(y, dtype=float) - predictive.mean[idx]) ** 2
+        var = predictive.var[idx]
+        ok = var > 0
+        if not ok.any():
+            return predictive
+        s2 = float(np.sum(wts[ok] * z2[ok] / var[ok]) / np.sum(wts[ok]))
+        return Gaussian(predictive.mean, predictive.var * s2)
+    return predictive

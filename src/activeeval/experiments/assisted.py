@@ -225,3 +225,79 @@ def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
             )
         lines.append("")
     (out / "model_assisted.md").write_text("\n".join(lines) + "\n")
+
+
+BATCH_PLAN = [
+    ("email_shift", "logistic", ErrorRate()),
+    ("email_shift", "logistic", FMeasure(1.0, pos_label=1)),
+    ("email_shift", "naive_bayes", ErrorRate()),
+    ("default_skew", "naive_bayes", FMeasure(1.0, pos_label=1)),
+    ("caravan_skew", "logistic", FMeasure(1.0, pos_label=1)),
+    ("diamonds_regression", "bayesian_ridge", SquaredError()),
+]
+
+
+def run_batch_adaptive(
+    out: Path, reps: int, budgets: tuple[int, ...] = (200, 400, 800), batch: int = 50
+) -> list[dict[str, Any]]:
+    """Static q* vs batch-adaptive q* (recalibrated every ``batch`` labels), both with the
+    default model-assisted estimator, same seeds: does recalibration help?"""
+    from ..campaign import evaluate
+
+    rows = []
+    for task_name, kind, meas0 in BATCH_PLAN:
+        kw = {"pool_size": 5000} if task_name == "diamonds_regression" else {}
+        task = load_task(task_name, **kw)
+        model = fit_regressor(task) if kind == "bayesian_ridge" else fit_classifier(task, kind)
+        pred = pool_predictive(model, task.X_pool)
+        meas = meas0.bind(pred)
+        y = task.y_pool
+        f = pred.point_prediction()
+        w = meas.weight(f, y)
+        truth = float(w @ meas.loss(f, y) / w.sum())
+        oracle = task.oracle()
+        row: dict[str, Any] = {
+            "task": task_name,
+            "model": kind,
+            "measure": meas.name,
+            "budgets": list(budgets),
+        }
+        for name, bs in (("static", None), ("batch-adaptive", batch)):
+            err = np.full((reps, len(budgets)), np.nan)
+            for j, b in enumerate(budgets):
+                for r in range(reps):
+                    res = evaluate(
+                        pred, oracle, meas, budget=b, batch_size=bs, random_state=r, progress=False
+                    )
+                    err[r, j] = abs(res.estimate - truth)
+            row[name] = {
+                "mae": list(np.nanmean(err, axis=0)),
+                "mae_se": list(np.nanstd(err, axis=0) / np.sqrt(reps)),
+            }
+        rows.append(row)
+        print(f"batch-adaptive {task_name} {kind} {meas.name}", flush=True)
+    lines = [
+        "# Batch-adaptive sampling: does recalibrating q help?",
+        "",
+        f"{reps} campaigns per budget, labels bought {batch} at a time; after each batch "
+        "the predictive distribution is recalibrated (isotonic / variance scaling, "
+        "weighted by p/q) and q* recomputed. Same seeds, default model-assisted "
+        "estimator. MAE ± its Monte-Carlo standard error.",
+        "",
+        "| task | model | measure | method | " + " | ".join(f"MAE@{b}" for b in budgets) + " |",
+        "|" + "---|" * (4 + len(budgets)),
+    ]
+    for row in rows:
+        for name in ("static", "batch-adaptive"):
+            r = row[name]
+            lines.append(
+                f"| {row['task']} | {row['model']} | {row['measure']} | {name} | "
+                + " | ".join(
+                    f"{m:.4f} ± {e:.4f}" for m, e in zip(r["mae"], r["mae_se"], strict=True)
+                )
+                + " |"
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "batch_adaptive.md").write_text("\n".join(lines) + "\n")
+    (out / "batch_adaptive.json").write_text(json.dumps(rows, indent=1))
+    return rows

@@ -37,6 +37,7 @@ BUDGETS = (50, 100, 200, 400, 800)
 #: runs Algorithm 2 one campaign at a time; the oasis peers are pure-Python loops).
 STRATIFIED_REPS = 300
 PEER_REPS = 200
+ASSISTED_REPS = 300
 
 
 @dataclass
@@ -414,7 +415,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--smoke", action="store_true", help="a < 60 s version")
     ap.add_argument("--no-peers", action="store_true")
-    ap.add_argument("--only", choices=("estimation", "comparison"), default=None)
+    ap.add_argument("--only", choices=("estimation", "comparison", "assisted"), default=None)
     args = ap.parse_args(argv)
     reps = min(args.reps, 30) if args.smoke else args.reps
     budgets = (50, 100, 200) if args.smoke else BUDGETS
@@ -424,6 +425,12 @@ def main(argv: list[str] | None = None) -> None:
         from . import comparison
 
         comparison.run(args.out, reps, budgets, smoke=args.smoke)
+    if args.only in (None, "assisted"):
+        from . import assisted
+
+        # The model-assisted estimator is not vectorised across runs (its power is tuned per
+        # sample): ASSISTED_REPS repetitions.
+        assisted.run(args.out, min(reps, ASSISTED_REPS), budgets, smoke=args.smoke)
 
 
 if __name__ == "__main__":
