@@ -23,7 +23,7 @@ from ..measures import ErrorRate, FMeasure, Measure, SquaredError
 from ..predictive import Predictive
 from ..sampling import optimal_distribution, passive_distribution
 from .models import fit_classifier, fit_regressor, pool_predictive
-from .simulate import _draws_and_stops
+from .simulate import _Design, _draws_and_stops
 
 PLAN: list[tuple[str, str, Measure]] = [
     ("email_shift", "logistic", ErrorRate()),
@@ -51,13 +51,7 @@ def _runs(
     """Estimates, standard errors and λ per (rep, budget), by the campaign's stopping rule."""
     from ..inference import estimate
 
-    rng = np.random.default_rng(seed)
-    m = q.shape[0]
-    cdf = np.cumsum(q)
-    cdf /= cdf[-1]
-    draws, kept, _, _ = _draws_and_stops(
-        rng, cdf, None, budgets, reps, int(3 * budgets.max()) + 64, int((q > 0).sum()), m
-    )
+    draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
     est = np.full(kept.shape, np.nan)
     se = np.full(kept.shape, np.nan)
     lam = np.full(kept.shape, np.nan)

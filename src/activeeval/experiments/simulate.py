@@ -71,40 +71,49 @@ def simulate_static(
         w·ℓ and w of every pool instance under its true label.
     budgets : increasing label counts, or cost budgets Λ when ``costs`` are given.
     """
-    qq = np.asarray(q, dtype=float)
     wl = np.asarray(weighted_loss, dtype=float)
     w = np.asarray(weight, dtype=float)
-    m = qq.shape[0]
-    p = np.full(m, 1.0 / m) if pool_weights is None else np.asarray(pool_weights, float)
-    p = p / p.sum()
-    b = np.asarray(budgets, dtype=float)
-    lam = None if costs is None else np.asarray(costs, dtype=float)
-    v = np.divide(p, qq, out=np.zeros(m), where=qq > 0)
-    n_support = int((qq > 0).sum())
-    cdf = np.cumsum(qq)
-    cdf /= cdf[-1]
-    rng = np.random.default_rng(random_state)
-    mean_cost = 1.0 if lam is None else float(qq @ lam)
-    length = int(3 * b.max() / mean_cost) + 64
+    d = _Design(q, budgets, costs, pool_weights, random_state)
     parts = []
     for start in range(0, n_reps, chunk_reps):
         r = min(chunk_reps, n_reps - start)
-        parts.append(_chunk(rng, cdf, v, wl, w, lam, b, r, length, n_support, m))
-    return StaticRuns(b, *(np.concatenate([pt[i] for pt in parts]) for i in range(7)))
+        parts.append(_chunk(d, wl, w, r))
+    return StaticRuns(d.budgets, *(np.concatenate([pt[i] for pt in parts]) for i in range(7)))
+
+
+class _Design:
+    """A static sampling design: q, its CDF, importance weights, costs, budgets, the RNG."""
+
+    def __init__(
+        self,
+        q: ArrayLike,
+        budgets: ArrayLike,
+        costs: ArrayLike | None,
+        pool_weights: ArrayLike | None,
+        random_state: Any,
+    ) -> None:
+        self.q = np.asarray(q, dtype=float)
+        self.m = m = self.q.shape[0]
+        p = np.full(m, 1.0 / m) if pool_weights is None else np.asarray(pool_weights, float)
+        p = p / p.sum()
+        self.budgets = np.asarray(budgets, dtype=float)
+        self.lam = None if costs is None else np.asarray(costs, dtype=float)
+        self.v = np.divide(p, self.q, out=np.zeros(m), where=self.q > 0)
+        self.n_support = int((self.q > 0).sum())
+        self.cdf = np.cumsum(self.q)
+        self.cdf /= self.cdf[-1]
+        self.rng = np.random.default_rng(random_state)
+        mean_cost = 1.0 if self.lam is None else float(self.q @ self.lam)
+        self.length = int(3 * self.budgets.max() / mean_cost) + 64
 
 
 def _draws_and_stops(
-    rng: np.random.Generator,
-    cdf: NDArray[np.float64],
-    lam: NDArray[np.float64] | None,
-    budgets: NDArray[np.float64],
-    r: int,
-    length: int,
-    n_support: int,
-    m: int,
+    d: _Design, r: int
 ) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any]]:
     """(r, L) draws and, per budget, the number of draws kept, labels bought and cost spent —
     the stopping rule of :class:`activeeval.campaign._Acquisition`."""
+    rng, cdf, lam, budgets, m, n_support = d.rng, d.cdf, d.lam, d.budgets, d.m, d.n_support
+    length = d.length
     while True:
         draws = np.minimum(np.searchsorted(cdf, rng.random((r, length)), side="right"), m - 1)
         new = first_occurrence(draws)
@@ -132,19 +141,10 @@ def _prefix_at(x: NDArray[np.float64], kept: NDArray[np.intp]) -> NDArray[np.flo
 
 
 def _chunk(
-    rng: np.random.Generator,
-    cdf: NDArray[np.float64],
-    v: NDArray[np.float64],
-    wl: NDArray[np.float64],
-    w: NDArray[np.float64],
-    lam: NDArray[np.float64] | None,
-    budgets: NDArray[np.float64],
-    r: int,
-    length: int,
-    n_support: int,
-    m: int,
+    d: _Design, wl: NDArray[np.float64], w: NDArray[np.float64], r: int
 ) -> tuple[NDArray[Any], ...]:
-    draws, kept, n_lab, cost = _draws_and_stops(rng, cdf, lam, budgets, r, length, n_support, m)
+    draws, kept, n_lab, cost = _draws_and_stops(d, r)
+    v = d.v
     a, b = v[draws] * wl[draws], v[draws] * w[draws]  # v·w·ℓ and v·w per draw
     s_a, s_b = _prefix_at(a, kept), _prefix_at(b, kept)
     s_aa, s_ab, s_bb = _prefix_at(a * a, kept), _prefix_at(a * b, kept), _prefix_at(b * b, kept)
@@ -208,26 +208,15 @@ def simulate_comparison(
     The difference of models 0 and 1 and its standard error follow the paired influence rule
     of :func:`activeeval.paired_test` (tested equal to it).
     """
-    qq = np.asarray(q, dtype=float)
     wl = np.atleast_2d(np.asarray(weighted_losses, dtype=float))
     w = np.atleast_2d(np.asarray(weights, dtype=float))
-    m = qq.shape[0]
-    p = np.full(m, 1.0 / m) if pool_weights is None else np.asarray(pool_weights, float)
-    p = p / p.sum()
-    b = np.asarray(budgets, dtype=float)
-    lam = None if costs is None else np.asarray(costs, dtype=float)
-    v = np.divide(p, qq, out=np.zeros(m), where=qq > 0)
-    cdf = np.cumsum(qq)
-    cdf /= cdf[-1]
-    rng = np.random.default_rng(random_state)
-    mean_cost = 1.0 if lam is None else float(qq @ lam)
-    length = int(3 * b.max() / mean_cost) + 64
-    n_support = int((qq > 0).sum())
+    d = _Design(q, budgets, costs, pool_weights, random_state)
+    rng = d.rng
     out: list[tuple[NDArray[Any], ...]] = []
     for start in range(0, n_reps, chunk_reps):
         r = min(chunk_reps, n_reps - start)
-        draws, kept, n_lab, cost = _draws_and_stops(rng, cdf, lam, b, r, length, n_support, m)
-        vd = v[draws]
+        draws, kept, n_lab, cost = _draws_and_stops(d, r)
+        vd = d.v[draws]
         a = [vd * x[draws] for x in wl]  # v·w_j·ℓ_j per draw
         bb = [vd * x[draws] for x in w]  # v·w_j per draw
         if swap:
@@ -257,4 +246,4 @@ def simulate_comparison(
         diff = (g[..., 0] - g[..., 1]) * support_mass
         se = np.sqrt(np.maximum(var, 0.0)) * support_mass
         out.append((g * support_mass, diff, se, kept, n_lab, cost))
-    return ComparisonRuns(b, *(np.concatenate([o[i] for o in out]) for i in range(6)))
+    return ComparisonRuns(d.budgets, *(np.concatenate([o[i] for o in out]) for i in range(6)))
