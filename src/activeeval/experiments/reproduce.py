@@ -38,6 +38,7 @@ BUDGETS = (50, 100, 200, 400, 800)
 STRATIFIED_REPS = 300
 PEER_REPS = 200
 ASSISTED_REPS = 300
+BATCH_REPS = 150
 
 
 @dataclass
@@ -431,6 +432,8 @@ def main(argv: list[str] | None = None) -> None:
         # The model-assisted estimator is not vectorised across runs (its power is tuned per
         # sample): ASSISTED_REPS repetitions.
         assisted.run(args.out, min(reps, ASSISTED_REPS), budgets, smoke=args.smoke)
+        if not args.smoke:
+            assisted.run_batch_adaptive(args.out, BATCH_REPS)
 
 
 if __name__ == "__main__":
