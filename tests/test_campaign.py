@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -195,7 +196,10 @@ def test_simulate_static_reproduces_evaluate_with_the_same_seed(
     )
     q = ae.optimal_distribution(proba, measure, costs=costs)
     wl, w = _generalized_risk_terms(measure, pred, y)
-    sim = simulate_static(q, wl, w, [budget], 1, costs=costs, random_state=seed)
+    # Once every instance that can move the measure is labeled, both report the census value.
+    pool = ae.as_predictive(proba)
+    mask = ae.get_measure(measure).bind(pool).weight_can_be_positive(pool.point_prediction())
+    sim = simulate_static(q, wl, w, [budget], 1, costs=costs, census_mask=mask, random_state=seed)
     assert res.n_draws == sim.n_draws[0, 0]
     assert res.n_labels == sim.n_labels[0, 0]
     # floating sums in a different order: equal to rounding
@@ -593,3 +597,24 @@ def test_regression_with_gaussian_predictions_and_mse_works_end_to_end():
     assert abs(res.estimate - truth) <= 4 * res.stderr  # sanity: a 4-sigma event otherwise
     with pytest.raises(ae.ActiveEvalError, match=r"^method:"):
         res.confidence_interval(method="wilson")  # binomial interval for a continuous loss
+
+
+def test_labeling_every_instance_that_can_move_the_measure_gives_the_exact_value():
+    # Precision depends only on the predicted positives; a budget that covers all of them
+    # ends in a census: the exact pool precision, standard error 0, a point interval, and no
+    # degenerate-interval warning.
+    rng = np.random.default_rng(41)
+    m = 400
+    p1 = np.where(rng.random(m) < 0.05, rng.uniform(0.6, 0.99, m), rng.uniform(0.0, 0.4, m))
+    proba = np.c_[1 - p1, p1]
+    y = (rng.random(m) < p1).astype(int)
+    predicted_pos = p1 > 0.5
+    exact = y[predicted_pos].mean()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ae.DegenerateIntervalWarning)
+        res = ae.evaluate(
+            proba, lambda i: y[i], "precision", budget=int(predicted_pos.sum()) + 50, random_state=0
+        )
+    assert res.n_labels == predicted_pos.sum()
+    assert res.estimate == pytest.approx(exact, abs=1e-12)
+    assert res.stderr == 0.0 and res.ci == (res.estimate, res.estimate)

@@ -381,7 +381,10 @@ def evaluate(
     y = acq.book.lookup(draws)
     pw = _pool(pool_weights, predictive.n)
     est: Estimate
-    if estimator == "assisted":
+    census = _census(meas, predictive, acq.book, pw, lv, draws.shape[0])
+    if census is not None:
+        est = census
+    elif estimator == "assisted":
         est = assisted_estimate(meas, predictive, draws, y, draw_q, pool_weights=pw, level=lv)
     else:
         est = estimate(
@@ -437,6 +440,38 @@ def _run_in_batches(
                 method, current, meas, costs=costs, pool_weights=pool_weights, floor=floor, mix=mix
             )
         )
+
+
+def _census(
+    meas: Measure,
+    predictive: Predictive,
+    book: _LabelBook,
+    pw: NDArray[np.float64],
+    level: float,
+    n_draws: int,
+) -> Estimate | None:
+    """The exact value when every pool instance that can move the measure (p > 0 and a weight
+    that can be positive) is labeled — e.g. precision once all predicted positives are — with
+    standard error 0; None otherwise."""
+    f = predictive.point_prediction()
+    needed = meas.weight_can_be_positive(f) & (pw > 0)
+    if not np.all(book.known[needed]):
+        return None
+    idx, y = book.acquired()
+    w = meas.weight(f[idx], y) * pw[idx]
+    total = float(w.sum())
+    value = float(w @ meas.loss(f[idx], y)) / total if total > 0 else math.nan
+    return Estimate(
+        value,
+        0.0,
+        n_draws,
+        int(idx.shape[0]),
+        float(idx.shape[0]),
+        meas.binary_loss,
+        level,
+        meas.name,
+        census=True,
+    )
 
 
 def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> BudgetError:

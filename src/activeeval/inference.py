@@ -292,6 +292,9 @@ class Estimate:
         Confidence level of :attr:`ci`.
     measure : str
         Name of the measure.
+    census : bool
+        True when every pool instance that can move the measure was labeled, so the value is
+        computed exactly (stderr 0, a point interval, no warning).
     """
 
     estimate: float
@@ -302,6 +305,7 @@ class Estimate:
     binary_loss: bool
     level: float = 0.95
     measure: str = ""
+    census: bool = False
 
     def confidence_interval(
         self, level: float | None = None, method: str = "wald"
@@ -319,6 +323,8 @@ class Estimate:
         g, se, n = self.estimate, self.stderr, self.n_draws
         if math.isnan(g):
             return math.nan, math.nan
+        if self.census:
+            return g, g
         if method in ("wald", "t"):
             if se == 0.0:
                 _warn_degenerate(self.measure or "estimate")

@@ -95,29 +95,40 @@ def _coverage(runs: StaticRuns, truth: float, method: str) -> NDArray[np.float64
     return np.vstack([np.nanmean(covered, axis=0), width])
 
 
-def _static_curve(
-    name: str,
-    q: NDArray[np.float64],
-    wl: NDArray[np.float64],
-    w: NDArray[np.float64],
-    truth: float,
-    budgets: NDArray[np.float64],
-    reps: int,
-    costs: NDArray[np.float64] | None,
-    seed: int,
-    intervals: tuple[str, ...] = (),
-) -> Curve:
-    runs = simulate_static(q, wl, w, budgets, reps, costs=costs, random_state=seed)
-    mae, se = _mae(runs.estimate, truth)
-    extra: dict[str, Any] = {
-        "mean_labels": list(np.mean(runs.n_labels, axis=0)),
-        "mean_cost": list(np.mean(runs.cost, axis=0)),
-    }
-    for method in intervals:
-        cov = _coverage(runs, truth, method)
-        extra[f"coverage_{method}"] = list(cov[0])
-        extra[f"width_{method}"] = list(cov[1])
-    return Curve(name, list(budgets), mae, se, extra)
+@dataclass
+class _Pool:
+    """The per-instance terms of the measure under the true labels, shared by every curve."""
+
+    wl: NDArray[np.float64]
+    w: NDArray[np.float64]
+    truth: float
+    mask: NDArray[np.bool_]  # instances that can move the measure (census once all labeled)
+    budgets: NDArray[np.float64]
+    reps: int
+    costs: NDArray[np.float64] | None
+    seed: int
+
+    def curve(self, name: str, q: NDArray[np.float64], intervals: tuple[str, ...] = ()) -> Curve:
+        runs = simulate_static(
+            q,
+            self.wl,
+            self.w,
+            self.budgets,
+            self.reps,
+            costs=self.costs,
+            census_mask=self.mask,
+            random_state=self.seed,
+        )
+        mae, se = _mae(runs.estimate, self.truth)
+        extra: dict[str, Any] = {
+            "mean_labels": list(np.mean(runs.n_labels, axis=0)),
+            "mean_cost": list(np.mean(runs.cost, axis=0)),
+        }
+        for method in intervals:
+            cov = _coverage(runs, self.truth, method)
+            extra[f"coverage_{method}"] = list(cov[0])
+            extra[f"width_{method}"] = list(cov[1])
+        return Curve(name, list(self.budgets), mae, se, extra)
 
 
 def _stratified_curve(
@@ -173,76 +184,21 @@ def run_setting(
     setting = Setting(task.name, model_name, bound.name, truth, costs is not None)
     m = pred.n
     binary = ("wilson",) if bound.binary_loss else ()
+    pool = _Pool(wl, w, truth, bound.weight_can_be_positive(f), budgets, reps, costs, seed)
     s = setting.curves
-    s.append(
-        _static_curve(
-            "passive",
-            passive_distribution(m),
-            wl,
-            w,
-            truth,
-            budgets,
-            reps,
-            costs,
-            seed,
-            ("t", *binary),
-        )
-    )
-    s.append(
-        _static_curve(
-            "active",
-            optimal_distribution(pred, bound, costs=costs),
-            wl,
-            w,
-            truth,
-            budgets,
-            reps,
-            costs,
-            seed,
-            ("wald",),
-        )
-    )
+    s.append(pool.curve("passive", passive_distribution(m), ("t", *binary)))
+    s.append(pool.curve("active", optimal_distribution(pred, bound, costs=costs), ("wald",)))
     if costs is not None:
-        s.append(
-            _static_curve(
-                "active_uniC",
-                optimal_distribution(pred, bound),
-                wl,
-                w,
-                truth,
-                budgets,
-                reps,
-                costs,
-                seed,
-            )
-        )
-        s.append(
-            _static_curve(
-                "active_lambda", cost_distribution(costs), wl, w, truth, budgets, reps, costs, seed
-            )
-        )
+        s.append(pool.curve("active_uniC", optimal_distribution(pred, bound)))
+        s.append(pool.curve("active_lambda", cost_distribution(costs)))
     if safeguard_variants:
-        s.append(
-            _static_curve(
-                "active_no_safeguards",
-                optimal_distribution(pred, bound, costs=costs, floor=0.0, mix=0.0),
-                wl,
-                w,
-                truth,
-                budgets,
-                reps,
-                costs,
-                seed,
-                ("wald",),
-            )
-        )
+        q_raw = optimal_distribution(pred, bound, costs=costs, floor=0.0, mix=0.0)
+        s.append(pool.curve("active_no_safeguards", q_raw, ("wald",)))
     # The limit: q* computed with the true labels (what a perfect model would give).
     a_true = w**2 * (bound.loss(f, y) - truth) ** 2
     score = np.sqrt(a_true if costs is None else a_true / costs)
     if score.sum() > 0:
-        s.append(
-            _static_curve("oracle_q", score / score.sum(), wl, w, truth, budgets, reps, costs, seed)
-        )
+        s.append(pool.curve("oracle_q", score / score.sum()))
     if stratified:
         s.append(_stratified_curve(pred, task, bound, truth, budgets, reps, costs, seed))
     if peers is not None:
@@ -302,6 +258,9 @@ def run(
     peers = None
     if with_peers and not smoke:
         peers = _peer_runner()
+    # Without the peers (``--no-peers``), keep the peer curves of an earlier full run: they do
+    # not depend on activeeval's code, and the oasis samplers take most of the run time.
+    earlier = {} if peers is not None else _earlier_peer_curves(out)
     settings = []
     for task_name, kind, meas, with_costs in _settings_plan(smoke):
         t0 = time.time()
@@ -325,6 +284,9 @@ def run(
             safeguard_variants=kind == "naive_bayes" or task_name == "default_skew",
             peers=peers if meas.name == "f1" and not with_costs else None,
         )
+        if peers is None:
+            key = (setting.task, setting.model, setting.measure, setting.cost_budget)
+            setting.curves.extend(earlier.get(key, []))
         settings.append(setting)
         print(
             f"{task_name:20s} {kind:14s} {setting.measure:14s} costs={with_costs!s:5s} "
@@ -338,6 +300,24 @@ def run(
 
     write_active_estimation_report(settings, out, reps=reps)
     return settings
+
+
+def _earlier_peer_curves(out: Path) -> dict[tuple[str, str, str, bool], list[Curve]]:
+    path = out / "active_estimation.json"
+    if not path.exists():
+        return {}
+    found: dict[tuple[str, str, str, bool], list[Curve]] = {}
+    for s in json.loads(path.read_text()):
+        for c in s["curves"]:
+            if c["method"].startswith("peer_"):
+                extra = {
+                    k: v for k, v in c.items() if k not in ("method", "budgets", "mae", "mae_se")
+                }
+                key = (s["task"], s["model"], s["measure"], s["cost_budget"])
+                found.setdefault(key, []).append(
+                    Curve(c["method"], c["budgets"], c["mae"], c["mae_se"], extra)
+                )
+    return found
 
 
 def _as_dict(s: Setting) -> dict[str, Any]:

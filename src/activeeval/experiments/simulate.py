@@ -59,6 +59,7 @@ def simulate_static(
     *,
     costs: ArrayLike | None = None,
     pool_weights: ArrayLike | None = None,
+    census_mask: ArrayLike | None = None,
     random_state: Any = None,
     chunk_reps: int = 250,
 ) -> StaticRuns:
@@ -70,14 +71,19 @@ def simulate_static(
     weighted_loss, weight : (m,) arrays
         w·ℓ and w of every pool instance under its true label.
     budgets : increasing label counts, or cost budgets Λ when ``costs`` are given.
+    census_mask : (m,) bool array, optional
+        The instances that can move the measure (``measure.weight_can_be_positive``): once all
+        are labeled, :func:`activeeval.evaluate` reports the exact pool value with stderr 0,
+        and so does the simulation when the mask is given.
     """
     wl = np.asarray(weighted_loss, dtype=float)
     w = np.asarray(weight, dtype=float)
     d = _Design(q, budgets, costs, pool_weights, random_state)
+    mask = None if census_mask is None else np.asarray(census_mask, dtype=bool)
     parts = []
     for start in range(0, n_reps, chunk_reps):
         r = min(chunk_reps, n_reps - start)
-        parts.append(_chunk(d, wl, w, r))
+        parts.append(_chunk(d, wl, w, r, mask))
     return StaticRuns(d.budgets, *(np.concatenate([pt[i] for pt in parts]) for i in range(7)))
 
 
@@ -95,7 +101,7 @@ class _Design:
         self.q = np.asarray(q, dtype=float)
         self.m = m = self.q.shape[0]
         p = np.full(m, 1.0 / m) if pool_weights is None else np.asarray(pool_weights, float)
-        p = p / p.sum()
+        self.p = p = p / p.sum()
         self.budgets = np.asarray(budgets, dtype=float)
         self.lam = None if costs is None else np.asarray(costs, dtype=float)
         self.v = np.divide(p, self.q, out=np.zeros(m), where=self.q > 0)
@@ -141,7 +147,11 @@ def _prefix_at(x: NDArray[np.float64], kept: NDArray[np.intp]) -> NDArray[np.flo
 
 
 def _chunk(
-    d: _Design, wl: NDArray[np.float64], w: NDArray[np.float64], r: int
+    d: _Design,
+    wl: NDArray[np.float64],
+    w: NDArray[np.float64],
+    r: int,
+    mask: NDArray[np.bool_] | None,
 ) -> tuple[NDArray[Any], ...]:
     draws, kept, n_lab, cost = _draws_and_stops(d, r)
     v = d.v
@@ -152,7 +162,14 @@ def _chunk(
         g = s_a / s_b
         var = (s_aa - 2 * g * s_ab + g * g * s_bb) / (s_b * s_b)  # Lemma 3.4
         n_eff = s_b * s_b / s_bb
-    return g, np.sqrt(np.maximum(var, 0.0)), kept, n_lab, cost, g * n_eff, n_eff
+    se = np.sqrt(np.maximum(var, 0.0))
+    if mask is not None and mask.any():
+        pw = d.p
+        exact = float(pw @ wl) / float(pw @ w)
+        needed = first_occurrence(draws) & mask[draws]
+        full = _prefix_at(needed.astype(float), kept) >= int(mask.sum())
+        g, se = np.where(full, exact, g), np.where(full, 0.0, se)
+    return g, se, kept, n_lab, cost, g * n_eff, n_eff
 
 
 @dataclass(frozen=True)
