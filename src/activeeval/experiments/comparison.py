@@ -266,41 +266,46 @@ def _report(results: dict[str, Any], out: Path, reps: int) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    colors = {
+        "passive": "tab:gray",
+        "active": "tab:blue",
+        "active_0": "tab:green",
+        "active_inf": "tab:red",
+        "active_neq": "tab:pink",
+        "active_risk": "tab:brown",
+    }
     pairs = results["pairs"]
-    fig, axes = plt.subplots(
-        2, len(pairs) + 1, figsize=(4.2 * (len(pairs) + 1), 6.6), squeeze=False
-    )
-    for col, st in enumerate([*pairs, *results["k_models"]]):
-        ax = axes[0, col]
+    panels = [*pairs, *results["k_models"]]
+    fig, axes = plt.subplots(2, len(panels), figsize=(4.2 * len(panels), 6.6), squeeze=False)
+    for col, st in enumerate(panels):
+        ax, ax2 = axes[0, col], axes[1, col]
         for method, row in st["rows"].items():
+            style = {"label": method, "marker": "o", "ms": 3, "color": colors.get(method)}
             ax.errorbar(
                 st["budgets"],
                 row["selection_error"],
                 yerr=row["selection_error_se"],
-                label=method,
-                marker="o",
-                ms=3,
                 capsize=2,
+                **style,
             )
-        ax.set_xscale("log")
-        ax.set_title(
-            f"{st['task']}: {' vs '.join(st['models'][:2])}"
-            f"{' +' + str(len(st['models']) - 2) if len(st['models']) > 2 else ''}\n"
-            f"{st['measure']}",
-            fontsize=8,
-        )
-        ax.set_xlabel("labels")
-        ax.set_ylabel("model-selection error")
-        ax.grid(alpha=0.3)
-        ax2 = axes[1, col]
-        for method, row in st["rows"].items():
             if "mean_p" in row:
-                ax2.plot(st["budgets"], row["mean_p"], marker="o", ms=3, label=method)
-        ax2.set_xscale("log")
-        ax2.set_xlabel("labels")
+                ax2.plot(st["budgets"], row["mean_p"], **style)
+        extra = f" +{len(st['models']) - 2}" if len(st["models"]) > 2 else ""
+        ax.set_title(
+            f"{st['task']}: {' vs '.join(st['models'][:2])}{extra}\n{st['measure']}", fontsize=8
+        )
+        ax.set_ylabel("model-selection error")
         ax2.set_ylabel("mean p-value")
-        ax2.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7)
+        for a in (ax, ax2):
+            a.set_xscale("log")
+            a.set_xticks(st["budgets"])
+            a.set_xticklabels([f"{int(b)}" for b in st["budgets"]])
+            a.minorticks_off()
+            a.set_xlabel("labels")
+            a.grid(alpha=0.3)
+        if not any("mean_p" in r for r in st["rows"].values()):
+            ax2.axis("off")
+        ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(out / "active_comparison.png", dpi=90)
     plt.close(fig)

@@ -49,6 +49,9 @@ def _plot(settings: list[Setting], path: Path) -> None:
             )
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(s.curves[0].budgets)
+        ax.set_xticklabels([f"{int(b)}" for b in s.curves[0].budgets])
+        ax.minorticks_off()
         ax.set_title(
             f"{s.task} / {s.model}\n{s.measure}{' (cost budget)' if s.cost_budget else ''}",
             fontsize=9,
