@@ -116,6 +116,10 @@ class Categorical(Predictive):
 
     @cached_property
     def _point_prediction(self) -> NDArray[Any]:
+        if self.labels.dtype.kind in "iu" and np.array_equal(
+            self.labels, np.arange(self.labels.shape[0])
+        ):
+            return self.predicted_index  # default labels 0..K-1: no gather needed
         return self.labels[self.predicted_index]
 
     @cached_property
@@ -126,7 +130,9 @@ class Categorical(Predictive):
     @cached_property
     def predicted_probability(self) -> NDArray[np.float64]:
         """p(f(x) | x; θ), the probability of the predicted class."""
-        return np.take_along_axis(self.proba, self.predicted_index[:, None], axis=1)[:, 0]
+        k = self.proba.shape[1]
+        flat = np.arange(self.proba.shape[0]) * k + self.predicted_index  # row-major gather
+        return np.ascontiguousarray(self.proba).ravel()[flat]
 
     def take(self, index: ArrayLike) -> Categorical:
         out = object.__new__(Categorical)
