@@ -13,7 +13,7 @@ import activeeval as ae
 from activeeval.experiments import comparison as cmp_exp
 from activeeval.experiments import reproduce
 from activeeval.experiments.demo import labels_to_match
-from activeeval.experiments.simulate import first_occurrence, simulate_comparison
+from activeeval.experiments.simulate import first_occurrence, simulate_comparison, simulate_static
 
 
 def _pool(seed: int = 0, m: int = 2000):
@@ -120,3 +120,22 @@ def test_comparison_smoke_reproduction_writes_report(tmp_path: Path) -> None:
         pair["rows"]["active"]["selection_error"][-1]
         <= pair["rows"]["passive"]["selection_error"][-1]
     )
+
+
+def test_simulation_stops_at_the_campaign_draw_cap_like_evaluate() -> None:
+    # q puts almost no mass on most of the pool, so 30 distinct labels cannot be bought within
+    # evaluate's default cap of 20·budget + 1000 draws; both stop at the cap.
+    rng = np.random.default_rng(5)
+    m = 200
+    p1 = rng.uniform(0.1, 0.9, m)
+    proba = np.c_[1 - p1, p1]
+    y = (rng.random(m) < p1).astype(int)
+    q = np.full(m, 1e-7)
+    q[:10] = (1 - 1e-7 * (m - 10)) / 10
+    meas = ae.ErrorRate()
+    f = np.argmax(proba, axis=1)
+    res = ae.evaluate(proba, lambda i: y[i], meas, budget=30, q=q, random_state=3, estimator="snis")
+    runs = simulate_static(q, meas.loss(f, y), np.ones(m), [30], 1, random_state=3)
+    assert res.n_draws == runs.n_draws[0, 0] == 20 * 30 + 1000
+    assert res.n_labels == runs.n_labels[0, 0] < 30
+    assert res.estimate == pytest.approx(runs.estimate[0, 0], abs=1e-12)

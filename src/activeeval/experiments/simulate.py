@@ -111,6 +111,9 @@ class _Design:
         self.rng = np.random.default_rng(random_state)
         mean_cost = 1.0 if self.lam is None else float(self.q @ self.lam)
         self.length = int(3 * self.budgets.max() / mean_cost) + 64
+        # The campaign's cap on draws (evaluate's default max_draws), per budget.
+        unit = 1.0 if self.lam is None else float(self.lam.mean())
+        self.max_draws = (20 * self.budgets / unit + 1000).astype(np.intp)
 
 
 def _draws_and_stops(
@@ -120,8 +123,12 @@ def _draws_and_stops(
     the stopping rule of :class:`activeeval.campaign._Acquisition`."""
     rng, cdf, lam, budgets, m, n_support = d.rng, d.cdf, d.lam, d.budgets, d.m, d.n_support
     length = d.length
+    u = np.empty((r, 0))
     while True:
-        draws = np.minimum(np.searchsorted(cdf, rng.random((r, length)), side="right"), m - 1)
+        # Extend (never redraw) the uniforms, so a single row consumes the generator exactly
+        # as the campaign loop does.
+        u = np.hstack([u, rng.random((r, length - u.shape[1]))])
+        draws = np.minimum(np.searchsorted(cdf, u, side="right"), m - 1)
         new = first_occurrence(draws)
         price = new.astype(float) if lam is None else np.where(new, lam[draws], 0.0)
         spent = np.cumsum(price, axis=1)
@@ -130,12 +137,14 @@ def _draws_and_stops(
         tol = 1e-9 * max(float(budgets.max()), 1.0)
         if np.all((spent[:, -1] > budgets.max() + tol) | exhausted):
             break
-        length *= 2
+        if length >= d.max_draws.max():
+            break  # rows still short of the budget stop at the cap, as evaluate does
+        length = min(2 * length, int(d.max_draws.max()))
     # Draws kept at each budget: up to (not including) the first draw the budget cannot pay.
     over = spent[:, :, None] > budgets[None, None, :] + tol
     kept = np.where(over.any(axis=1), over.argmax(axis=1), length)
     full = np.where(exhausted, np.argmax(labels >= n_support, axis=1) + 1, length)
-    kept = np.minimum(kept, full[:, None])
+    kept = np.minimum(np.minimum(kept, full[:, None]), d.max_draws[None, :])
     cost = np.take_along_axis(spent, kept - 1, axis=1)
     n_lab = np.take_along_axis(labels, kept - 1, axis=1)
     return draws, kept, n_lab, cost
