@@ -60,8 +60,16 @@ def run_demo(
         truth = float(w @ bound.loss(f, y) / w.sum())
         echo(f"== {bound.name}: whole-pool value {truth:.4f}")
         for method in ("passive", "active"):
+            # passive: uniform draws and the plain sample estimate (what one does without
+            # activeeval); active: activeeval's default, q* and the model-assisted estimator.
             res = evaluate(
-                pred, task.oracle(), bound, budget=budget, method=method, random_state=seed
+                pred,
+                task.oracle(),
+                bound,
+                budget=budget,
+                method=method,
+                random_state=seed,
+                estimator="snis" if method == "passive" else "assisted",
             )
             lo, hi = res.ci
             echo(
