@@ -620,3 +620,14 @@ def test_pool_weights_are_validated_naming_them(weights):
         with pytest.raises(ae.ActiveEvalError) as info:
             call()
         assert str(info.value).startswith("pool_weights:"), str(info.value)
+
+
+def test_mix_zero_warns_when_q_leaves_instances_that_can_move_the_measure_at_zero():
+    # F1: a predicted negative with p(pos | x) = 0 has moment (1 − η)²·π·Ǧ² = 0; only the
+    # defensive mixture keeps it drawable. With mix = 0 the user is told, not silently misled.
+    proba = np.array([[0.1, 0.9], [0.6, 0.4], [1.0, 0.0], [0.3, 0.7]])
+    with pytest.warns(ae.ActiveEvalWarning, match="mix=0, q is zero on 1 instances"):
+        q = ae.optimal_distribution(proba, ae.FMeasure(pos_label=1), mix=0.0)
+    assert q[2] == 0.0
+    q = ae.optimal_distribution(proba, ae.FMeasure(pos_label=1))  # default mix keeps it
+    assert q[2] > 0.0

@@ -70,11 +70,6 @@ class Measure:
         shape = np.broadcast_shapes(np.shape(prediction), np.shape(y))
         return np.ones(shape)
 
-    def max_weight(self, prediction: ArrayLike) -> NDArray[np.float64]:
-        """max_y w(x, y, f): the largest weight any label can give the instance (1 for regular
-        risks). The sampling floor keeps every instance's moment at least floor²·max_weight²."""
-        return np.ones(np.shape(prediction))
-
     def weight_can_be_positive(self, prediction: ArrayLike) -> NDArray[np.bool_]:
         """Whether w(x, y, f) > 0 for some label y: where it is not, no label can move the
         estimate and a sampling distribution may put zero mass (e.g. precision on predicted
@@ -537,11 +532,6 @@ class FMeasure(Measure):
         a, b = self._parts(prediction, y)
         eta = self.eta
         return eta * a + (1.0 - eta) * b
-
-    def max_weight(self, prediction: ArrayLike) -> NDArray[np.float64]:
-        # w = η·a + (1 − η)·b ≤ 1 where predicted positive (a = 1), (1 − η) elsewhere.
-        a = np.equal(prediction, self.pos_label)
-        return np.where(a, 1.0, 1.0 - self.eta)
 
     def weight_can_be_positive(self, prediction: ArrayLike) -> NDArray[np.bool_]:
         if self.eta < 1.0:  # any instance may turn out positive
