@@ -139,3 +139,13 @@ def test_simulation_stops_at_the_campaign_draw_cap_like_evaluate() -> None:
     assert res.n_draws == runs.n_draws[0, 0] == 20 * 30 + 1000
     assert res.n_labels == runs.n_labels[0, 0] < 30
     assert res.estimate == pytest.approx(runs.estimate[0, 0], abs=1e-12)
+
+
+def test_labels_to_match_handles_a_census_that_reaches_zero_error() -> None:
+    budgets = np.array([50.0, 100, 200, 400])
+    # Exactly 0 from 200 on: the crossing of 0.01 lies on the 100 → 200 segment, halfway in
+    # error (0.02 → 0), i.e. at 100 · 2^0.5 labels on the log-budget axis.
+    assert labels_to_match(budgets, np.array([0.05, 0.02, 0.0, 0.0]), 0.01) == pytest.approx(
+        100 * np.sqrt(2)
+    )
+    assert labels_to_match(budgets, np.zeros(4), 0.01) == 50.0  # already there: upper bound

@@ -24,14 +24,27 @@ from .simulate import simulate_static
 
 
 def labels_to_match(budgets: np.ndarray, mae: np.ndarray, target: float) -> float:
-    """Labels needed to reach ``target`` MAE, by log-log interpolation on the budget grid
-    (linear extrapolation in log-log past its ends)."""
-    lb, lm = np.log(budgets), np.log(mae)
+    """Labels needed to reach ``target`` MAE on a budget grid: log-log interpolation (linear
+    extrapolation in log-log past its ends). A curve that reaches an error of exactly 0 (a
+    census: every instance that can move the measure labeled) is interpolated linearly in
+    the error on the segment where it crosses the target; if it is already at or below the
+    target at the first budget, the first budget is returned (an upper bound)."""
+    b = np.asarray(budgets, dtype=float)
+    e = np.asarray(mae, dtype=float)
+    if e[0] <= target:
+        return float(b[0])
+    if (e <= 0).any():
+        i = int(np.flatnonzero(e <= target)[0])
+        t = (e[i - 1] - target) / (e[i - 1] - e[i])
+        return float(np.exp(np.log(b[i - 1]) + t * (np.log(b[i]) - np.log(b[i - 1]))))
+    lb, lm = np.log(b), np.log(e)
     order = np.argsort(lm)
     lt = np.log(target)
     if lm.min() <= lt <= lm.max():
         return float(np.exp(np.interp(lt, lm[order], lb[order])))
     i, j = (0, 1) if lt > lm.max() else (-2, -1)
+    if lm[j] == lm[i]:
+        return float("nan")  # a flat end segment cannot be extrapolated
     slope = (lb[j] - lb[i]) / (lm[j] - lm[i])
     return float(np.exp(lb[i] + slope * (lt - lm[i])))
 

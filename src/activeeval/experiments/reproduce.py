@@ -302,6 +302,18 @@ def run(
     return settings
 
 
+def load_settings(path: Path) -> list[Setting]:
+    """Settings back from ``active_estimation.json`` (to rewrite the report)."""
+    out = []
+    for s in json.loads(path.read_text()):
+        st = Setting(s["task"], s["model"], s["measure"], s["truth"], s["cost_budget"])
+        for c in s["curves"]:
+            extra = {k: v for k, v in c.items() if k not in ("method", "budgets", "mae", "mae_se")}
+            st.curves.append(Curve(c["method"], c["budgets"], c["mae"], c["mae_se"], extra))
+        out.append(st)
+    return out
+
+
 def _earlier_peer_curves(out: Path) -> dict[tuple[str, str, str, bool], list[Curve]]:
     path = out / "active_estimation.json"
     if not path.exists():
