@@ -64,6 +64,50 @@ class UnknownOptionError(ActiveEvalError):
     """A string option (measure name, method, ...) that is not one of the documented choices."""
 
 
+class InvalidOffsetsError(ActiveEvalError):
+    """Offsets of a ragged array (ranked lists) do not start at 0, decrease, or do not end at
+    the number of items."""
+
+
+class RankingItemsError(ActiveEvalError):
+    """Item ids of ranked lists are missing where needed, repeated within a query, or not
+    comparable."""
+
+
+class DuplicateIdError(ActiveEvalError):
+    """Pool ids (or ids within one labels input) that are not unique."""
+
+
+class UnknownIdError(ActiveEvalError):
+    """An id that is not in the session's pool, or that the session never handed out."""
+
+
+class InputFileError(ActiveEvalError):
+    """A pool or labels file that cannot be read: missing column, ragged or truncated row,
+    bad encoding, unparsable value. The message names the file, line and column."""
+
+
+class StoreError(ActiveEvalError):
+    """A labeling-session store that cannot be created, opened or written."""
+
+
+class NotAStoreError(StoreError):
+    """A file that is not an activeeval session store."""
+
+
+class SchemaVersionError(StoreError):
+    """A session store written by a newer activeeval, with a schema this version cannot read."""
+
+
+class LabelConflictError(StoreError):
+    """A label that differs from the one already recorded for the same id (pass overwrite=True
+    to replace it; every attempt is audited)."""
+
+
+class SessionMismatchError(StoreError):
+    """A labels input that belongs to another session (its ``session_id`` differs)."""
+
+
 class ActiveEvalWarning(UserWarning):
     """Root of the warnings activeeval emits."""
 

@@ -1,12 +1,61 @@
-"""The ``activeeval`` command."""
+"""The ``activeeval`` command: ``demo``, and ``session`` for labeling campaigns in a file.
+
+File formats (part of the contract):
+
+* **Pool file**, CSV (UTF-8) or Parquet, one per model, all with the same ids: a column ``id``;
+  a classifier's class probabilities in columns ``p_<label>`` (the labels are read as integers
+  if every one looks like an integer, else as strings), or a regressor's predictive ``mean``
+  and ``var``; optionally a labeling ``cost`` per instance (strictly positive).
+* **Labels file**, CSV or Parquet: columns ``id,label``; optionally ``session_id``, which must
+  then be the session's own. Other columns are ignored, so an ``export`` can be recorded again.
+
+Every input error exits with status 2 and a message on stderr that names the file, the line and
+the column.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import math
 import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import click
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
 
-from ._validation import ActiveEvalError
+from ._validation import (
+    PROBABILITY_ROW_TOL,
+    ActiveEvalError,
+    ActiveEvalWarning,
+    DuplicateIdError,
+    EmptyPoolError,
+    InputFileError,
+    InvalidCostsError,
+    InvalidVarianceError,
+    LabelSpaceError,
+    NonFiniteError,
+    ProbabilityRowsError,
+    UnknownIdError,
+)
+from .predictive import Categorical, Gaussian, Predictive
+
+__all__ = ["PoolFile", "main", "read_labels_file", "read_pool_file"]
+
+_INT_LIKE = r"^[+-]?\d+$"
+
+
+def _scalar(x: Any) -> Any:
+    """A numpy scalar as the plain Python value (for messages)."""
+    return x.item() if isinstance(x, np.generic) else x
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,6 +82,655 @@ def demo(budget: int, seed: int, reps: int) -> None:
     except ActiveEvalError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+
+
+# --------------------------------------------------------------------------- file formats
+def _read_table(path: Path) -> tuple[pd.DataFrame, str]:
+    """A CSV or Parquet file as a DataFrame indexed by line number (CSV, header = line 1) or
+    row number (Parquet); the second value says which ("line" or "row").
+
+    CSV cells stay strings, so that every parse error can name its line and column; a row with
+    more or fewer fields than the header (a truncated or ragged file) is refused.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot be read ({exc.strerror}).") from exc
+    if raw[:4] == b"PAR1":
+        try:
+            frame = pd.read_parquet(io.BytesIO(raw))
+        except Exception as exc:  # pyarrow raises several types for damaged files
+            raise InputFileError(f"{path}: is not a readable Parquet file ({exc}).") from exc
+        frame.index = pd.RangeIndex(1, frame.shape[0] + 1)
+        frame.columns = [str(c) for c in frame.columns]
+        return frame, "row"
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputFileError(
+            f"{path}: line {line}, character {column}: byte 0x{raw[exc.start]:02x} is not valid "
+            "UTF-8; save the file as UTF-8 (e.g. in a spreadsheet: CSV UTF-8)."
+        ) from exc
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader, None)
+        if header is None or not any(h.strip() for h in header):
+            raise InputFileError(f"{path}: is empty; expected a header line first.")
+        header = [h.strip() for h in header]
+        width = len(header)
+        rows: list[list[str]] = []
+        lines: list[int] = []
+        for row in reader:
+            if not row:
+                continue  # blank line
+            if len(row) != width:
+                raise InputFileError(
+                    f"{path}: line {reader.line_num} has {len(row)} field(s) but the header has "
+                    f"{width} ({','.join(header)}); the file is truncated or a row is ragged."
+                )
+            rows.append(row)
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise InputFileError(
+            f"{path}: line {reader.line_num}: {exc}; the file may be truncated (an unclosed "
+            "quote) or not CSV."
+        ) from exc
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise InputFileError(f"{path}: column {dup[0]!r} appears more than once in the header.")
+    frame = pd.DataFrame(rows, columns=header, index=pd.Index(lines, name="line"), dtype=object)
+    return frame, "line"
+
+
+def _require(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], what: str) -> None:
+    for col in columns:
+        if col not in frame.columns:
+            have = ", ".join(frame.columns) or "none"
+            raise InputFileError(f"{path}: no column '{col}' (columns: {have}); {what}")
+
+
+def _cells(series: pd.Series, path: Path, row_label: str, column: str) -> pd.Series:
+    """Stripped cells; an empty one is refused."""
+    out = series.map(lambda v: v.strip() if isinstance(v, str) else v)
+    empty = out.isna().to_numpy() | (out == "").to_numpy()
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise InputFileError(
+            f"{path}: {row_label} {series.index[i]}, column '{column}' is empty "
+            f"({int(empty.sum())} empty cells in that column)."
+        )
+    return out
+
+
+def _numbers(series: pd.Series, path: Path, row_label: str, column: str) -> NDArray[np.float64]:
+    """A numeric column: unparsable and non-finite cells are refused naming line and column."""
+    cells = _cells(series, path, row_label, column)
+    num = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = ~np.isfinite(num)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        value = cells.iloc[i]
+        as_float = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
+        where = f"{path}: {row_label} {series.index[i]}, column '{column}'"
+        if pd.isna(as_float) and str(value).strip().lower() not in ("nan", "-nan", "+nan"):
+            raise InputFileError(f"{where}: {value!r} is not a number.")
+        raise NonFiniteError(
+            f"{where}: value {value!r} is not finite; all values must be finite numbers "
+            "(drop or impute those instances first)."
+        )
+    return num
+
+
+def _ids(series: pd.Series, path: Path, row_label: str) -> NDArray[Any]:
+    """Ids as int64 when every one looks like an integer, else as strings; unique."""
+    if series.dtype.kind in "iu":
+        ids: NDArray[Any] = series.to_numpy(dtype=np.int64)
+    else:
+        cells = _cells(series, path, row_label, "id").map(str)
+        if cells.str.match(_INT_LIKE).all():
+            ids = cells.astype(np.int64).to_numpy()
+        else:
+            ids = cells.to_numpy(dtype=object)
+    dup = pd.Index(ids).duplicated(keep=False)
+    if dup.any():
+        where = np.flatnonzero(dup)
+        first = ids[where[0]]
+        again = where[1:][ids[where[1:]] == first][0]
+        raise DuplicateIdError(
+            f"{path}: {row_label} {series.index[again]}, column 'id': id {_scalar(first)!r} "
+            f"already appears on {row_label} {series.index[where[0]]}; ids must be unique."
+        )
+    return ids
+
+
+def _class_labels(columns: list[str]) -> NDArray[Any]:
+    names = [c[2:] for c in columns]
+    if all(pd.Series(names).str.match(_INT_LIKE)):
+        return np.array([int(n) for n in names], dtype=np.int64)
+    return np.array(names, dtype=object).astype(str)
+
+
+@dataclass(frozen=True)
+class PoolFile:
+    """One model's pool file, parsed and validated.
+
+    Attributes
+    ----------
+    path : Path
+    ids : ndarray
+        Pool ids, int64 when every id looks like an integer, else strings.
+    predictive : Categorical or Gaussian
+    costs : ndarray or None
+        The ``cost`` column, if any.
+    rows : ndarray
+        Line (CSV) or row (Parquet) number of each instance, for messages.
+    row_label : str
+        ``"line"`` or ``"row"``.
+    """
+
+    path: Path
+    ids: NDArray[Any]
+    predictive: Predictive
+    costs: NDArray[np.float64] | None
+    rows: NDArray[Any]
+    row_label: str
+
+
+def read_pool_file(path: str | Path) -> PoolFile:
+    """Read a pool file (see the module docstring for the format).
+
+    Raises
+    ------
+    InputFileError, DuplicateIdError, EmptyPoolError, ProbabilityRowsError, NonFiniteError,
+    InvalidCostsError, InvalidVarianceError
+        Each naming the file, line and column.
+    """
+    p = Path(path)
+    frame, row_label = _read_table(p)
+    what = "a pool file needs an id column and p_<label> (or mean,var) columns."
+    _require(frame, p, ("id",), what)
+    if frame.shape[0] == 0:
+        raise EmptyPoolError(f"{p}: has no rows; a pool needs at least one instance.")
+    ids = _ids(frame["id"], p, row_label)
+    pcols = [c for c in frame.columns if c.startswith("p_")]
+    regression = [c for c in ("mean", "var") if c in frame.columns]
+    lines = frame.index.to_numpy()
+    predictive: Predictive
+    if pcols and regression:
+        raise InputFileError(
+            f"{p}: has both class-probability columns ({', '.join(pcols)}) and regression "
+            f"columns ({', '.join(regression)}); a pool file describes one kind of model."
+        )
+    if pcols:
+        labels = _class_labels(pcols)
+        if pd.Index(labels).has_duplicates:
+            raise InputFileError(f"{p}: columns {pcols} name the same class twice.")
+        proba = np.column_stack([_numbers(frame[c], p, row_label, c) for c in pcols])
+        neg = (proba < 0) | (proba > 1)
+        if neg.any():
+            r, k = (int(v[0]) for v in np.nonzero(neg))
+            raise ProbabilityRowsError(
+                f"{p}: {row_label} {lines[r]}, column '{pcols[k]}': {proba[r, k]:g} is not a "
+                "probability in [0, 1]; pass class probabilities (predict_proba output)."
+            )
+        sums = proba.sum(axis=1)
+        off = np.abs(sums - 1.0) > PROBABILITY_ROW_TOL
+        if off.any():
+            r = int(np.flatnonzero(off)[0])
+            raise ProbabilityRowsError(
+                f"{p}: {row_label} {lines[r]}, columns {','.join(pcols)}: the probabilities sum "
+                f"to {sums[r]:.6g}; each row must sum to 1 (±{PROBABILITY_ROW_TOL:g}) "
+                f"({int(off.sum())} such rows)."
+            )
+        predictive = Categorical(proba, labels=labels)
+    elif len(regression) == 2:
+        mean = _numbers(frame["mean"], p, row_label, "mean")
+        var = _numbers(frame["var"], p, row_label, "var")
+        if (var < 0).any():
+            r = int(np.flatnonzero(var < 0)[0])
+            raise InvalidVarianceError(
+                f"{p}: {row_label} {lines[r]}, column 'var': {var[r]:g} is negative; pass the "
+                "predictive variance (std**2)."
+            )
+        predictive = Gaussian(mean, var)
+    else:
+        raise InputFileError(
+            f"{p}: no prediction columns (columns: {', '.join(frame.columns)}); {what}"
+        )
+    costs = None
+    if "cost" in frame.columns:
+        costs = _numbers(frame["cost"], p, row_label, "cost")
+        if (costs <= 0).any():
+            r = int(np.flatnonzero(costs <= 0)[0])
+            raise InvalidCostsError(
+                f"{p}: {row_label} {lines[r]}, column 'cost': {costs[r]:g}; labeling costs must "
+                "be strictly positive (give free instances a small positive cost)."
+            )
+    return PoolFile(p, ids, predictive, costs, lines, row_label)
+
+
+def _align(pools: list[PoolFile]) -> tuple[list[Predictive], NDArray[Any] | None]:
+    """Put every model's rows in the first file's id order; same ids, same kind, same classes,
+    and equal costs wherever several files give them."""
+    base = pools[0]
+    index = pd.Index(base.ids)
+    preds: list[Predictive] = [base.predictive]
+    costs = base.costs
+    for other in pools[1:]:
+        pos = index.get_indexer(other.ids) if other.ids.dtype == base.ids.dtype else None
+        if pos is None or (pos < 0).any():
+            r = 0 if pos is None else int(np.flatnonzero(pos < 0)[0])
+            raise UnknownIdError(
+                f"{other.path}: {other.row_label} {other.rows[r]}, column 'id': id "
+                f"{_scalar(other.ids[r])!r} is not in {base.path}; every pool file must list the "
+                "same ids (one file per model on the same pool)."
+            )
+        if other.ids.shape[0] != base.ids.shape[0]:
+            missing = np.setdiff1d(np.arange(base.ids.shape[0]), pos)[0]
+            raise UnknownIdError(
+                f"{other.path}: id {_scalar(base.ids[missing])!r} of {base.path} ({base.row_label} "
+                f"{base.rows[missing]}) is missing; every pool file must list the same ids."
+            )
+        order = np.argsort(pos)
+        pred = other.predictive
+        if type(pred) is not type(base.predictive):
+            raise InputFileError(
+                f"{other.path}: describes a {type(pred).__name__} model but {base.path} a "
+                f"{type(base.predictive).__name__} one; compare models of one kind."
+            )
+        if isinstance(pred, Categorical) and isinstance(base.predictive, Categorical):
+            want = base.predictive.labels
+            if set(pred.labels.tolist()) != set(want.tolist()):
+                raise LabelSpaceError(
+                    f"{other.path}: classes {pred.labels.tolist()} differ from {base.path}'s "
+                    f"{want.tolist()}; give every model the same p_<label> columns."
+                )
+            cols = pd.Index(pred.labels).get_indexer(want)
+            pred = Categorical(pred.proba[order][:, cols], labels=want)
+        elif isinstance(pred, Gaussian):
+            pred = Gaussian(pred.mean[order], pred.var[order])
+        preds.append(pred)
+        if other.costs is not None:
+            c = other.costs[order]
+            if costs is None:
+                costs = c
+            elif not np.array_equal(c, costs):
+                r = int(np.flatnonzero(c != costs)[0])
+                raise InvalidCostsError(
+                    f"{other.path}: column 'cost' differs from {base.path}'s at id "
+                    f"{_scalar(base.ids[r])!r} ({c[r]:g} vs {costs[r]:g}); an instance has one "
+                    "cost."
+                )
+    return preds, costs
+
+
+def read_labels_file(path: str | Path) -> tuple[pd.DataFrame, str]:
+    """Read a labels file: columns ``id``, ``label`` and optionally ``session_id``.
+
+    Returns the frame (indexed by line number, or row number for Parquet) and the word for its
+    rows (``"line"`` or ``"row"``). Empty cells are refused naming line and column.
+    """
+    p = Path(path)
+    frame, row_label = _read_table(p)
+    _require(frame, p, ("id", "label"), "a labels file has columns id,label.")
+    cols = ["id", "label"] + (["session_id"] if "session_id" in frame.columns else [])
+    out = frame[cols].copy()
+    for col in ("id", "label"):
+        out[col] = _cells(out[col], p, row_label, col)
+    return out, row_label
+
+
+# ------------------------------------------------------------------------------- session
+@contextmanager
+def _command(json_errors: bool = False) -> Iterator[None]:
+    """Input errors → ``error: ...`` on stderr and exit status 2; the library's warnings →
+    ``warning: ...`` lines on stderr."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ActiveEvalWarning)
+        try:
+            yield
+        except ActiveEvalError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+        finally:
+            seen: set[str] = set()
+            for w in caught:
+                msg = str(w.message)
+                if not issubclass(w.category, ActiveEvalWarning):
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+                elif msg not in seen:
+                    seen.add(msg)
+                    click.echo(f"warning: {msg}", err=True)
+
+
+_STORE = click.Path(exists=True, dir_okay=False, path_type=Path)
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@main.group()
+def session() -> None:
+    """Labeling campaigns kept in a store file: init, next, record, status, export.
+
+    \b
+    activeeval session init STORE --pool A.csv [--pool B.csv] --measure f1 --budget 300
+    activeeval session next STORE --k 20 --out batch.csv
+    activeeval session record STORE labels.csv --annotator NAME
+    activeeval session status STORE [--json] [--plot progress.png]
+    activeeval session export STORE labels_out.csv
+    """
+
+
+def _fmt(x: float, digits: int = 4) -> str:
+    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _budget_text(budget: float, cost_sensitive: bool) -> str:
+    return f"{budget:g} cost units" if cost_sensitive else f"{budget:g} labels"
+
+
+@session.command("init")
+@click.argument("store", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--pool",
+    "pools",
+    multiple=True,
+    required=True,
+    type=_FILE,
+    help="Pool file of a model (CSV or Parquet); repeat to compare models.",
+)
+@click.option(
+    "--measure",
+    required=True,
+    help="error_rate, accuracy, f1, precision, recall (classifiers); mse, mae (regressors).",
+)
+@click.option("--pos-label", default=None, help="Positive class of f1/precision/recall.")
+@click.option("--beta", type=float, default=None, help="β of the F-measure (with --measure f1).")
+@click.option(
+    "--budget",
+    type=float,
+    required=True,
+    help="Labels to buy (cost units if the pool has a cost column).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draws (≥ 0).")
+@click.option(
+    "--method",
+    default="active",
+    show_default=True,
+    help="active, passive, active_uniC, active_lambda (comparisons: also active_0, "
+    "active_inf, active_risk).",
+)
+@click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level.")
+def session_init(
+    store: Path,
+    pools: tuple[Path, ...],
+    measure: str,
+    pos_label: str | None,
+    beta: float | None,
+    budget: float,
+    seed: int,
+    method: str,
+    level: float,
+) -> None:
+    """Plan a campaign: read the pool file(s) and create STORE."""
+    from .store import Session
+
+    with _command():
+        files = [read_pool_file(p) for p in pools]
+        preds, costs = _align(files)
+        s = Session.create(
+            store,
+            preds[0] if len(preds) == 1 else preds,
+            measure,
+            budget,
+            method=method,
+            seed=seed,
+            costs=costs,
+            level=level,
+            pos_label=pos_label,
+            ids=files[0].ids,
+            beta=beta,
+            names=[str(f.path) for f in files],
+        )
+        with s:
+            plan = s.plan
+            what = (
+                f"evaluation of {plan.measure}"
+                if plan.kind == "evaluation"
+                else f"comparison of {plan.n_models} models on {plan.measure}"
+            )
+            pos = f" (positive class {plan.pos_label!r})" if plan.pos_label is not None else ""
+            click.echo(
+                f"created {store}: {what}{pos}, pool of {plan.pool_size} instances, method "
+                f"{plan.method}, budget {_budget_text(plan.budget, plan.cost_sensitive)}, "
+                f"seed {plan.seed}\nsession id {plan.session_id}\n"
+                f"next: activeeval session next {store} --k 20 --out batch.csv"
+            )
+
+
+@session.command("next")
+@click.argument("store", type=_STORE)
+@click.option("--k", "k", type=int, default=20, show_default=True, help="Ids to hand out.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the ids to this CSV file (header 'id') instead of stdout.",
+)
+def session_next(store: Path, k: int, out: Path | None) -> None:
+    """Ids to label next: pending ones first (idempotent), then new draws, within budget."""
+    from .store import Session
+
+    with _command(), Session.open(store) as s:
+        ids = s.next_batch(k)
+        frame = pd.DataFrame({"id": pd.Series(ids, dtype=object)})
+        if out is None:
+            click.echo(frame.to_csv(index=False, lineterminator="\n"), nl=False)
+        else:
+            frame.to_csv(out, index=False, lineterminator="\n")
+        prog = s.progress()
+        if not ids:
+            click.echo(
+                f"nothing left to label: the campaign is complete ({prog.n_labels} labels); "
+                f"see activeeval session status {store}",
+                err=True,
+            )
+        elif out is not None:
+            click.echo(
+                f"wrote {len(ids)} ids to {out} ({prog.n_pending} pending in all; "
+                f"{prog.committed:g} of "
+                f"{_budget_text(prog.budget, s.plan.cost_sensitive)} committed)"
+            )
+
+
+@session.command("record")
+@click.argument("store", type=_STORE)
+@click.argument("labels", type=_FILE)
+@click.option("--annotator", default=None, help="Who labeled them (stored with each label).")
+@click.option("--overwrite", is_flag=True, help="Replace stored labels that differ (audited).")
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(min=1),
+    default=5000,
+    show_default=True,
+    help="Labels committed per transaction.",
+)
+def session_record(
+    store: Path, labels: Path, annotator: str | None, overwrite: bool, chunk_size: int
+) -> None:
+    """Record a labels file (id,label). Idempotent; conflicting relabels are refused."""
+    from .store import Session
+
+    with _command(), Session.open(store) as s:
+        frame, row_label = read_labels_file(labels)
+        done = s.record(
+            frame,
+            annotator=annotator,
+            overwrite=overwrite,
+            chunk_size=chunk_size,
+            source=str(labels),
+            row_label=row_label,
+        )
+        prog = s.progress()
+        click.echo(
+            f"recorded {done.n_new} new labels ({done.n_unchanged} unchanged, "
+            f"{done.n_overwritten} overwritten) from {labels}; {prog.n_labels} labels, cost "
+            f"{prog.cost_spent:g} of {_budget_text(prog.budget, s.plan.cost_sensitive)}, "
+            f"{prog.n_pending} pending"
+        )
+
+
+def _nan_to_none(x: Any) -> Any:
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
+
+
+def _status_dict(s: Any) -> dict[str, Any]:
+    prog = s.progress()
+    plan = s.plan
+    out: dict[str, Any] = {
+        "measure": plan.measure,
+        "n_labels": prog.n_labels,
+        "n_draws": prog.n_estimation_draws,
+        "cost_spent": prog.cost_spent,
+        "budget": plan.budget,
+    }
+    if plan.n_models == 1:
+        e = s.estimate()
+        out.update(
+            estimate=_nan_to_none(e.estimate),
+            stderr=_nan_to_none(e.stderr),
+            ci=[_nan_to_none(v) for v in e.ci],
+            level=plan.level,
+        )
+    else:
+        c = s.compare()
+        out.update(
+            estimate=[_nan_to_none(float(v)) for v in c.estimates],
+            stderr=_nan_to_none(c.stderr),
+            ci=[_nan_to_none(v) for v in c.ci],
+            level=plan.level,
+            difference=_nan_to_none(c.difference),
+            p_value=_nan_to_none(c.p_value),
+            best=None if math.isnan(c.difference) else int(c.best),
+        )
+    return out
+
+
+def _plot(s: Any, path: Path) -> None:
+    """Estimate (or difference) ± interval against labels spent, Agg backend."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    plan = s.plan
+    traj = s.trajectory()
+    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    x_col = "cost" if plan.cost_sensitive else "n_labels"
+    what = plan.measure if plan.n_models == 1 else f"difference in {plan.measure} (model 0 − 1)"
+    if plan.n_models > 2:
+        what = f"{plan.measure}: best − runner-up"
+    if traj.empty:
+        ax.text(0.5, 0.5, "no labels recorded yet", ha="center", va="center")
+    else:
+        x = traj[x_col].to_numpy(float)
+        ax.fill_between(
+            x,
+            traj["low"].to_numpy(float),
+            traj["high"].to_numpy(float),
+            alpha=0.25,
+            color="C0",
+            label=f"{plan.level:.0%} interval",
+        )
+        ax.plot(x, traj["estimate"].to_numpy(float), color="C0", marker=".", label="estimate")
+        if plan.n_models > 1:
+            ax.axhline(0.0, color="0.4", lw=0.8)
+        ax.legend(loc="best")
+    ax.set_xlabel("labeling cost spent" if plan.cost_sensitive else "labels")
+    ax.set_ylabel(what)
+    ax.set_title(f"{s.path.name}: {plan.kind} of {plan.measure}, method {plan.method}")
+    ax.set_xlim(left=0, right=plan.budget)
+    fig.savefig(path, dpi=100)
+
+
+@session.command("status")
+@click.argument("store", type=_STORE)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write a PNG of the estimate ± interval against labels spent.",
+)
+def session_status(store: Path, as_json: bool, plot: Path | None) -> None:
+    """Labels and cost spent against the budget, the estimate and its interval (or the
+    difference, p-value and best model)."""
+    from .store import Session
+
+    with _command(), Session.open(store) as s:
+        status = _status_dict(s)
+        if plot is not None:
+            _plot(s, plot)
+        if as_json:
+            click.echo(json.dumps(status, indent=2))
+            return
+        plan, prog = s.plan, s.progress()
+        pct = f"{prog.cost_spent / plan.budget:.0%}"
+        state = (
+            "complete"
+            if prog.complete
+            else ("all handed out; waiting for pending labels" if prog.finished else "in progress")
+        )
+        lines = [
+            f"session {plan.session_id} ({plan.kind}, {plan.measure}, method {plan.method}, "
+            f"seed {plan.seed})",
+            f"labels:   {prog.n_labels} recorded, {prog.n_pending} pending; cost "
+            f"{prog.cost_spent:g} of {_budget_text(plan.budget, plan.cost_sensitive)} ({pct}); "
+            f"{prog.n_draws} draws; {state}",
+        ]
+        lv = f"{plan.level:.0%}"
+        if plan.n_models == 1:
+            lines.append(
+                f"estimate: {_fmt(status['estimate'])}  stderr {_fmt(status['stderr'])}  "
+                f"{lv} CI [{_fmt(status['ci'][0])}, {_fmt(status['ci'][1])}]  "
+                f"(from {status['n_draws']} draws)"
+            )
+        else:
+            for j, (name, est) in enumerate(zip(plan.model_names, status["estimate"], strict=True)):
+                lines.append(f"model {j}:  {_fmt(est)}  {name}")
+            pair = "model 0 − model 1" if plan.n_models == 2 else "best − runner-up"
+            best = status["best"]
+            lines.append(
+                f"difference ({pair}): {_fmt(status['difference'])}  stderr "
+                f"{_fmt(status['stderr'])}  {lv} CI [{_fmt(status['ci'][0])}, "
+                f"{_fmt(status['ci'][1])}]  p-value {_fmt(status['p_value'])}"
+            )
+            lines.append(
+                "best:     " + ("—" if best is None else f"model {best} ({plan.model_names[best]})")
+            )
+        if plot is not None:
+            lines.append(f"plot:     {plot}")
+        click.echo("\n".join(lines))
+
+
+@session.command("export")
+@click.argument("store", type=_STORE)
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+def session_export(store: Path, out: Path) -> None:
+    """Write every label with annotator, timestamp and draw order (CSV, or Parquet for
+    .parquet)."""
+    from .store import Session
+
+    with _command(), Session.open(store) as s:
+        frame = s.labels_frame()
+        if out.suffix.lower() in (".parquet", ".pq"):
+            frame.to_parquet(out, index=False)
+        else:
+            frame.to_csv(out, index=False, lineterminator="\n")
+        click.echo(f"wrote {frame.shape[0]} labels to {out}")
 
 
 if __name__ == "__main__":  # pragma: no cover

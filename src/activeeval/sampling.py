@@ -53,6 +53,7 @@ from ._validation import (
 )
 from .measures import Measure, get_measure
 from .predictive import Mixture, Predictive, as_predictive
+from .ranking import GradedRelevance, ranking_distribution
 
 __all__ = [
     "COMPARISON_METHODS",
@@ -158,6 +159,14 @@ def optimal_distribution(
     ----------
     Thesis Thm 4.1 (eq. 4.6), Thm 4.2 (eq. 4.25), eq. 4.21 (intrinsic value), Cor. 4.2–4.4.
     """
+    if isinstance(predictive, GradedRelevance) or (
+        isinstance(predictive, list | tuple)
+        and predictive
+        and all(isinstance(r, GradedRelevance) for r in predictive)
+    ):
+        # Ranked lists: eq. 6.10 / 6.11 by the dynamic programs of App. A.1.
+        rel = predictive if isinstance(predictive, GradedRelevance) else list(predictive)
+        return ranking_distribution(rel, measure, costs=costs, mix=mix)  # type: ignore[arg-type]
     if isinstance(predictive, list | tuple):
         return comparison_distribution(
             list(predictive),

@@ -118,4 +118,44 @@ def run_demo(
         )
         out[f"{bound.name}_truth"] = truth
         out[f"{bound.name}_saved"] = saved
+    out.update(session_campaign(pred, task.oracle(), budget=budget, seed=seed, echo=echo))
     return out
+
+
+def session_campaign(
+    pred: Categorical,
+    oracle: Callable[[np.ndarray], np.ndarray],
+    budget: int = 100,
+    seed: int = 0,
+    batch: int = 25,
+    echo: Callable[[str], None] = print,
+) -> dict[str, float]:
+    """The same job as a labeling session on disk (:class:`~activeeval.store.Session`): create
+    a store, hand out ``batch`` ids at a time, record the oracle's labels, estimate; printed
+    next to :func:`~activeeval.evaluate` with the same (self-normalized) estimator and seed.
+    A campaign within the session's first block of draws (1,024) draws exactly what
+    ``evaluate`` draws, so the two agree up to rounding."""
+    import tempfile
+    from pathlib import Path
+
+    from ..store import Session
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "email.db"
+        with Session.create(store, pred, "error_rate", budget, seed=seed) as s:
+            while ids := s.next_batch(batch):
+                idx = np.asarray(ids, dtype=np.intp)  # default pool ids are the indices
+                s.record(dict(zip(ids, np.asarray(oracle(idx)).tolist(), strict=True)))
+        with Session.open(store) as s:  # a reopened session gives the same estimate
+            est = s.estimate()
+    ref = evaluate(pred, oracle, "error_rate", budget=budget, random_state=seed, estimator="snis")
+    echo(f"== labeling session on disk ({budget} labels, {batch} per batch), error_rate:")
+    echo(
+        f"   session  {est.estimate:.4f}  95% CI [{est.ci[0]:.4f}, {est.ci[1]:.4f}]  "
+        f"({est.n_labels} labels, {est.n_draws} draws)"
+    )
+    echo(
+        f"   evaluate {ref.estimate:.4f}  95% CI [{ref.ci[0]:.4f}, {ref.ci[1]:.4f}]  "
+        f"({ref.n_labels} labels, {ref.n_draws} draws; same q, seed and estimator)"
+    )
+    return {"session_error_rate": est.estimate}

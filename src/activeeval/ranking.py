@@ -1,0 +1,1329 @@
+"""Active evaluation of ranking functions: DCG and ERR with graded relevance (thesis Ch. 6).
+
+A pool holds ``m`` queries; a ranking function returns, for query ``x``, an ordered list
+``r(x)`` of items, and a graded relevance model gives every listed item a distribution
+p(y_z | x, z; θ) over the grades Y = {0, ..., |Y| − 1}. Labels of different items are
+independent given the query (eq. 6.3), so a query's label vector y has p(y | x) = ∏_z p(y_z | x, z).
+
+The sampling distributions (Derivation 1)
+
+    q*(x) ∝ λ(x)^(-1/2) · sqrt( E_y[(ℓ(r(x), y) − Ř)² | x; θ] )                      (eq. 6.10)
+    q*(x) ∝ λ(x)^(-1/2) · sqrt( E_y[(ℓ(r₁(x), y) − ℓ(r₂(x), y) − Δ̌)² | x; θ] )         (eq. 6.11)
+
+need expectations (eq. 6.12) that are sums over |Y|^|r(x)| label vectors. The dynamic programs
+of Appendix A.1 reduce them to cumulative sums and products of per-item expectations. The
+single rule they implement is the enumeration of eq. 6.12; the tests check every program against
+it to 1e-10.
+
+Layout. Ragged lists are flat arrays with ``offsets`` (query i spans ``offsets[i]:offsets[i+1]``).
+Per-item expectations are a few matrix-vector products over the flat ``(total_items, |Y|)``
+array; the recurrences run on padded ``(queries, positions)`` blocks of queries grouped by list
+length (``_chunks``), so a long tail of list lengths costs little padding and memory stays
+bounded. Loops run over grades, rank positions or blocks, never over queries or items.
+
+Comparisons. Two rankers may list different items for the same query; ``items`` ids say which
+entries are the same item. The union of both lists is labeled. An item listed by both rankers
+gets the mixture of the two models' grade distributions (eq. 5.11, applied per item so that
+independence, eq. 6.3, and hence the dynamic programs survive); an item listed by one ranker
+keeps that ranker's distribution (the other model has no prediction for it).
+
+Estimation. Labels of a query are a vector, so the estimators take per-query values:
+:func:`ranking_values` (one ranker) or :func:`ranking_pair_values` (labels of the union, in
+:func:`ranking_union` order) give ℓ per drawn query, and :class:`QueryValue` lets
+:func:`activeeval.estimate` / :func:`activeeval.paired_test` average them with importance
+weights (eq. 3.31, a regular risk).
+
+Notes on Appendix A.1 (the recurrences below are derived afresh and checked by enumeration):
+
+* Eq. A.9 writes Π_{i<k<l} E[1 − κ_k] as a ratio of suffix products; their underflow on long
+  lists gives 0/0. A backward recurrence computes the same sums without division.
+* Eq. A.19-A.21 and the factor κ̄_{z'<z,t} before A.14 put the indicator 𝟙[r⁻¹(z') < r⁻¹(z)]
+  as a multiplier where it must be an exponent: an item not ranked before z contributes 1, not
+  0. Read literally, A.19 gives 0 for every pair in which z does not precede z̄ in r₂, and
+  A.20's exponent 1 + 𝟙[·] appears as "(1 − κ)𝟙[·] + 1". The corrected factors are in
+  :func:`_err_cross_block`.
+* Truncation at k is not treated in A.1: beyond k the position weight is 0, and in the
+  comparative ERR program items of r₁ beyond k behave as items r₁ does not show.
+* Thm 6.1 counts |Y| in the O(|r₁||r₂|) term; only the per-item moments cost O(|Y|), so the
+  comparative ERR program is O(m (|Y| max|r₁ ∪ r₂| + max|r₁||r₂|)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special
+
+from ._validation import (
+    InvalidCostsError,
+    InvalidOffsetsError,
+    InvalidVarianceError,
+    LabelSpaceError,
+    RankingItemsError,
+    ShapeError,
+    UnknownOptionError,
+    check_costs,
+    check_finite_array,
+    check_option,
+    check_probability_rows,
+)
+from .measures import Measure
+
+__all__ = [
+    "DCG",
+    "ERR",
+    "RANKING_METHODS",
+    "GradedRelevance",
+    "QueryValue",
+    "RankingMeasure",
+    "get_ranking_measure",
+    "grades_from_classifier",
+    "grades_from_regression",
+    "ranking_difference_expectation",
+    "ranking_difference_moment",
+    "ranking_distribution",
+    "ranking_expectation",
+    "ranking_intrinsic_difference",
+    "ranking_intrinsic_value",
+    "ranking_pair_values",
+    "ranking_query_costs",
+    "ranking_second_moment",
+    "ranking_union",
+    "ranking_values",
+]
+
+#: Sampling methods of Sec. 6.3: ``active`` (eq. 6.10 / 6.11 with costs), ``active_uniD``
+#: (uniform grade distribution instead of the model's), ``active_uniC`` (costs ignored),
+#: ``active_lambda`` (q ∝ λ^(-1/2), costs only), ``passive`` (uniform over the pool).
+RANKING_METHODS = ("active", "active_uniD", "active_uniC", "active_lambda", "passive")
+
+#: Weight ε of the defensive mixture (1 − ε)·q* + ε·uniform; the value of
+#: ``sampling.DEFAULT_MIX`` (ranking sits below sampling in the module order).
+DEFAULT_MIX = 0.1
+
+#: Padded block size (float64 entries per array) of the dynamic programs; bounds their memory.
+_CHUNK_ELEMENTS = 1 << 19
+#: Block size of the comparative ERR program, which holds three float and three boolean
+#: (queries, positions₁, positions₂) blocks at once; small enough to stay in cache.
+_CROSS_CHUNK_ELEMENTS = 1 << 18
+
+#: Position standing for "not in this list" (r⁻¹(x, z) = ∞, eq. A.10).
+_ABSENT = np.iinfo(np.int64).max
+
+
+# =============================================================================== the pool
+class GradedRelevance:
+    """Per-item grade distributions of a ranking function over a pool of queries.
+
+    Parameters
+    ----------
+    proba : array-like of shape (total_items, n_grades)
+        ``proba[j, g]`` is p(y = g | x, z; θ) for the j-th flat item (eq. 6.3): grade ``g`` is
+        the column index (0 irrelevant, ``n_grades − 1`` perfectly relevant). Rows lie on the
+        simplex (±1e-6), as for :class:`~activeeval.Categorical`. Within a query the items are
+        in the ranker's order (best first).
+    offsets : array-like of int, shape (m + 1,)
+        Query ``i`` spans rows ``offsets[i]:offsets[i + 1]``; ``offsets[0] == 0``, non-decreasing,
+        ``offsets[-1] == total_items``. An empty list is allowed (its DCG and ERR are 0).
+    items : array-like of shape (total_items,), optional
+        Item ids (ints or strings), unique within a query, identifying the same item across two
+        rankers of the same query. Needed to compare rankers.
+    costs : array-like of shape (total_items,), optional
+        Labeling cost of every item (> 0; the thesis takes it logarithmic in document length).
+        A query costs the sum over its items, see :attr:`query_costs`.
+    """
+
+    def __init__(
+        self,
+        proba: ArrayLike,
+        offsets: ArrayLike,
+        items: ArrayLike | None = None,
+        costs: ArrayLike | None = None,
+    ) -> None:
+        self.proba = _check_grade_rows(proba)
+        self.offsets = _check_offsets(offsets, self.proba.shape[0], "offsets", "proba")
+        self.items = None if items is None else _check_items(items, self.offsets)
+        self.item_costs = check_costs(costs, self.proba.shape[0], "costs")
+
+    @classmethod
+    def _trusted(
+        cls,
+        proba: NDArray[np.float64],
+        offsets: NDArray[np.int64],
+        items: NDArray[Any] | None,
+        item_costs: NDArray[np.float64] | None,
+    ) -> GradedRelevance:
+        out = object.__new__(cls)
+        out.proba, out.offsets, out.items, out.item_costs = proba, offsets, items, item_costs
+        return out
+
+    @property
+    def n(self) -> int:
+        """Number of queries in the pool."""
+        return int(self.offsets.shape[0] - 1)
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def n_grades(self) -> int:
+        """|Y|, the number of relevance grades."""
+        return int(self.proba.shape[1])
+
+    @property
+    def total_items(self) -> int:
+        return int(self.proba.shape[0])
+
+    @cached_property
+    def lengths(self) -> NDArray[np.int64]:
+        """|r(x)| for every query."""
+        return np.diff(self.offsets)
+
+    @cached_property
+    def query_of_item(self) -> NDArray[np.int64]:
+        """Query index of every flat item."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.lengths)
+
+    @cached_property
+    def positions(self) -> NDArray[np.int64]:
+        """0-based rank of every flat item in its query's list (r⁻¹(x, z) − 1, eq. A.10)."""
+        return np.arange(self.total_items, dtype=np.int64) - np.repeat(
+            self.offsets[:-1], self.lengths
+        )
+
+    @property
+    def query_costs(self) -> NDArray[np.float64] | None:
+        """λ(x): the sum of the item costs of each query, scaled to mean one over the pool (the
+        thesis's cost unit, Sec. 6.3); None without item costs."""
+        return ranking_query_costs(self)
+
+    def take(self, index: ArrayLike) -> GradedRelevance:
+        """The pool restricted to the queries ``index`` (in that order, repeats allowed)."""
+        idx = np.asarray(index, dtype=np.int64)
+        if idx.ndim != 1 or (idx.size and (idx.min() < -self.n or idx.max() >= self.n)):
+            raise ShapeError(f"index: expected 1-d query indices in [0, {self.n}).")
+        idx = np.where(idx < 0, idx + self.n, idx)
+        lens = self.lengths[idx]
+        offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        flat = np.repeat(self.offsets[idx] - offsets[:-1], lens) + np.arange(offsets[-1])
+        return GradedRelevance._trusted(
+            self.proba[flat],
+            offsets,
+            None if self.items is None else self.items[flat],
+            None if self.item_costs is None else self.item_costs[flat],
+        )
+
+    def uniform(self) -> GradedRelevance:
+        """The same lists with a uniform grade distribution p(y | x, z) = 1/|Y| (the
+        ``active_uniD`` baseline of Sec. 6.3, for rankers without a relevance model)."""
+        g = self.n_grades
+        proba = np.broadcast_to(np.full(g, 1.0 / g), self.proba.shape)
+        return GradedRelevance._trusted(proba, self.offsets, self.items, self.item_costs)
+
+    def __repr__(self) -> str:
+        return (
+            f"GradedRelevance(n={self.n}, total_items={self.total_items}, "
+            f"n_grades={self.n_grades}, items={'yes' if self.items is not None else 'no'}, "
+            f"costs={'yes' if self.item_costs is not None else 'no'})"
+        )
+
+
+def _check_grade_rows(proba: ArrayLike) -> NDArray[np.float64]:
+    """Grade distributions as class probabilities; zero rows are allowed (every list of the
+    pool empty, e.g. one ranker in a comparison), the pool itself is ``offsets``."""
+    shape = np.shape(proba)
+    if len(shape) == 2 and shape[0] == 0 and shape[1] >= 1:
+        return np.zeros(shape)
+    return check_probability_rows(proba, "proba")
+
+
+def _check_offsets(offsets: ArrayLike, total: int, name: str, data_name: str) -> NDArray[np.int64]:
+    """Offsets of a ragged array: integers, start at 0, non-decreasing, end at ``total``."""
+    try:
+        raw = np.asarray(offsets)
+    except (TypeError, ValueError) as exc:
+        raise InvalidOffsetsError(f"{name}: cannot be read as an integer array ({exc}).") from exc
+    if raw.ndim != 1 or raw.shape[0] < 2:
+        raise InvalidOffsetsError(
+            f"{name}: expected a 1-d array of m + 1 ≥ 2 boundaries (query i spans "
+            f"offsets[i]:offsets[i+1]), got shape {raw.shape}."
+        )
+    if raw.dtype.kind == "f":
+        if not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
+            raise InvalidOffsetsError(f"{name}: entries must be integers.")
+    elif raw.dtype.kind not in "iu":
+        raise InvalidOffsetsError(f"{name}: entries must be integers, got dtype {raw.dtype}.")
+    off = raw.astype(np.int64)
+    if off[0] != 0:
+        raise InvalidOffsetsError(f"{name}: must start at 0, starts at {off[0]}.")
+    steps = np.diff(off)
+    if (steps < 0).any():
+        bad = int(np.flatnonzero(steps < 0)[0])
+        raise InvalidOffsetsError(
+            f"{name}: decreases from {off[bad]} to {off[bad + 1]} at query {bad}; offsets must "
+            "be non-decreasing (each query's items are contiguous)."
+        )
+    if off[-1] != total:
+        raise InvalidOffsetsError(
+            f"{name}: ends at {off[-1]} but {data_name} has {total} rows; the last offset must "
+            "equal the number of items."
+        )
+    return off
+
+
+def _check_items(items: ArrayLike, offsets: NDArray[np.int64]) -> NDArray[Any]:
+    ids = np.asarray(items)
+    total = int(offsets[-1])
+    if ids.ndim != 1 or ids.shape[0] != total:
+        raise ShapeError(
+            f"items: expected {total} item ids (one per row of proba), got {ids.shape}."
+        )
+    if total == 0:
+        return ids
+    n = offsets.shape[0] - 1
+    codes, base = _item_codes([ids], n, "items: ids must be mutually comparable")
+    query = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    keys = np.sort(query * base + codes)
+    dup = keys[1:] == keys[:-1]
+    if dup.any():
+        q = int(keys[1:][dup][0]) // base
+        raise RankingItemsError(
+            f"items: query {q} lists an item id twice; ids must be unique within a query (the "
+            "same id in two rankers' lists of a query marks the same item)."
+        )
+    return ids
+
+
+def _item_codes(
+    ids: list[NDArray[Any]], n_queries: int, fail: str
+) -> tuple[NDArray[np.int64], int]:
+    """Integer codes of item ids (concatenated) and their range, so that query · range + code
+    is a unique key of a (query, item) pair. Integer ids are their own codes (no sort)."""
+    flat = np.concatenate(ids) if len(ids) > 1 else ids[0]
+    if flat.dtype.kind in "iu" and flat.size:
+        low, high = int(flat.min()), int(flat.max())
+        base = high - low + 1
+        if base * max(n_queries, 1) < 2**62:
+            return flat.astype(np.int64) - low, base
+    try:
+        _, inverse = np.unique(flat, return_inverse=True)
+    except TypeError as exc:
+        raise RankingItemsError(f"{fail} ({exc}); use one id type.") from exc
+    codes = inverse.ravel().astype(np.int64)
+    return codes, int(codes.max()) + 1 if codes.size else 1
+
+
+# ============================================================================== measures
+@dataclass(frozen=True)
+class RankingMeasure:
+    """Per-query ranking performance ℓ(r(x), y) (greater is better), truncated at ``k``."""
+
+    k: int | None = None
+
+    name: ClassVar[str] = "ranking"
+    greater_is_better: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if self.k is not None and (
+            isinstance(self.k, bool) or not isinstance(self.k, int | np.integer) or self.k < 1
+        ):
+            raise ShapeError(
+                f"k: the truncation depth must be a positive integer or None, got {self.k!r}."
+            )
+
+    def bind(self, relevance: GradedRelevance | None = None) -> RankingMeasure:
+        """The measure with data-dependent parameters resolved from ``relevance``."""
+        return self
+
+    def position_weights(self, positions: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Weight of rank ``positions + 1``; zero beyond ``k``."""
+        raise NotImplementedError
+
+    def grade_values(self, n_grades: int) -> NDArray[np.float64]:
+        """κ(y) for y = 0, ..., n_grades − 1."""
+        raise NotImplementedError
+
+    def values(self, labels: ArrayLike, offsets: ArrayLike) -> NDArray[np.float64]:
+        """ℓ(r(x), y) per query from graded labels (see :func:`ranking_values`)."""
+        return ranking_values(self, labels, offsets)
+
+    def expectation(self, relevance: GradedRelevance) -> NDArray[np.float64]:
+        """E[ℓ(r(x), y) | x; θ] per query (eq. 6.12)."""
+        return ranking_expectation(relevance, self)
+
+    def intrinsic_value(self, relevance: GradedRelevance) -> float:
+        """Ř, the pool average of E[ℓ | x; θ] (eq. 4.22)."""
+        return ranking_intrinsic_value(relevance, self)
+
+    def conditional_second_moment(
+        self, relevance: GradedRelevance, center: float
+    ) -> NDArray[np.float64]:
+        """E[(ℓ − c)² | x; θ] per query (eq. 6.10)."""
+        return ranking_second_moment(relevance, self, center)
+
+    def _limit(self, lengths: NDArray[np.int64]) -> NDArray[np.int64]:
+        return lengths if self.k is None else np.minimum(lengths, self.k)
+
+
+@dataclass(frozen=True)
+class DCG(RankingMeasure):
+    """Discounted cumulative gain (Järvelin & Kekäläinen, 2002; thesis eq. 6.1).
+
+    ℓ_dcg(r(x), y) = Σ_{i ≤ min(k, |r(x)|)} (2^{y_{r_i}} − 1) / log₂(i + 1).
+    """
+
+    name: ClassVar[str] = "dcg"
+
+    def position_weights(self, positions: NDArray[np.int64]) -> NDArray[np.float64]:
+        w = 1.0 / np.log2(positions + 2.0)
+        return w if self.k is None else np.where(positions < self.k, w, 0.0)
+
+    def grade_values(self, n_grades: int) -> NDArray[np.float64]:
+        return np.exp2(np.arange(n_grades, dtype=float)) - 1.0
+
+
+@dataclass(frozen=True)
+class ERR(RankingMeasure):
+    """Expected reciprocal rank (Chapelle et al., 2009; thesis eq. 6.2).
+
+    ℓ_err(r(x), y) = Σ_{i ≤ min(k, |r(x)|)} (1/i) R(y_{r_i}) ∏_{l<i} (1 − R(y_{r_l})), with the
+    stopping probability R(y) = (2^y − 1) / 2^{max_grade}.
+
+    Parameters
+    ----------
+    k : int, optional
+        Truncation depth; None uses the whole list.
+    max_grade : int, optional
+        y_max of eq. 6.2. None takes ``n_grades − 1`` of the relevance model (:meth:`bind`);
+        computing values from labels alone needs it explicitly.
+    """
+
+    max_grade: int | None = None
+
+    name: ClassVar[str] = "err"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        mg = self.max_grade
+        if mg is not None and (
+            isinstance(mg, bool) or not isinstance(mg, int | np.integer) or mg < 1
+        ):
+            raise ShapeError(f"max_grade: must be a positive integer or None, got {mg!r}.")
+
+    def bind(self, relevance: GradedRelevance | None = None) -> ERR:
+        if relevance is None:
+            return self
+        top = relevance.n_grades - 1
+        if self.max_grade is None:
+            return replace(self, max_grade=max(top, 1))
+        if self.max_grade < top:
+            raise LabelSpaceError(
+                f"max_grade: is {self.max_grade} but the relevance model has grades up to {top}; "
+                "R(y) = (2^y − 1)/2^max_grade would exceed 1. Pass max_grade ≥ n_grades − 1."
+            )
+        return self
+
+    def _max_grade(self) -> int:
+        if self.max_grade is None:
+            raise LabelSpaceError(
+                "max_grade: ERR needs y_max (eq. 6.2) to turn grades into stopping "
+                "probabilities; pass ERR(max_grade=...) or a GradedRelevance to bind it."
+            )
+        return int(self.max_grade)
+
+    def position_weights(self, positions: NDArray[np.int64]) -> NDArray[np.float64]:
+        w = np.reciprocal(positions + 1.0)
+        return w if self.k is None else np.where(positions < self.k, w, 0.0)
+
+    def grade_values(self, n_grades: int) -> NDArray[np.float64]:
+        gains = np.exp2(np.arange(n_grades, dtype=float)) - 1.0
+        return gains / float(2.0 ** self._max_grade())
+
+
+def get_ranking_measure(measure: RankingMeasure | str) -> RankingMeasure:
+    """``"dcg"`` → :class:`DCG`, ``"err"`` → :class:`ERR`; measure objects pass through."""
+    if isinstance(measure, RankingMeasure):
+        return measure
+    if isinstance(measure, str):
+        key = check_option(measure, ("dcg", "err"), "measure")
+        return DCG() if key == "dcg" else ERR()
+    raise UnknownOptionError(
+        f"measure: expected DCG(...), ERR(...), 'dcg' or 'err' for rankings, got {measure!r}."
+    )
+
+
+# ============================================================================ conversions
+def grades_from_regression(mean: ArrayLike, std: ArrayLike, n_grades: int) -> NDArray[np.float64]:
+    """Grade distributions from a regressor's Gaussian prediction of the relevance grade.
+
+    The grade is the real-valued prediction N(mean, std²) rounded to the nearest grade, with
+    the outer bins open: p(y = g) = Φ((g + ½ − mean)/std) − Φ((g − ½ − mean)/std) for
+    0 < g < n_grades − 1, p(0) = Φ((½ − mean)/std), p(n_grades − 1) = 1 − Φ((n_grades − 3/2 −
+    mean)/std). A zero ``std`` puts all mass on the bin of ``mean`` (a point prediction). The
+    thesis obtains p(y_z | x, z; θ) from a random forest regressor in this spirit (Li et al.,
+    2007; Mohan et al., 2011; Sec. 6.3.1), e.g. ``std`` from the spread of the trees.
+
+    Parameters
+    ----------
+    mean, std : array-like of shape (total_items,)
+        Predicted grade and its standard deviation (≥ 0) for every flat item.
+    n_grades : int
+        |Y| ≥ 2.
+
+    Returns
+    -------
+    ndarray of shape (total_items, n_grades)
+        Rows on the simplex, ready for :class:`GradedRelevance`.
+    """
+    mu = check_finite_array(mean, "mean", ndim=1)
+    sd = check_finite_array(std, "std", ndim=1)
+    if sd.shape != mu.shape:
+        raise ShapeError(f"std: has {sd.shape[0]} entries but mean has {mu.shape[0]}.")
+    if (sd < 0).any():
+        bad = int(np.flatnonzero(sd < 0)[0])
+        raise InvalidVarianceError(
+            f"std: entry {bad} is {sd[bad]:g}; a predictive standard deviation must be ≥ 0."
+        )
+    if isinstance(n_grades, bool) or not isinstance(n_grades, int | np.integer) or n_grades < 2:
+        raise ShapeError(f"n_grades: need an integer ≥ 2, got {n_grades!r}.")
+    edges = np.arange(n_grades - 1, dtype=float) + 0.5
+    gap = edges[None, :] - mu[:, None]
+    pos = sd > 0
+    scale = np.where(pos, sd, 1.0)[:, None]
+    cdf = np.where(pos[:, None], special.ndtr(gap / scale), (gap >= 0).astype(float))
+    proba = np.diff(cdf, axis=1, prepend=0.0, append=1.0)
+    return np.clip(proba, 0.0, 1.0)
+
+
+def grades_from_classifier(
+    proba: ArrayLike, classes: ArrayLike | None = None
+) -> NDArray[np.float64]:
+    """Grade distributions from a classifier over grades (e.g. ordinal logit, Sec. 6.3.1).
+
+    ``proba`` columns are the classes ``classes`` (scikit-learn's ``classes_``, default
+    ``0, ..., K − 1``); they are placed at their grade so that column ``g`` of the result is
+    p(y = g). Grades the classifier never saw get probability 0.
+    """
+    p = check_probability_rows(proba, "proba")
+    if classes is None:
+        return p
+    cls = np.asarray(classes)
+    if cls.ndim != 1 or cls.shape[0] != p.shape[1]:
+        raise ShapeError(
+            f"classes: expected {p.shape[1]} grades (one per column), got {cls.shape}."
+        )
+    if cls.dtype.kind not in "iuf" or np.any(cls != np.round(cls)) or np.any(cls < 0):
+        raise LabelSpaceError(f"classes: grades must be non-negative integers, got {cls.tolist()}.")
+    col = cls.astype(np.int64)
+    if np.unique(col).shape[0] != col.shape[0]:
+        raise LabelSpaceError("classes: grades must be unique.")
+    out = np.zeros((p.shape[0], int(col.max()) + 1))
+    out[:, col] = p
+    return out
+
+
+# =========================================================================== labels → ℓ
+def ranking_values(
+    measure: RankingMeasure | str, labels: ArrayLike, offsets: ArrayLike
+) -> NDArray[np.float64]:
+    """ℓ(r(x), y) for every query from the oracle's graded labels (eq. 6.1, 6.2).
+
+    Parameters
+    ----------
+    measure : DCG, ERR, "dcg" or "err"
+        ERR needs ``max_grade`` (bind it with ``ERR(...).bind(relevance)``).
+    labels : array-like of int, shape (total_items,)
+        Grades in the ranker's order, query after query.
+    offsets : array-like of int, shape (n + 1,)
+        Query i's labels are ``labels[offsets[i]:offsets[i+1]]``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The per-query loss ℓ fed to the self-normalized estimator (greater is better).
+    """
+    meas = get_ranking_measure(measure)
+    y = check_finite_array(labels, "labels", ndim=1)
+    off = _check_offsets(offsets, y.shape[0], "offsets", "labels")
+    if y.size and (np.any(y != np.round(y)) or y.min() < 0):
+        bad = int(np.flatnonzero((y != np.round(y)) | (y < 0))[0])
+        raise LabelSpaceError(
+            f"labels: entry {bad} is {y[bad]:g}; grades are integers 0 (irrelevant), 1, ..., y_max."
+        )
+    grades = y.astype(np.int64)
+    top = int(grades.max()) if grades.size else 0
+    if isinstance(meas, ERR) and grades.size and top > meas._max_grade():
+        bad = int(np.flatnonzero(grades > meas._max_grade())[0])
+        raise LabelSpaceError(
+            f"labels: entry {bad} is grade {grades[bad]} above max_grade={meas.max_grade}."
+        )
+    kappa = meas.grade_values(top + 1)[grades]
+    lengths = np.diff(off)
+    positions = np.arange(y.shape[0], dtype=np.int64) - np.repeat(off[:-1], lengths)
+    if isinstance(meas, DCG):
+        return _segment_sum(meas.position_weights(positions) * kappa, off)  # eq. 6.1
+    # eq. 6.2: with a one-point grade distribution E[ℓ] is ℓ itself (E[κ] = κ, E[1 − κ] = 1 − κ).
+    one_point = (kappa, kappa * kappa, 1.0 - kappa, (1.0 - kappa) ** 2)
+    return _err_mean_second(one_point, off, meas, second=False)[0]
+
+
+# ====================================================================== flat/padded engine
+def _segment_sum(x: NDArray[np.float64], offsets: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Σ over each query's items; empty queries give 0."""
+    starts = offsets[:-1]
+    padded = np.append(x, 0.0)  # every start, even of trailing empty queries, is a valid index
+    out = np.add.reduceat(padded, starts)
+    out[offsets[1:] == starts] = 0.0
+    return out
+
+
+def _chunks(dims: Sequence[NDArray[np.int64]], budget: int) -> Iterator[NDArray[np.int64]]:
+    """Query index blocks whose padded size count × Π max(dims) stays within ``budget``.
+
+    Queries are visited in order of their own padded size, so each block pads to lists of
+    similar length. The loop runs over blocks, not queries.
+    """
+    size = np.ones(dims[0].shape[0], dtype=np.int64)
+    for d in dims:
+        size *= np.maximum(d, 1)
+    order = np.argsort(size, kind="stable")
+    m, start = order.shape[0], 0
+    while start < m:
+        cap = max(1, budget // int(size[order[start]]))
+        window = order[start : min(m, start + cap)]
+        padded = np.arange(1, window.shape[0] + 1, dtype=np.int64)
+        for d in dims:
+            padded *= np.maximum.accumulate(np.maximum(d[window], 1))
+        take = max(1, int(np.searchsorted(padded, budget, side="right")))
+        yield window[:take]
+        start += take
+
+
+def _slots(
+    starts: NDArray[np.int64], lengths: NDArray[np.int64], width: int
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Flat index of (query, position) for a padded block, and which slots hold an item."""
+    pos = np.arange(width, dtype=np.int64)[None, :]
+    valid = pos < lengths[:, None]
+    return np.where(valid, starts[:, None] + pos, 0), valid
+
+
+def _pad(
+    flat: NDArray[Any], idx: NDArray[np.int64], valid: NDArray[np.bool_], fill: Any
+) -> NDArray[Any]:
+    if flat.shape[0] == 0:
+        return np.full(idx.shape, fill, dtype=flat.dtype)
+    return np.where(valid, flat[idx], fill)
+
+
+def _exclusive_cumprod(x: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+    """out[..., i] = Π_{l<i} x[..., l] (empty product 1), without division."""
+    out = np.ones_like(x)
+    n = x.shape[axis]
+    if n > 1:
+        head = [slice(None)] * x.ndim
+        tail = [slice(None)] * x.ndim
+        head[axis] = slice(1, None)
+        tail[axis] = slice(None, n - 1)
+        np.cumprod(x[tuple(tail)], axis=axis, out=out[tuple(head)])
+    return out
+
+
+def _reverse_exclusive_cumprod(x: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+    """out[..., i] = Π_{l>i} x[..., l] (empty product 1), without division."""
+    flip = [slice(None)] * x.ndim
+    flip[axis] = slice(None, None, -1)
+    return _exclusive_cumprod(x[tuple(flip)], axis)[tuple(flip)]
+
+
+# ===================================================================== per-item moments
+#: Per-item (E[κ], E[κ²], E[1 − κ], E[(1 − κ)²]) of ERR's stopping probability κ = R(y).
+_ErrMoments = tuple[
+    NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+]
+
+
+def _item_weights(meas: RankingMeasure, rel: GradedRelevance) -> NDArray[np.float64]:
+    """Position weight of every flat item (a table lookup: one log per rank, not per item)."""
+    longest = int(rel.lengths.max()) if rel.n else 0
+    return meas.position_weights(np.arange(longest, dtype=np.int64))[rel.positions]
+
+
+def _dcg_item_moments(
+    proba: NDArray[np.float64], meas: RankingMeasure, rows: NDArray[np.bool_] | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """E[2^y − 1] and Var[2^y − 1] per item (eq. A.1); the variance is centred per grade.
+    Only ``rows`` are computed (others 0): items beyond the truncation depth never count."""
+    sub = proba if rows is None else proba[rows]
+    gains = meas.grade_values(proba.shape[1])
+    mean = sub @ gains
+    var = np.zeros_like(mean)
+    for g, value in enumerate(gains):  # loop over grades
+        dev = value - mean
+        var += sub[:, g] * dev * dev
+    if rows is None:
+        return mean, var
+    return _scatter(mean, rows, 0.0), _scatter(var, rows, 0.0)
+
+
+def _scatter(x: NDArray[np.float64], rows: NDArray[np.bool_], fill: float) -> NDArray[np.float64]:
+    out = np.full(rows.shape[0], fill)
+    out[rows] = x
+    return out
+
+
+def _needed_rows(meas: RankingMeasure, *ranks: NDArray[np.int64]) -> NDArray[np.bool_] | None:
+    """Items ranked within the truncation depth in any of ``ranks`` (None: all items)."""
+    if meas.k is None:
+        return None
+    rows = ranks[0] < meas.k
+    for r in ranks[1:]:
+        rows |= r < meas.k
+    return rows
+
+
+def _map4(
+    fn: Callable[[Any, Any], NDArray[np.float64]], xs: Sequence[Any], ys: Sequence[Any]
+) -> _ErrMoments:
+    """Apply ``fn`` to the four ERR moments pairwise."""
+    return (fn(xs[0], ys[0]), fn(xs[1], ys[1]), fn(xs[2], ys[2]), fn(xs[3], ys[3]))
+
+
+def _pad_moments(
+    moments: _ErrMoments, idx: NDArray[np.int64], valid: NDArray[np.bool_]
+) -> _ErrMoments:
+    """Padded ERR moments; a pad has E[κ] = E[κ²] = 0 and E[1 − κ] = E[(1 − κ)²] = 1, so it
+    neither contributes nor stops the user."""
+    return _map4(lambda x, f: _pad(x, idx, valid, f), moments, (0.0, 0.0, 1.0, 1.0))
+
+
+def _err_item_moments(
+    proba: NDArray[np.float64], meas: RankingMeasure, rows: NDArray[np.bool_] | None = None
+) -> _ErrMoments:
+    """E[κ], E[κ²], E[1 − κ], E[(1 − κ)²] per item, κ = R(y) (eq. A.4), O(|Y|) each; only
+    ``rows`` are computed (others those of a pad)."""
+    sub = proba if rows is None else proba[rows]
+    kappa = meas.grade_values(proba.shape[1])
+    # One matrix-vector product per moment: gemv beats an (N, |Y|) @ (|Y|, 4) gemm by ~10x.
+    out = (
+        sub @ kappa,
+        sub @ (kappa * kappa),
+        sub @ (1.0 - kappa),
+        sub @ ((1.0 - kappa) ** 2),
+    )
+    if rows is None:
+        return out
+    return _map4(lambda x, f: _scatter(x, rows, f), out, (0.0, 0.0, 1.0, 1.0))
+
+
+# ============================================================================ absolute
+def _err_mean_second(
+    moments: _ErrMoments,
+    offsets: NDArray[np.int64],
+    meas: RankingMeasure,
+    *,
+    second: bool = True,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """E[ℓ_err] and E[ℓ_err²] per query from per-item a = E[κ], b = E[κ²], s = E[1 − κ],
+    t = E[(1 − κ)²] (Appendix A.1, absolute ERR), O(|r(x)|) per query.
+
+    With w_i = 1/i (0 beyond k), P_i = Π_{l<i} s_l and T_i = Π_{l<i} t_l:
+
+        E[ℓ]  = Σ_i w_i a_i P_i                                                  (eq. A.4)
+        E[ℓ²] = Σ_i w_i² b_i T_i + 2 Σ_i w_i (a_i − b_i) T_i B_i                  (eq. A.6, A.9)
+        B_i   = Σ_{l>i} w_l a_l Π_{i<k<l} s_k = w_{i+1} a_{i+1} + s_{i+1} B_{i+1}
+
+    The cross term E[κ_{1:i} κ_{1:l}] = w_i w_l E[κ_i(1 − κ_i)] T_i a_l Π_{i<k<l} s_k follows
+    from the split of eq. A.7. Eq. A.9 writes Π_{i<k<l} s_k as a ratio of suffix products; the
+    backward recurrence for B avoids that division (and its underflow on long lists).
+    """
+    a, b, s, t = moments
+    n = offsets.shape[0] - 1
+    lengths = meas._limit(np.diff(offsets))
+    mean, sq = np.zeros(n), np.zeros(n)
+    starts = offsets[:-1]
+    for rows in _chunks([lengths], _CHUNK_ELEMENTS):
+        width = int(lengths[rows].max())
+        if width == 0:
+            continue
+        idx, valid = _slots(starts[rows], lengths[rows], width)
+        w = np.where(valid, meas.position_weights(np.arange(width, dtype=np.int64))[None, :], 0.0)
+        pa = _pad(a, idx, valid, 0.0)
+        ps = _pad(s, idx, valid, 1.0)
+        c = w * pa
+        mean[rows] = np.sum(c * _exclusive_cumprod(ps), axis=1)
+        if not second:
+            continue
+        pb = _pad(b, idx, valid, 0.0)
+        tt = _exclusive_cumprod(_pad(t, idx, valid, 1.0))
+        back = np.zeros((width, rows.shape[0]))  # B transposed: columns contiguous
+        cT, sT = c.T, ps.T
+        for i in range(width - 2, -1, -1):  # loop over rank positions
+            np.multiply(sT[i + 1], back[i + 1], out=back[i])
+            back[i] += cT[i + 1]
+        sq[rows] = np.sum(w * w * pb * tt, axis=1) + 2.0 * np.sum(
+            w * (pa - pb) * tt * back.T, axis=1
+        )
+    return mean, sq
+
+
+def _absolute_mean_var(
+    rel: GradedRelevance, meas: RankingMeasure
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """E[ℓ | x; θ] and Var[ℓ | x; θ] per query."""
+    if isinstance(meas, DCG):
+        # eq. A.1-A.3: ℓ = Σ_i κ_i with independent κ_i, so the variance is Σ_i Var κ_i; this
+        # is eq. A.3 with the cross terms 2 Σ_{i<l} E κ_i E κ_l folded into (E ℓ)².
+        mu, var = _dcg_item_moments(rel.proba, meas, _needed_rows(meas, rel.positions))
+        d = _item_weights(meas, rel)
+        return _segment_sum(d * mu, rel.offsets), _segment_sum(d * d * var, rel.offsets)
+    moments = _err_item_moments(rel.proba, meas, _needed_rows(meas, rel.positions))
+    mean, sq = _err_mean_second(moments, rel.offsets, meas)
+    return mean, np.maximum(sq - mean * mean, 0.0)
+
+
+def ranking_expectation(
+    relevance: GradedRelevance, measure: RankingMeasure | str
+) -> NDArray[np.float64]:
+    """E[ℓ(r(x), y) | x; θ] for every query (eq. 6.12; App. A.1), O(m |Y| max|r|)."""
+    meas = get_ranking_measure(measure).bind(relevance)
+    return _absolute_mean_var(relevance, meas)[0]
+
+
+def ranking_intrinsic_value(relevance: GradedRelevance, measure: RankingMeasure | str) -> float:
+    """Ř = (1/m) Σ_x E[ℓ(r(x), y) | x; θ], the intrinsic performance (eq. 4.22, App. A.1)."""
+    return float(np.mean(ranking_expectation(relevance, measure)))
+
+
+def ranking_second_moment(
+    relevance: GradedRelevance, measure: RankingMeasure | str, center: float
+) -> NDArray[np.float64]:
+    """E[(ℓ(r(x), y) − c)² | x; θ] for every query, the moment of eq. 6.10.
+
+    Computed as Var[ℓ | x] + (E[ℓ | x] − c)² from the dynamic programs of Appendix A.1
+    (eq. A.3 for DCG, eq. A.6/A.9 for ERR) in O(m |Y| max|r|) time.
+    """
+    meas = get_ranking_measure(measure).bind(relevance)
+    mean, var = _absolute_mean_var(relevance, meas)
+    return var + (mean - float(center)) ** 2
+
+
+# ========================================================================= comparisons
+@dataclass(frozen=True)
+class _Alignment:
+    """Which flat items of two rankers' lists are the same (query, item) pair."""
+
+    partner1: NDArray[np.int64]  # for each r₁ item its flat index in r₂, or −1
+    partner2: NDArray[np.int64]  # for each r₂ item its flat index in r₁, or −1
+    rank2_of_1: NDArray[np.int64]  # for each r₁ item its 0-based r₂ rank, or _ABSENT (eq. A.10)
+    rank1_of_2: NDArray[np.int64]  # for each r₂ item its 0-based r₁ rank, or _ABSENT
+
+
+def _check_pair(rel1: Any, rel2: Any) -> tuple[GradedRelevance, GradedRelevance]:
+    for j, r in enumerate((rel1, rel2)):
+        if not isinstance(r, GradedRelevance):
+            raise ShapeError(f"relevance[{j}]: expected a GradedRelevance, got {type(r).__name__}.")
+    if rel1.n != rel2.n:
+        raise ShapeError(
+            f"relevance[1]: covers {rel2.n} queries, relevance[0] covers {rel1.n}; both rankers "
+            "must be evaluated on the same pool of queries."
+        )
+    if rel1.n_grades != rel2.n_grades:
+        raise LabelSpaceError(
+            f"relevance[1]: has {rel2.n_grades} grades, relevance[0] has {rel1.n_grades}; both "
+            "relevance models must use the same grade scale."
+        )
+    if rel1.items is None or rel2.items is None:
+        j = 0 if rel1.items is None else 1
+        raise RankingItemsError(
+            f"relevance[{j}]: has no item ids; comparing two rankers needs `items` for both, so "
+            "that an item listed by both is labeled once and scored at both of its positions."
+        )
+    return rel1, rel2
+
+
+def _align(rel1: GradedRelevance, rel2: GradedRelevance) -> _Alignment:
+    ids1, ids2 = rel1.items, rel2.items
+    assert ids1 is not None and ids2 is not None  # _check_pair
+    n1 = rel1.total_items
+    if (ids1.dtype.kind in "iu") != (ids2.dtype.kind in "iu") and n1 and ids2.size:
+        raise RankingItemsError(
+            f"items: relevance[0] has ids of dtype {ids1.dtype}, relevance[1] of dtype "
+            f"{ids2.dtype}; the same item must carry the same id in both rankers."
+        )
+    codes, base = _item_codes(
+        [ids1, ids2], rel1.n, "items: the two rankers' item ids cannot be compared"
+    )
+    key1 = rel1.query_of_item * base + codes[:n1]
+    key2 = rel2.query_of_item * base + codes[n1:]
+    partner1 = np.full(n1, -1, dtype=np.int64)
+    partner2 = np.full(rel2.total_items, -1, dtype=np.int64)
+    if n1 and key2.size:
+        order = np.argsort(key2, kind="stable")
+        loc = np.minimum(np.searchsorted(key2[order], key1), key2.shape[0] - 1)
+        hit = key2[order][loc] == key1
+        partner1[hit] = order[loc[hit]]
+        partner2[partner1[hit]] = np.flatnonzero(hit)
+    rank2_of_1 = np.full(n1, _ABSENT, dtype=np.int64)
+    rank1_of_2 = np.full(rel2.total_items, _ABSENT, dtype=np.int64)
+    hit1, hit2 = partner1 >= 0, partner2 >= 0
+    rank2_of_1[hit1] = rel2.positions[partner1[hit1]]
+    rank1_of_2[hit2] = rel1.positions[partner2[hit2]]
+    return _Alignment(partner1, partner2, rank2_of_1, rank1_of_2)
+
+
+def _pair_rows(
+    rel1: GradedRelevance, rel2: GradedRelevance, meas: RankingMeasure, al: _Alignment
+) -> tuple[NDArray[np.bool_] | None, NDArray[np.bool_] | None]:
+    """Items within the truncation depth of either list (None: all items)."""
+    return (
+        _needed_rows(meas, rel1.positions, al.rank2_of_1),
+        _needed_rows(meas, rel2.positions, al.rank1_of_2),
+    )
+
+
+def _mix_shared(x1: NDArray[np.float64], x2: NDArray[np.float64], al: _Alignment) -> None:
+    """In place: an item both rankers show gets the expectation under the mixture ½p₁ + ½p₂
+    (eq. 5.11) in both arrays; expectations are linear in the distribution."""
+    hit = np.flatnonzero(al.partner1 >= 0)
+    other = al.partner1[hit]
+    shared = 0.5 * (x1[hit] + x2[other])
+    x1[hit] = shared
+    x2[other] = shared
+
+
+def _dcg_difference_mean_var(
+    rel1: GradedRelevance, rel2: GradedRelevance, meas: RankingMeasure, al: _Alignment
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """E[δ] and Var[δ] for DCG (eq. A.10-A.12): δ = Σ_{z ∈ r₁ ∪ r₂} u_z (2^{y_z} − 1) with
+    u_z = d₁(z) − d₂(z) (d_j = 0 for an item r_j does not show, eq. A.10), independent terms."""
+    rows1, rows2 = _pair_rows(rel1, rel2, meas, al)
+    mu1, var1 = _dcg_item_moments(rel1.proba, meas, rows1)
+    mu2, var2 = _dcg_item_moments(rel2.proba, meas, rows2)
+    hit1, hit2 = al.partner1 >= 0, al.partner2 >= 0
+    # Mixture variance of a shared item: ½(v₁ + v₂) + ¼(μ₁ − μ₂)².
+    gap = mu1[hit1] - mu2[al.partner1[hit1]]
+    _mix_shared(mu1, mu2, al)
+    _mix_shared(var1, var2, al)
+    var1[hit1] += 0.25 * gap * gap
+    mu, var = mu1, var1
+    d1, d2 = _item_weights(meas, rel1), _item_weights(meas, rel2)
+    u1 = d1.copy()
+    u1[hit1] -= d2[al.partner1[hit1]]
+    u2 = np.where(hit2, 0.0, -d2)  # r₂-only items; shared ones are counted with r₁
+    mean = _segment_sum(u1 * mu, rel1.offsets) + _segment_sum(u2 * mu2, rel2.offsets)
+    v = _segment_sum(u1 * u1 * var, rel1.offsets) + _segment_sum(u2 * u2 * var2, rel2.offsets)
+    return mean, v
+
+
+class _CrossWorkspace:
+    """Reusable (Q, L₁, L₂) buffers of the comparative ERR program: fresh multi-megabyte
+    temporaries per block would cost a page fault per page, doubling the run time."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.floats: list[NDArray[np.float64]] = []
+        self.masks: list[NDArray[np.bool_]] = []
+
+    def views(
+        self, shape: tuple[int, int, int]
+    ) -> tuple[list[NDArray[np.float64]], list[NDArray[np.bool_]]]:
+        n = shape[0] * shape[1] * shape[2]
+        if n > self.size:
+            self.size = n
+            self.floats = [np.empty(n) for _ in range(3)]
+            self.masks = [np.empty(n, dtype=bool) for _ in range(3)]
+        return (
+            [x[:n].reshape(shape) for x in self.floats],
+            [x[:n].reshape(shape) for x in self.masks],
+        )
+
+
+def _err_cross_block(
+    first: _ErrMoments,
+    w1: NDArray[np.float64],
+    p2of1: NDArray[np.int64],
+    second: _ErrMoments,
+    w2: NDArray[np.float64],
+    p1of2: NDArray[np.int64],
+    work: _CrossWorkspace,
+) -> NDArray[np.float64]:
+    """E[ℓ₁ ℓ₂ | x; θ] for a padded block of queries (eq. A.14-A.21, corrected).
+
+    ``first`` holds r₁'s per-slot moments (Q, L₁) and ``second`` r₂'s (Q, L₂), with weights
+    ``w1``, ``w2``; ``p2of1`` is the 0-based r₂ rank of r₁'s item (``_ABSENT`` if r₂ does not
+    show it), ``p1of2`` the r₁ slot of r₂'s item (``_ABSENT`` if it is not among r₁'s first L₁).
+    Pads: E[κ] = E[κ²] = w = 0, E[1 − κ] = E[(1 − κ)²] = 1.
+
+    For z = r₁[i] and z̄ = r₂[j] (eq. A.14), with S₁(z) the items before z in r₁ and S₂(z̄)
+    those before z̄ in r₂, independence (eq. 6.3) factorizes the expectation item by item:
+
+        z ≠ z̄:  E[κ_z (1−κ_z)^{[z ∈ S₂(z̄)]}] · E[κ_z̄ (1−κ_z̄)^{[z̄ ∈ S₁(z)]}]             (A.19)
+                 · Π_{z' ∈ S₁(z), z' ≠ z̄} E[(1−κ_{z'})^{1 + [z' ∈ S₂(z̄)]}]                   (A.20)
+                 · Π_{z' ∉ S₁(z), z' ≠ z, z̄} E[(1−κ_{z'})^{[z' ∈ S₂(z̄)]}]                     (A.21)
+        z = z̄:  E[κ_z²] · Π_{S₁ ∩ S₂} E[(1−κ)²] · Π_{S₁ △ S₂} E[1−κ]                       (A.19)
+
+    For fixed j, A.20 is a prefix product and A.21 a suffix product over r₁'s slots, times
+    C_j = Π E[1 − κ] over the items before z̄ in r₂ that are not among r₁'s first L₁ slots:
+    O(L₁ L₂) per query after O(|Y|) per item. Items of r₁ beyond its truncation depth behave
+    exactly as items r₁ does not show. Layout (Q, i, j): the scans run along axis 1.
+    """
+    a1, b1, s1, t1 = (x[:, :, None] for x in first)
+    a2, b2, s2, _ = second
+    q, n1 = w1.shape
+    n2 = w2.shape[1]
+    (fac, prod, tmp), (before2, own, before1) = work.views((q, n1, n2))
+    np.less(p2of1[:, :, None], np.arange(n2)[None, None, :], out=before2)  # r₁[i] ∈ S₂(r₂[j])
+    np.equal(p1of2[:, None, :], np.arange(n1)[None, :, None], out=own)  # r₁[i] is r₂[j]
+    np.less(p1of2[:, None, :], np.arange(n1)[None, :, None], out=before1)  # r₂[j] ∈ S₁(r₁[i])
+    # A.20: prefix over r₁ slots of E[(1−κ)²] (also before z̄ in r₂) or E[1−κ]; z̄ excluded.
+    np.copyto(fac, s1)
+    np.copyto(fac, t1, where=before2)
+    np.copyto(fac, 1.0, where=own)
+    prod[:, 0, :] = 1.0
+    np.cumprod(fac[:, :-1, :], axis=1, out=prod[:, 1:, :])
+    # A.21: suffix over r₁ slots of E[1−κ] (before z̄ in r₂) or 1; z̄ itself has 1 here.
+    fac.fill(1.0)
+    np.copyto(fac, s1, where=before2)
+    tmp[:, -1, :] = 1.0
+    np.cumprod(fac[:, :0:-1, :], axis=1, out=tmp[:, -2::-1, :])
+    prod *= tmp
+    # A.19: the two items' own factors, E[κ(1−κ)] where the other item precedes; z = z̄: E[κ²].
+    np.copyto(fac, a1)
+    np.copyto(fac, a1 - b1, where=before2)
+    np.copyto(tmp, a2[:, None, :])
+    np.copyto(tmp, (a2 - b2)[:, None, :], where=before1)
+    fac *= tmp
+    np.copyto(fac, b1, where=own)
+    prod *= fac
+    per_j = np.matmul(w1[:, None, :], prod)[:, 0, :]
+    outside = _exclusive_cumprod(np.where(p1of2 == _ABSENT, s2, 1.0), axis=1)  # C_j
+    return np.sum(per_j * outside * w2, axis=1)
+
+
+def _err_difference_mean_var(
+    rel1: GradedRelevance, rel2: GradedRelevance, meas: RankingMeasure, al: _Alignment
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """E[δ] and Var[δ] for ERR: eq. A.13 with E[ℓ_k], E[ℓ_k²] from the absolute program and
+    E[ℓ₁ ℓ₂] from :func:`_err_cross_block`, O(|Y| |r₁ ∪ r₂| + |r₁| |r₂|) per query."""
+    rows1, rows2 = _pair_rows(rel1, rel2, meas, al)
+    m1 = _err_item_moments(rel1.proba, meas, rows1)
+    m2 = _err_item_moments(rel2.proba, meas, rows2)
+    for x1, x2 in zip(m1, m2, strict=True):
+        _mix_shared(x1, x2, al)
+    mean1, sq1 = _err_mean_second(m1, rel1.offsets, meas)
+    mean2, sq2 = _err_mean_second(m2, rel2.offsets, meas)
+    cross = np.zeros(rel1.n)
+    len1, len2 = meas._limit(rel1.lengths), meas._limit(rel2.lengths)
+    # r₁ rank of every r₂ item, counting only r₁'s first k slots (the rest act as absent).
+    p2of1 = al.rank2_of_1
+    p1of2 = al.rank1_of_2
+    if meas.k is not None:
+        p1of2 = np.where(p1of2 >= meas.k, _ABSENT, p1of2)
+    pw = meas.position_weights
+    work = _CrossWorkspace()
+    for rows in _chunks([len1, len2], _CROSS_CHUNK_ELEMENTS):
+        n1, n2 = int(len1[rows].max()), int(len2[rows].max())
+        if n1 == 0 or n2 == 0:
+            continue
+        i1, v1 = _slots(rel1.offsets[:-1][rows], len1[rows], n1)
+        i2, v2 = _slots(rel2.offsets[:-1][rows], len2[rows], n2)
+        cross[rows] = _err_cross_block(
+            _pad_moments(m1, i1, v1),
+            np.where(v1, pw(np.arange(n1, dtype=np.int64))[None, :], 0.0),
+            _pad(p2of1, i1, v1, _ABSENT),
+            _pad_moments(m2, i2, v2),
+            np.where(v2, pw(np.arange(n2, dtype=np.int64))[None, :], 0.0),
+            _pad(p1of2, i2, v2, _ABSENT),
+            work,
+        )
+    mean = mean1 - mean2
+    var = (sq1 - mean1 * mean1) + (sq2 - mean2 * mean2) - 2.0 * (cross - mean1 * mean2)
+    return mean, np.maximum(var, 0.0)
+
+
+def _difference_mean_var(
+    rel1: GradedRelevance, rel2: GradedRelevance, meas: RankingMeasure
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    al = _align(rel1, rel2)
+    if isinstance(meas, DCG):
+        return _dcg_difference_mean_var(rel1, rel2, meas, al)
+    return _err_difference_mean_var(rel1, rel2, meas, al)
+
+
+def _bind_pair(
+    measure: RankingMeasure | str, rel1: GradedRelevance, rel2: GradedRelevance
+) -> RankingMeasure:
+    return get_ranking_measure(measure).bind(rel1).bind(rel2)
+
+
+def ranking_difference_expectation(
+    relevance1: GradedRelevance, relevance2: GradedRelevance, measure: RankingMeasure | str
+) -> NDArray[np.float64]:
+    """E[δ(x, y) | x; θ] = E[ℓ(r₁(x), y) − ℓ(r₂(x), y) | x; θ] per query (eq. 6.9, 6.12)."""
+    rel1, rel2 = _check_pair(relevance1, relevance2)
+    return _difference_mean_var(rel1, rel2, _bind_pair(measure, rel1, rel2))[0]
+
+
+def ranking_intrinsic_difference(
+    relevance1: GradedRelevance, relevance2: GradedRelevance, measure: RankingMeasure | str
+) -> float:
+    """Δ̌ = Ř[r₁] − Ř[r₂] under the per-item mixture model (Sec. 6.2, eq. 5.12)."""
+    return float(np.mean(ranking_difference_expectation(relevance1, relevance2, measure)))
+
+
+def ranking_difference_moment(
+    relevance1: GradedRelevance,
+    relevance2: GradedRelevance,
+    measure: RankingMeasure | str,
+    center: float,
+) -> NDArray[np.float64]:
+    """E[(ℓ(r₁(x), y) − ℓ(r₂(x), y) − c)² | x; θ] per query, the moment of eq. 6.11.
+
+    Labels range over the union of both lists; an item both rankers show has the mixture of
+    the two grade distributions (eq. 5.11). DCG: eq. A.12 in O(m |Y| max|r₁ ∪ r₂|); ERR:
+    eq. A.13-A.21 in O(m (|Y| max|r₁ ∪ r₂| + max|r₁||r₂|)).
+    """
+    rel1, rel2 = _check_pair(relevance1, relevance2)
+    mean, var = _difference_mean_var(rel1, rel2, _bind_pair(measure, rel1, rel2))
+    return var + (mean - float(center)) ** 2
+
+
+# ================================================================================= costs
+def ranking_query_costs(
+    relevance: GradedRelevance, other: GradedRelevance | None = None
+) -> NDArray[np.float64] | None:
+    """λ(x) per query: the summed costs of the items to label, scaled to mean one.
+
+    With ``other``, the union of both lists is labeled (an item both show counts once, at the
+    first ranker's cost). None when no item costs were given.
+    """
+    if other is None:
+        if relevance.item_costs is None:
+            return None
+        lam = _segment_sum(relevance.item_costs, relevance.offsets)
+    else:
+        rel1, rel2 = _check_pair(relevance, other)
+        if rel1.item_costs is None and rel2.item_costs is None:
+            return None
+        if rel1.item_costs is None or rel2.item_costs is None:
+            raise InvalidCostsError(
+                "costs: only one of the two rankers has item costs; the union of both lists is "
+                "labeled, so give both GradedRelevance objects `costs` (or neither)."
+            )
+        al = _align(rel1, rel2)
+        only2 = np.where(al.partner2 >= 0, 0.0, rel2.item_costs)
+        lam = _segment_sum(rel1.item_costs, rel1.offsets) + _segment_sum(only2, rel2.offsets)
+    if (lam <= 0).any():
+        bad = int(np.flatnonzero(lam <= 0)[0])
+        raise InvalidCostsError(
+            f"costs: query {bad} has no item to label (cost 0); labeling costs must be strictly "
+            "positive (Thm 4.2). Drop empty queries from the pool."
+        )
+    return lam / lam.mean()
+
+
+# ============================================================== sampling distributions
+def ranking_distribution(
+    relevance: GradedRelevance | Sequence[GradedRelevance],
+    measure: RankingMeasure | str = "dcg",
+    *,
+    costs: ArrayLike | None = None,
+    method: str = "active",
+    mix: float = DEFAULT_MIX,
+) -> NDArray[np.float64]:
+    """Instrumental distribution over the m queries for estimating DCG/ERR (Derivation 1).
+
+    ``active``: q(x) ∝ sqrt(E[(ℓ − Ř)² | x; θ] / λ(x)) (eq. 6.10) for one ranker, or
+    q(x) ∝ sqrt(E[(δ − Δ̌)² | x; θ] / λ(x)) (eq. 6.11) for a pair, with the intrinsic Ř, Δ̌ as
+    centres; then the defensive mixture (1 − mix)·q + mix/m keeps every importance weight below
+    1/mix times passive's. Variants of Sec. 6.3: ``active_uniD`` (uniform grade distribution
+    instead of the model's), ``active_uniC`` (λ ≡ 1), ``active_lambda`` (q ∝ λ^(-1/2)),
+    ``passive`` (uniform).
+
+    Parameters
+    ----------
+    relevance : GradedRelevance or a pair of them
+        One ranker (absolute estimation) or two (comparison; both need ``items``).
+    measure : DCG, ERR, "dcg" or "err"
+    costs : array-like of shape (m,), optional
+        λ(x) > 0 per query; by default the rankers' item costs summed per query
+        (:func:`ranking_query_costs`), else unit costs.
+    method : str
+        One of :data:`RANKING_METHODS`.
+    mix : float
+        Defensive-mixture weight ε ∈ [0, 1] (not applied to ``passive``/``active_lambda``).
+
+    Returns
+    -------
+    q : ndarray of shape (m,)
+        Positive (for mix > 0), sums to one.
+
+    References
+    ----------
+    Thesis eq. 6.10, 6.11 (Derivation 1), Thm 6.1 and Appendix A.1; Sec. 6.3 for the variants.
+    """
+    rels = _as_relevance_list(relevance)
+    method = check_option(method, RANKING_METHODS, "method")
+    if not 0.0 <= mix <= 1.0:
+        raise ShapeError(f"mix: the defensive-mixture weight must lie in [0, 1], got {mix}.")
+    m = rels[0].n
+    if len(rels) == 1:
+        meas = get_ranking_measure(measure).bind(rels[0])
+        lam = check_costs(costs, m) if costs is not None else ranking_query_costs(rels[0])
+    else:
+        _check_pair(rels[0], rels[1])
+        meas = _bind_pair(measure, rels[0], rels[1])
+        lam = check_costs(costs, m) if costs is not None else ranking_query_costs(*rels)
+    if method == "passive":
+        return np.full(m, 1.0 / m)
+    if method == "active_lambda":
+        if lam is None:
+            raise InvalidCostsError(
+                "costs: method='active_lambda' samples by cost alone and needs costs (per query, "
+                "or item costs on the GradedRelevance)."
+            )
+        score = 1.0 / np.sqrt(lam)
+        return score / score.sum()
+    if method == "active_uniD":
+        rels = [r.uniform() for r in rels]
+    if len(rels) == 1:
+        mean, var = _absolute_mean_var(rels[0], meas)
+    else:
+        mean, var = _difference_mean_var(rels[0], rels[1], meas)
+    center = float(np.mean(mean))  # Ř (eq. 4.22) or Δ̌
+    moment = var + (mean - center) ** 2
+    if lam is not None and method != "active_uniC":
+        moment = moment / lam
+    score = np.sqrt(moment)  # eq. 6.10 / 6.11
+    total = score.sum()
+    if not total > 0:
+        return np.full(m, 1.0 / m)
+    return (1.0 - mix) * (score / total) + mix / m
+
+
+def _as_relevance_list(relevance: Any) -> list[GradedRelevance]:
+    if isinstance(relevance, GradedRelevance):
+        return [relevance]
+    if isinstance(relevance, Sequence) and not isinstance(relevance, str):
+        rels = list(relevance)
+        if len(rels) == 1 and isinstance(rels[0], GradedRelevance):
+            return rels
+        if len(rels) == 2:
+            return list(_check_pair(rels[0], rels[1]))
+        raise ShapeError(
+            f"relevance: pass one GradedRelevance or a pair of them, got {len(rels)} entries."
+        )
+    raise ShapeError(
+        f"relevance: expected a GradedRelevance or a pair of them, got {type(relevance).__name__}."
+    )
+
+
+# ============================================================ estimation from labels
+def ranking_union(
+    relevance1: GradedRelevance, relevance2: GradedRelevance, index: ArrayLike | None = None
+) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """The items to label when comparing two rankers on the queries ``index`` (Sec. 6.2: the
+    union r₁(x) ∪ r₂(x) is annotated): per query, r₁'s items in r₁'s order, then the items only
+    r₂ shows, in r₂'s order.
+
+    Returns
+    -------
+    items : ndarray of shape (total,)
+        Item ids, query after query (the order :func:`ranking_pair_values` expects labels in).
+    offsets : ndarray of int, shape (len(index) + 1,)
+    """
+    return _union_layout(relevance1, relevance2, index)[0:2]
+
+
+def ranking_pair_values(
+    relevance1: GradedRelevance,
+    relevance2: GradedRelevance,
+    measure: RankingMeasure | str,
+    index: ArrayLike,
+    labels: ArrayLike,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """ℓ(r₁(x), y) and ℓ(r₂(x), y) of the queries ``index`` from the grades of their union.
+
+    ``labels`` are graded labels in the order of :func:`ranking_union` (repeated queries
+    repeated); a shared item's single label scores both rankers. Feed the two arrays to
+    :func:`activeeval.paired_test` with :class:`QueryValue` (eq. 6.9, 3.21).
+    """
+    rel1, rel2 = _check_pair(relevance1, relevance2)
+    meas = _bind_pair(measure, rel1, rel2)
+    _, offsets, at1, at2 = _union_layout(rel1, rel2, index)
+    y = check_finite_array(labels, "labels", ndim=1)
+    if y.shape[0] != offsets[-1]:
+        raise ShapeError(
+            f"labels: expected {offsets[-1]} grades (the union of both lists of every drawn "
+            f"query, in ranking_union order), got {y.shape[0]}."
+        )
+    sub1, sub2 = rel1.take(np.asarray(index)), rel2.take(np.asarray(index))
+    return ranking_values(meas, y[at1], sub1.offsets), ranking_values(meas, y[at2], sub2.offsets)
+
+
+def _union_layout(
+    rel1: GradedRelevance, rel2: GradedRelevance, index: ArrayLike | None
+) -> tuple[NDArray[Any], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Union items and offsets of the queries ``index``, and where each ranker's flat items
+    sit in that union."""
+    rel1, rel2 = _check_pair(rel1, rel2)
+    idx = np.arange(rel1.n) if index is None else np.asarray(index)
+    sub1, sub2 = rel1.take(idx), rel2.take(idx)
+    al = _align(sub1, sub2)
+    only2 = np.flatnonzero(al.partner2 < 0)
+    count2 = np.bincount(sub2.query_of_item[only2], minlength=sub1.n)
+    offsets = np.zeros(sub1.n + 1, dtype=np.int64)
+    np.cumsum(sub1.lengths + count2, out=offsets[1:])
+    at1 = offsets[sub1.query_of_item] + sub1.positions
+    before = np.zeros(sub1.n, dtype=np.int64)
+    np.cumsum(count2[:-1], out=before[1:])
+    q_only = sub2.query_of_item[only2]
+    rank_only = np.arange(only2.shape[0], dtype=np.int64) - before[q_only]
+    at2 = np.empty(sub2.total_items, dtype=np.int64)
+    at2[only2] = offsets[q_only] + sub1.lengths[q_only] + rank_only
+    shared = np.flatnonzero(al.partner2 >= 0)
+    at2[shared] = at1[al.partner2[shared]]
+    assert sub1.items is not None and sub2.items is not None  # _check_pair
+    items = np.empty(offsets[-1], dtype=np.result_type(sub1.items, sub2.items))
+    items[at1] = sub1.items
+    items[at2[only2]] = sub2.items[only2]
+    return items, offsets, at1, at2
+
+
+class QueryValue(Measure):
+    """Adapter that lets the self-normalized estimator average per-query ranking values.
+
+    Ranking labels are vectors, so the per-query loss ℓ(r(x), y) is computed first
+    (:func:`ranking_values`) and handed to :func:`activeeval.estimate` /
+    :func:`activeeval.paired_test` as the *prediction*, with placeholder labels::
+
+        values = ranking_values(ERR(max_grade=4), labels, label_offsets)   # drawn queries
+        est = ae.estimate(QueryValue(ERR()), values, np.zeros(len(values)), q[idx])
+        cmp = ae.paired_test(QueryValue(ERR()), [values1, values2], np.zeros(n), q[idx])
+
+    ``loss(prediction, y)`` returns ``prediction``; the estimator is then eq. 3.31 with w ≡ 1
+    (the ranking risk eq. 6.4 is a regular risk), with its sandwich standard error.
+    """
+
+    categorical = False
+    binary_loss = False
+    regular = True
+    greater_is_better = True
+
+    def __init__(self, measure: RankingMeasure | str = "dcg") -> None:
+        self.ranking_measure = get_ranking_measure(measure)
+        self.name = self.ranking_measure.name
+
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        shape = np.broadcast_shapes(np.shape(prediction), np.shape(y))
+        return np.broadcast_to(np.asarray(prediction, dtype=float), shape)
+
+    def __repr__(self) -> str:
+        return f"QueryValue({self.ranking_measure!r})"

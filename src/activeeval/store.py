@@ -1,0 +1,1869 @@
+"""Persistent labeling sessions: an evaluation or comparison campaign stored in one SQLite file.
+
+A session is thesis Algorithm 2 (or 3) with the oracle taken out of the loop: the library hands
+out the pool ids to label next, people label them whenever they can, and the labels come back
+later — possibly from several annotators, processes or machine restarts. Everything the
+estimate depends on is stored, so a reopened session continues exactly where it stopped and
+gives bit-identical estimates:
+
+* the **plan** — measure and its parameters (positive class, β), sampling method, budget, seed,
+  confidence level, the pool's ids, labeling costs and every model's predictions, a SHA-256
+  fingerprint over them, and the sampling distribution q itself as float64 bytes (q is never
+  recomputed, so a change to :func:`~activeeval.sampling.optimal_distribution` in a later
+  version cannot change a running session);
+* the **draw sequence** x₁, x₂, … ~ q i.i.d., each draw with its q(xᵢ). Block b of
+  ``block_size`` draws comes from ``np.random.default_rng([seed, b])`` by inverse-CDF lookup in
+  cumsum(q), so the sequence is a function of (q, seed) alone — not of how many times
+  :meth:`Session.next_batch` is called, nor of crashes; blocks are persisted as they are
+  materialized. (NumPy's SeedSequence makes ``[seed, 0]`` the stream of ``seed``, so a
+  campaign within the first block draws exactly what ``evaluate(..., random_state=seed)``
+  draws);
+* the **hand-outs** (ids given to annotators, each with its first draw), the **labels** with
+  annotator and time, and an **audit** table of refused and accepted relabels.
+
+Stopping rule (that of :func:`~activeeval.campaign.evaluate`): walk the draw sequence; a draw of
+an instance already handed out is free; a new instance costs its label (1, or its cost λ(x));
+stop for good at the first draw whose new label the remaining budget cannot pay. Ids handed out
+but not labeled yet count as spent. The walk depends only on the draws and the costs, never on
+the labels, so the whole campaign is fixed by (q, seed, costs, budget) in advance and every
+hand-out schedule produces the same ids in the same order.
+
+Crash safety. Every operation is one SQLite transaction (``BEGIN IMMEDIATE`` for writes) in WAL
+mode with ``synchronous=FULL``; recording a large labels input commits ``chunk_size`` rows per
+transaction, so a killed process keeps every committed chunk and never half a chunk, and
+re-running the same record completes it (identical relabels are no-ops). Concurrent writers
+wait on SQLite's busy timeout and, beyond it, retry with exponential backoff.
+
+Schema. ``meta`` holds ``schema_version``; :data:`MIGRATIONS` maps a version k to the function
+that upgrades a store from k to k + 1, applied in one transaction when a store is opened. A store
+written by a newer version is refused (:class:`~activeeval.SchemaVersionError`), as is a file
+that is not a store (:class:`~activeeval.NotAStoreError`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import sqlite3
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+from tqdm.auto import tqdm
+
+from ._validation import (
+    BudgetError,
+    DegenerateIntervalWarning,
+    DuplicateIdError,
+    LabelConflictError,
+    LabelSpaceError,
+    NotAStoreError,
+    SchemaVersionError,
+    SessionMismatchError,
+    ShapeError,
+    StoreError,
+    UndefinedEstimateWarning,
+    UnknownIdError,
+    UnknownOptionError,
+    check_costs,
+    check_level,
+    check_option,
+)
+from .inference import (
+    Comparison,
+    Estimate,
+    MultipleComparison,
+    estimate,
+    multiple_comparison,
+    paired_test,
+)
+from .measures import (
+    AbsoluteError,
+    Accuracy,
+    CostMatrixLoss,
+    ErrorRate,
+    FMeasure,
+    Measure,
+    Precision,
+    Recall,
+    SquaredError,
+    get_measure,
+)
+from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
+from .sampling import (
+    check_distribution,
+    comparison_distribution,
+    cost_distribution,
+    optimal_distribution,
+    passive_distribution,
+)
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "RecordSummary",
+    "Session",
+    "SessionComparison",
+    "SessionEstimate",
+    "SessionPlan",
+    "SessionProgress",
+]
+
+#: Version of the store layout written by this module (``meta.schema_version``).
+SCHEMA_VERSION = 1
+#: ``PRAGMA application_id`` of a session store ("AEVS").
+APPLICATION_ID = 0x41455653
+#: Draws materialized at a time; block b is ``default_rng([seed, b])``'s next ``block_size``.
+DEFAULT_BLOCK_SIZE = 1024
+#: Label rows committed per transaction by :meth:`Session.record`.
+DEFAULT_CHUNK_SIZE = 5000
+#: SQLite's own wait for a lock, in seconds, before :func:`_with_retry` backs off and retries.
+BUSY_TIMEOUT = 5.0
+#: Total time a transaction keeps retrying on a locked store before giving up, in seconds.
+RETRY_DEADLINE = 120.0
+#: Name of the rule that turns (q, seed, block) into draws; stored with the plan.
+DRAW_RULE = "inverse-cdf(cumsum(q)/sum, default_rng([seed, block]).random(block_size))"
+
+EVALUATION_METHODS = ("active", "passive", "active_uniC", "active_lambda")
+COMPARISON_METHODS = (
+    "active",
+    "passive",
+    "active_0",
+    "active_inf",
+    "active_risk",
+    "active_uniC",
+    "active_lambda",
+)
+
+_SCHEMA_V1 = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE plan (
+    singleton       INTEGER PRIMARY KEY CHECK (singleton = 1),
+    kind            TEXT NOT NULL CHECK (kind IN ('evaluation', 'comparison')),
+    measure         TEXT NOT NULL,
+    measure_spec    TEXT NOT NULL,
+    beta            REAL,
+    pos_label       TEXT,
+    method          TEXT NOT NULL,
+    budget          REAL NOT NULL CHECK (budget > 0),
+    seed            INTEGER NOT NULL CHECK (seed >= 0),
+    level           REAL NOT NULL CHECK (level > 0 AND level < 1),
+    pool_size       INTEGER NOT NULL CHECK (pool_size > 0),
+    n_models        INTEGER NOT NULL CHECK (n_models >= 1),
+    predictive_kind TEXT NOT NULL CHECK (predictive_kind IN ('categorical', 'gaussian')),
+    label_space     TEXT,
+    fingerprint     TEXT NOT NULL,
+    q               BLOB NOT NULL,
+    block_size      INTEGER NOT NULL CHECK (block_size > 0),
+    max_draws       INTEGER NOT NULL CHECK (max_draws > 0),
+    draw_rule       TEXT NOT NULL,
+    created_at      TEXT NOT NULL
+);
+CREATE TABLE models (
+    model       INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL,
+    n_columns   INTEGER NOT NULL,
+    predictions BLOB NOT NULL
+);
+CREATE TABLE pool (
+    position INTEGER PRIMARY KEY,
+    id       NOT NULL UNIQUE,
+    cost     REAL CHECK (cost IS NULL OR cost > 0)
+);
+CREATE TABLE state (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+    cursor    INTEGER NOT NULL CHECK (cursor >= 0),
+    finished  TEXT
+);
+CREATE TABLE draws (
+    seq      INTEGER PRIMARY KEY,
+    position INTEGER NOT NULL REFERENCES pool (position),
+    q        REAL NOT NULL CHECK (q > 0)
+);
+CREATE TABLE handouts (
+    position      INTEGER PRIMARY KEY REFERENCES pool (position),
+    seq           INTEGER NOT NULL UNIQUE REFERENCES draws (seq),
+    batch         INTEGER NOT NULL,
+    handed_out_at TEXT NOT NULL
+);
+CREATE TABLE labels (
+    position    INTEGER PRIMARY KEY REFERENCES handouts (position),
+    label       NOT NULL,
+    annotator   TEXT,
+    recorded_at TEXT NOT NULL
+);
+CREATE TABLE audit (
+    event         INTEGER PRIMARY KEY AUTOINCREMENT,
+    at            TEXT NOT NULL,
+    action        TEXT NOT NULL CHECK (action IN ('overwrite', 'refused')),
+    position      INTEGER NOT NULL REFERENCES pool (position),
+    old_label,
+    new_label,
+    old_annotator TEXT,
+    annotator     TEXT
+);
+"""
+
+Migration = Callable[[sqlite3.Connection], None]
+#: ``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1 (run inside the open
+#: transaction of :meth:`Session.open`; it must not commit). Empty while version 1 is current.
+MIGRATIONS: dict[int, Migration] = {}
+
+_T = TypeVar("_T")
+
+
+# ------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class SessionPlan:
+    """What a session was created with; never changes afterwards.
+
+    Attributes
+    ----------
+    session_id : str
+        Random identifier; a labels input with a ``session_id`` column must carry this one.
+    kind : {"evaluation", "comparison"}
+    measure : str
+        The measure's name (``"f1"``, ``"error_rate"``, ...); ``measure_spec`` holds its class
+        and parameters, ``pos_label`` and ``beta`` those of F-measures.
+    method, budget, seed, level
+        Sampling method, budget (labels, or cost units with costs), seed, confidence level.
+    pool_size, n_models, model_names, predictive_kind, label_space
+        The pool and the models' predictive distributions (``label_space`` is None for
+        regressors).
+    cost_sensitive : bool
+        Whether per-instance labeling costs were given (the budget is then in cost units).
+    fingerprint : str
+        SHA-256 over the pool ids, every model's predictions and the costs.
+    block_size, max_draws, draw_rule
+        How the draw sequence is generated, and the cap on its length (that of
+        :func:`~activeeval.evaluate`: 20·budget + 1000 draws, the budget in labels).
+    """
+
+    session_id: str
+    kind: str
+    measure: str
+    measure_spec: dict[str, Any]
+    pos_label: Any
+    beta: float | None
+    method: str
+    budget: float
+    seed: int
+    level: float
+    pool_size: int
+    n_models: int
+    model_names: tuple[str, ...]
+    predictive_kind: str
+    label_space: tuple[Any, ...] | None
+    cost_sensitive: bool
+    fingerprint: str
+    block_size: int
+    max_draws: int
+    draw_rule: str
+    created_at: str
+    schema_version: int
+
+
+@dataclass(frozen=True)
+class SessionProgress:
+    """Where a campaign stands.
+
+    Attributes
+    ----------
+    n_labels : int
+        Distinct pool instances labeled.
+    cost_spent : float
+        Their labeling cost (= ``n_labels`` without costs).
+    committed : float
+        ``cost_spent`` plus the cost of ids handed out but not labeled yet.
+    budget : float
+    n_draws : int
+        Draws the campaign has walked through (repeats of handed-out instances included).
+    n_handed_out, n_pending : int
+        Ids handed out so far, and those of them still waiting for a label.
+    n_estimation_draws : int
+        Length of the longest fully labeled prefix of the draws, which the estimate uses.
+    finished : bool
+        No further id will be handed out: the next new instance in the draw sequence costs more
+        than is left (``stop_reason="budget"``), every instance q can draw is handed out
+        (``"pool"``), or the draw cap is reached (``"max_draws"``).
+    complete : bool
+        Finished and nothing pending: the campaign's estimate is final.
+    """
+
+    n_labels: int
+    cost_spent: float
+    committed: float
+    budget: float
+    n_draws: int
+    n_handed_out: int
+    n_pending: int
+    n_estimation_draws: int
+    finished: bool
+    complete: bool
+    stop_reason: str | None
+
+
+@dataclass(frozen=True)
+class RecordSummary:
+    """What :meth:`Session.record` did: labels stored for the first time, identical relabels
+    skipped, and labels replaced (``overwrite=True``)."""
+
+    n_new: int
+    n_unchanged: int
+    n_overwritten: int
+
+
+@dataclass(frozen=True, eq=False)
+class SessionEstimate:
+    """A session's performance estimate (evaluation sessions, or one model of a comparison).
+
+    Attributes
+    ----------
+    estimate, stderr : float
+        Self-normalized importance-sampling estimate (eq. 3.31) and its sandwich standard error
+        (Lemma 3.4) on the labeled prefix of the draws; NaN before the first label.
+    ci : tuple of float
+        Wald interval at ``level``.
+    n_labels, n_draws : int
+        Distinct labeled instances and draws in the prefix.
+    inference : Estimate or None
+        The underlying :class:`~activeeval.inference.Estimate` (None before the first label).
+    """
+
+    estimate: float
+    stderr: float
+    ci: tuple[float, float]
+    level: float
+    n_labels: int
+    n_draws: int
+    measure: str
+    inference: Estimate | None
+
+    def confidence_interval(
+        self, level: float | None = None, method: str = "wald"
+    ) -> tuple[float, float]:
+        """Interval by any method of :meth:`Estimate.confidence_interval`."""
+        if self.inference is None:
+            return math.nan, math.nan
+        return self.inference.confidence_interval(level, method)
+
+
+@dataclass(frozen=True, eq=False)
+class SessionComparison:
+    """A comparison session's verdict, as :class:`~activeeval.ComparisonResult`.
+
+    For two models ``difference`` = Ĝ[f₀] − Ĝ[f₁] with the paired Wald test (eq. 3.21–3.24);
+    for k > 2, the best model against the runner-up, Holm-adjusted over all pairs, with the full
+    :class:`~activeeval.MultipleComparison` in ``comparison``.
+    """
+
+    difference: float
+    stderr: float
+    p_value: float
+    ci: tuple[float, float]
+    best: int
+    estimates: NDArray[np.float64]
+    level: float
+    n_labels: int
+    n_draws: int
+    measure: str
+    comparison: Comparison | MultipleComparison | None
+
+
+# ------------------------------------------------------------------- sqlite plumbing
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
+    msg = str(exc).lower()
+    return "locked" in msg or "busy" in msg
+
+
+def _with_retry(fn: Callable[[], _T], path: Path) -> _T:
+    """Run one transaction, retrying with exponential backoff (and jitter) while another
+    process holds the store's write lock beyond SQLite's busy timeout."""
+    delay = 0.02
+    deadline = time.monotonic() + RETRY_DEADLINE
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if not _is_lock_error(exc):
+                raise StoreError(f"{path}: SQLite error ({exc}).") from exc
+            if time.monotonic() + delay > deadline:
+                raise StoreError(
+                    f"{path}: another process has kept the store locked for over "
+                    f"{RETRY_DEADLINE:.0f} s; try again when it has finished."
+                ) from exc
+            time.sleep(delay * (1.0 + random.random()))
+            delay = min(2 * delay, 2.0)
+
+
+def _connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit); never creates a file
+    unless ``create``."""
+    if create:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+    else:
+        uri = f"file:{quote(str(path.resolve()))}?mode=rw"
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+    return conn
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: large record/hand-out transactions
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection, *, write: bool) -> Iterator[sqlite3.Connection]:
+    """One transaction: ``BEGIN IMMEDIATE`` takes the write lock up front (no deadlock on a
+    read-to-write upgrade); a plain ``BEGIN`` gives a consistent read snapshot."""
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _f64(a: NDArray[Any]) -> bytes:
+    return np.ascontiguousarray(a, dtype="<f8").tobytes()
+
+
+def _from_f64(b: bytes, shape: tuple[int, ...]) -> NDArray[np.float64]:
+    return np.frombuffer(b, dtype="<f8").astype(np.float64).reshape(shape)
+
+
+def _py(x: Any) -> Any:
+    """A plain Python scalar (numpy scalars unwrapped) for SQLite and JSON."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+# ------------------------------------------------------------------ canonical inputs
+def _canonical_labels(labels: NDArray[Any], name: str) -> list[Any]:
+    """A class label space as ints or strings (what a store and a CSV file can hold)."""
+    vals = [_py(v) for v in labels.tolist()]
+    if all(isinstance(v, str) for v in vals):
+        return vals
+    if all(isinstance(v, bool | int | float) for v in vals):
+        ints = [int(v) for v in vals]
+        if all(float(a) == float(b) for a, b in zip(ints, vals, strict=True)):
+            return ints
+    raise LabelSpaceError(
+        f"{name}: a session stores class labels that are all integers or all strings; got "
+        f"{vals[:5]}. Map the classes to integers or strings first."
+    )
+
+
+def _canonical_ids(ids: ArrayLike | None, m: int) -> NDArray[Any]:
+    """Pool ids as an int64 array or an object array of str; unique, one per instance."""
+    if ids is None:
+        return np.arange(m, dtype=np.int64)
+    arr = np.asarray(ids)
+    if arr.ndim != 1 or arr.shape[0] != m:
+        raise ShapeError(f"ids: expected {m} pool ids (one per instance), got shape {arr.shape}.")
+    if arr.dtype.kind in "iu":
+        out = arr.astype(np.int64)
+    elif arr.dtype.kind in "US" or (
+        arr.dtype.kind == "O" and all(isinstance(v, str) for v in arr.tolist())
+    ):
+        out = np.array([str(v) for v in arr.tolist()], dtype=object)
+    elif arr.dtype.kind == "O" and all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in arr.tolist()
+    ):
+        out = arr.astype(np.int64)
+    else:
+        raise ShapeError(
+            f"ids: pool ids must be all integers or all strings, got dtype {arr.dtype}."
+        )
+    index = pd.Index(out)
+    if not index.is_unique:
+        dup = index[index.duplicated()][0]
+        where = np.flatnonzero(index == dup)[:2].tolist()
+        raise DuplicateIdError(
+            f"ids: id {_py(dup)!r} appears at positions {where[0]} and {where[1]}; pool ids "
+            "must be unique."
+        )
+    return out
+
+
+def _measure_spec(meas: Measure) -> dict[str, Any]:
+    """The measure's class and parameters, enough to rebuild it (see :func:`_measure_from`)."""
+    if isinstance(meas, Precision | Recall):
+        return {"class": type(meas).__name__, "pos_label": _py(meas.pos_label)}
+    if isinstance(meas, FMeasure):
+        return {"class": "FMeasure", "beta": float(meas.beta), "pos_label": _py(meas.pos_label)}
+    if isinstance(meas, CostMatrixLoss):
+        return {
+            "class": "CostMatrixLoss",
+            "cost_matrix": np.asarray(meas.cost_matrix, dtype=float).tolist(),
+            "labels": None if meas.labels is None else [_py(v) for v in meas.labels.tolist()],
+        }
+    if type(meas) in (ErrorRate, Accuracy, SquaredError, AbsoluteError):
+        return {"class": type(meas).__name__}
+    raise UnknownOptionError(
+        f"measure: a session can store error_rate, accuracy, mse, mae, f1 (any β), precision, "
+        f"recall and CostMatrixLoss; got {meas!r}."
+    )
+
+
+def _measure_from(spec: Mapping[str, Any]) -> Measure:
+    cls = spec["class"]
+    if cls == "FMeasure":
+        return FMeasure(beta=float(spec["beta"]), pos_label=spec["pos_label"])
+    if cls == "Precision":
+        return Precision(pos_label=spec["pos_label"])
+    if cls == "Recall":
+        return Recall(pos_label=spec["pos_label"])
+    if cls == "CostMatrixLoss":
+        return CostMatrixLoss(np.asarray(spec["cost_matrix"]), labels=spec["labels"])
+    simple: dict[str, type[Measure]] = {
+        "ErrorRate": ErrorRate,
+        "Accuracy": Accuracy,
+        "SquaredError": SquaredError,
+        "AbsoluteError": AbsoluteError,
+    }
+    if cls not in simple:
+        raise StoreError(f"store: unknown measure class {cls!r} in the plan.")
+    return simple[cls]()
+
+
+def _coerce_label(value: Any, label_space: Sequence[Any] | None, name: str) -> Any:
+    """A label given loosely (e.g. ``"1"`` from a command line) in the label space's type."""
+    if label_space is None:
+        return value
+    v = _py(value)
+    if label_space and isinstance(label_space[0], int) and isinstance(v, str):
+        try:
+            v = int(v.strip())
+        except ValueError:
+            pass
+    elif label_space and isinstance(label_space[0], str) and not isinstance(v, str):
+        v = str(v)
+    if v not in label_space:
+        raise LabelSpaceError(f"{name}: {value!r} is not in the label space {list(label_space)}.")
+    return v
+
+
+def _fingerprint(
+    ids: NDArray[Any], predictions: Sequence[NDArray[np.float64]], costs: NDArray[Any] | None
+) -> str:
+    """SHA-256 over the pool ids, every model's prediction array and the costs."""
+    h = hashlib.sha256()
+    if ids.dtype.kind == "i":
+        h.update(b"activeeval-pool-v1\x00int64 ids\x00")
+        h.update(np.ascontiguousarray(ids, dtype="<i8").tobytes())
+    else:
+        h.update(b"activeeval-pool-v1\x00str ids\x00")
+        h.update(json.dumps(ids.tolist(), separators=(",", ":")).encode())
+    for j, arr in enumerate(predictions):
+        h.update(f"\x00model {j} {arr.shape}\x00".encode())
+        h.update(_f64(arr))
+    h.update(b"\x00costs\x00")
+    h.update(b"none" if costs is None else _f64(costs))
+    return h.hexdigest()
+
+
+def _prediction_array(pred: Predictive) -> tuple[str, NDArray[np.float64], list[Any] | None]:
+    if isinstance(pred, Categorical):
+        return "categorical", pred.proba, _canonical_labels(pred.labels, "labels")
+    if isinstance(pred, Gaussian):
+        return "gaussian", np.column_stack([pred.mean, pred.var]), None
+    raise ShapeError(
+        f"pools: a session stores Categorical (class probabilities) or Gaussian (mean, var) "
+        f"predictions, got {type(pred).__name__}."
+    )
+
+
+def _predictive_from(kind: str, arr: NDArray[np.float64], labels: Sequence[Any] | None) -> Any:
+    if kind == "categorical":
+        return Categorical(arr, labels=np.asarray(labels))
+    return Gaussian(arr[:, 0].copy(), arr[:, 1].copy())
+
+
+def _check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
+    try:
+        b = float(budget)
+    except (TypeError, ValueError) as exc:
+        raise BudgetError(f"budget: must be a number, got {budget!r}.") from exc
+    if not math.isfinite(b):
+        raise BudgetError(f"budget: must be a finite number, got {budget!r}.")
+    if costs is None:
+        if b < 1:
+            raise BudgetError(f"budget: {budget!r} buys no label; pass at least 1 label.")
+        if b != int(b):
+            raise BudgetError(f"budget: a label budget must be a whole number, got {budget!r}.")
+    elif b < costs.min():
+        raise BudgetError(
+            f"budget: {budget!r} cost units buy no label (the cheapest instance costs "
+            f"{costs.min():.4g}); raise the budget."
+        )
+    return b
+
+
+def _draw_block(cdf: NDArray[np.float64], seed: int, block: int, size: int) -> NDArray[np.intp]:
+    """Block ``block`` of the session's i.i.d. draws from q (inverse CDF, as
+    :func:`~activeeval.sampling.draw`, pinned here: a stored session must not change when the
+    library's sampler does)."""
+    u = np.random.default_rng([seed, block]).random(size)
+    idx = np.searchsorted(cdf, u, side="right")
+    return np.minimum(idx, cdf.shape[0] - 1).astype(np.intp)
+
+
+def _first_true_run(mask: NDArray[np.bool_]) -> int:
+    """Length of the leading run of True values."""
+    return int(mask.shape[0]) if mask.all() else int(np.argmin(mask))
+
+
+# ----------------------------------------------------------------------- the session
+class Session:
+    """A persistent labeling campaign on one SQLite file.
+
+    Create one with :meth:`create`, reopen it (in this or any later process) with :meth:`open`.
+    The loop is ``ids = s.next_batch(k)`` → label them → ``s.record({id: label, ...})``, until
+    :meth:`next_batch` returns nothing; :meth:`estimate` (evaluation) or :meth:`compare`
+    (comparison) may be called at any time, :meth:`progress` tells where the campaign stands.
+
+    A session object holds the immutable plan in memory and reads all mutable state from the
+    store inside each transaction, so any number of processes may work on one store at once.
+    """
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = conn
+        self._load()
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        pools: Any,
+        measure: Measure | str,
+        budget: float,
+        *,
+        method: str = "active",
+        seed: int = 0,
+        costs: ArrayLike | None = None,
+        level: float = 0.95,
+        pos_label: Any = None,
+        labels: ArrayLike | None = None,
+        ids: ArrayLike | None = None,
+        beta: float | None = None,
+        names: Sequence[str] | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+    ) -> Session:
+        """Plan a campaign and write it to a new store at ``path``.
+
+        Parameters
+        ----------
+        path : path-like
+            The store file; must not exist yet. It is built under a temporary name and linked
+            into place when complete, so a crash never leaves a half-created store.
+        pools : predictive or list of predictives
+            One model's predictions on the pool (an evaluation), or a list of two or more
+            models' predictions on the same pool (a comparison): ``Categorical``, ``Gaussian``
+            or an ``(m, K)`` array of class probabilities.
+        measure : Measure or str
+            ``"error_rate"``, ``"accuracy"``, ``"mse"``, ``"mae"``, ``"f1"``,
+            ``"precision"``, ``"recall"``, or such a measure object (also ``CostMatrixLoss``).
+        budget : float
+            Labels to buy, or total cost when ``costs`` are given.
+        method : str
+            Evaluation: ``"active"`` (q*, Thm 4.1/4.2), ``"passive"``, ``"active_uniC"``,
+            ``"active_lambda"``; comparison: also ``"active_0"``, ``"active_inf"``,
+            ``"active_risk"`` (see :func:`~activeeval.comparison_distribution`).
+        seed : int
+            Non-negative seed of the draw sequence.
+        costs : array-like of shape (m,), optional
+            Labeling cost per pool instance, strictly positive.
+        level : float
+            Confidence level of the reported intervals.
+        pos_label : label, optional
+            Positive class of F-measures, precision and recall (default: the largest label).
+        labels : array-like, optional
+            Class label of each probability column when ``pools`` are arrays (default
+            ``0..K-1``).
+        ids : array-like of shape (m,), optional
+            Pool ids (all integers or all strings, unique); default ``0..m-1``.
+        beta : float, optional
+            β of ``measure="f1"`` (F_β); default 1.
+        names : sequence of str, optional
+            A name per model (default ``model 0``, ``model 1``, ...).
+        block_size : int
+            Draws generated per block of the draw sequence.
+
+        Returns
+        -------
+        Session
+        """
+        target = Path(path)
+        if target.exists():
+            raise StoreError(
+                f"{target}: already exists; open it with Session.open (activeeval session "
+                "status) or choose another file name."
+            )
+        models = list(pools) if isinstance(pools, list | tuple) else [pools]
+        if not models:
+            raise ShapeError("pools: pass one model's predictions, or a list of two or more.")
+        if isinstance(pools, list | tuple) and len(models) == 1:
+            raise ShapeError(
+                "pools: a comparison needs at least two models; pass a single model's "
+                "predictions (not a one-element list) to evaluate it."
+            )
+        preds: list[Predictive] = []
+        for j, pool in enumerate(models):
+            name = "pools" if len(models) == 1 else f"pools[{j}]"
+            if labels is not None and not isinstance(pool, Predictive):
+                pool = Categorical(pool, labels=labels, name=name)
+            elif labels is not None and not (
+                isinstance(pool, Categorical) and np.array_equal(pool.labels, np.asarray(labels))
+            ):
+                raise LabelSpaceError(
+                    f"labels: {name} already carries its own labels; pass labels only with "
+                    "probability arrays."
+                )
+            preds.append(as_predictive(pool, name))
+        m = preds[0].n
+        arrays: list[NDArray[np.float64]] = []
+        kinds: set[str] = set()
+        spaces: list[list[Any] | None] = []
+        for j, pred in enumerate(preds):
+            if pred.n != m:
+                raise ShapeError(
+                    f"pools[{j}]: covers {pred.n} instances, pools[0] covers {m}; all models "
+                    "must be evaluated on the same pool."
+                )
+            kind, arr, space = _prediction_array(pred)
+            kinds.add(kind)
+            arrays.append(arr)
+            spaces.append(space)
+        if len(kinds) > 1:
+            raise ShapeError("pools: cannot compare a classifier with a regressor.")
+        if any(s != spaces[0] for s in spaces):
+            raise LabelSpaceError(
+                f"pools: the models have different class label spaces ({spaces[0]} vs "
+                f"{next(s for s in spaces if s != spaces[0])}); give every model the same "
+                "classes in the same order."
+            )
+        label_space = spaces[0]
+        pool_ids = _canonical_ids(ids, m)
+        lam = check_costs(costs, m)
+        b = _check_budget(budget, lam)
+        lv = check_level(level)
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ShapeError(f"seed: must be a non-negative integer, got {seed!r}.")
+        if int(block_size) < 1:
+            raise ShapeError(f"block_size: must be a positive integer, got {block_size!r}.")
+        comparison = len(preds) > 1
+        method = check_option(
+            method, COMPARISON_METHODS if comparison else EVALUATION_METHODS, "method"
+        )
+        if names is None:
+            model_names = [f"model {j}" for j in range(len(preds))]
+        else:
+            model_names = [str(n) for n in names]
+            if len(model_names) != len(preds):
+                raise ShapeError(f"names: {len(model_names)} names for {len(preds)} models.")
+        meas = cls._plan_measure(measure, preds, label_space, pos_label, beta)
+        q = cls._plan_distribution(method, preds, meas, lam)
+        fingerprint = _fingerprint(pool_ids, arrays, lam)
+        max_draws = int(20 * (b if lam is None else b / lam.mean()) + 1000)
+        spec = _measure_spec(meas)
+        session_id = uuid.uuid4().hex
+        created = _now()
+        plan_row = (
+            "comparison" if comparison else "evaluation",
+            meas.name,
+            json.dumps(spec),
+            float(meas.beta) if isinstance(meas, FMeasure) else None,
+            json.dumps(_py(getattr(meas, "pos_label", None))),
+            method,
+            b,
+            int(seed),
+            lv,
+            m,
+            len(preds),
+            kinds.pop(),
+            None if label_space is None else json.dumps(label_space),
+            fingerprint,
+            _f64(q),
+            int(block_size),
+            max_draws,
+            DRAW_RULE,
+            created,
+        )
+        from . import __version__
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{session_id}.tmp")
+        try:
+            conn = _connect(tmp, create=True)
+            try:
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                _configure(conn)
+                with _transaction(conn, write=True):
+                    for stmt in _SCHEMA_V1.split(";"):
+                        if stmt.strip():
+                            conn.execute(stmt)
+                    conn.executemany(
+                        "INSERT INTO meta (key, value) VALUES (?, ?)",
+                        [
+                            ("schema_version", str(SCHEMA_VERSION)),
+                            ("application", "activeeval.session"),
+                            ("session_id", session_id),
+                            ("created_at", created),
+                            ("created_with", f"activeeval {__version__}"),
+                        ],
+                    )
+                    conn.execute(
+                        "INSERT INTO plan (singleton, kind, measure, measure_spec, beta, "
+                        "pos_label, method, budget, seed, level, pool_size, n_models, "
+                        "predictive_kind, label_space, fingerprint, q, block_size, max_draws, "
+                        "draw_rule, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "?, ?, ?, ?, ?, ?, ?)",
+                        plan_row,
+                    )
+                    conn.executemany(
+                        "INSERT INTO models (model, name, n_columns, predictions) "
+                        "VALUES (?, ?, ?, ?)",
+                        [
+                            (j, model_names[j], arr.shape[1], _f64(arr))
+                            for j, arr in enumerate(arrays)
+                        ],
+                    )
+                    cost_col: list[Any] = [None] * m if lam is None else lam.tolist()
+                    conn.executemany(
+                        "INSERT INTO pool (position, id, cost) VALUES (?, ?, ?)",
+                        zip(range(m), pool_ids.tolist(), cost_col, strict=True),
+                    )
+                    conn.execute("INSERT INTO state (singleton, cursor) VALUES (1, 0)")
+            finally:
+                conn.close()  # the last connection checkpoints the WAL into the file
+            try:
+                os.link(tmp, target)  # atomic, and never replaces a store created meanwhile
+            except FileExistsError as exc:
+                raise StoreError(f"{target}: already exists; choose another file name.") from exc
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+        return cls.open(target)
+
+    @staticmethod
+    def _plan_measure(
+        measure: Measure | str,
+        preds: list[Predictive],
+        label_space: list[Any] | None,
+        pos_label: Any,
+        beta: float | None,
+    ) -> Measure:
+        if pos_label is not None:
+            pos_label = _coerce_label(pos_label, label_space, "pos_label")
+        if isinstance(measure, str):
+            key = check_option(
+                measure,
+                ("error_rate", "accuracy", "mse", "mae", "f1", "precision", "recall"),
+                "measure",
+            )
+            if beta is not None and key != "f1":
+                raise UnknownOptionError(f"beta: only the F-measure ('f1') has a β, not {key!r}.")
+            meas = (
+                FMeasure(beta=float(beta), pos_label=pos_label)
+                if beta is not None
+                else get_measure(key, pos_label=pos_label)
+            )
+        else:
+            meas = get_measure(measure)
+            if beta is not None:
+                raise UnknownOptionError("beta: pass β inside the measure object.")
+        if pos_label is not None and not isinstance(meas, FMeasure):
+            raise UnknownOptionError(
+                f"pos_label: {meas.name} has no positive class; pos_label applies to f1, "
+                "precision and recall."
+            )
+        if meas.categorical != isinstance(preds[0], Categorical):
+            what = "class probabilities" if meas.categorical else "a Gaussian (mean, var)"
+            raise UnknownOptionError(
+                f"measure: {meas.name} needs {what} predictions; got {type(preds[0]).__name__}."
+            )
+        bound = meas.bind(preds[0] if len(preds) == 1 else Mixture(preds))
+        if isinstance(bound, FMeasure) and label_space is not None:
+            # The store keeps labels as plain ints or strings; so must the positive class be.
+            bound = replace(
+                bound, pos_label=_coerce_label(bound.pos_label, label_space, "pos_label")
+            )
+        return bound
+
+    @staticmethod
+    def _plan_distribution(
+        method: str, preds: list[Predictive], meas: Measure, lam: NDArray[np.float64] | None
+    ) -> NDArray[np.float64]:
+        m = preds[0].n
+        if method == "active_lambda" and lam is None:
+            raise UnknownOptionError("method: 'active_lambda' samples by cost and needs costs.")
+        if len(preds) > 1:
+            q = comparison_distribution(preds, meas, method=method, costs=lam)
+        elif method == "passive":
+            q = passive_distribution(m)
+        elif method == "active_lambda":
+            q = cost_distribution(lam)  # type: ignore[arg-type]
+        else:
+            q = optimal_distribution(preds[0], meas, costs=lam if method == "active" else None)
+        return np.ascontiguousarray(check_distribution(q, "q", m), dtype=np.float64)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Session:
+        """Open an existing store (resuming its campaign), migrating an older schema.
+
+        Raises
+        ------
+        NotAStoreError
+            The file does not exist or is not an activeeval session store.
+        SchemaVersionError
+            The store was written by a newer activeeval.
+        StoreError
+            The stored pool does not match its fingerprint (the file was altered).
+        """
+        target = Path(path)
+        if not target.is_file():
+            raise NotAStoreError(
+                f"{target}: no such session store; create one with Session.create "
+                "(activeeval session init)."
+            )
+        try:
+            conn = _connect(target)
+        except sqlite3.Error as exc:
+            raise NotAStoreError(f"{target}: cannot be opened as a session store ({exc}).") from exc
+        try:
+            version = cls._inspect(target, conn)
+            _configure(conn)
+            if version < SCHEMA_VERSION:
+                _with_retry(lambda: cls._migrate(conn, target, MIGRATIONS), target)
+            return cls(target, conn)
+        except BaseException:
+            conn.close()
+            raise
+
+    @staticmethod
+    def _inspect(path: Path, conn: sqlite3.Connection) -> int:
+        """Schema version of the store, read without writing anything to the file."""
+        not_store = (
+            f"{path}: is not an activeeval session store (expected an SQLite file made by "
+            "activeeval session init / Session.create)."
+        )
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            if app_id != APPLICATION_ID or "meta" not in tables:
+                raise NotAStoreError(not_store)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise NotAStoreError(f"{not_store[:-1]}; {exc}.") from exc
+        try:
+            version = int(row[0])
+        except (TypeError, ValueError) as exc:
+            raise NotAStoreError(not_store) from exc
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{path}: was written with store schema version {version}, newer than the "
+                f"version {SCHEMA_VERSION} this activeeval reads; upgrade activeeval "
+                "(pip install -U activeeval) to open it."
+            )
+        if version < 1:
+            raise NotAStoreError(f"{path}: has an invalid schema version {version}.")
+        return version
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection, path: Path, migrations: Mapping[int, Migration]) -> None:
+        """Upgrade the store to :data:`SCHEMA_VERSION` in one transaction: every step or none."""
+        with _transaction(conn, write=True):
+            version = int(
+                conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+            )
+            while version < SCHEMA_VERSION:
+                if version not in migrations:
+                    raise SchemaVersionError(
+                        f"{path}: no migration from store schema version {version} to "
+                        f"{version + 1}."
+                    )
+                migrations[version](conn)
+                version += 1
+                conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),)
+                )
+
+    def _load(self) -> None:
+        """Read the immutable plan, pool and predictions, and check the fingerprint."""
+
+        def read() -> tuple[Any, ...]:
+            with _transaction(self._conn, write=False) as c:
+                meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
+                plan = c.execute(
+                    "SELECT kind, measure, measure_spec, beta, pos_label, method, budget, seed, "
+                    "level, pool_size, n_models, predictive_kind, label_space, fingerprint, q, "
+                    "block_size, max_draws, draw_rule, created_at FROM plan"
+                ).fetchone()
+                models = c.execute(
+                    "SELECT name, n_columns, predictions FROM models ORDER BY model"
+                ).fetchall()
+                pool = c.execute("SELECT id, cost FROM pool ORDER BY position").fetchall()
+            return meta, plan, models, pool
+
+        try:
+            meta, plan, models, pool = _with_retry(read, self.path)
+        except sqlite3.DatabaseError as exc:
+            raise NotAStoreError(f"{self.path}: the store is damaged ({exc}).") from exc
+        if plan is None:
+            raise NotAStoreError(f"{self.path}: the store has no plan; it is not a session.")
+        (
+            kind,
+            measure_name,
+            spec,
+            beta,
+            pos_label,
+            method,
+            budget,
+            seed,
+            level,
+            m,
+            n_models,
+            pkind,
+            space,
+            fingerprint,
+            qblob,
+            block_size,
+            max_draws,
+            draw_rule,
+            created,
+        ) = plan
+        label_space = None if space is None else tuple(json.loads(space))
+        ids_list = [r[0] for r in pool]
+        if all(isinstance(v, int) for v in ids_list):
+            ids = np.array(ids_list, dtype=np.int64)
+        else:
+            ids = np.array([str(v) for v in ids_list], dtype=object)
+        costs = None if pool[0][1] is None else np.array([r[1] for r in pool], dtype=np.float64)
+        arrays = [_from_f64(blob, (m, k)) for _, k, blob in models]
+        if _fingerprint(ids, arrays, costs) != fingerprint:
+            raise StoreError(
+                f"{self.path}: the stored pool does not match its fingerprint; the file was "
+                "altered outside activeeval."
+            )
+        self.ids = ids
+        self.costs = costs
+        self.q: NDArray[np.float64] = _from_f64(qblob, (m,))
+        self._cdf = np.cumsum(self.q)
+        self._cdf /= self._cdf[-1]
+        self._index = pd.Index(ids)
+        self.predictives = [_predictive_from(pkind, a, label_space) for a in arrays]
+        spec_dict = json.loads(spec)
+        self.measure: Measure = _measure_from(spec_dict)
+        self.plan = SessionPlan(
+            session_id=meta["session_id"],
+            kind=kind,
+            measure=measure_name,
+            measure_spec=spec_dict,
+            pos_label=json.loads(pos_label) if pos_label is not None else None,
+            beta=beta,
+            method=method,
+            budget=float(budget),
+            seed=int(seed),
+            level=float(level),
+            pool_size=int(m),
+            n_models=int(n_models),
+            model_names=tuple(r[0] for r in models),
+            predictive_kind=pkind,
+            label_space=label_space,
+            cost_sensitive=costs is not None,
+            fingerprint=fingerprint,
+            block_size=int(block_size),
+            max_draws=int(max_draws),
+            draw_rule=draw_rule,
+            created_at=created,
+            schema_version=int(meta["schema_version"]),
+        )
+        self._price = np.ones(m) if costs is None else costs
+
+    def close(self) -> None:
+        """Close the store (the campaign stays on disk; reopen it with :meth:`open`)."""
+        self._conn.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        p = self.plan
+        return (
+            f"Session({str(self.path)!r}, {p.kind} of {p.measure}, method={p.method!r}, "
+            f"budget={p.budget:g}, models={p.n_models}, pool={p.pool_size})"
+        )
+
+    @property
+    def session_id(self) -> str:
+        """The session's random identifier."""
+        return self.plan.session_id
+
+    # ------------------------------------------------------------------ hand-outs
+    def _write(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
+        def attempt() -> _T:
+            with _transaction(self._conn, write=True) as c:
+                return body(c)
+
+        return _with_retry(attempt, self.path)
+
+    def _read(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
+        def attempt() -> _T:
+            with _transaction(self._conn, write=False) as c:
+                return body(c)
+
+        return _with_retry(attempt, self.path)
+
+    @staticmethod
+    def _pending(c: sqlite3.Connection) -> list[int]:
+        rows = c.execute(
+            "SELECT h.position FROM handouts h LEFT JOIN labels l ON l.position = h.position "
+            "WHERE l.position IS NULL ORDER BY h.seq"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def next_batch(self, k: int) -> list[Any]:
+        """Ids to label next: at most ``k``, in draw order.
+
+        Ids handed out earlier and not labeled yet come first (so calling it again before
+        recording returns the same ids — it is idempotent), then new ones from the draw
+        sequence: repeats of handed-out instances are skipped (a repeated draw is free), and
+        the walk stops for good at the first new instance whose label the budget minus
+        everything handed out cannot pay. An empty list means nothing is left to hand out
+        and nothing is pending.
+
+        Parameters
+        ----------
+        k : int
+            Maximum number of ids to return, ≥ 1.
+
+        Returns
+        -------
+        list
+            Pool ids (as given at creation), never one already labeled.
+        """
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise ShapeError(f"k: must be a positive integer, got {k!r}.")
+        positions = self._write(lambda c: self._hand_out(c, int(k)))
+        return [_py(v) for v in self.ids[np.asarray(positions, dtype=np.intp)].tolist()]
+
+    def _hand_out(self, c: sqlite3.Connection, k: int) -> list[int]:
+        pending = self._pending(c)
+        if len(pending) >= k:
+            return pending[:k]
+        fresh = self._walk(c, k - len(pending))
+        return pending + fresh
+
+    def _walk(self, c: sqlite3.Connection, need: int) -> list[int]:
+        """Extend the campaign by up to ``need`` new instances (Algorithm 2's loop, a block of
+        draws at a time, vectorised within the block)."""
+        cursor, finished = c.execute("SELECT cursor, finished FROM state").fetchone()
+        if finished is not None:
+            return []
+        m, price, plan = self.plan.pool_size, self._price, self.plan
+        handed = np.array([r[0] for r in c.execute("SELECT position FROM handouts")], np.intp)
+        in_campaign = np.zeros(m, dtype=bool)
+        in_campaign[handed] = True
+        room = plan.budget - float(price[handed].sum()) + 1e-9 * max(plan.budget, 1.0)
+        support = self.q > 0
+        left_in_support = int(support.sum()) - int(in_campaign[support].sum())
+        n_mat = int(c.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM draws").fetchone()[0])
+        tail = np.array(
+            [
+                r[0]
+                for r in c.execute(
+                    "SELECT position FROM draws WHERE seq >= ? ORDER BY seq", (cursor,)
+                )
+            ],
+            dtype=np.intp,
+        )
+        batch = int(c.execute("SELECT COALESCE(MAX(batch) + 1, 0) FROM handouts").fetchone()[0])
+        new_pos: list[NDArray[np.intp]] = []
+        new_seq: list[NDArray[np.intp]] = []
+        while True:
+            if left_in_support == 0:
+                finished = "pool"
+                break
+            if cursor >= plan.max_draws:
+                finished = "max_draws"
+                break
+            if tail.size == 0:
+                block = n_mat // plan.block_size
+                tail = _draw_block(self._cdf, plan.seed, block, plan.block_size)
+                c.executemany(
+                    "INSERT INTO draws (seq, position, q) VALUES (?, ?, ?)",
+                    zip(
+                        range(n_mat, n_mat + tail.shape[0]),
+                        tail.tolist(),
+                        self.q[tail].tolist(),
+                        strict=True,
+                    ),
+                )
+                n_mat += tail.shape[0]
+            tail = tail[: plan.max_draws - cursor]
+            uniq, first = np.unique(tail, return_index=True)
+            fresh = np.sort(first[~in_campaign[uniq]])
+            cost = price[tail[fresh]]
+            n_aff = _first_true_run(np.cumsum(cost) <= room)
+            n_take = min(n_aff, need)
+            take = fresh[:n_take]
+            new_pos.append(tail[take])
+            new_seq.append(cursor + take)
+            in_campaign[tail[take]] = True
+            room -= float(cost[:n_take].sum())
+            need -= n_take
+            left_in_support -= n_take
+            if n_take < fresh.shape[0]:
+                # The next new instance waits at fresh[n_take]: beyond what was asked, or
+                # unaffordable — then for good, since the budget left only shrinks.
+                if n_aff <= n_take:
+                    finished = "budget"
+                cursor += int(fresh[n_take])
+                break
+            if left_in_support == 0 and n_take > 0:
+                # Nothing left to buy: end at the draw that bought the last label, as evaluate.
+                cursor += int(take[-1]) + 1
+                finished = "pool"
+                break
+            cursor += tail.shape[0]
+            tail = tail[tail.shape[0] :]
+            if need == 0:
+                break
+        pos = np.concatenate(new_pos) if new_pos else np.empty(0, np.intp)
+        seq = np.concatenate(new_seq) if new_seq else np.empty(0, np.intp)
+        now = _now()
+        c.executemany(
+            "INSERT INTO handouts (position, seq, batch, handed_out_at) VALUES (?, ?, ?, ?)",
+            ((p, s, batch, now) for p, s in zip(pos.tolist(), seq.tolist(), strict=True)),
+        )
+        c.execute("UPDATE state SET cursor = ?, finished = ?", (cursor, finished))
+        return [int(p) for p in pos.tolist()]
+
+    # --------------------------------------------------------------------- labels
+    def _positions(
+        self, ids: pd.Series, source: str, row_label: str, column: str = "id"
+    ) -> NDArray[np.intp]:
+        """Pool position of every id (vectorised); unknown ids are refused naming the row."""
+        ok = np.ones(len(ids), dtype=bool)
+        keys: Any
+        if self.ids.dtype.kind == "i":
+            num = ids if ids.dtype.kind in "iu" else pd.to_numeric(ids, errors="coerce")
+            if num.dtype.kind in "iu":
+                keys = num.to_numpy(dtype=np.int64)
+            else:  # some ids are not integers
+                vals = num.to_numpy(dtype=float, na_value=np.nan)
+                ok = np.isfinite(vals)
+                vals = np.where(ok, vals, -1.0)
+                ok &= np.floor(vals) == vals
+                keys = vals.astype(np.int64)
+        else:
+            keys = ids.astype(str).str.strip().to_numpy(dtype=object)
+        pos = np.asarray(self._index.get_indexer(keys), dtype=np.intp)
+        bad = (~ok) | (pos < 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            sample = ", ".join(repr(_py(v)) for v in self.ids[:3].tolist())
+            raise UnknownIdError(
+                f"{source}: {row_label} {ids.index[i]}, column '{column}': id "
+                f"{_py(ids.iloc[i])!r} is not in this session's pool ({self.plan.pool_size} ids, "
+                f"e.g. {sample}; {int(bad.sum())} unknown ids in all). Is it a labels file for "
+                "another session?"
+            )
+        return pos
+
+    def _label_values(self, labels: pd.Series, source: str, row_label: str) -> list[Any]:
+        """Labels in the session's label type; outside the label space they are refused."""
+        space = self.plan.label_space
+        raw = labels  # numbers parse with surrounding blanks; string labels must match exactly
+        missing = raw.isna().to_numpy() | (raw == "").to_numpy()
+        if missing.any():
+            i = int(np.flatnonzero(missing)[0])
+            raise LabelSpaceError(
+                f"{source}: {row_label} {labels.index[i]}, column 'label': the label is empty; "
+                "every row needs a label."
+            )
+        if space is None:  # regression: finite numbers
+            num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            bad = ~np.isfinite(num)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise LabelSpaceError(
+                    f"{source}: {row_label} {labels.index[i]}, column 'label': "
+                    f"{_py(labels.iloc[i])!r} is not a finite number (a regression label)."
+                )
+            return [float(v) for v in num.tolist()]
+        if isinstance(space[0], int):
+            num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            finite = np.isfinite(num)
+            ints = np.where(finite, num, 0.0)
+            ok = finite & (np.floor(ints) == ints)
+            vals: Any = ints.astype(np.int64)
+        else:
+            vals = raw.astype(str).to_numpy(dtype=object)
+            ok = np.ones(len(raw), dtype=bool)
+        ok &= pd.Index(list(space)).get_indexer(vals) >= 0
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise LabelSpaceError(
+                f"{source}: {row_label} {labels.index[i]}, column 'label': "
+                f"{_py(labels.iloc[i])!r} is not in the label space {list(space)} "
+                f"({int((~ok).sum())} such rows)."
+            )
+        return [_py(v) for v in vals.tolist()]
+
+    def _label_input(self, labels: Any, source: str) -> pd.DataFrame:
+        if isinstance(labels, pd.DataFrame):
+            for col in ("id", "label"):
+                if col not in labels.columns:
+                    raise ShapeError(
+                        f"{source}: no column '{col}' (columns: "
+                        f"{', '.join(map(str, labels.columns))}); a labels table has columns "
+                        "id,label."
+                    )
+            cols = ["id", "label"] + (["session_id"] if "session_id" in labels.columns else [])
+            return labels[cols]
+        if isinstance(labels, Mapping):
+            return pd.DataFrame(
+                {
+                    "id": pd.Series(list(labels.keys()), dtype=object),
+                    "label": pd.Series(list(labels.values()), dtype=object),
+                }
+            )
+        raise ShapeError(
+            f"{source}: expected a mapping id → label or a DataFrame with columns id,label; got "
+            f"{type(labels).__name__}."
+        )
+
+    def record(
+        self,
+        labels: Mapping[Any, Any] | pd.DataFrame,
+        annotator: str | None = None,
+        overwrite: bool = False,
+        *,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        progress: bool | None = None,
+        source: str = "labels",
+        row_label: str = "row",
+    ) -> RecordSummary:
+        """Store labels of handed-out ids.
+
+        Everything is validated before anything is written, and invalid input leaves the
+        store unchanged: ids not in the pool or never handed out by :meth:`next_batch`
+        (:class:`~activeeval.UnknownIdError`), labels outside the label space
+        (:class:`~activeeval.LabelSpaceError`), one id twice with different labels, and a
+        ``session_id`` column naming another session
+        (:class:`~activeeval.SessionMismatchError`). Recording a label identical to the stored
+        one is a no-op, so a labels file can be recorded again safely; a *different* label is
+        refused (:class:`~activeeval.LabelConflictError`, naming the id) unless
+        ``overwrite=True``. Refused and accepted relabels are both written to the audit table.
+
+        Labels are committed ``chunk_size`` rows per transaction: if the process dies, every
+        committed chunk is kept (none half-written) and recording the same input again
+        completes it.
+
+        Parameters
+        ----------
+        labels : mapping or DataFrame
+            ``{id: label}``, or a DataFrame with columns ``id``, ``label`` and optionally
+            ``session_id`` (other columns are ignored).
+        annotator : str, optional
+            Who labeled them; stored with each label.
+        overwrite : bool
+            Replace stored labels that differ.
+        chunk_size : int
+            Rows per transaction.
+        progress : bool, optional
+            Progress bar; by default shown only on a terminal.
+        source, row_label : str
+            How error messages name the input and its rows (the command line passes the file
+            name and ``"line"``, with the DataFrame indexed by line number).
+
+        Returns
+        -------
+        RecordSummary
+        """
+        if int(chunk_size) < 1:
+            raise ShapeError(f"chunk_size: must be a positive integer, got {chunk_size!r}.")
+        frame = self._label_input(labels, source)
+        if "session_id" in frame.columns:
+            sid = frame["session_id"].map(lambda v: str(v).strip() if pd.notna(v) else "")
+            other = (sid != "") & (sid != self.session_id)
+            if other.any():
+                i = int(np.flatnonzero(other.to_numpy())[0])
+                raise SessionMismatchError(
+                    f"{source}: {row_label} {frame.index[i]}, column 'session_id': "
+                    f"{sid.iloc[i]!r} is another session; this store is session "
+                    f"{self.session_id}."
+                )
+        if frame.shape[0] == 0:
+            return RecordSummary(0, 0, 0)
+        pos = self._positions(frame["id"], source, row_label)
+        values = self._label_values(frame["label"], source, row_label)
+        pos, values = self._dedupe(frame, pos, values, source, row_label)
+        stored, handed = self._read(
+            lambda c: (
+                {
+                    p: (lab, ann)
+                    for p, lab, ann in c.execute("SELECT position, label, annotator FROM labels")
+                },
+                np.array([r[0] for r in c.execute("SELECT position FROM handouts")], np.intp),
+            )
+        )
+        was_handed = np.zeros(self.plan.pool_size, dtype=bool)
+        was_handed[handed] = True
+        if not was_handed[pos].all():
+            i = int(np.flatnonzero(~was_handed[pos])[0])
+            raise UnknownIdError(
+                f"{source}: id {_py(self.ids[pos[i]])!r} was never handed out for labeling "
+                f"({int((~was_handed[pos]).sum())} such ids); record labels only for ids from "
+                "next_batch (activeeval session next), so the draws stay those of the plan."
+            )
+        conflicts = [
+            (p, v)
+            for p, v in zip(pos.tolist(), values, strict=True)
+            if p in stored and stored[p][0] != v
+        ]
+        if conflicts and not overwrite:
+            self._audit_refused(conflicts, stored, annotator)
+            p0, v0 = conflicts[0]
+            raise LabelConflictError(
+                f"{source}: id {_py(self.ids[p0])!r} is already labeled {stored[p0][0]!r}"
+                f"{' by ' + stored[p0][1] if stored[p0][1] else ''}, not {v0!r} "
+                f"({len(conflicts)} conflicting labels in all; nothing was recorded). Pass "
+                "overwrite=True (--overwrite) to replace them; the attempt was audited."
+            )
+        todo = [
+            (p, v)
+            for p, v in zip(pos.tolist(), values, strict=True)
+            if p not in stored or stored[p][0] != v
+        ]
+        n_unchanged = len(values) - len(todo)
+        n_new = n_over = 0
+        step = int(chunk_size)
+        with tqdm(
+            total=len(todo),
+            unit="labels",
+            disable=None if progress is None else not progress,
+            leave=False,
+        ) as bar:
+            for start in range(0, len(todo), step):
+                chunk = todo[start : start + step]
+
+                def write(c: sqlite3.Connection, ch: list[tuple[int, Any]] = chunk) -> Any:
+                    return self._write_chunk(c, ch, annotator, overwrite, source)
+
+                a, b = self._write(write)
+                n_new += a
+                n_over += b
+                bar.update(len(chunk))
+        return RecordSummary(n_new, n_unchanged, n_over)
+
+    def _dedupe(
+        self,
+        frame: pd.DataFrame,
+        pos: NDArray[np.intp],
+        values: list[Any],
+        source: str,
+        row_label: str,
+    ) -> tuple[NDArray[np.intp], list[Any]]:
+        """One row per id; an id given twice with different labels is refused."""
+        dup = pd.Index(pos).duplicated()
+        if not dup.any():
+            return pos, values
+        first: dict[int, int] = {}
+        for i, p in enumerate(pos.tolist()):
+            j = first.setdefault(p, i)
+            if values[j] != values[i]:
+                raise DuplicateIdError(
+                    f"{source}: id {_py(self.ids[p])!r} appears on {row_label}s "
+                    f"{frame.index[j]} and {frame.index[i]} with different labels "
+                    f"({values[j]!r}, {values[i]!r}); keep one row per id."
+                )
+        keep = ~dup
+        return pos[keep], [v for v, k in zip(values, keep, strict=True) if k]
+
+    def _audit_refused(
+        self, conflicts: list[tuple[int, Any]], stored: Mapping[int, Any], annotator: str | None
+    ) -> None:
+        now = _now()
+        rows = [(now, "refused", p, stored[p][0], v, stored[p][1], annotator) for p, v in conflicts]
+        self._write(
+            lambda c: c.executemany(
+                "INSERT INTO audit (at, action, position, old_label, new_label, old_annotator, "
+                "annotator) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        )
+
+    def _write_chunk(
+        self,
+        c: sqlite3.Connection,
+        chunk: list[tuple[int, Any]],
+        annotator: str | None,
+        overwrite: bool,
+        source: str,
+    ) -> tuple[int, int]:
+        positions = json.dumps([p for p, _ in chunk])
+        current = {
+            p: (lab, ann)
+            for p, lab, ann in c.execute(
+                "SELECT position, label, annotator FROM labels WHERE position IN "
+                "(SELECT value FROM json_each(?))",
+                (positions,),
+            )
+        }
+        now = _now()
+        new = [(p, v, annotator, now) for p, v in chunk if p not in current]
+        changed = [(p, v) for p, v in chunk if p in current and current[p][0] != v]
+        if changed and not overwrite:  # written by another process since validation
+            p0, v0 = changed[0]
+            raise LabelConflictError(
+                f"{source}: id {_py(self.ids[p0])!r} was labeled {current[p0][0]!r} by another "
+                f"process while recording, not {v0!r}; earlier chunks were recorded. Pass "
+                "overwrite=True (--overwrite) to replace it."
+            )
+        c.executemany(
+            "INSERT INTO labels (position, label, annotator, recorded_at) VALUES (?, ?, ?, ?)",
+            new,
+        )
+        if changed:
+            c.executemany(
+                "INSERT INTO audit (at, action, position, old_label, new_label, old_annotator, "
+                "annotator) VALUES (?, 'overwrite', ?, ?, ?, ?, ?)",
+                [(now, p, current[p][0], v, current[p][1], annotator) for p, v in changed],
+            )
+            c.executemany(
+                "UPDATE labels SET label = ?, annotator = ?, recorded_at = ? WHERE position = ?",
+                [(v, annotator, now, p) for p, v in changed],
+            )
+        return len(new), len(changed)
+
+    # ----------------------------------------------------------------- estimation
+    def _snapshot(
+        self, c: sqlite3.Connection
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.bool_], list[Any]]:
+        """Campaign draws, their q, and the labels by pool position, from one transaction."""
+        cursor = int(c.execute("SELECT cursor FROM state").fetchone()[0])
+        rows = c.execute(
+            "SELECT position, q FROM draws WHERE seq < ? ORDER BY seq", (cursor,)
+        ).fetchall()
+        draws = np.array([r[0] for r in rows], dtype=np.intp)
+        q = np.array([r[1] for r in rows], dtype=np.float64)
+        labeled = np.zeros(self.plan.pool_size, dtype=bool)
+        by_pos: list[Any] = [None] * self.plan.pool_size
+        for p, lab in c.execute("SELECT position, label FROM labels"):
+            labeled[p] = True
+            by_pos[p] = lab
+        return draws, q, labeled, by_pos
+
+    def _labeled_prefix(self, draws: NDArray[np.intp], labeled: NDArray[np.bool_]) -> int:
+        """Length of the longest prefix of the draws whose instances are all labeled."""
+        return _first_true_run(labeled[draws]) if draws.size else 0
+
+    def _label_array(self, by_pos: list[Any], idx: NDArray[np.intp]) -> NDArray[Any]:
+        vals = [by_pos[i] for i in idx.tolist()]
+        if self.plan.label_space is None:
+            return np.array(vals, dtype=np.float64)
+        if self.plan.label_space and isinstance(self.plan.label_space[0], int):
+            return np.array(vals, dtype=np.int64)
+        return np.array(vals, dtype=self.predictives[0].labels.dtype)
+
+    def _data(self) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[Any]]:
+        """The labeled prefix: pool positions, each draw's q, the labels."""
+        draws, q, labeled, by_pos = self._read(self._snapshot)
+        n = self._labeled_prefix(draws, labeled)
+        idx = draws[:n]
+        return idx, q[:n], self._label_array(by_pos, idx)
+
+    def estimate(self, model: int = 0) -> SessionEstimate:
+        """The performance estimate from the labels recorded so far.
+
+        Uses :func:`~activeeval.inference.estimate` (eq. 3.31 with the sandwich standard error
+        of Lemma 3.4) on the longest *prefix* of the draw sequence whose instances are all
+        labeled, each draw weighted by the q it was drawn with. Taking a prefix keeps the
+        argument behind the estimator valid while labels arrive out of order: the draws are
+        i.i.d. from q, and the prefix ends at a point decided by the draws themselves and the
+        order of labeling — never by the values of the labels beyond it — so the estimate is
+        that of an i.i.d. sample stopped at a stopping time. Using every labeled draw instead
+        would let which labels came back first (e.g. the easy ones) decide which draws count.
+
+        Parameters
+        ----------
+        model : int
+            For comparison sessions, which model to estimate (all models share the draws).
+
+        Returns
+        -------
+        SessionEstimate
+            NaN values before the first label of the prefix.
+        """
+        if not 0 <= model < self.plan.n_models:
+            raise ShapeError(f"model: must be in [0, {self.plan.n_models}), got {model}.")
+        idx, q, y = self._data()
+        return self._estimate_on(idx, q, y, model)
+
+    def _estimate_on(
+        self, idx: NDArray[np.intp], q: NDArray[np.float64], y: NDArray[Any], model: int
+    ) -> SessionEstimate:
+        lv = self.plan.level
+        if idx.size == 0:
+            nan = math.nan
+            return SessionEstimate(nan, nan, (nan, nan), lv, 0, 0, self.measure.name, None)
+        est = estimate(self.measure, self.predictives[model].take(idx), y, q, indices=idx, level=lv)
+        ci = est.confidence_interval(lv) if not math.isnan(est.estimate) else (math.nan, math.nan)
+        return SessionEstimate(
+            estimate=est.estimate,
+            stderr=est.stderr,
+            ci=ci,
+            level=lv,
+            n_labels=est.n_labels,
+            n_draws=est.n_draws,
+            measure=est.measure,
+            inference=est,
+        )
+
+    def compare(self) -> SessionComparison:
+        """The comparison of the session's models from the labels recorded so far.
+
+        Two models: :func:`~activeeval.inference.paired_test` (Δ = G[f₀] − G[f₁], Wald test,
+        eq. 3.21–3.24); k > 2: :func:`~activeeval.inference.multiple_comparison`, reporting the
+        best model against the runner-up with its Holm-adjusted p-value. Both on the labeled
+        prefix of the draws, as :meth:`estimate`.
+        """
+        if self.plan.n_models < 2:
+            raise ShapeError("compare: this session evaluates one model; use estimate() instead.")
+        idx, q, y = self._data()
+        return self._compare_on(idx, q, y)
+
+    def _compare_on(
+        self, idx: NDArray[np.intp], q: NDArray[np.float64], y: NDArray[Any]
+    ) -> SessionComparison:
+        lv = self.plan.level
+        k = self.plan.n_models
+        if idx.size == 0:
+            nan = math.nan
+            return SessionComparison(
+                nan, nan, nan, (nan, nan), 0, np.full(k, nan), lv, 0, 0, self.measure.name, None
+            )
+        at = [p.take(idx) for p in self.predictives]
+        if k == 2:
+            c = paired_test(self.measure, at, y, q, indices=idx, level=lv)
+            ci = c.ci if not math.isnan(c.difference) else (math.nan, math.nan)
+            return SessionComparison(
+                c.difference,
+                c.stderr,
+                c.p_value,
+                ci,
+                c.best,
+                np.array(c.estimates),
+                lv,
+                c.n_labels,
+                c.n_draws,
+                c.measure,
+                c,
+            )
+        mc = multiple_comparison(self.measure, at, y, q, indices=idx)
+        best, runner = mc.best, int(mc.ranking[1])
+        table = mc.pairwise
+        row = table[(table["a"] == min(best, runner)) & (table["b"] == max(best, runner))].iloc[0]
+        diff = float((1.0 if best < runner else -1.0) * row["difference"])
+        se = float(row["stderr"])
+        z = float(stats.norm.isf((1 - lv) / 2))
+        return SessionComparison(
+            diff,
+            se,
+            float(row["p_holm"]),
+            (diff - z * se, diff + z * se),
+            best,
+            mc.estimates,
+            lv,
+            mc.n_labels,
+            mc.n_draws,
+            mc.measure,
+            mc,
+        )
+
+    def trajectory(self, max_points: int = 60) -> pd.DataFrame:
+        """The estimate recomputed on growing labeled prefixes of the draws, for plots.
+
+        Each point is a prefix that ends just before the first draw of a not-yet-counted
+        instance (a stopping time of the draw sequence). Columns: ``n_labels``, ``cost``,
+        ``n_draws``, ``estimate``, ``stderr``, ``low``, ``high`` — for comparisons the
+        difference, its standard error and interval, plus ``p_value``.
+        """
+        idx, q, y = self._data()
+        if idx.size == 0:
+            return pd.DataFrame(
+                columns=["n_labels", "cost", "n_draws", "estimate", "stderr", "low", "high"]
+            )
+        _, first = np.unique(idx, return_index=True)
+        first = np.sort(first)
+        ends = np.append(first[1:], idx.shape[0])  # prefix j holds the first j + 1 instances
+        spent = np.cumsum(self._price[idx[first]])
+        pick = np.unique(
+            np.linspace(0, ends.shape[0] - 1, min(max_points, ends.shape[0])).round().astype(int)
+        )
+        rows = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedEstimateWarning)
+            warnings.simplefilter("ignore", DegenerateIntervalWarning)
+            for j in pick.tolist():
+                n = int(ends[j])
+                row: dict[str, float] = {"n_labels": j + 1, "cost": float(spent[j]), "n_draws": n}
+                if self.plan.n_models == 1:
+                    e = self._estimate_on(idx[:n], q[:n], y[:n], 0)
+                    row.update(estimate=e.estimate, stderr=e.stderr, low=e.ci[0], high=e.ci[1])
+                else:
+                    cm = self._compare_on(idx[:n], q[:n], y[:n])
+                    row.update(
+                        estimate=cm.difference,
+                        stderr=cm.stderr,
+                        low=cm.ci[0],
+                        high=cm.ci[1],
+                        p_value=cm.p_value,
+                    )
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+    # ------------------------------------------------------------------- reporting
+    def progress(self) -> SessionProgress:
+        """Labels and cost spent against the budget, draws, pending ids."""
+
+        def read(c: sqlite3.Connection) -> tuple[Any, ...]:
+            cursor, finished = c.execute("SELECT cursor, finished FROM state").fetchone()
+            handed = np.array([r[0] for r in c.execute("SELECT position FROM handouts")], np.intp)
+            labeled = np.array([r[0] for r in c.execute("SELECT position FROM labels")], np.intp)
+            draws = np.array(
+                [
+                    r[0]
+                    for r in c.execute(
+                        "SELECT position FROM draws WHERE seq < ? ORDER BY seq", (cursor,)
+                    )
+                ],
+                dtype=np.intp,
+            )
+            return cursor, finished, handed, labeled, draws
+
+        cursor, finished, handed, labeled, draws = self._read(read)
+        price = self._price
+        spent = float(price[labeled].sum())
+        committed = float(price[handed].sum())
+        mask = np.zeros(self.plan.pool_size, dtype=bool)
+        mask[labeled] = True
+        if finished is None:
+            # Finished in effect when no instance left to hand out is affordable.
+            left = np.ones(self.plan.pool_size, dtype=bool)
+            left[handed] = False
+            left &= self.q > 0
+            room = self.plan.budget - committed + 1e-9 * max(self.plan.budget, 1.0)
+            if not left.any():
+                finished = "pool"
+            elif price[left].min() > room:
+                finished = "budget"
+        n_pending = int(handed.shape[0] - labeled.shape[0])
+        return SessionProgress(
+            n_labels=int(labeled.shape[0]),
+            cost_spent=spent,
+            committed=committed,
+            budget=self.plan.budget,
+            n_draws=int(cursor),
+            n_handed_out=int(handed.shape[0]),
+            n_pending=n_pending,
+            n_estimation_draws=self._labeled_prefix(draws, mask),
+            finished=finished is not None,
+            complete=finished is not None and n_pending == 0,
+            stop_reason=finished,
+        )
+
+    def labels_frame(self) -> pd.DataFrame:
+        """Every recorded label with its hand-out and draw information, in hand-out order.
+
+        Columns: ``id``, ``label``, ``annotator``, ``timestamp`` (UTC, ISO 8601), ``order``
+        (1-based hand-out rank), ``batch``, ``first_draw`` (0-based index of the instance's
+        first draw in the sequence), ``times_drawn`` (draws of it in the campaign so far),
+        ``q`` (its sampling probability) and ``session_id``.
+        """
+
+        def read(c: sqlite3.Connection) -> tuple[list[Any], list[int]]:
+            rows = c.execute(
+                "SELECT h.position, l.label, l.annotator, l.recorded_at, h.batch, h.seq, "
+                "h.rank FROM (SELECT position, batch, seq, ROW_NUMBER() OVER (ORDER BY seq) "
+                "AS rank FROM handouts) h JOIN labels l ON l.position = h.position ORDER BY h.seq"
+            ).fetchall()
+            cursor = int(c.execute("SELECT cursor FROM state").fetchone()[0])
+            draws = [r[0] for r in c.execute("SELECT position FROM draws WHERE seq < ?", (cursor,))]
+            return rows, draws
+
+        rows, draws = self._read(read)
+        counts = np.bincount(np.asarray(draws, dtype=np.intp), minlength=self.plan.pool_size)
+        pos = np.array([r[0] for r in rows], dtype=np.intp)
+        return pd.DataFrame(
+            {
+                "id": pd.Series([_py(v) for v in self.ids[pos].tolist()], dtype=object),
+                "label": [r[1] for r in rows],
+                "annotator": [r[2] for r in rows],
+                "timestamp": [r[3] for r in rows],
+                "order": [r[6] for r in rows],
+                "batch": [r[4] for r in rows],
+                "first_draw": [r[5] for r in rows],
+                "times_drawn": counts[pos],
+                "q": self.q[pos],
+                "session_id": self.session_id,
+            }
+        )
+
+    def audit_frame(self) -> pd.DataFrame:
+        """The audit table: every refused or accepted relabel, oldest first."""
+        rows = self._read(
+            lambda c: c.execute(
+                "SELECT at, action, position, old_label, new_label, old_annotator, annotator "
+                "FROM audit ORDER BY event"
+            ).fetchall()
+        )
+        frame = pd.DataFrame(
+            rows,
+            columns=[
+                "at",
+                "action",
+                "position",
+                "old_label",
+                "new_label",
+                "old_annotator",
+                "annotator",
+            ],
+        )
+        frame.insert(2, "id", [_py(v) for v in self.ids[frame.pop("position").to_numpy(int)]])
+        return frame

@@ -1,0 +1,782 @@
+"""Acceptance tests of activeeval.store: labeling sessions persisted in one SQLite file.
+
+What a user relies on: the ids handed out follow Algorithm 2's stopping rule on an i.i.d.
+draw sequence fixed by (q, seed) — whatever the batch sizes, crashes or restarts — and never
+exceed the budget; recording is validated up front (bad input leaves the store unchanged),
+idempotent, audited on relabels, and crash-safe; the estimate is the thesis's estimator on the
+longest fully labeled prefix of the draws and is bit-identical after reopening; stores from a
+newer schema or files that are not stores are refused, older schemas are migrated in one
+transaction.
+
+Expected values come from independent computations: the draw sequence and the stopping rule
+written out as a plain Python loop, :func:`activeeval.inference.estimate` /
+:func:`paired_test` / :func:`multiple_comparison` called on the prefix, and
+:func:`activeeval.evaluate` with the same seed (see ``test_session_reproduces_evaluate``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import activeeval as ae
+from activeeval import store as store_mod
+from activeeval.store import Session
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _pool(m: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Binary pool whose labels are drawn from the model's own probabilities: (proba, y)."""
+    rng = np.random.default_rng(seed)
+    p1 = rng.beta(0.7, 0.7, m)
+    y = (rng.random(m) < p1).astype(int)
+    return np.c_[1 - p1, p1], y
+
+
+def _dump(path: Path) -> list[str]:
+    """Every table's content as SQL (the store's whole state)."""
+    conn = sqlite3.connect(path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def _label_all(s: Session, y: np.ndarray, k: int, to_label: Any = None) -> list[Any]:
+    """Run the campaign to the end with batches of k; returns the ids in hand-out order."""
+    order: list[Any] = []
+    while ids := s.next_batch(k):
+        order.extend(i for i in ids if i not in set(order))
+        s.record({i: int(y[i if to_label is None else to_label(i)]) for i in ids})
+    return order
+
+
+def _reference_campaign(
+    q: np.ndarray,
+    seed: int,
+    budget: float,
+    costs: np.ndarray | None = None,
+    block: int = store_mod.DEFAULT_BLOCK_SIZE,
+) -> tuple[list[int], int]:
+    """Algorithm 2 without an oracle, one draw at a time: the i.i.d. draws of block b are the
+    inverse-CDF images of ``default_rng([seed, b]).random(block)``; a repeat is free; stop at
+    the first new instance the budget cannot pay. Returns (hand-out order, draws walked)."""
+    cdf = np.cumsum(q)
+    cdf /= cdf[-1]
+    order: list[int] = []
+    seen: set[int] = set()
+    spent, n, b = 0.0, 0, 0
+    support = int((q > 0).sum())
+    while True:
+        u = np.random.default_rng([seed, b]).random(block)
+        b += 1
+        for x in np.minimum(np.searchsorted(cdf, u, side="right"), q.shape[0] - 1).tolist():
+            if x in seen:
+                n += 1
+                continue
+            price = 1.0 if costs is None else float(costs[x])
+            if spent + price > budget + 1e-9 * max(budget, 1.0):
+                return order, n
+            order.append(x)
+            seen.add(x)
+            spent += price
+            n += 1
+            if len(seen) == support:
+                return order, n
+
+
+def _handouts(path: Path) -> list[int]:
+    conn = sqlite3.connect(path)
+    try:
+        return [r[0] for r in conn.execute("SELECT position FROM handouts ORDER BY seq")]
+    finally:
+        conn.close()
+
+
+def _draws(path: Path) -> list[tuple[int, int, float]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT seq, position, q FROM draws ORDER BY seq").fetchall()
+    finally:
+        conn.close()
+
+
+# ------------------------------------------------------------------------- the plan
+
+
+def test_create_stores_the_plan_and_q_bit_exactly(tmp_path: Path) -> None:
+    proba, _ = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "f1", 50, seed=3, level=0.9)
+    q = ae.optimal_distribution(ae.Categorical(proba), ae.FMeasure(pos_label=1))
+    assert s.q.tobytes() == q.tobytes()
+    p = s.plan
+    assert (p.kind, p.measure, p.pos_label, p.beta, p.method) == (
+        "evaluation",
+        "f1",
+        1,
+        1.0,
+        "active",
+    )
+    assert (p.budget, p.seed, p.level, p.pool_size, p.label_space) == (50.0, 3, 0.9, 400, (0, 1))
+    assert p.schema_version == store_mod.SCHEMA_VERSION == 1
+    s.close()
+    conn = sqlite3.connect(tmp_path / "s.db")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "1"
+    blob = conn.execute("SELECT q FROM plan").fetchone()[0]
+    assert np.frombuffer(blob, "<f8").tobytes() == q.tobytes()
+    conn.close()
+    assert sorted(os.listdir(tmp_path)) == ["s.db"]  # one file once closed
+
+
+def test_create_refuses_an_existing_path_and_leaves_it_alone(tmp_path: Path) -> None:
+    proba, _ = _pool()
+    target = tmp_path / "s.db"
+    target.write_bytes(b"precious")
+    with pytest.raises(ae.StoreError, match="already exists"):
+        Session.create(target, proba, "error_rate", 10)
+    assert target.read_bytes() == b"precious"
+
+
+def test_altered_pool_is_detected_by_the_fingerprint(tmp_path: Path) -> None:
+    proba, _ = _pool()
+    Session.create(tmp_path / "s.db", proba, "error_rate", 10).close()
+    conn = sqlite3.connect(tmp_path / "s.db")
+    conn.execute("UPDATE pool SET id = 9999 WHERE position = 0")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ae.StoreError, match="fingerprint"):
+        Session.open(tmp_path / "s.db")
+
+
+# ---------------------------------------------------------------------- hand-outs
+
+
+def test_draw_sequence_is_inverse_cdf_of_default_rng_seed_block(tmp_path: Path) -> None:
+    proba, _ = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 300, seed=11, block_size=64)
+    s.next_batch(300)
+    draws = _draws(tmp_path / "s.db")
+    n_blocks = len(draws) // 64
+    assert len(draws) == 64 * n_blocks and n_blocks > 2
+    cdf = np.cumsum(s.q) / s.q.sum()
+    u = np.concatenate([np.random.default_rng([11, b]).random(64) for b in range(n_blocks)])
+    expect = np.searchsorted(cdf, u, side="right")
+    assert [d[1] for d in draws] == expect.tolist()
+    assert [d[2] for d in draws] == s.q[expect].tolist()  # each draw's q, stored exactly
+
+
+@pytest.mark.parametrize("with_costs", [False, True])
+def test_handouts_follow_the_stopping_rule_of_algorithm_2(tmp_path: Path, with_costs: bool) -> None:
+    proba, y = _pool(300, seed=1)
+    costs = np.random.default_rng(2).uniform(0.2, 3.0, 300) if with_costs else None
+    budget = 80.0 if with_costs else 60
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", budget, costs=costs, seed=4)
+    order = _label_all(s, y, 7)
+    expect, n_draws = _reference_campaign(s.q, 4, budget, costs)
+    assert order == expect
+    prog = s.progress()
+    assert prog.n_draws == n_draws
+    assert prog.cost_spent == pytest.approx(sum(1.0 if costs is None else costs[i] for i in expect))
+    assert prog.cost_spent <= budget
+    assert prog.complete and prog.stop_reason == "budget"
+
+
+def test_campaign_ends_when_every_instance_q_can_draw_is_handed_out(tmp_path: Path) -> None:
+    proba, y = _pool(12, seed=3)
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 50, seed=0)
+    order = _label_all(s, y, 5)
+    expect, n_draws = _reference_campaign(s.q, 0, 50)
+    assert order == expect and sorted(order) == list(range(12))
+    prog = s.progress()
+    assert prog.stop_reason == "pool" and prog.n_draws == n_draws
+    assert s.next_batch(5) == []
+
+
+@settings(max_examples=20)
+@given(ks=st.lists(st.integers(1, 15), min_size=1, max_size=6))
+def test_handout_order_does_not_depend_on_batch_sizes(tmp_path_factory, ks: list[int]) -> None:
+    proba, y = _pool(80, seed=5)
+    path = tmp_path_factory.mktemp("h") / "s.db"
+    s = Session.create(path, proba, "f1", 40, seed=9, block_size=16)
+    order: list[int] = []
+    i = 0
+    while ids := s.next_batch(ks[i % len(ks)]):
+        order.extend(ids)
+        s.record({j: int(y[j]) for j in ids})
+        i += 1
+    s.close()
+    assert order == _reference_campaign(Session.open(path).q, 9, 40, block=16)[0]
+
+
+def test_next_batch_is_idempotent_until_labels_are_recorded(tmp_path: Path) -> None:
+    proba, y = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 100, seed=2)
+    first = s.next_batch(10)
+    assert s.next_batch(10) == first
+    assert s.next_batch(4) == first[:4]
+    more = s.next_batch(25)
+    assert more[:10] == first and len(set(more)) == 25
+    s.record({i: int(y[i]) for i in more[:15]})
+    after = s.next_batch(10)
+    assert after == more[15:25]  # the pending ones, in draw order
+    assert not set(after) & set(more[:15])  # never an id already labeled
+
+
+def test_pending_ids_count_against_the_budget(tmp_path: Path) -> None:
+    proba, _ = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 30)
+    assert len(s.next_batch(50)) == 30
+    prog = s.progress()
+    assert (prog.n_pending, prog.committed, prog.cost_spent) == (30, 30.0, 0.0)
+    assert prog.finished and not prog.complete
+    assert len(s.next_batch(100)) == 30  # still only the pending ones
+
+
+def test_session_reproduces_evaluate_with_the_same_seed(tmp_path: Path) -> None:
+    """Block 0 is ``default_rng([seed, 0])``, whose stream NumPy's SeedSequence makes equal to
+    ``default_rng(seed)``'s, which ``evaluate`` draws from; with one block covering the whole
+    campaign the session must buy the same labels and give the same SNIS estimate."""
+    proba, y = _pool(500, seed=7)
+    costs = np.random.default_rng(8).uniform(0.5, 2.0, 500)
+
+    def oracle(idx: np.ndarray) -> np.ndarray:
+        return y[idx]
+
+    for c, budget in ((None, 80), (costs, 90.0)):
+        path = tmp_path / f"s{c is None}.db"
+        s = Session.create(path, proba, "f1", budget, costs=c, seed=5, block_size=100_000)
+        _label_all(s, y, 13)
+        got = s.estimate()
+        ref = ae.evaluate(proba, oracle, "f1", budget, costs=c, random_state=5, estimator="snis")
+        draws = [r[1] for r in _draws(path)][: got.n_draws]
+        assert draws == ref.indices.tolist()
+        np.testing.assert_array_equal(s.q[draws], ref.q)
+        # evaluate weights by p/q with p = 1/m, the session by 1/q: equal up to rounding.
+        assert got.estimate == pytest.approx(ref.estimate, rel=1e-12)
+        assert got.stderr == pytest.approx(ref.stderr, rel=1e-12)
+        assert (got.n_labels, got.n_draws) == (ref.n_labels, ref.n_draws)
+        assert s.progress().cost_spent == pytest.approx(ref.cost)
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def test_identical_relabel_is_a_no_op(tmp_path: Path) -> None:
+    proba, y = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 20)
+    ids = s.next_batch(20)
+    labels = {i: int(y[i]) for i in ids}
+    assert s.record(labels, annotator="ann") == store_mod.RecordSummary(20, 0, 0)
+    before = _dump(tmp_path / "s.db")
+    assert s.record(labels, annotator="someone else") == store_mod.RecordSummary(0, 20, 0)
+    assert _dump(tmp_path / "s.db") == before
+
+
+def test_conflicting_relabel_is_refused_naming_the_id_and_audited(tmp_path: Path) -> None:
+    proba, y = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 20)
+    ids = s.next_batch(20)
+    s.record({i: int(y[i]) for i in ids}, annotator="ann")
+    flipped = {ids[3]: 1 - int(y[ids[3]]), ids[4]: int(y[ids[4]])}
+    with pytest.raises(ae.LabelConflictError, match=rf"id {ids[3]} is already labeled"):
+        s.record(flipped, annotator="bob")
+    frame = s.labels_frame().set_index("id")
+    assert frame.loc[ids[3], "label"] == y[ids[3]] and frame.loc[ids[3], "annotator"] == "ann"
+    audit = s.audit_frame()
+    assert audit[["action", "id", "old_label", "new_label", "annotator"]].values.tolist() == [
+        ["refused", ids[3], int(y[ids[3]]), 1 - int(y[ids[3]]), "bob"]
+    ]
+    assert s.record(flipped, annotator="bob", overwrite=True) == store_mod.RecordSummary(0, 1, 1)
+    frame = s.labels_frame().set_index("id")
+    assert frame.loc[ids[3], "label"] == 1 - y[ids[3]] and frame.loc[ids[3], "annotator"] == "bob"
+    assert s.audit_frame()["action"].tolist() == ["refused", "overwrite"]
+
+
+BAD_RECORDS = [
+    # (name, labels builder from (handed-out ids, y), error type, message fragment)
+    (
+        "id-not-in-pool",
+        lambda ids, y: {ids[0]: 0, 10_000: 1},
+        ae.UnknownIdError,
+        r"row 1, column 'id': id 10000 is not in this session's pool",
+    ),
+    (
+        "label-outside-space",
+        lambda ids, y: {ids[0]: 0, ids[1]: 2},
+        ae.LabelSpaceError,
+        r"row 1, column 'label': 2 is not in the label space \[0, 1\]",
+    ),
+    (
+        "label-not-integer",
+        lambda ids, y: {ids[0]: 0.5},
+        ae.LabelSpaceError,
+        r"row 0, column 'label': 0.5 is not in the label space",
+    ),
+    (
+        "label-empty",
+        lambda ids, y: {ids[0]: ""},
+        ae.LabelSpaceError,
+        r"row 0, column 'label': the label is empty",
+    ),
+    (
+        "not-handed-out",
+        lambda ids, y: {ids[0]: 0, 399 if 399 not in ids else 398: 1},
+        ae.UnknownIdError,
+        "never handed out",
+    ),
+    (
+        "same-id-two-labels",
+        lambda ids, y: pd.DataFrame({"id": [ids[0], ids[1], ids[0]], "label": [0, 1, 1]}),
+        ae.DuplicateIdError,
+        "rows 0 and 2",
+    ),
+    (
+        "other-session",
+        lambda ids, y: pd.DataFrame({"id": [ids[0]], "label": [0], "session_id": ["f" * 32]}),
+        ae.SessionMismatchError,
+        "another session",
+    ),
+    (
+        "no-label-column",
+        lambda ids, y: pd.DataFrame({"id": [ids[0]], "y": [0]}),
+        ae.ShapeError,
+        "no column 'label'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "exc", "fragment"), [c[1:] for c in BAD_RECORDS], ids=[c[0] for c in BAD_RECORDS]
+)
+def test_bad_labels_are_refused_and_leave_the_store_unchanged(
+    tmp_path: Path, make: Any, exc: type[Exception], fragment: str
+) -> None:
+    proba, y = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 20)
+    ids = s.next_batch(10)
+    s.record({i: int(y[i]) for i in ids[5:]})
+    before = _dump(tmp_path / "s.db")
+    with pytest.raises(exc, match=fragment):
+        s.record(make(ids, y))
+    assert _dump(tmp_path / "s.db") == before
+
+
+def test_labels_of_the_own_session_id_are_accepted(tmp_path: Path) -> None:
+    proba, y = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 5)
+    ids = s.next_batch(5)
+    frame = pd.DataFrame({"id": ids, "label": y[ids], "session_id": s.session_id})
+    assert s.record(frame).n_new == 5
+
+
+def test_string_ids_and_string_labels(tmp_path: Path) -> None:
+    proba, y = _pool(60)
+    names = np.array(["ham", "spam"])
+    ids = [f"mail-{i:03d}" for i in range(60)]
+    s = Session.create(
+        tmp_path / "s.db",
+        ae.Categorical(proba, labels=names),
+        "recall",
+        25,
+        ids=ids,
+        pos_label="spam",
+    )
+    assert s.plan.pos_label == "spam" and s.plan.label_space == ("ham", "spam")
+    while batch := s.next_batch(10):
+        s.record({i: names[y[int(i[5:])]] for i in batch})
+    got = s.estimate()
+    draws = [r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws]
+    q = s.q[draws]
+    ref = ae.estimate(
+        ae.Recall(pos_label="spam"),
+        ae.Categorical(proba[draws], labels=names),
+        names[y[draws]],
+        q,
+        indices=draws,
+    )
+    assert (got.estimate, got.stderr) == (ref.estimate, ref.stderr)
+
+
+def test_regression_session_with_gaussian_predictions(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    mean, var = rng.normal(size=200), rng.uniform(0.1, 2.0, 200)
+    y = mean + rng.normal(size=200) * np.sqrt(var)
+    s = Session.create(tmp_path / "s.db", ae.Gaussian(mean, var), "mse", 40, seed=1)
+    assert s.plan.label_space is None
+    while batch := s.next_batch(15):
+        s.record({i: float(y[i]) for i in batch})
+    got = s.estimate()
+    draws = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
+    ref = ae.estimate(
+        "mse", ae.Gaussian(mean[draws], var[draws]), y[draws], s.q[draws], indices=draws
+    )
+    assert (got.estimate, got.stderr, got.n_labels) == (ref.estimate, ref.stderr, 40)
+    with pytest.raises(ae.LabelSpaceError, match="finite"):
+        s.record({s.labels_frame()["id"].iloc[0]: math.inf})
+
+
+# ----------------------------------------------------------------------- estimation
+
+
+def test_estimate_uses_the_longest_fully_labeled_prefix_of_the_draws(tmp_path: Path) -> None:
+    proba, y = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 40, seed=6)
+    ids = s.next_batch(40)
+    hole = ids[17]
+    s.record({i: int(y[i]) for i in ids if i != hole})
+    draws = np.array([r[1] for r in _draws(tmp_path / "s.db")][: s.progress().n_draws])
+    n = int(np.flatnonzero(draws == hole)[0])  # the prefix ends before the hole's first draw
+    idx = draws[:n]
+    ref = ae.estimate("error_rate", proba[idx], y[idx], s.q[idx], indices=idx)
+    got = s.estimate()
+    assert (got.estimate, got.stderr, got.n_draws, got.n_labels) == (
+        ref.estimate,
+        ref.stderr,
+        n,
+        17,
+    )
+    assert got.ci == ref.confidence_interval(0.95)
+    assert s.progress().n_estimation_draws == n
+
+
+def test_estimate_before_any_label_is_nan(tmp_path: Path) -> None:
+    proba, _ = _pool()
+    s = Session.create(tmp_path / "s.db", proba, "error_rate", 10)
+    s.next_batch(3)
+    e = s.estimate()
+    assert math.isnan(e.estimate) and e.n_labels == 0 and e.inference is None
+
+
+def test_reopened_session_continues_and_estimates_bit_identically(tmp_path: Path) -> None:
+    proba, y = _pool()
+    path = tmp_path / "s.db"
+    s = Session.create(path, proba, "f1", 60, seed=8)
+    first = s.next_batch(25)
+    s.record({i: int(y[i]) for i in first[:20]})
+    e1 = s.estimate()
+    s.close()
+    s = Session.open(path)
+    e2 = s.estimate()
+    assert (e1.estimate, e1.stderr, e1.ci) == (e2.estimate, e2.stderr, e2.ci)
+    assert s.next_batch(5) == first[20:25]
+
+
+def test_compare_two_models_is_the_paired_test_on_the_prefix(tmp_path: Path) -> None:
+    proba, y = _pool(500, seed=2)
+    other = np.clip(proba[:, 1] + np.random.default_rng(3).normal(0, 0.25, 500), 0, 1)
+    models = [proba, np.c_[1 - other, other]]
+    s = Session.create(tmp_path / "s.db", models, "error_rate", 120, seed=1)
+    q = ae.comparison_distribution([ae.Categorical(p) for p in models], "error_rate")
+    assert s.q.tobytes() == q.tobytes()
+    _label_all(s, y, 30)
+    got = s.compare()
+    idx = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
+    ref = ae.paired_test(
+        "error_rate", [models[0][idx], models[1][idx]], y[idx], q[idx], indices=idx
+    )
+    assert (got.difference, got.stderr, got.p_value, got.best) == (
+        ref.difference,
+        ref.stderr,
+        ref.p_value,
+        ref.best,
+    )
+    assert got.ci == ref.ci and got.n_labels == 120
+    for j in (0, 1):
+        assert s.estimate(model=j).estimate == ref.estimates[j]
+
+
+def test_compare_k_models_reports_best_against_runner_up_holm(tmp_path: Path) -> None:
+    proba, y = _pool(500, seed=2)
+    rng = np.random.default_rng(4)
+    models = [proba] + [
+        np.c_[1 - (p := np.clip(proba[:, 1] + rng.normal(0, sd, 500), 0, 1)), p]
+        for sd in (0.2, 0.4)
+    ]
+    s = Session.create(tmp_path / "s.db", models, "accuracy", 150, seed=2)
+    _label_all(s, y, 50)
+    got = s.compare()
+    idx = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
+    mc = ae.multiple_comparison("accuracy", [m[idx] for m in models], y[idx], s.q[idx], indices=idx)
+    best, runner = mc.ranking[0], mc.ranking[1]
+    assert got.best == best
+    np.testing.assert_array_equal(got.estimates, mc.estimates)
+    assert got.difference == pytest.approx(mc.estimates[best] - mc.estimates[runner], abs=1e-15)
+    assert got.p_value == mc.adjusted_p_value(best, runner, "holm")
+
+
+# ---------------------------------------------------------------------- bad creation
+
+BAD_CREATES = [
+    (
+        "proba-nan",
+        lambda p: {"pools": np.where(np.arange(2) == 1, np.nan, p)},
+        ae.NonFiniteError,
+        "finite",
+    ),
+    ("proba-not-summing", lambda p: {"pools": p * 0.9}, ae.ProbabilityRowsError, "sums to 0.9"),
+    (
+        "cost-negative",
+        lambda p: {"costs": np.r_[-1.0, np.ones(len(p) - 1)]},
+        ae.InvalidCostsError,
+        "entry 0 is -1",
+    ),
+    (
+        "cost-zero",
+        lambda p: {"costs": np.r_[np.ones(len(p) - 1), 0.0]},
+        ae.InvalidCostsError,
+        "strictly positive",
+    ),
+    (
+        "cost-inf",
+        lambda p: {"costs": np.r_[np.inf, np.ones(len(p) - 1)]},
+        ae.NonFiniteError,
+        "costs",
+    ),
+    ("empty-pool", lambda p: {"pools": p[:0]}, ae.EmptyPoolError, "empty"),
+    ("budget-below-one-label", lambda p: {"budget": 0.5}, ae.BudgetError, "buys no label"),
+    (
+        "budget-below-cheapest-cost",
+        lambda p: {"budget": 0.1, "costs": np.full(len(p), 0.5)},
+        ae.BudgetError,
+        "cheapest instance costs 0.5",
+    ),
+    (
+        "duplicate-ids",
+        lambda p: {"ids": [7, *range(1, len(p) - 1), 7]},
+        ae.DuplicateIdError,
+        "id 7 appears at positions 0 and",
+    ),
+    ("different-pool-sizes", lambda p: {"pools": [p, p[:-1]]}, ae.ShapeError, "pools\\[1\\]"),
+    ("one-element-list", lambda p: {"pools": [p]}, ae.ShapeError, "at least two"),
+    ("unknown-method", lambda p: {"method": "stratified"}, ae.UnknownOptionError, "method"),
+    ("unknown-measure", lambda p: {"measure": "auc"}, ae.UnknownOptionError, "measure"),
+    ("pos-label-outside", lambda p: {"pos_label": 3}, ae.LabelSpaceError, "pos_label"),
+    (
+        "pos-label-error-rate",
+        lambda p: {"measure": "error_rate", "pos_label": 1},
+        ae.UnknownOptionError,
+        "pos_label",
+    ),
+    ("negative-seed", lambda p: {"seed": -1}, ae.ShapeError, "seed"),
+    (
+        "regressor-measure-on-classifier",
+        lambda p: {"measure": "mse"},
+        ae.UnknownOptionError,
+        "mse needs a Gaussian",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "exc", "fragment"), [c[1:] for c in BAD_CREATES], ids=[c[0] for c in BAD_CREATES]
+)
+def test_bad_plans_are_refused_and_create_no_file(
+    tmp_path: Path, change: Any, exc: type[Exception], fragment: str
+) -> None:
+    proba, _ = _pool(20)
+    kwargs: dict[str, Any] = {"pools": proba, "measure": "f1", "budget": 5}
+    kwargs.update(change(proba))
+    with pytest.raises(exc, match=fragment):
+        Session.create(tmp_path / "s.db", **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- schema and files
+
+
+def test_store_from_a_newer_schema_is_refused_unchanged(tmp_path: Path) -> None:
+    proba, _ = _pool()
+    path = tmp_path / "s.db"
+    Session.create(path, proba, "error_rate", 10).close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(ae.SchemaVersionError, match=r"schema version 2, newer than the version 1"):
+        Session.open(path)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"id,label\n1,0\n", b"", b"\x00" * 4096],
+    ids=["csv-text", "empty-file", "zeros"],
+)
+def test_a_file_that_is_not_a_store_is_refused_unchanged(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "labels.csv"
+    path.write_bytes(content)
+    with pytest.raises(ae.NotAStoreError, match="not an activeeval session store"):
+        Session.open(path)
+    assert path.read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.csv"]
+
+
+def test_another_sqlite_database_is_not_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE meta (key TEXT, value TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ae.NotAStoreError):
+        Session.open(path)
+    with pytest.raises(ae.NotAStoreError, match="no such session store"):
+        Session.open(tmp_path / "missing.db")
+
+
+def test_migrations_run_in_one_transaction_on_open(tmp_path: Path, monkeypatch) -> None:
+    proba, y = _pool()
+    path = tmp_path / "s.db"
+    s = Session.create(path, proba, "error_rate", 10)
+    s.record({i: int(y[i]) for i in s.next_batch(10)})
+    s.close()
+
+    def add_notes(conn: sqlite3.Connection) -> None:
+        conn.execute("ALTER TABLE labels ADD COLUMN note TEXT")
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("ALTER TABLE labels ADD COLUMN half_done TEXT")
+        raise RuntimeError("migration bug")
+
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(store_mod, "MIGRATIONS", {1: add_notes, 2: broken})
+    before = _dump(path)
+    with pytest.raises(RuntimeError, match="migration bug"):
+        Session.open(path)
+    assert _dump(path) == before  # neither step kept
+
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 2)
+    s = Session.open(path)
+    assert s.plan.schema_version == 2
+    assert s.estimate().n_labels == 10
+    s.close()
+    conn = sqlite3.connect(path)
+    assert "note" in [r[1] for r in conn.execute("PRAGMA table_info(labels)")]
+    conn.close()
+
+
+# ------------------------------------------------------------------ crash safety
+
+
+def test_a_failed_next_batch_rolls_back_completely(tmp_path: Path, monkeypatch) -> None:
+    proba, _ = _pool()
+    a = Session.create(tmp_path / "a.db", proba, "error_rate", 50, seed=3)
+    b = Session.create(tmp_path / "b.db", proba, "error_rate", 50, seed=3)
+    a.next_batch(5)
+    b.next_batch(5)
+    before = _dump(tmp_path / "a.db")
+
+    def crash() -> str:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as mp:
+        mp.setattr(store_mod, "_now", crash)  # after the new draws are inserted
+        with pytest.raises(KeyboardInterrupt):
+            a.next_batch(40)
+    assert _dump(tmp_path / "a.db") == before
+    assert a.next_batch(40) == b.next_batch(40)
+
+
+def test_locked_store_is_retried_with_backoff(tmp_path: Path, monkeypatch) -> None:
+    proba, y = _pool()
+    path = tmp_path / "s.db"
+    s = Session.create(path, proba, "error_rate", 10)
+    ids = s.next_batch(10)
+    s.close()
+    monkeypatch.setattr(store_mod, "BUSY_TIMEOUT", 0.01)  # SQLite gives up at once
+    monkeypatch.setattr(store_mod, "RETRY_DEADLINE", 10.0)
+    s = Session.open(path)
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock for 0.5 s
+    release = threading.Timer(0.5, lambda: holder.execute("ROLLBACK"))
+    release.start()
+    t0 = time.monotonic()
+    s.record({i: int(y[i]) for i in ids})
+    assert time.monotonic() - t0 >= 0.4
+    release.join()
+    holder.close()
+    assert s.progress().n_labels == 10
+
+
+_CAMPAIGN = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from activeeval.store import Session
+
+    s = Session.open(sys.argv[1])
+    y = np.load(sys.argv[2])
+    k = int(sys.argv[3])
+    while ids := s.next_batch(k):
+        s.record({i: int(y[i]) for i in ids})
+    """
+)
+
+
+def test_session_resumed_after_a_kill_hands_out_what_an_uninterrupted_one_does(
+    tmp_path: Path,
+) -> None:
+    proba, y = _pool(20_000, seed=9)
+    np.save(tmp_path / "y.npy", y)
+    (tmp_path / "campaign.py").write_text(_CAMPAIGN)
+    crashed, clean = tmp_path / "crashed.db", tmp_path / "clean.db"
+    for path in (crashed, clean):
+        Session.create(path, proba, "error_rate", 3000, seed=5).close()
+    child = subprocess.Popen(
+        [sys.executable, str(tmp_path / "campaign.py"), str(crashed), str(tmp_path / "y.npy"), "37"]
+    )
+    try:
+        watch = sqlite3.connect(crashed)
+        deadline = time.monotonic() + 30
+        while watch.execute("SELECT COUNT(*) FROM labels").fetchone()[0] < 400:
+            assert child.poll() is None, "the campaign ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        watch.close()
+        assert child.poll() is None
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+
+    s = Session.open(crashed)
+    n_labeled = s.progress().n_labels
+    assert 400 <= n_labeled < 3000
+    resumed_first = s.next_batch(37)
+    reference = Session.open(clean)
+    order = _label_all(reference, y, 50)
+    assert resumed_first == order[n_labeled : n_labeled + 37]
+    s.record({i: int(y[i]) for i in resumed_first})
+    _label_all(s, y, 37)
+    assert _handouts(crashed) == order
+    assert _draws(crashed) == _draws(clean)
+    a, b = s.estimate(), reference.estimate()
+    assert (a.estimate, a.stderr, a.n_draws) == (b.estimate, b.stderr, b.n_draws)
+
+
+def test_demo_session_campaign_matches_evaluate() -> None:
+    from activeeval.experiments.demo import session_campaign
+
+    proba, y = _pool(300, seed=1)
+    lines: list[str] = []
+    out = session_campaign(ae.Categorical(proba), lambda idx: y[idx], budget=40, echo=lines.append)
+    ref = ae.evaluate(proba, lambda idx: y[idx], "error_rate", 40, random_state=0, estimator="snis")
+    assert out["session_error_rate"] == pytest.approx(ref.estimate, rel=1e-12)
+    assert any(line.strip().startswith("session") for line in lines)
