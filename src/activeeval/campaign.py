@@ -38,6 +38,7 @@ from .inference import Estimate, estimate, multiple_comparison, paired_test
 from .measures import Measure, get_measure
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive, recalibrate
 from .sampling import (
+    COMPARISON_METHODS,
     DEFAULT_FLOOR,
     DEFAULT_MIX,
     check_distribution,
@@ -163,7 +164,11 @@ def _ask(oracle: Oracle, predictive: Predictive, book: _LabelBook, idx: NDArray[
 
 
 def _check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
-    b = float(budget)
+    """A budget that buys at least one label: a whole number of labels, or cost units."""
+    try:
+        b = float(budget)
+    except (TypeError, ValueError) as exc:
+        raise BudgetError(f"budget: must be a number, got {budget!r}.") from exc
     if not math.isfinite(b):
         raise BudgetError(f"budget: must be a finite number, got {budget!r}.")
     if costs is None:
@@ -697,16 +702,7 @@ def _stratified_estimate(
 
 
 # --------------------------------------------------------------------------- comparisons
-COMPARE_METHODS = (
-    "active",
-    "passive",
-    "active_0",
-    "active_inf",
-    "active_neq",
-    "active_risk",
-    "active_uniC",
-    "active_lambda",
-)
+COMPARE_METHODS = COMPARISON_METHODS
 
 
 @dataclass(frozen=True, eq=False)

@@ -66,7 +66,6 @@ from scipy import stats
 from tqdm.auto import tqdm
 
 from ._validation import (
-    BudgetError,
     DegenerateIntervalWarning,
     DuplicateIdError,
     LabelConflictError,
@@ -83,6 +82,7 @@ from ._validation import (
     check_level,
     check_option,
 )
+from .campaign import _check_budget
 from .inference import (
     Comparison,
     Estimate,
@@ -603,26 +603,6 @@ def _predictive_from(kind: str, arr: NDArray[np.float64], labels: Sequence[Any] 
     if kind == "categorical":
         return Categorical(arr, labels=np.asarray(labels))
     return Gaussian(arr[:, 0].copy(), arr[:, 1].copy())
-
-
-def _check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
-    try:
-        b = float(budget)
-    except (TypeError, ValueError) as exc:
-        raise BudgetError(f"budget: must be a number, got {budget!r}.") from exc
-    if not math.isfinite(b):
-        raise BudgetError(f"budget: must be a finite number, got {budget!r}.")
-    if costs is None:
-        if b < 1:
-            raise BudgetError(f"budget: {budget!r} buys no label; pass at least 1 label.")
-        if b != int(b):
-            raise BudgetError(f"budget: a label budget must be a whole number, got {budget!r}.")
-    elif b < costs.min():
-        raise BudgetError(
-            f"budget: {budget!r} cost units buy no label (the cheapest instance costs "
-            f"{costs.min():.4g}); raise the budget."
-        )
-    return b
 
 
 def _draw_block(cdf: NDArray[np.float64], seed: int, block: int, size: int) -> NDArray[np.intp]:

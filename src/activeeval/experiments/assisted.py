@@ -22,7 +22,7 @@ from ..datasets import EvaluationTask, load_task
 from ..measures import ErrorRate, FMeasure, Measure, SquaredError
 from ..predictive import Predictive
 from ..sampling import optimal_distribution, passive_distribution
-from .models import fit_classifier, fit_regressor, pool_predictive
+from .models import fit_classifier, fit_regressor, pool_for, pool_predictive
 from .simulate import _Design, _draws_and_stops
 
 PLAN: list[tuple[str, str, Measure]] = [
@@ -103,14 +103,7 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
     results = []
     t0 = time.time()
     for task_name, kind, meas0 in plan:
-        if task_name not in tasks:
-            kw = {"pool_size": 20000} if task_name == "diamonds_regression" else {}
-            tasks[task_name] = load_task(task_name, **kw)
-        task = tasks[task_name]
-        if (task_name, kind) not in preds:
-            model = fit_regressor(task) if kind == "bayesian_ridge" else fit_classifier(task, kind)
-            preds[(task_name, kind)] = pool_predictive(model, task.X_pool)
-        pred = preds[(task_name, kind)]
+        task, pred = pool_for(task_name, kind, tasks, preds)
         meas = meas0.bind(pred)
         y = task.y_pool
         f = pred.point_prediction()

@@ -60,3 +60,23 @@ def pool_predictive(model: Any, X: NDArray[np.float64]) -> Predictive:
         return Categorical(proba, labels=model.classes_)
     mean, std = model.predict(X, return_std=True)
     return Gaussian(mean, std**2)
+
+
+def pool_for(
+    task_name: str,
+    kind: str,
+    tasks: dict[str, EvaluationTask],
+    preds: dict[tuple[str, str], Predictive],
+) -> tuple[EvaluationTask, Predictive]:
+    """The task (diamonds subsampled to 20,000 pool instances) and the model's predictive
+    distribution on its pool, loaded and fitted once per run (``tasks``/``preds`` cache)."""
+    from ..datasets import load_task
+
+    if task_name not in tasks:
+        kw = {"pool_size": 20000} if task_name == "diamonds_regression" else {}
+        tasks[task_name] = load_task(task_name, **kw)
+    task = tasks[task_name]
+    if (task_name, kind) not in preds:
+        model = fit_regressor(task) if kind == "bayesian_ridge" else fit_classifier(task, kind)
+        preds[(task_name, kind)] = pool_predictive(model, task.X_pool)
+    return task, preds[(task_name, kind)]

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..campaign import evaluate
-from ..datasets import EvaluationTask, load_task
+from ..datasets import EvaluationTask
 from ..measures import ErrorRate, FMeasure, Measure, Precision, Recall, SquaredError
 from ..predictive import Predictive
 from ..sampling import (
@@ -29,7 +29,7 @@ from ..sampling import (
     passive_distribution,
 )
 from .demo import labels_to_match
-from .models import fit_classifier, fit_regressor, pool_predictive
+from .models import pool_for
 from .simulate import StaticRuns, simulate_static
 
 BUDGETS = (50, 100, 200, 400, 800)
@@ -264,14 +264,7 @@ def run(
     settings = []
     for task_name, kind, meas, with_costs in _settings_plan(smoke):
         t0 = time.time()
-        if task_name not in tasks:
-            kw = {"pool_size": 20000} if task_name == "diamonds_regression" else {}
-            tasks[task_name] = load_task(task_name, **kw)
-        task = tasks[task_name]
-        if (task_name, kind) not in preds:
-            model = fit_regressor(task) if kind == "bayesian_ridge" else fit_classifier(task, kind)
-            preds[(task_name, kind)] = pool_predictive(model, task.X_pool)
-        pred = preds[(task_name, kind)]
+        task, pred = pool_for(task_name, kind, tasks, preds)
         setting = run_setting(
             task,
             kind,
