@@ -44,6 +44,7 @@ test: $(STAMP_TEST)
 bench: $(STAMP_BENCH)
 	$(BIN)/python -m pytest -q benchmarks/test_peers_smoke.py
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/ranking_bench.py
 
 reproduce: $(STAMP_BENCH)
 	$(BIN)/python -m activeeval.experiments.reproduce --out docs/results

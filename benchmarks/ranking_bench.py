@@ -12,41 +12,23 @@ runs; peak memory is numpy's traced allocations (tracemalloc) during one run.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import platform
 import time
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from run import median_time, peak_bytes  # benchmarks/ is the script directory
 
 import activeeval as ae
 from activeeval import ranking as rk
 
 
-def _median_time(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
-
-
 def _peak_mb(fn: Callable[[], Any]) -> float:
-    gc.collect()
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return (peak - base) / 1e6
+    return peak_bytes(fn) / 1e6
 
 
 def synthetic_pair(
@@ -118,7 +100,7 @@ def bench_pool(m: int, length: int, grades: int, repeat: int) -> dict[str, Any]:
     }
     rows = []
     for name, (fn, reps) in cases.items():
-        seconds = _median_time(fn, reps)
+        seconds = median_time(fn, reps)
         rows.append({"case": name, "seconds": seconds, "repeats": reps})
         print(f"  {name:<38s} {seconds:8.2f} s", flush=True)
     peaks = {
@@ -147,7 +129,7 @@ def bench_scaling(lengths: list[int], grades: int, work: int, repeat: int) -> li
     for length in lengths:
         m = max(20, work // (length * length))
         rel1, rel2 = synthetic_pair(m, length, grades, seed=length)
-        seconds = _median_time(
+        seconds = median_time(
             lambda r1=rel1, r2=rel2: rk.ranking_difference_moment(r1, r2, err, 0.0), repeat
         )
         per_query = seconds / m

@@ -22,7 +22,7 @@ import numpy as np
 import activeeval as ae
 
 
-def _median_time(fn: Callable[[], Any], repeat: int) -> float:
+def median_time(fn: Callable[[], Any], repeat: int) -> float:
     times = []
     for _ in range(repeat):
         gc.collect()
@@ -32,7 +32,7 @@ def _median_time(fn: Callable[[], Any], repeat: int) -> float:
     return float(np.median(times))
 
 
-def _peak_bytes(fn: Callable[[], Any]) -> int:
+def peak_bytes(fn: Callable[[], Any]) -> int:
     gc.collect()
     tracemalloc.start()
     tracemalloc.reset_peak()
@@ -48,7 +48,7 @@ def bench_optimal_distribution(m: int, k: int, repeat: int) -> dict[str, Any]:
     proba = rng.random((m, k))
     proba /= proba.sum(axis=1, keepdims=True)
     nbytes = proba.nbytes
-    one_pass = _median_time(lambda: proba.sum(axis=1), repeat)
+    one_pass = median_time(lambda: proba.sum(axis=1), repeat)
     cat = ae.Categorical(proba)
     _ = cat.predicted_index
     rows: dict[str, Any] = {
@@ -72,8 +72,8 @@ def bench_optimal_distribution(m: int, k: int, repeat: int) -> dict[str, Any]:
 
     cases["q* error rate, validated input"] = q_only
     for name, fn in cases.items():
-        t = _median_time(fn, repeat)
-        peak = _peak_bytes(fn)
+        t = median_time(fn, repeat)
+        peak = peak_bytes(fn)
         rows[name] = {
             "seconds": t,
             "x_one_pass": t / one_pass,
@@ -89,7 +89,7 @@ def bench_evaluate(m: int, budget: int, repeat: int) -> dict[str, Any]:
     proba = np.c_[1 - p1, p1]
     y = (rng.random(m) < p1).astype(int)
     cat = ae.Categorical(proba)
-    t = _median_time(
+    t = median_time(
         lambda: ae.evaluate(
             cat, lambda i: y[i], "f1", budget=budget, random_state=0, progress=False
         ),
