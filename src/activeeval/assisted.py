@@ -64,7 +64,7 @@ from ._validation import (
 from .inference import Comparison, Estimate, importance_weights
 from .measures import Measure, get_measure
 from .predictive import Categorical, Mixture, Predictive, as_predictive
-from .sampling import DEFAULT_FLOOR, DEFAULT_MIX, _defensive, _pool_distribution
+from .sampling import DEFAULT_FLOOR, DEFAULT_MIX, _defensive, _from_moment, _pool_distribution
 
 __all__ = [
     "AssistedEstimate",
@@ -135,6 +135,17 @@ def _tuned_power(v: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.f
     return float(np.clip(float(v2 @ (ac * bc)) / den, 0.0, 1.0))
 
 
+def _check_draws(indices: ArrayLike, labels: ArrayLike, m: int) -> tuple[Any, Any]:
+    """Pool indices of the draws (integers in [0, m)) and their labels, equal length, n ≥ 1."""
+    idx = np.asarray(indices)
+    y = np.asarray(labels)
+    if idx.ndim != 1 or y.shape != idx.shape or idx.size == 0:
+        raise ShapeError("indices, labels: need two non-empty 1-d arrays of equal length.")
+    if not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= m:
+        raise ShapeError(f"indices: must be integer pool indices in [0, {m}).")
+    return idx, y
+
+
 def assisted_estimate(
     measure: Measure | str,
     predictive: Any,
@@ -169,12 +180,7 @@ def assisted_estimate(
     pred = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred)
     lv = check_level(level)
-    idx = np.asarray(indices)
-    y = np.asarray(labels)
-    if idx.ndim != 1 or y.shape != idx.shape or idx.size == 0:
-        raise ShapeError("indices, labels: need two non-empty 1-d arrays of equal length.")
-    if not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= pred.n:
-        raise ShapeError(f"indices: must be integer pool indices in [0, {pred.n}).")
+    idx, y = _check_draws(indices, labels, pred.n)
     if isinstance(pred, Categorical):
         pred.label_index(y, "labels")
     p = _pool_distribution(pred.n, pool_weights)
@@ -261,10 +267,7 @@ def assisted_paired_test(
     mix = Mixture(preds) if mixture is None else mixture
     meas = get_measure(measure, pos_label=pos_label).bind(mix)
     lv = check_level(level)
-    idx = np.asarray(indices)
-    y = np.asarray(labels)
-    if idx.ndim != 1 or y.shape != idx.shape or idx.size == 0:
-        raise ShapeError("indices, labels: need two non-empty 1-d arrays of equal length.")
+    idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
     v = importance_weights(q, p[idx] * mix.n, n=idx.shape[0])
     parts = []
@@ -352,8 +355,4 @@ def assisted_distribution(
     var = np.maximum(second - (m_num - c * m_den) ** 2, 0.0)
     if meas.binary_loss and floor > 0:
         var = np.maximum(var, floor * (1 - floor) * m_den**2)
-    var = np.where(mask, var, 0.0)
-    score = p * np.sqrt(var if lam is None else var / lam)
-    total = score.sum()
-    core = score / total if total > 0 else np.where(mask, p, 0.0) / p[mask].sum()
-    return _defensive(core, p, mask, mix) if mix > 0 else core
+    return _from_moment(var, p, mask, lam, mix, meas.regular, uniform=pool_weights is None)

@@ -113,6 +113,50 @@ def _defensive(
     return (1.0 - mix) * core + mix * (base / total)
 
 
+def _from_moment(
+    a: NDArray[np.float64],
+    p: NDArray[np.float64],
+    mask: NDArray[np.bool_],
+    lam: NDArray[np.float64] | None,
+    mix: float,
+    regular: bool,
+    uniform: bool,
+) -> NDArray[np.float64]:
+    """q ∝ p·sqrt(a / λ) on ``mask``, normalized, then the defensive mixture (eq. 4.6 / 4.25).
+
+    ``a`` is a fresh per-instance moment array and is updated in place: that keeps q* within a
+    few passes over the pool (benchmarks/run.py). Regular risks (w ≡ 1) skip the mask.
+    """
+    a = np.maximum(a, 0.0)
+    if not regular:
+        a[~mask] = 0.0
+    if lam is not None:
+        a /= lam
+    score = np.sqrt(a, out=a)
+    if not uniform:
+        score *= p
+    total = score.sum()
+    if not total > 0:
+        return np.where(mask, p, 0.0) / p[mask].sum()
+    score /= total
+    if mix <= 0:
+        zeros = int(((score <= 0) & mask).sum())
+        if zeros:
+            warnings.warn(
+                f"mix: with mix=0, q is zero on {zeros} instances whose weight can be positive "
+                "(the model is certain about them); estimates ignore those instances and are "
+                "not consistent for the whole pool. Keep mix > 0 (default 0.1).",
+                ActiveEvalWarning,
+                stacklevel=3,
+            )
+        return score
+    if regular and uniform:  # defensive mixture with the uniform pool
+        score *= 1.0 - mix
+        score += mix / score.shape[0]
+        return score
+    return _defensive(score, p, mask, mix)
+
+
 def optimal_distribution(
     predictive: Any,
     measure: Measure | str = "error_rate",
@@ -194,36 +238,7 @@ def optimal_distribution(
     if meas.binary_loss and floor > 0:
         c = min(max(c, floor), 1.0 - floor)
     a = meas.conditional_second_moment(pred_dist, c, f, fast=fast)  # E[w²(ℓ−Ǧ)² | x]
-    # Below, in-place updates of the fresh moment array keep q* within a few passes over the
-    # pool (benchmarks/run.py); regular risks (w ≡ 1) skip the masks entirely.
-    a = np.maximum(a, 0.0)
-    if not meas.regular:
-        a[~mask] = 0.0
-    if lam is not None:
-        a /= lam
-    score = np.sqrt(a, out=a)  # eq. 4.6 / 4.25
-    if pool_weights is not None:
-        score *= p
-    total = score.sum()
-    if not total > 0:
-        return np.where(mask, p, 0.0) / p[mask].sum()
-    score /= total
-    if mix <= 0:
-        zeros = int(((score <= 0) & mask).sum())
-        if zeros:
-            warnings.warn(
-                f"mix: with mix=0, q is zero on {zeros} instances whose weight can be positive "
-                "(the model is certain about them); estimates ignore those instances and are "
-                "not consistent for the whole pool. Keep mix > 0 (default 0.1).",
-                ActiveEvalWarning,
-                stacklevel=2,
-            )
-        return score
-    if meas.regular and pool_weights is None:  # defensive mixture with the uniform pool
-        score *= 1.0 - mix
-        score += mix / score.shape[0]
-        return score
-    return _defensive(score, p, mask, mix)
+    return _from_moment(a, p, mask, lam, mix, meas.regular, uniform=pool_weights is None)
 
 
 def check_distribution(q: ArrayLike, name: str = "q", n: int | None = None) -> NDArray[Any]:
