@@ -223,3 +223,17 @@ def check_same_length(name_a: str, a: NDArray[Any], name_b: str, b: NDArray[Any]
             f"{name_b}: has {b.shape[0]} entries but {name_a} has {a.shape[0]}; "
             "they must describe the same instances."
         )
+
+
+def pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.float64]:
+    """p(x) over the pool: uniform, or proportional to ``pool_weights``."""
+    if n == 0:
+        raise EmptyPoolError("pool: the pool is empty; pass at least one instance.")
+    if pool_weights is None:
+        return np.full(n, 1.0 / n)
+    pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
+    if pw.shape[0] != n:
+        raise ShapeError(f"pool_weights: has {pw.shape[0]} entries but the pool has {n}.")
+    if (pw < 0).any() or pw.sum() <= 0:
+        raise ShapeError("pool_weights: must be non-negative with a positive sum.")
+    return pw / pw.sum()

@@ -189,14 +189,33 @@ def assisted_estimate(
     v = importance_weights(q, p[idx] * pred.n, n=idx.shape[0])
     w = meas.weight(f[idx], y)
     wl = w * meas.loss(f[idx], y)
-    mn, md = pool.m_num[idx], pool.m_den[idx]
+    return _estimate_from_terms(
+        v, wl, w, pool.m_num[idx], pool.m_den[idx], pool, power, idx, lv, meas
+    )
+
+
+def _estimate_from_terms(
+    v: NDArray[np.float64],
+    wl: NDArray[np.float64],
+    w: NDArray[np.float64],
+    mn: NDArray[np.float64],
+    md: NDArray[np.float64],
+    pool: _Pool,
+    power: float | None,
+    idx: NDArray[Any],
+    level: float,
+    meas: Measure,
+) -> AssistedEstimate:
+    """The model-assisted estimate from per-draw terms: importance weights v, w·ℓ, w and the
+    control variates m_N, m_D at the draws (any per-draw value with a known pool expectation,
+    e.g. a ranking's per-query ℓ with w ≡ 1)."""
     lam = _choose_power(power, v, wl, w, mn, md, pool)
     g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
     if math.isnan(g):
         warnings.warn(
             f"{meas.name}: the model-assisted estimate is undefined (D̂ ≤ 0); returning NaN.",
             UndefinedEstimateWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         se = math.nan
     else:
@@ -211,7 +230,7 @@ def assisted_estimate(
         n_labels=int(np.unique(idx).size),
         effective_n=n_eff,
         binary_loss=meas.binary_loss,
-        level=lv,
+        level=level,
         measure=meas.name,
         power=lam,
     )
@@ -277,6 +296,23 @@ def assisted_paired_test(
         w = meas.weight(f[idx], y)
         parts.append((w * meas.loss(f[idx], y), w, pool.m_num[idx], pool.m_den[idx], pool))
 
+    return _paired_from_terms(v, parts, power, idx, lv, meas)
+
+
+_Terms = tuple[Any, Any, Any, Any, _Pool]
+
+
+def _paired_from_terms(
+    v: NDArray[np.float64],
+    parts: Sequence[_Terms],
+    power: float | None,
+    idx: NDArray[Any],
+    level: float,
+    meas: Measure,
+) -> Comparison:
+    """Paired model-assisted comparison from each model's per-draw terms
+    (w·ℓ, w, m_N, m_D at the draws, pool moments), λ tuned for the difference."""
+
     def at(lam: float) -> tuple[list[float], list[Any], list[Any], list[float]]:
         gs, as_, bs, dens = [], [], [], []
         for wl, w, mn, md, pool in parts:
@@ -318,7 +354,7 @@ def assisted_paired_test(
         n_draws=int(idx.shape[0]),
         n_labels=int(np.unique(idx).size),
         greater_is_better=meas.greater_is_better,
-        level=lv,
+        level=level,
         measure=meas.name,
     )
 

@@ -32,6 +32,7 @@ from ._validation import (
     check_finite_array,
     check_level,
     check_option,
+    pool_distribution,
 )
 from .assisted import assisted_estimate, assisted_paired_test
 from .inference import Estimate, estimate, multiple_comparison, paired_test
@@ -137,6 +138,10 @@ class _LabelBook:
             return np.empty(0, dtype=np.intp), np.empty(0)
         return np.concatenate(self.order), np.concatenate(self.values)
 
+    def export(self) -> tuple[NDArray[np.intp], Any]:
+        """What :attr:`OracleError.acquired` hands back: (indices, labels)."""
+        return self.acquired()
+
     def lookup(self, idx: NDArray[np.intp]) -> NDArray[Any]:
         keys, vals = self.acquired()
         order = np.argsort(keys)
@@ -144,21 +149,29 @@ class _LabelBook:
         return vals[order][pos]
 
 
-def _ask(oracle: Oracle, predictive: Predictive, book: _LabelBook, idx: NDArray[np.intp]) -> None:
+Check = Callable[[Any, NDArray[np.intp]], NDArray[Any]]
+
+
+def _label_check(predictive: Predictive) -> Check:
+    """The oracle's answer for ``idx`` as one label per index, in the model's label space."""
+    return lambda got, idx: _check_oracle_labels(predictive, got, idx.shape[0])
+
+
+def _ask(oracle: Oracle, check: Check, book: _LabelBook, idx: NDArray[np.intp]) -> None:
     if idx.size == 0:
         return
     try:
         got = oracle(idx)
-        y = _check_oracle_labels(predictive, got, idx.shape[0])
+        y = check(got, idx)
     except (KeyboardInterrupt, SystemExit) as exc:
-        setattr(exc, "acquired", book.acquired())  # noqa: B010  (nothing is lost)
+        setattr(exc, "acquired", book.export())  # noqa: B010  (nothing is lost)
         raise
     except Exception as exc:
         n = int(book.known.sum())
         raise OracleError(
             f"oracle: failed on {idx.shape[0]} indices ({exc}); the {n} labels acquired before "
             "are kept in the exception's .acquired attribute.",
-            book.acquired(),
+            book.export(),
         ) from exc
     book.add(idx, y)
 
@@ -194,15 +207,16 @@ class _Acquisition:
         self,
         q: NDArray[np.float64],
         oracle: Oracle,
-        predictive: Predictive,
+        check: Check,
         costs: NDArray[np.float64] | None,
         rng: np.random.Generator,
         max_draws: int,
         bar: Any,
+        book: _LabelBook | None = None,
     ) -> None:
-        self.q, self.oracle, self.predictive = q, oracle, predictive
+        self.q, self.oracle, self.check = q, oracle, check
         self.costs, self.rng, self.max_draws, self.bar = costs, rng, max_draws, bar
-        self.book = _LabelBook(q.shape[0])
+        self.book = _LabelBook(q.shape[0]) if book is None else book
         self.support = q > 0
         self.n_support = int(self.support.sum())
         self.spent = 0.0
@@ -249,7 +263,7 @@ class _Acquisition:
             stop = n_buy < new_idx.shape[0]
             if stop:
                 block, self.pending = block[: new_pos[n_buy]], block[new_pos[n_buy] :]
-            _ask(self.oracle, self.predictive, self.book, new_idx[:n_buy])
+            _ask(self.oracle, self.check, self.book, new_idx[:n_buy])
             self.spent += float(price[:n_buy].sum())
             self.bar.update(n_buy if costs is None else float(price[:n_buy].sum()))
             if int(self.book.known[self.support].sum()) == self.n_support:
@@ -366,14 +380,13 @@ def evaluate(
         if q is not None:
             qq = check_distribution(q, "q", predictive.n)
             f = predictive.point_prediction()
-            check_support(
-                qq, meas.weight_can_be_positive(f) & (_pool(pool_weights, predictive.n) > 0)
-            )
+            pw = pool_distribution(predictive.n, pool_weights)
+            check_support(qq, meas.weight_can_be_positive(f) & (pw > 0))
         else:
             qq = sampling_distribution(
                 method, predictive, meas, costs=lam, pool_weights=pool_weights, floor=floor, mix=mix
             )
-        acq = _Acquisition(qq, oracle, predictive, lam, rng, max_draws, bar)
+        acq = _Acquisition(qq, oracle, _label_check(predictive), lam, rng, max_draws, bar)
         if batch_size is None or method not in ("active", "active_uniC") or q is not None:
             acq.run(b)
         else:
@@ -384,7 +397,7 @@ def evaluate(
         raise _no_label_bought(budget, lam)
     draws, spent, draw_q = acq.draws, acq.spent, acq.draw_q
     y = acq.book.lookup(draws)
-    pw = _pool(pool_weights, predictive.n)
+    pw = pool_distribution(predictive.n, pool_weights)
     est: Estimate
     census = _census(meas, predictive, acq.book, pw, lv, draws.shape[0])
     if census is not None:
@@ -428,7 +441,7 @@ def _run_in_batches(
     """Batch-adaptive Algorithm 2: recalibrate on the labels so far, recompute q, go on."""
     if not batch > 0:
         raise BudgetError(f"batch_size: must be positive, got {batch!r}.")
-    pw = _pool(pool_weights, predictive.n)
+    pw = pool_distribution(predictive.n, pool_weights)
     target = 0.0
     while True:
         target = min(budget, target + batch)
@@ -489,16 +502,6 @@ def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> Budget
     )
 
 
-def _pool(pool_weights: ArrayLike | None, m: int) -> NDArray[np.float64]:
-    if pool_weights is None:
-        return np.full(m, 1.0 / m)
-    pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
-    if pw.shape[0] != m or (pw < 0).any() or pw.sum() <= 0:
-        raise ShapeError("pool_weights: need one non-negative weight per pool instance.")
-    return pw / pw.sum()
-
-
-# ------------------------------------------------------------------- stratified baseline
 def confidence_score(predictive: Predictive, measure: Measure) -> NDArray[np.float64]:
     """The stratification variable: p(y = pos | x) for F-measures, the probability of the
     predicted class for other classification measures, the predictive variance for
@@ -585,7 +588,7 @@ def _stratified(
         picks = picks[affordable]
         if picks.size == 0:
             break
-        _ask(oracle, predictive, book, picks)
+        _ask(oracle, _label_check(predictive), book, picks)
         spent += float(price[affordable].sum())
         bar.update(picks.size if costs is None else float(price[affordable].sum()))
         taken += np.bincount(strata[picks], minlength=n_strata)
@@ -831,13 +834,13 @@ def compare(
     qq = comparison_distribution(
         preds, meas, method=method, costs=lam, pool_weights=pool_weights, mix=mix
     )
-    pw = _pool(pool_weights, preds[0].n)
+    pw = pool_distribution(preds[0].n, pool_weights)
     support_mass = float(pw[qq > 0].sum()) if method == "active_neq" else 1.0
     step_size = (b / 20 if step is None else float(step)) if sequential else b
     unit = "labels" if lam is None else "cost"
     stopped_early = False
     with tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False) as bar:
-        acq = _Acquisition(qq, oracle, preds[0], lam, rng, max_draws, bar)
+        acq = _Acquisition(qq, oracle, _label_check(preds[0]), lam, rng, max_draws, bar)
         target = 0.0
         while True:
             target = min(b, target + step_size)

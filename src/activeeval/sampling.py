@@ -51,6 +51,9 @@ from ._validation import (
     check_finite_array,
     check_option,
 )
+from ._validation import (
+    pool_distribution as _pool_distribution,
+)
 from .measures import Measure, get_measure
 from .predictive import Mixture, Predictive, as_predictive
 from .ranking import GradedRelevance, ranking_distribution
@@ -70,20 +73,6 @@ __all__ = [
 DEFAULT_FLOOR = 0.05
 #: Weight ε of the defensive mixture with the pool distribution.
 DEFAULT_MIX = 0.1
-
-
-def _pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.float64]:
-    """p(x) over the pool: uniform, or proportional to ``pool_weights``."""
-    if n == 0:
-        raise EmptyPoolError("pool: the pool is empty; pass at least one instance.")
-    if pool_weights is None:
-        return np.full(n, 1.0 / n)
-    pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
-    if pw.shape[0] != n:
-        raise ShapeError(f"pool_weights: has {pw.shape[0]} entries but the pool has {n}.")
-    if (pw < 0).any() or pw.sum() <= 0:
-        raise ShapeError("pool_weights: must be non-negative with a positive sum.")
-    return pw / pw.sum()
 
 
 def passive_distribution(n: int, pool_weights: ArrayLike | None = None) -> NDArray[np.float64]:
