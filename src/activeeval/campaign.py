@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 from ._validation import (
     ActiveEvalError,
     BudgetError,
+    LabelSpaceError,
     ShapeError,
     check_costs,
     check_finite_array,
@@ -34,10 +35,38 @@ from ._validation import (
     check_option,
     pool_distribution,
 )
-from .assisted import assisted_estimate, assisted_paired_test
-from .inference import Estimate, estimate, multiple_comparison, paired_test
+from .assisted import (
+    _estimate_from_terms,
+    _paired_from_terms,
+    _Pool,
+    assisted_estimate,
+    assisted_paired_test,
+)
+from .inference import (
+    Comparison,
+    Estimate,
+    estimate,
+    importance_weights,
+    multiple_comparison,
+    paired_test,
+)
 from .measures import Measure, get_measure
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive, recalibrate
+from .ranking import (
+    RANKING_METHODS,
+    GradedRelevance,
+    QueryValue,
+    _bind_pair,
+    _check_pair,
+    get_ranking_measure,
+    ranking_distribution,
+    ranking_expectation,
+    ranking_mixed_pair,
+    ranking_pair_values,
+    ranking_query_costs,
+    ranking_union,
+    ranking_values,
+)
 from .sampling import (
     COMPARISON_METHODS,
     DEFAULT_FLOOR,
@@ -81,8 +110,12 @@ class EvaluationResult:
         Labeling cost spent (= n_labels without costs).
     indices, q, labels : ndarray
         The draw sequence (pool indices), each draw's sampling probability, each draw's label.
+        For a ranking pool ``labels`` are the drawn queries' grades, flat, and draw ``j``'s
+        grades are ``labels[label_offsets[j]:label_offsets[j + 1]]``.
     inference : Estimate
         The underlying :class:`~activeeval.inference.Estimate`, for other interval methods.
+    label_offsets : ndarray or None
+        Ranking pools only: offsets of each draw's grades in ``labels``.
     """
 
     estimate: float
@@ -99,6 +132,7 @@ class EvaluationResult:
     q: NDArray[np.float64]
     labels: NDArray[Any]
     inference: Estimate
+    label_offsets: NDArray[np.int64] | None = None
 
     def confidence_interval(
         self, level: float | None = None, method: str = "wald"
@@ -303,21 +337,30 @@ def evaluate(
 
     Parameters
     ----------
-    predictions : (m, K) array, Categorical, Gaussian or Mixture
-        The model's predictive distribution on every pool instance.
+    predictions : (m, K) array, Categorical, Gaussian, Mixture or GradedRelevance
+        The model's predictive distribution on every pool instance; for a ranking function,
+        its ranked lists with per-item grade distributions over a pool of m queries
+        (thesis Ch. 6).
     oracle : callable
-        ``oracle(indices) -> labels`` for pool indices never asked before; deterministic.
+        ``oracle(indices) -> labels`` for pool indices never asked before; deterministic. For
+        a ranking pool it receives query indices and returns the grades of every item of each
+        query, in the ranker's order, concatenated (or a list with one array per query).
     measure : Measure or str
         ``"error_rate"``, ``"accuracy"``, ``"mse"``, ``"mae"``, ``"f1"``, ``"precision"``,
-        ``"recall"`` or a measure object.
+        ``"recall"`` or a measure object; for rankings ``"dcg"``, ``"err"``, ``DCG(k)`` or
+        ``ERR(k, max_grade)``.
     budget : float
-        Number of labels, or total cost Λ when ``costs`` are given (Sec. 4.3).
+        Number of labels, or total cost Λ when ``costs`` are given (Sec. 4.3). Ranking pools:
+        number of queries, or Λ in query-cost units when the GradedRelevance has item costs
+        (a query costs its items' summed cost, scaled to mean one; Sec. 6.3).
     method : str
         ``"active"`` (q*, cost-sensitive with costs; Thm 4.1/4.2), ``"passive"`` (q = p),
         ``"stratified"`` (Bennett & Carvalho, 2010), ``"active_lambda"`` (q ∝ λ^(-1/2)),
-        ``"active_uniC"`` (q* ignoring costs).
+        ``"active_uniC"`` (q* ignoring costs). Ranking pools: one of
+        :data:`~activeeval.ranking.RANKING_METHODS` (eq. 6.10 and the baselines of Sec. 6.3).
     costs : array-like of shape (m,), optional
-        Labeling cost per pool instance; the budget is then in cost units.
+        Labeling cost per pool instance; the budget is then in cost units. Ranking pools
+        default to the items' summed costs.
     level : float
         Confidence level of ``ci``.
     random_state : None, int or numpy Generator
@@ -335,7 +378,8 @@ def evaluate(
         (:mod:`activeeval.assisted`), which uses the model's expected loss on the whole pool as
         a control variate; ``"snis"``: the thesis's self-normalized estimator (eq. 3.31), for
         reproduction. Both weight every draw by the q it was drawn from. The stratified
-        baseline always uses its own stratified estimator.
+        baseline always uses its own stratified estimator. On ranking pools the assisted
+        estimator's control variate is the model's E[ℓ(r(x), y) | x] per query (App. A.1).
     batch_size : float, optional
         Batch-adaptive sampling: buy labels ``batch_size`` (labels, or cost units) at a time,
         recalibrate the model's predictive distribution on the labels so far
@@ -358,6 +402,11 @@ def evaluate(
     ----------
     Thesis Algorithm 2, Thm 4.1, Thm 4.2; Bennett & Carvalho (2010) for ``stratified``.
     """
+    if _is_ranking(predictions):
+        return _evaluate_ranking(
+            predictions, oracle, measure, budget, method, costs, level, random_state,
+            pool_weights, q, mix, estimator, batch_size, max_draws, progress,
+        )  # fmt: skip
     predictive = as_predictive(predictions)
     meas = get_measure(measure, pos_label=pos_label).bind(predictive)
     method = check_option(method, EVALUATE_METHODS, "method")
@@ -369,9 +418,8 @@ def evaluate(
         raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
     rng = np.random.default_rng(random_state)
     if max_draws is None:
-        max_draws = int(20 * (b if lam is None else b / lam.mean()) + 1000)
-    unit = "labels" if lam is None else "cost"
-    with tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False) as bar:
+        max_draws = _default_max_draws(b, lam)
+    with _bar(b, lam, progress) as bar:
         if method == "stratified" and q is None:
             res = _stratified(predictive, oracle, meas, b, lam, lv, rng, n_strata, bar)
             if res.n_labels == 0:
@@ -408,6 +456,20 @@ def evaluate(
         est = estimate(
             meas, predictive.take(draws), y, draw_q, p=pw[draws], indices=draws, level=lv
         )
+    return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y)
+
+
+def _evaluation_result(
+    est: Estimate,
+    lv: float,
+    spent: float,
+    b: float,
+    method: str,
+    draws: NDArray[np.intp],
+    draw_q: NDArray[np.float64],
+    labels: NDArray[Any],
+    label_offsets: NDArray[np.int64] | None = None,
+) -> EvaluationResult:
     return EvaluationResult(
         estimate=est.estimate,
         stderr=est.stderr,
@@ -418,12 +480,44 @@ def evaluate(
         cost=spent,
         budget=b,
         method=method,
-        measure=meas.name,
+        measure=est.measure,
         indices=draws,
         q=draw_q,
-        labels=y,
+        labels=labels,
         inference=est,
+        label_offsets=label_offsets,
     )
+
+
+def _default_max_draws(b: float, lam: NDArray[np.float64] | None) -> int:
+    """Cap on draws (repeats of labeled instances are free): 20 per label the budget buys."""
+    return int(20 * (b if lam is None else b / lam.mean()) + 1000)
+
+
+def _bar(b: float, lam: NDArray[np.float64] | None, progress: bool | None) -> Any:
+    unit = "labels" if lam is None else "cost"
+    return tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False)
+
+
+def _run_comparison(
+    acq: _Acquisition,
+    b: float,
+    sequential: bool,
+    step: float | None,
+    alpha: float,
+    p_value: Callable[[NDArray[np.intp]], float],
+) -> tuple[NDArray[np.intp], bool]:
+    """Algorithm 3's loop; with ``sequential``, look every ``step`` and stop at p < alpha."""
+    step_size = (b / 20 if step is None else float(step)) if sequential else b
+    target = 0.0
+    while True:
+        target = min(b, target + step_size)
+        acq.run(target)
+        draws = acq.draws
+        if not sequential or target >= b or acq.exhausted or draws.size == 0:
+            return draws, False
+        if p_value(draws) < alpha:
+            return draws, True
 
 
 def _run_in_batches(
@@ -743,6 +837,7 @@ class ComparisonResult:
     labels: NDArray[Any]
     comparison: Any
     stopped_early: bool = False
+    label_offsets: NDArray[np.int64] | None = None
 
 
 def compare(
@@ -770,7 +865,12 @@ def compare(
     Parameters
     ----------
     predictions : sequence of predictive distributions
-        Each model's predictions on the same pool (as for :func:`evaluate`).
+        Each model's predictions on the same pool (as for :func:`evaluate`), or two
+        GradedRelevance rankers of the same queries (with item ids). Then the union of both
+        lists is labeled (Sec. 6.2): the oracle receives query indices and returns the grades
+        of :func:`~activeeval.ranking.ranking_union`'s items for them, in that order; an item
+        both rankers show takes the mixture of their grade models (eq. 5.11); ``method`` is one
+        of :data:`~activeeval.ranking.RANKING_METHODS` (eq. 6.11).
     oracle, measure, budget, costs, level, random_state, pool_weights, pos_label, mix,
     max_draws, progress
         As for :func:`evaluate`.
@@ -803,6 +903,11 @@ def compare(
     ----------
     Thesis Algorithm 3, Thm 5.1, Cor. 5.1–5.2, eq. 5.16, Table 5.1.
     """
+    if _is_ranking(predictions):
+        return _compare_ranking(
+            list(predictions), oracle, measure, budget, method, costs, level, random_state,
+            pool_weights, mix, sequential, alpha, step, estimator, max_draws, progress,
+        )  # fmt: skip
     preds = [as_predictive(p, f"predictions[{k}]") for k, p in enumerate(predictions)]
     if len(preds) < 2:
         raise ShapeError(f"predictions: need at least two models to compare, got {len(preds)}.")
@@ -830,30 +935,20 @@ def compare(
         raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
     rng = np.random.default_rng(random_state)
     if max_draws is None:
-        max_draws = int(20 * (b if lam is None else b / lam.mean()) + 1000)
+        max_draws = _default_max_draws(b, lam)
     qq = comparison_distribution(
         preds, meas, method=method, costs=lam, pool_weights=pool_weights, mix=mix
     )
     pw = pool_distribution(preds[0].n, pool_weights)
     support_mass = float(pw[qq > 0].sum()) if method == "active_neq" else 1.0
-    step_size = (b / 20 if step is None else float(step)) if sequential else b
-    unit = "labels" if lam is None else "cost"
-    stopped_early = False
-    with tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False) as bar:
+    with _bar(b, lam, progress) as bar:
         acq = _Acquisition(qq, oracle, _label_check(preds[0]), lam, rng, max_draws, bar)
-        target = 0.0
-        while True:
-            target = min(b, target + step_size)
-            acq.run(target)
-            draws = acq.draws
-            if not sequential or target >= b or acq.exhausted or draws.size == 0:
-                break
-            res = _compare_sample(
-                meas, preds, acq.book.lookup(draws), draws, qq, pw, support_mass, lv, estimator
-            )
-            if res[2] < alpha:
-                stopped_early = True
-                break
+
+        def p_value(draws: NDArray[np.intp]) -> float:
+            y = acq.book.lookup(draws)
+            return _compare_sample(meas, preds, y, draws, qq, pw, support_mass, lv, estimator)[2]
+
+        draws, stopped_early = _run_comparison(acq, b, sequential, step, alpha, p_value)
     y = acq.book.lookup(draws)
     diff, se, pv, best, est, cmp = _compare_sample(
         meas, preds, y, draws, qq, pw, support_mass, lv, estimator
@@ -924,4 +1019,279 @@ def _compare_sample(
         best,
         mc.estimates,
         mc,
+    )
+
+
+# ------------------------------------------------------------------------- ranked pools
+def _is_ranking(predictions: Any) -> bool:
+    if isinstance(predictions, GradedRelevance):
+        return True
+    return (
+        isinstance(predictions, list | tuple)
+        and len(predictions) > 0
+        and all(isinstance(r, GradedRelevance) for r in predictions)
+    )
+
+
+class _GradeBook(_LabelBook):
+    """Labels of ranked queries. A query's label is the vector of its items' grades, so the
+    book keys each labeled query to a handle into the stored grades (flat, query after query).
+
+    ``lengths[i]`` is the number of items to label for query i: its list (one ranker) or the
+    union of both lists (:func:`~activeeval.ranking.ranking_union` order, comparisons)."""
+
+    def __init__(self, lengths: NDArray[np.int64], n_grades: int) -> None:
+        super().__init__(lengths.shape[0])
+        self.lengths, self.n_grades = lengths, n_grades
+        self.chunks: list[NDArray[np.int64]] = []
+        self.handle_len: list[NDArray[np.int64]] = []
+        self.count = 0
+
+    def accept(self, got: Any, idx: NDArray[np.intp]) -> NDArray[np.intp]:
+        """Validate the oracle's grades for the queries ``idx`` and store them; return handles."""
+        lens = self.lengths[idx]
+        if isinstance(got, list | tuple):
+            # One array per query: a loop over the oracle's answer, not over the pool.
+            if len(got) != idx.shape[0]:
+                raise ShapeError(
+                    f"oracle: returned {len(got)} grade lists for {idx.shape[0]} queries."
+                )
+            sizes = np.array([np.size(g) for g in got], dtype=np.int64)
+            if (sizes != lens).any():
+                j = int(np.flatnonzero(sizes != lens)[0])
+                raise ShapeError(
+                    f"oracle: returned {sizes[j]} grades for query {int(idx[j])}, which has "
+                    f"{lens[j]} items to label."
+                )
+            got = np.concatenate([np.ravel(g) for g in got]) if len(got) else np.empty(0)
+        y = np.asarray(got)
+        total = int(lens.sum())
+        if y.shape != (total,):
+            raise ShapeError(
+                f"oracle: returned shape {y.shape} for {idx.shape[0]} queries with {total} items "
+                "to label; return the grades of each query's items (in the ranker's order; for "
+                "a comparison in ranking_union order) concatenated, or one array per query."
+            )
+        if y.size and (
+            y.dtype.kind not in "iuf"
+            or not np.isfinite(y).all()
+            or (y != np.round(y)).any()
+            or y.min() < 0
+            or y.max() > self.n_grades - 1
+        ):
+            raise LabelSpaceError(
+                f"oracle: grades must be integers 0, ..., {self.n_grades - 1} (the relevance "
+                f"model's grade scale), got values such as {y[:5].tolist()}."
+            )
+        self.chunks.append(y.astype(np.int64))
+        self.handle_len.append(lens)
+        handles = np.arange(self.count, self.count + idx.shape[0], dtype=np.intp)
+        self.count += idx.shape[0]
+        return handles
+
+    def grades(self, handles: NDArray[np.intp]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Flat grades and offsets of the labeled queries behind ``handles`` (in that order)."""
+        if not self.chunks:
+            return np.empty(0, np.int64), np.zeros(handles.shape[0] + 1, np.int64)
+        flat = np.concatenate(self.chunks)
+        hl = np.concatenate(self.handle_len)
+        starts = np.zeros(hl.shape[0], dtype=np.int64)
+        np.cumsum(hl[:-1], out=starts[1:])
+        lens = hl[handles]
+        offsets = np.zeros(handles.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        pos = np.repeat(starts[handles] - offsets[:-1], lens) + np.arange(offsets[-1])
+        return flat[pos], offsets
+
+    def export(self) -> tuple[NDArray[np.intp], Any]:
+        """(query indices, list of each query's grade array) — nothing is lost on a failure."""
+        idx, handles = self.acquired()
+        flat, offsets = self.grades(handles.astype(np.intp))
+        return idx, np.split(flat, offsets[1:-1])
+
+
+def _ranking_setup(
+    m: int,
+    costs: ArrayLike | None,
+    default_costs: NDArray[np.float64] | None,
+    budget: float,
+    level: float,
+    oracle: Any,
+    max_draws: int | None,
+) -> tuple[NDArray[np.float64] | None, float, float, int]:
+    """Query costs λ (given, else the items' summed costs), budget, level and draw cap."""
+    lam = check_costs(costs, m) if costs is not None else default_costs
+    lv = check_level(level)
+    b = _check_budget(budget, lam)
+    if not callable(oracle):
+        raise ShapeError("oracle: must be a callable mapping query indices to graded labels.")
+    return lam, b, lv, _default_max_draws(b, lam) if max_draws is None else max_draws
+
+
+def _evaluate_ranking(
+    rel: GradedRelevance,
+    oracle: Oracle,
+    measure: Any,
+    budget: float,
+    method: str,
+    costs: ArrayLike | None,
+    level: float,
+    random_state: Any,
+    pool_weights: ArrayLike | None,
+    q: ArrayLike | None,
+    mix: float,
+    estimator: str,
+    batch_size: float | None,
+    max_draws: int | None,
+    progress: bool | None,
+) -> EvaluationResult:
+    """:func:`evaluate` on a pool of ranked queries (thesis Sec. 6.2, Algorithm 2)."""
+    meas = get_ranking_measure(measure).bind(rel)
+    method = check_option(method, RANKING_METHODS, "method")
+    estimator = check_option(estimator, ESTIMATORS, "estimator")
+    if batch_size is not None:
+        raise ShapeError(
+            "batch_size: batch-adaptive recalibration is not available for ranking pools; "
+            "leave batch_size=None."
+        )
+    lam, b, lv, max_draws = _ranking_setup(
+        rel.n, costs, ranking_query_costs(rel), budget, level, oracle, max_draws
+    )
+    pw = pool_distribution(rel.n, pool_weights)
+    if q is not None:
+        qq = check_distribution(q, "q", rel.n)
+        check_support(qq, pw > 0)
+    else:
+        qq = ranking_distribution(
+            rel, meas, costs=lam, method=method, mix=mix, pool_weights=pool_weights
+        )
+    book = _GradeBook(rel.lengths, rel.n_grades)
+    rng = np.random.default_rng(random_state)
+    with _bar(b, lam, progress) as bar:
+        acq = _Acquisition(qq, oracle, book.accept, lam, rng, max_draws, bar, book=book)
+        acq.run(b)
+    if acq.draws.size == 0:
+        raise _no_label_bought(budget, lam)
+    draws, draw_q = acq.draws, acq.draw_q
+    flat, offsets = book.grades(book.lookup(draws))
+    values = ranking_values(meas, flat, offsets)
+    qv = QueryValue(meas)
+    est: Estimate
+    if book.known[pw > 0].all():  # every query that counts is labeled: the exact value
+        first = np.unique(draws, return_index=True)[1]
+        exact = float(pw[draws[first]] @ values[first])
+        est = Estimate(
+            exact,
+            0.0,
+            draws.shape[0],
+            first.shape[0],
+            float(first.shape[0]),
+            False,
+            lv,
+            meas.name,
+            census=True,
+        )
+    elif estimator == "assisted":
+        expect = ranking_expectation(rel, meas)
+        v = importance_weights(draw_q, pw[draws] * rel.n, n=draws.shape[0])
+        ones = np.ones_like(values)
+        pool = _Pool(expect, np.ones(rel.n), float(pw @ expect), 1.0)
+        est = _estimate_from_terms(v, values, ones, expect[draws], ones, pool, None, draws, lv, qv)
+    else:
+        est = estimate(
+            qv, values, np.zeros(draws.shape[0]), draw_q, p=pw[draws], indices=draws, level=lv
+        )
+    return _evaluation_result(est, lv, acq.spent, b, method, draws, draw_q, flat, offsets)
+
+
+def _compare_ranking(
+    rels: Sequence[GradedRelevance],
+    oracle: Oracle,
+    measure: Any,
+    budget: float,
+    method: str,
+    costs: ArrayLike | None,
+    level: float,
+    random_state: Any,
+    pool_weights: ArrayLike | None,
+    mix: float,
+    sequential: bool,
+    alpha: float,
+    step: float | None,
+    estimator: str,
+    max_draws: int | None,
+    progress: bool | None,
+) -> ComparisonResult:
+    """:func:`compare` for two rankers on a pool of queries (thesis Sec. 6.2, Algorithm 3):
+    the union of both lists is labeled; the paired test runs on per-query values."""
+    if len(rels) != 2:
+        raise ShapeError(
+            f"predictions: ranking comparisons take exactly two rankers, got {len(rels)}; "
+            "compare them pairwise."
+        )
+    rel1, rel2 = _check_pair(rels[0], rels[1])
+    meas = _bind_pair(measure, rel1, rel2)
+    method = check_option(method, RANKING_METHODS, "method")
+    estimator = check_option(estimator, ESTIMATORS, "estimator")
+    alpha = check_level(alpha, "alpha")
+    lam, b, lv, max_draws = _ranking_setup(
+        rel1.n, costs, ranking_query_costs(rel1, rel2), budget, level, oracle, max_draws
+    )
+    pw = pool_distribution(rel1.n, pool_weights)
+    qq = ranking_distribution(
+        [rel1, rel2], meas, costs=lam, method=method, mix=mix, pool_weights=pool_weights
+    )
+    union_offsets = ranking_union(rel1, rel2)[1]
+    book = _GradeBook(np.diff(union_offsets), rel1.n_grades)
+    qv = QueryValue(meas)
+    expect = (
+        [ranking_expectation(r, meas) for r in ranking_mixed_pair(rel1, rel2)]
+        if estimator == "assisted"
+        else []
+    )
+
+    def test(draws: NDArray[np.intp]) -> Comparison:
+        flat, _ = book.grades(book.lookup(draws))
+        values = ranking_pair_values(rel1, rel2, meas, draws, flat)
+        if estimator == "snis":
+            zeros = np.zeros(draws.shape[0])
+            return paired_test(
+                qv, list(values), zeros, qq[draws], p=pw[draws], indices=draws, level=lv
+            )
+        v = importance_weights(qq[draws], pw[draws] * rel1.n, n=draws.shape[0])
+        ones = np.ones(draws.shape[0])
+        parts = [
+            (val, ones, e[draws], ones, _Pool(e, np.ones(rel1.n), float(pw @ e), 1.0))
+            for val, e in zip(values, expect, strict=True)
+        ]
+        return _paired_from_terms(v, parts, None, draws, lv, qv)
+
+    rng = np.random.default_rng(random_state)
+    with _bar(b, lam, progress) as bar:
+        acq = _Acquisition(qq, oracle, book.accept, lam, rng, max_draws, bar, book=book)
+        draws, stopped_early = _run_comparison(
+            acq, b, sequential, step, alpha, lambda d: test(d).p_value
+        )
+    c = test(draws)
+    flat, offsets = book.grades(book.lookup(draws))
+    return ComparisonResult(
+        difference=c.difference,
+        stderr=c.stderr,
+        p_value=c.p_value,
+        ci=c.confidence_interval(lv),
+        best=c.best,
+        estimates=np.array(c.estimates),
+        level=lv,
+        n_labels=int(book.known.sum()),
+        n_draws=int(draws.shape[0]),
+        cost=acq.spent,
+        budget=b,
+        method=method,
+        measure=meas.name,
+        indices=draws,
+        q=qq[draws],
+        labels=flat,
+        comparison=c,
+        stopped_early=stopped_early,
+        label_offsets=offsets,
     )

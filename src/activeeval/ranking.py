@@ -71,6 +71,7 @@ from ._validation import (
     check_finite_array,
     check_option,
     check_probability_rows,
+    pool_distribution,
 )
 from .measures import Measure
 
@@ -90,6 +91,7 @@ __all__ = [
     "ranking_expectation",
     "ranking_intrinsic_difference",
     "ranking_intrinsic_value",
+    "ranking_mixed_pair",
     "ranking_pair_values",
     "ranking_query_costs",
     "ranking_second_moment",
@@ -898,6 +900,27 @@ def _mix_shared(x1: NDArray[np.float64], x2: NDArray[np.float64], al: _Alignment
     x2[other] = shared
 
 
+def ranking_mixed_pair(
+    relevance1: GradedRelevance, relevance2: GradedRelevance
+) -> tuple[GradedRelevance, GradedRelevance]:
+    """Both rankers' lists under the relevance model a comparison assumes: an item both show
+    gets the mixture ½p₁ + ½p₂ of their grade distributions (eq. 5.11), an item one ranker
+    shows keeps that ranker's. ``ranking_expectation`` of the two results are the per-ranker
+    control variates of the model-assisted comparison; their difference is
+    :func:`ranking_difference_expectation`."""
+    rel1, rel2 = _check_pair(relevance1, relevance2)
+    al = _align(rel1, rel2)
+    p1, p2 = rel1.proba.copy(), rel2.proba.copy()
+    hit = np.flatnonzero(al.partner1 >= 0)
+    shared = 0.5 * (p1[hit] + p2[al.partner1[hit]])
+    p1[hit] = shared
+    p2[al.partner1[hit]] = shared
+    return (
+        GradedRelevance._trusted(p1, rel1.offsets, rel1.items, rel1.item_costs),
+        GradedRelevance._trusted(p2, rel2.offsets, rel2.items, rel2.item_costs),
+    )
+
+
 def _dcg_difference_mean_var(
     rel1: GradedRelevance, rel2: GradedRelevance, meas: RankingMeasure, al: _Alignment
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -1137,15 +1160,17 @@ def ranking_distribution(
     costs: ArrayLike | None = None,
     method: str = "active",
     mix: float = DEFAULT_MIX,
+    pool_weights: ArrayLike | None = None,
 ) -> NDArray[np.float64]:
     """Instrumental distribution over the m queries for estimating DCG/ERR (Derivation 1).
 
-    ``active``: q(x) ∝ sqrt(E[(ℓ − Ř)² | x; θ] / λ(x)) (eq. 6.10) for one ranker, or
-    q(x) ∝ sqrt(E[(δ − Δ̌)² | x; θ] / λ(x)) (eq. 6.11) for a pair, with the intrinsic Ř, Δ̌ as
-    centres; then the defensive mixture (1 − mix)·q + mix/m keeps every importance weight below
-    1/mix times passive's. Variants of Sec. 6.3: ``active_uniD`` (uniform grade distribution
-    instead of the model's), ``active_uniC`` (λ ≡ 1), ``active_lambda`` (q ∝ λ^(-1/2)),
-    ``passive`` (uniform).
+    ``active``: q(x) ∝ p(x)·sqrt(E[(ℓ − Ř)² | x; θ] / λ(x)) (eq. 6.10) for one ranker, or
+    q(x) ∝ p(x)·sqrt(E[(δ − Δ̌)² | x; θ] / λ(x)) (eq. 6.11) for a pair, with the intrinsic Ř, Δ̌
+    as centres; then the defensive mixture (1 − mix)·q + mix·p keeps every importance weight
+    p/q below 1/mix. p is uniform over the queries unless ``pool_weights`` (e.g. query
+    frequencies) are given — Derivation 1 with a non-uniform test distribution, as Thm 4.1.
+    Variants of Sec. 6.3: ``active_uniD`` (uniform grade distribution instead of the model's),
+    ``active_uniC`` (λ ≡ 1), ``active_lambda`` (q ∝ p·λ^(-1/2)), ``passive`` (q = p).
 
     Parameters
     ----------
@@ -1159,6 +1184,8 @@ def ranking_distribution(
         One of :data:`RANKING_METHODS`.
     mix : float
         Defensive-mixture weight ε ∈ [0, 1] (not applied to ``passive``/``active_lambda``).
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the queries (up to a constant); uniform by default.
 
     Returns
     -------
@@ -1181,15 +1208,16 @@ def ranking_distribution(
         _check_pair(rels[0], rels[1])
         meas = _bind_pair(measure, rels[0], rels[1])
         lam = check_costs(costs, m) if costs is not None else ranking_query_costs(*rels)
+    p = pool_distribution(m, pool_weights)
     if method == "passive":
-        return np.full(m, 1.0 / m)
+        return p
     if method == "active_lambda":
         if lam is None:
             raise InvalidCostsError(
                 "costs: method='active_lambda' samples by cost alone and needs costs (per query, "
                 "or item costs on the GradedRelevance)."
             )
-        score = 1.0 / np.sqrt(lam)
+        score = p / np.sqrt(lam)
         return score / score.sum()
     if method == "active_uniD":
         rels = [r.uniform() for r in rels]
@@ -1197,15 +1225,15 @@ def ranking_distribution(
         mean, var = _absolute_mean_var(rels[0], meas)
     else:
         mean, var = _difference_mean_var(rels[0], rels[1], meas)
-    center = float(np.mean(mean))  # Ř (eq. 4.22) or Δ̌
+    center = float(p @ mean)  # Ř (eq. 4.22) or Δ̌
     moment = var + (mean - center) ** 2
     if lam is not None and method != "active_uniC":
         moment = moment / lam
-    score = np.sqrt(moment)  # eq. 6.10 / 6.11
+    score = p * np.sqrt(moment)  # eq. 6.10 / 6.11
     total = score.sum()
     if not total > 0:
-        return np.full(m, 1.0 / m)
-    return (1.0 - mix) * (score / total) + mix / m
+        return p
+    return (1.0 - mix) * (score / total) + mix * p
 
 
 def _as_relevance_list(relevance: Any) -> list[GradedRelevance]:

@@ -199,7 +199,13 @@ def optimal_distribution(
     ):
         # Ranked lists: eq. 6.10 / 6.11 by the dynamic programs of App. A.1.
         rel = predictive if isinstance(predictive, GradedRelevance) else list(predictive)
-        return ranking_distribution(rel, measure, costs=costs, mix=mix)  # type: ignore[arg-type]
+        return ranking_distribution(
+            rel,
+            measure,  # type: ignore[arg-type]
+            costs=costs,
+            mix=mix,
+            pool_weights=pool_weights,
+        )
     if isinstance(predictive, list | tuple):
         return comparison_distribution(
             list(predictive),

@@ -401,7 +401,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--smoke", action="store_true", help="a < 60 s version")
     ap.add_argument("--no-peers", action="store_true")
-    ap.add_argument("--only", choices=("estimation", "comparison", "assisted"), default=None)
+    ap.add_argument(
+        "--only", choices=("estimation", "comparison", "assisted", "ranking"), default=None
+    )
     args = ap.parse_args(argv)
     reps = min(args.reps, 30) if args.smoke else args.reps
     budgets = (50, 100, 200) if args.smoke else BUDGETS
@@ -419,6 +421,11 @@ def main(argv: list[str] | None = None) -> None:
         assisted.run(args.out, min(reps, ASSISTED_REPS), budgets, smoke=args.smoke)
         if not args.smoke:
             assisted.run_batch_adaptive(args.out, BATCH_REPS)
+    if args.only in (None, "ranking"):
+        from . import ranking
+
+        ranking.run(args.out, reps, ranking.BUDGETS[:4] if args.smoke else ranking.BUDGETS,
+                    smoke=args.smoke)  # fmt: skip
 
 
 if __name__ == "__main__":
