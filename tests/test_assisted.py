@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 import activeeval as ae
-from activeeval.assisted import assisted_distribution, assisted_estimate, assisted_paired_test
+from activeeval.assisted import (
+    assisted_distribution,
+    assisted_estimate,
+    assisted_multiple_comparison,
+    assisted_paired_test,
+)
 
 
 def _pool(seed: int = 0, m: int = 3000, k: int = 2):
@@ -223,3 +228,69 @@ def test_batch_adaptive_campaign_records_each_draws_own_q_and_covers() -> None:
         hit[r] = out.ci[0] <= truth <= out.ci[1]
     assert abs(est.mean() - truth) < 4 * est.std() / np.sqrt(reps)
     assert abs(hit.mean() - 0.95) < 3 * np.sqrt(0.95 * 0.05 / reps)
+
+
+@pytest.mark.parametrize("measure", [ae.ErrorRate(), ae.FMeasure(pos_label=1)])
+def test_multiple_comparison_of_two_models_is_the_paired_test(measure) -> None:
+    cat, y, rng = _pool(11)
+    raw = np.clip(cat.proba + rng.normal(0, 0.1, cat.proba.shape), 0.01, None)
+    other = ae.Categorical(raw / raw.sum(axis=1, keepdims=True))
+    q = ae.optimal_distribution([cat, other], measure)
+    idx = ae.draw(q, 300, random_state=4)
+    pair = assisted_paired_test(measure, [cat, other], idx, y[idx], q[idx])
+    mc = assisted_multiple_comparison(measure, [cat, other], idx, y[idx], q[idx])
+    row = mc.pairwise.iloc[0]
+    assert row["difference"] == pytest.approx(pair.difference, abs=1e-12)
+    assert row["stderr"] == pytest.approx(pair.stderr, rel=1e-10)
+    assert row["p_value"] == pytest.approx(pair.p_value, rel=1e-8, abs=1e-14)
+    # λ = 0 is the thesis's multiple comparison (eq. 3.31 per model, paired influences).
+    mc0 = assisted_multiple_comparison(measure, [cat, other], idx, y[idx], q[idx], power=0.0)
+    snis = ae.multiple_comparison(measure, [cat.take(idx), other.take(idx)], y[idx], q[idx])
+    np.testing.assert_allclose(mc0.estimates, snis.estimates, atol=1e-12)
+    np.testing.assert_allclose(mc0.pairwise["stderr"], snis.pairwise["stderr"], rtol=1e-10)
+
+
+def test_multiple_comparison_of_three_models_is_consistent_and_covers() -> None:
+    # Well-specified pool; three models of different quality. Over R seeded campaigns every
+    # pairwise Wald interval covers the true difference at 95% within 3 MC-SE, and the mean
+    # difference is within 4 MC-SE of the truth plus an O(1/n) ratio-bias allowance of
+    # 3·mean(stderr)²/|Δ| (second-order term of a ratio estimator; negligible for error rate).
+    cat, y, rng = _pool(12, m=4000)
+    models = [cat]
+    for s in (0.15, 0.3):
+        pr = np.clip(cat.proba + rng.normal(0, s, cat.proba.shape), 0.01, None)
+        models.append(ae.Categorical(pr / pr.sum(axis=1, keepdims=True)))
+    meas = ae.ErrorRate()
+    f = [mdl.point_prediction() for mdl in models]
+    truth = np.array([np.mean(fj != y) for fj in f])
+    a, b = np.triu_indices(3, 1)
+    q = ae.optimal_distribution(models, meas)
+    reps, n = 300, 300
+    diffs = np.empty((reps, 3))
+    covered = np.empty((reps, 3), dtype=bool)
+    for r in range(reps):
+        idx = ae.draw(q, n, random_state=100 + r)
+        mc = assisted_multiple_comparison(meas, models, idx, y[idx], q[idx])
+        d, se = mc.pairwise["difference"].to_numpy(), mc.pairwise["stderr"].to_numpy()
+        diffs[r] = d
+        covered[r] = np.abs(d - (truth[a] - truth[b])) <= 1.959963984540054 * se
+    mc_se = diffs.std(axis=0) / np.sqrt(reps)
+    assert np.all(np.abs(diffs.mean(axis=0) - (truth[a] - truth[b])) <= 4 * mc_se)
+    bound = 3 * np.sqrt(0.95 * 0.05 / reps)
+    assert np.all(np.abs(covered.mean(axis=0) - 0.95) <= bound)
+
+
+def test_compare_of_three_models_uses_the_assisted_multiple_comparison() -> None:
+    cat, y, rng = _pool(13)
+    models = [cat]
+    for s in (0.1, 0.2):
+        pr = np.clip(cat.proba + rng.normal(0, s, cat.proba.shape), 0.01, None)
+        models.append(ae.Categorical(pr / pr.sum(axis=1, keepdims=True)))
+    res = ae.compare(models, lambda i: y[i], "error_rate", budget=200, random_state=3)
+    snis = ae.compare(
+        models, lambda i: y[i], "error_rate", budget=200, random_state=3, estimator="snis"
+    )
+    np.testing.assert_array_equal(res.indices, snis.indices)
+    direct = assisted_multiple_comparison("error_rate", models, res.indices, res.labels, res.q)
+    np.testing.assert_allclose(res.estimates, direct.estimates, atol=1e-12)
+    assert not np.allclose(res.estimates, snis.estimates)

@@ -61,7 +61,13 @@ from ._validation import (
     check_costs,
     check_level,
 )
-from .inference import Comparison, Estimate, importance_weights
+from .inference import (
+    Comparison,
+    Estimate,
+    MultipleComparison,
+    _multiple_from_influence,
+    importance_weights,
+)
 from .measures import Measure, get_measure
 from .predictive import Categorical, Mixture, Predictive, as_predictive
 from .sampling import DEFAULT_FLOOR, DEFAULT_MIX, _defensive, _from_moment, _pool_distribution
@@ -70,6 +76,7 @@ __all__ = [
     "AssistedEstimate",
     "assisted_distribution",
     "assisted_estimate",
+    "assisted_multiple_comparison",
     "assisted_paired_test",
 ]
 
@@ -357,6 +364,83 @@ def _paired_from_terms(
         level=level,
         measure=meas.name,
     )
+
+
+def assisted_multiple_comparison(
+    measure: Measure | str,
+    predictives: Sequence[Any],
+    indices: ArrayLike,
+    labels: ArrayLike,
+    q: ArrayLike | None = None,
+    *,
+    pool_weights: ArrayLike | None = None,
+    power: float | None = None,
+    pos_label: Any = None,
+) -> MultipleComparison:
+    """All pairwise comparisons of k ≥ 2 models with model-assisted estimates (thesis
+    Sec. 3.2.3 with the estimator of this module).
+
+    The control variates of every model come from the mixture of the k models (eq. 5.11),
+    as for :func:`assisted_paired_test`. One coefficient λ serves all models, so that every
+    pairwise difference is a difference of the same estimates; it minimizes the summed
+    sandwich variance of all k(k−1)/2 differences (the pairwise λ* of the paired test, pooled:
+    Σ_pairs Σ_i v_i²(Δa − Δā)(Δb − Δb̄) / Σ_pairs Σ_i v_i²(Δb − Δb̄)², clipped to [0, 1]).
+    Model j's influence is u_j = v (z_j − z̄_j) / (D̂_j Σ v), z_j = a_j − λ b_j, and the table
+    (Holm, Bonferroni, Tukey) is built from them exactly as for the thesis's estimator.
+    """
+    preds = [as_predictive(pr, f"predictives[{k}]") for k, pr in enumerate(predictives)]
+    k = len(preds)
+    if k < 2:
+        raise ShapeError(f"predictives: need at least 2 models to compare, got {k}.")
+    mix = Mixture(preds)
+    meas = get_measure(measure, pos_label=pos_label).bind(mix)
+    idx, y = _check_draws(indices, labels, mix.n)
+    p = _pool_distribution(mix.n, pool_weights)
+    v = importance_weights(q, p[idx] * mix.n, n=idx.shape[0])
+    parts = []
+    for pr in preds:
+        f = pr.point_prediction()
+        pool = _pool_moments(meas, mix, f, p)
+        w = meas.weight(f[idx], y)
+        parts.append((w * meas.loss(f[idx], y), w, pool.m_num[idx], pool.m_den[idx], pool))
+
+    def at(lam: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        g = np.empty(k)
+        a = np.empty((idx.shape[0], k))
+        b = np.empty((idx.shape[0], k))
+        for j, (wl, w, mn, md, pool) in enumerate(parts):
+            g[j], aj, bj, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
+            a[:, j], b[:, j] = aj / float(den), bj / float(den)
+        return g, a, b
+
+    if power is None:
+        lam = 0.0
+        ia, ib = np.triu_indices(k, 1)
+        v2 = v * v
+        sv = v.sum()
+        for _ in range(2):
+            g, a, b = at(lam)
+            if np.isnan(g).any():
+                lam = 0.0
+                break
+            da, db = a[:, ia] - a[:, ib], b[:, ia] - b[:, ib]
+            da = da - (v @ da) / sv
+            db = db - (v @ db) / sv
+            den = float(v2 @ (db * db).sum(axis=1))
+            lam = (
+                float(np.clip(float(v2 @ (da * db).sum(axis=1)) / den, 0.0, 1.0))
+                if den > 0
+                else 0.0
+            )
+    else:
+        if not 0.0 <= float(power) <= 1.0:
+            raise ShapeError(
+                f"power: the control-variate coefficient must lie in [0, 1], got {power}."
+            )
+        lam = float(power)
+    g, a, b = at(lam)
+    u = np.column_stack([_influence(v, a[:, j] - lam * b[:, j], 1.0) for j in range(k)])
+    return _multiple_from_influence(g, u, int(np.unique(idx).size), meas)
 
 
 def assisted_distribution(

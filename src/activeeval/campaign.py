@@ -40,6 +40,7 @@ from .assisted import (
     _paired_from_terms,
     _Pool,
     assisted_estimate,
+    assisted_multiple_comparison,
     assisted_paired_test,
 )
 from .inference import (
@@ -890,10 +891,11 @@ def compare(
     step : float, optional
         Labels (or cost) per sequential look; default budget / 20.
     estimator : {"assisted", "snis"}
-        For two models, ``"assisted"`` (default) compares model-assisted estimates with one
-        control-variate coefficient tuned for the difference
-        (:func:`~activeeval.assisted.assisted_paired_test`); ``"snis"`` is the thesis's paired
-        Wald test. ``active_neq`` and k > 2 models always use ``"snis"``.
+        ``"assisted"`` (default) compares model-assisted estimates with one control-variate
+        coefficient tuned for the differences
+        (:func:`~activeeval.assisted.assisted_paired_test`, for k > 2
+        :func:`~activeeval.assisted.assisted_multiple_comparison`); ``"snis"`` is the thesis's
+        paired Wald test / multiple comparison. ``active_neq`` always uses ``"snis"``.
 
     Returns
     -------
@@ -919,7 +921,7 @@ def compare(
             )
     method = check_option(method, COMPARE_METHODS, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
-    if method == "active_neq" or len(preds) > 2:
+    if method == "active_neq":
         estimator = "snis"
     meas = get_measure(measure, pos_label=pos_label).bind(Mixture(preds))
     if method == "active_neq" and not meas.regular:
@@ -1005,7 +1007,10 @@ def _compare_sample(
         )
         est = np.array(c.estimates if support_mass == 1.0 else (np.nan, np.nan))
         return c.difference, c.stderr, c.p_value, c.best, est, c
-    mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
+    if estimator == "assisted":
+        mc = assisted_multiple_comparison(meas, preds, draws, y, q[draws], pool_weights=pw)
+    else:
+        mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
     best = mc.best
     runner = int(mc.ranking[1])
     row = mc.pairwise[

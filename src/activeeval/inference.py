@@ -663,15 +663,24 @@ def multiple_comparison(
         raise ShapeError(f"predictions: need at least 2 models to compare, got {k}.")
     s = _sample(measure, predictions, labels, q, p, indices)
     g, u = _influence_matrix(s)
-    n = int(s.labels.shape[0])
+    return _multiple_from_influence(g, u, s.n_labels, s.measure)
+
+
+def _multiple_from_influence(
+    g: NDArray[np.float64], u: NDArray[np.float64], n_labels: int, measure: Measure
+) -> MultipleComparison:
+    """The pairwise table and range test from k estimates and their per-draw influences
+    u (n, k): Var[Ĝ_a − Ĝ_b] = Σ_i (u_ia − u_ib)² (any linearized estimator)."""
+    k = int(g.shape[0])
+    n = int(u.shape[0])
     if np.isnan(g).any():
-        _warn_undefined(s.measure.name)
+        _warn_undefined(measure.name)
     a_idx, b_idx = np.triu_indices(k, 1)
     diff = g[a_idx] - g[b_idx]
     du = u[:, a_idx] - u[:, b_idx]
     se = np.sqrt(np.einsum("ij,ij->j", du, du))
     pv = np.array(
-        [_wald_p_value(float(d), float(e), s.measure.name) for d, e in zip(diff, se, strict=True)]
+        [_wald_p_value(float(d), float(e), measure.name) for d, e in zip(diff, se, strict=True)]
     )
     # Each pair has its own paired standard error with n − 1 degrees of freedom, so the
     # studentized range is referred to n − 1 (conservative next to the pooled (n−1)(k−1)).
@@ -719,7 +728,7 @@ def multiple_comparison(
         range_statistic=range_stat,
         range_p_value=range_p,
         n_draws=n,
-        n_labels=s.n_labels,
-        greater_is_better=s.measure.greater_is_better,
-        measure=s.measure.name,
+        n_labels=n_labels,
+        greater_is_better=measure.greater_is_better,
+        measure=measure.name,
     )
