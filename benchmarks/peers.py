@@ -611,6 +611,42 @@ def run_ppi_mean(
     return est
 
 
+def run_ppi_importance(
+    losses_true: ArrayLike,
+    losses_pred: ArrayLike,
+    samples: Sequence[ArrayLike],
+    importance: ArrayLike,
+) -> NDArray[np.float64]:
+    """PPI++ mean-loss estimates on given labelled samples drawn from a non-uniform q.
+
+    ``samples`` are index arrays into the pool (draws with replacement, repeats included);
+    ``importance`` is p/q per pool item up to a constant. For each sample the estimate is
+    ``ppi_py.ppi_mean_pointestimate(Y=losses_true[s], Yhat=losses_pred[s],
+    Yhat_unlabeled=losses_pred, lam=None, w=importance[s])``: the labelled mean is importance
+    weighted (ppi_py normalises ``w`` to mean one, a self-normalised estimate), the whole pool
+    is the unlabelled set, and ppi_py tunes lambda (PPI++). This is prediction-powered
+    inference with active sampling in the sense of Zrnic & Candès (2024), on the same draws
+    as the estimator it is compared with. Returns one estimate per sample (NaN if undefined).
+    """
+    if _ppi is None:
+        raise RuntimeError(f"ppi_py is not available: {_ppi_error}")
+    y = np.asarray(losses_true, dtype=np.float64)
+    yhat = np.asarray(losses_pred, dtype=np.float64)
+    imp = np.asarray(importance, dtype=np.float64)
+    if y.ndim != 1 or yhat.shape != y.shape or imp.shape != y.shape:
+        raise ValueError("losses_true, losses_pred and importance must be 1-d of equal length")
+    out = np.full(len(samples), np.nan)
+    for i, s in enumerate(samples):
+        idx = np.asarray(s, dtype=np.intp)
+        if idx.size < 2:
+            continue
+        with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+            warnings.simplefilter("ignore")
+            val = _ppi.ppi_mean_pointestimate(y[idx], yhat[idx], yhat, lam=None, w=imp[idx])
+        out[i] = float(np.asarray(val).reshape(-1)[0])
+    return out
+
+
 def _main() -> None:  # pragma: no cover - manual timing helper
     """``python benchmarks/peers.py [n_pool] [budget] [n_reps]``: CPU time per repetition."""
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000

@@ -93,3 +93,24 @@ def test_ppi_mean_near_truth() -> None:
     w = np.random.default_rng(4).uniform(0.5, 2.0, size=N_POOL)
     est_w = peers.run_ppi_mean(loss, loss_hat, [BUDGET], N_REPS, seed=3, weights=w)
     _near(est_w[:, 0], float(np.sum(w * loss) / np.sum(w)))
+
+
+@needs_ppi
+def test_ppi_importance_reduces_to_uniform_and_is_consistent() -> None:
+    import ppi_py
+
+    rng = np.random.default_rng(4)
+    m = 3000
+    yhat = rng.random(m)
+    y = (rng.random(m) < yhat).astype(float)
+    # Constant importance weights: ppi_py's unweighted estimate with the pool as unlabeled set.
+    s = rng.choice(m, 200)
+    got = peers.run_ppi_importance(y, yhat, [s], np.ones(m))[0]
+    want = float(np.asarray(ppi_py.ppi_mean_pointestimate(y[s], yhat[s], yhat)).ravel()[0])
+    assert got == pytest.approx(want, rel=1e-12)
+    # Draws from a non-uniform q with weights 1/q: the mean over R samples is within 4 MC-SE
+    # of the pool mean (self-normalised, O(1/n) bias far below that at n = 300).
+    q = np.sqrt(yhat * (1 - yhat)) + 0.05
+    q /= q.sum()
+    est = peers.run_ppi_importance(y, yhat, [rng.choice(m, 300, p=q) for _ in range(300)], 1 / q)
+    assert abs(est.mean() - y.mean()) <= 4 * est.std() / np.sqrt(est.size)

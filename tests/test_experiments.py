@@ -149,3 +149,23 @@ def test_labels_to_match_handles_a_census_that_reaches_zero_error() -> None:
         100 * np.sqrt(2)
     )
     assert labels_to_match(budgets, np.zeros(4), 0.01) == 50.0  # already there: upper bound
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1"])
+def test_assisted_runs_equal_the_campaign_and_the_snis_engine(measure: str) -> None:
+    from activeeval.experiments.assisted import _runs
+
+    pa, _, y, _ = _pool(9)
+    meas = ae.get_measure(measure, pos_label=1).bind(pa)
+    f = pa.point_prediction()
+    w = meas.weight(f, y)
+    q = ae.optimal_distribution(pa, meas)
+    budgets = np.array([40.0, 150.0])
+    snis, *_ = _runs(q, pa, meas, y, budgets, 5, seed=3, assisted=False)
+    runs = simulate_static(q, w * meas.loss(f, y), w, budgets, 5, random_state=3)
+    np.testing.assert_allclose(snis, runs.estimate, rtol=1e-12)
+    est, se, _, _ = _runs(q, pa, meas, y, budgets, 2, seed=3, assisted=True)
+    for j, b in enumerate(budgets):
+        res = ae.evaluate(pa, lambda i: y[i], meas, budget=b, q=q, random_state=3)
+        assert res.estimate == pytest.approx(est[0, j], rel=1e-12)
+        assert res.stderr == pytest.approx(se[0, j], rel=1e-9)

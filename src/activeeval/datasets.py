@@ -19,6 +19,9 @@ task                     type        train  pool    positives (train / pool)
 ``diamonds_regression``  regression  500    53,440  —
 ``digits_shift``         10 classes  900    897     9.6% to 10.3% per class
 =======================  ==========  =====  ======  ===========================
+
+Rankings: :func:`load_movielens_ranking` returns a :class:`RankingCorpus` (query–item training
+pairs, a pool of ≈ 6,100 ranked (user, genre) queries with 5-grade judgements, item costs).
 """
 
 from __future__ import annotations

@@ -27,7 +27,11 @@ gets the mixture of the two models' grade distributions (eq. 5.11, applied per i
 independence, eq. 6.3, and hence the dynamic programs survive); an item listed by one ranker
 keeps that ranker's distribution (the other model has no prediction for it).
 
-Estimation. Labels of a query are a vector, so the estimators take per-query values:
+Estimation. :func:`activeeval.evaluate` and :func:`activeeval.compare` accept a
+GradedRelevance (or a pair) directly: the oracle returns each drawn query's grades, the budget
+is in query-cost units, and the per-query values go to the thesis's estimator (eq. 6.9) or the
+model-assisted one, whose control variate is E[ℓ | x; θ] from the programs below. By hand:
+labels of a query are a vector, so the estimators take per-query values:
 :func:`ranking_values` (one ranker) or :func:`ranking_pair_values` (labels of the union, in
 :func:`ranking_union` order) give ℓ per drawn query, and :class:`QueryValue` lets
 :func:`activeeval.estimate` / :func:`activeeval.paired_test` average them with importance

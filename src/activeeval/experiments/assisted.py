@@ -3,7 +3,8 @@
 Same pools, same label budgets, one run: passive (uniform, SNIS), thesis active (q*, SNIS),
 activeeval's model-assisted estimator with power tuning under uniform draws, under the thesis's
 q* and under its own variance-optimal q, and PPI++ (``ppi_py``; uniform labels, the model's
-expected loss as the prediction) for measures that are means of losses. The oasis peers' F1
+expected loss as the prediction; and with importance weights 1/q on exactly the draws of the
+default's q*) for measures that are means of losses. The oasis peers' F1
 numbers come from the active-estimation run (same pools and budgets, ``active_estimation.json``).
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..assisted import assisted_distribution, assisted_estimate
+from ..assisted import _estimate_from_terms, _pool_moments, assisted_distribution
 from ..datasets import EvaluationTask, load_task
 from ..measures import ErrorRate, FMeasure, Measure, SquaredError
 from ..predictive import Predictive
@@ -47,25 +48,42 @@ def _runs(
     seed: int,
     assisted: bool,
     power: float | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Estimates, standard errors and λ per (rep, budget), by the campaign's stopping rule."""
-    from ..inference import estimate
-
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], Any]:
+    """Estimates, standard errors and λ per (rep, budget), by the campaign's stopping rule,
+    and the draws (for peers run on the same samples). The thesis's estimator is the
+    model-assisted one at λ = 0 (tested equal to :func:`activeeval.estimate`)."""
     draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
+    m = pred.n
+    p = np.full(m, 1.0 / m)
+    f = pred.point_prediction()
+    pool = _pool_moments(meas, pred, f, p)
+    w_all = meas.weight(f, y)
+    wl_all = w_all * meas.loss(f, y)
+    v_all = 1.0 / (m * q)
+    lam_fixed = power if assisted else 0.0
     est = np.full(kept.shape, np.nan)
     se = np.full(kept.shape, np.nan)
     lam = np.full(kept.shape, np.nan)
-    f = pred.point_prediction()
     for r in range(reps):
         for j in range(budgets.shape[0]):
             idx = draws[r, : kept[r, j]]
-            if assisted:
-                a = assisted_estimate(meas, pred, idx, y[idx], q[idx], power=power)
-                est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
-            else:
-                e = estimate(meas, f[idx], y[idx], q[idx])
-                est[r, j], se[r, j] = e.estimate, e.stderr
-    return est, se, lam
+            a = _estimate_from_terms(
+                v_all[idx], wl_all[idx], w_all[idx], pool.m_num[idx], pool.m_den[idx], pool,
+                lam_fixed, idx, 0.95, meas,
+            )  # fmt: skip
+            est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
+    return est, se, lam, (draws, kept)
+
+
+def _peers_module() -> Any:
+    try:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+        import peers
+    except ImportError:
+        return None
+    return peers if peers.ppi_available() else None
 
 
 def _ppi(
@@ -75,24 +93,28 @@ def _ppi(
     budgets: NDArray[np.float64],
     reps: int,
     seed: int,
+    draws: Any = None,
+    q: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64] | None:
-    if not meas.regular:
-        return None
-    try:
-        import sys
-
-        sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-        import peers
-    except ImportError:
-        return None
-    if not peers.ppi_available():
+    """PPI++ (``ppi_py``) mean-loss estimates: uniform labels without replacement, or — with
+    ``draws`` = (draws, kept) from q — on exactly the draws of our campaign with importance
+    weights 1/q (``w``), the whole pool as the unlabeled set. None if not a mean of losses or
+    ppi_py is missing."""
+    peers = _peers_module()
+    if not meas.regular or peers is None:
         return None
     f = pred.point_prediction()
     losses_true = meas.loss(f, y)
     losses_pred = meas.conditional_expectations(pred, f)[0]
-    return np.asarray(
-        peers.run_ppi_mean(losses_true, losses_pred, [int(b) for b in budgets], reps, seed=seed)
-    )
+    if draws is None:
+        return np.asarray(
+            peers.run_ppi_mean(losses_true, losses_pred, [int(b) for b in budgets], reps, seed=seed)
+        )
+    assert q is not None
+    d, kept = draws
+    samples = [d[r, : kept[r, j]] for r in range(reps) for j in range(budgets.shape[0])]
+    out = peers.run_ppi_importance(losses_true, losses_pred, samples, 1.0 / q)
+    return np.asarray(out).reshape(reps, budgets.shape[0])
 
 
 def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> dict[str, Any]:
@@ -131,8 +153,11 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
             "budgets": list(b),
             "methods": {},
         }
+        draws_qstar = None
         for name, (q, assisted) in methods.items():
-            est, se, lam = _runs(q, pred, meas, y, b, reps, seed=0, assisted=assisted)
+            est, se, lam, drawn = _runs(q, pred, meas, y, b, reps, seed=0, assisted=assisted)
+            if name == "active (thesis SNIS)":
+                draws_qstar = drawn
             z = 1.959963984540054
             cover = np.nanmean((est - z * se <= truth) & (truth <= est + z * se), axis=0)
             row["methods"][name] = {
@@ -141,14 +166,18 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
                 "coverage": list(cover),
                 "power": list(np.nanmean(lam, axis=0)) if assisted else None,
             }
-        ppi = _ppi(pred, meas, y, b, reps, seed=0)
-        if ppi is not None:
-            row["methods"]["peer PPI++ (uniform)"] = {
-                "mae": list(np.nanmean(np.abs(ppi - truth), axis=0)),
-                "mae_se": list(np.nanstd(np.abs(ppi - truth), axis=0) / np.sqrt(reps)),
-                "coverage": None,
-                "power": None,
-            }
+        for label, kw in (
+            ("peer PPI++ (uniform)", {}),
+            ("peer PPI++ (importance weights, q*)", {"draws": draws_qstar, "q": q_snis}),
+        ):
+            ppi = _ppi(pred, meas, y, b, reps, seed=0, **kw)
+            if ppi is not None:
+                row["methods"][label] = {
+                    "mae": list(np.nanmean(np.abs(ppi - truth), axis=0)),
+                    "mae_se": list(np.nanstd(np.abs(ppi - truth), axis=0) / np.sqrt(reps)),
+                    "coverage": None,
+                    "power": None,
+                }
         results.append(row)
         print(f"{task_name:20s} {kind:14s} {meas.name:10s} ({time.time() - t0:.0f}s)", flush=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -211,7 +240,56 @@ def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
                 + " |"
             )
         lines.append("")
+    lines += _summary(results, peer_f1)
     (out / "model_assisted.md").write_text("\n".join(lines) + "\n")
+
+
+DEFAULT = "assisted, q* (SNIS)"  # evaluate(method="active") with its default estimator
+
+
+def _summary(
+    results: list[dict[str, Any]], peer_f1: dict[tuple[str, str], dict[str, list[float]]]
+) -> list[str]:
+    """The issue's figures per setting: MAE of the default ÷ the best peer and ÷ the thesis's
+    estimator, labels passive needs for the default's error, share of the oracle-q limit
+    reached (MAE_oracle ÷ MAE_default), and the default's interval coverage."""
+    from .demo import labels_to_match
+
+    lines = [
+        "## Summary: the default (q*, model-assisted) against the peers",
+        "",
+        "Per setting and budget n: `÷peer` = MAE of the default ÷ the lowest MAE of any peer "
+        "(PPI++ uniform, PPI++ with importance weights on the default's own draws, oasis "
+        "OASIS, oasis Sawade IS); `÷thesis` = ÷ the thesis's estimator on the same q*; "
+        "`×passive` = labels passive needs for the default's MAE ÷ n (log-log interpolation "
+        "on the passive curve); `oracle` = MAE with the true-label q ÷ MAE of the default; "
+        "`cover` = coverage of the default's 95% Wald interval.",
+        "",
+        "| setting | n | ÷peer | best peer | ÷thesis | ×passive | oracle | cover |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in results:
+        meths = dict(row["methods"])
+        if row["measure"] == "f1":
+            for name, mae in peer_f1.get((row["task"], row["model"]), {}).items():
+                meths[name] = {"mae": mae}
+        b = np.asarray(row["budgets"])
+        d = meths[DEFAULT]
+        peers = {k: v["mae"] for k, v in meths.items() if k.startswith("peer")}
+        for j, n in enumerate(b):
+            if n < 100:
+                continue
+            best = min(peers, key=lambda k: peers[k][j]) if peers else None
+            ratio = f"{d['mae'][j] / peers[best][j]:.2f}" if best else "–"
+            need = labels_to_match(b, np.asarray(meths["passive"]["mae"]), d["mae"][j])
+            lines.append(
+                f"| {row['task']} / {row['model']} / {row['measure']} | {int(n)} | {ratio} | "
+                f"{(best or '–').removeprefix('peer').strip(' _')} | "
+                f"{d['mae'][j] / meths['active (thesis SNIS)']['mae'][j]:.2f} | "
+                f"{need / n:.2f} | {meths['oracle q (true labels)']['mae'][j] / d['mae'][j]:.2f} "
+                f"| {d['coverage'][j]:.3f} |"
+            )
+    return [*lines, ""]
 
 
 BATCH_PLAN = [

@@ -93,7 +93,7 @@ def run_demo(
         # Passive: uniform draws, the plain sample estimate. Active: activeeval's default, q*
         # with the model-assisted estimator; both under the campaign's stopping rule.
         runs = simulate_static(passive_distribution(m), wl, w, grid, reps, random_state=seed)
-        est, _, _ = assisted_runs(
+        est, *_ = assisted_runs(
             optimal_distribution(pred, bound), pred, bound, y, grid, reps, seed, assisted=True
         )
         mae = {

@@ -37,7 +37,7 @@ BUDGETS = (50, 100, 200, 400, 800)
 #: runs Algorithm 2 one campaign at a time; the oasis peers are pure-Python loops).
 STRATIFIED_REPS = 300
 PEER_REPS = 200
-ASSISTED_REPS = 300
+ASSISTED_REPS = 1000
 BATCH_REPS = 150
 
 
