@@ -780,3 +780,10 @@ def test_demo_session_campaign_matches_evaluate() -> None:
     ref = ae.evaluate(proba, lambda idx: y[idx], "error_rate", 40, random_state=0, estimator="snis")
     assert out["session_error_rate"] == pytest.approx(ref.estimate, rel=1e-12)
     assert any(line.strip().startswith("session") for line in lines)
+
+
+def test_create_refuses_a_ranking_pool_with_a_clear_error(tmp_path) -> None:
+    rel = ae.GradedRelevance(np.full((4, 3), 1 / 3), [0, 2, 4])
+    with pytest.raises(ae.ShapeError, match="ranking pools"):
+        Session.create(tmp_path / "s.db", rel, "dcg", 2)
+    assert not (tmp_path / "s.db").exists()

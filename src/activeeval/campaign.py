@@ -1055,7 +1055,7 @@ class _GradeBook(_LabelBook):
     def accept(self, got: Any, idx: NDArray[np.intp]) -> NDArray[np.intp]:
         """Validate the oracle's grades for the queries ``idx`` and store them; return handles."""
         lens = self.lengths[idx]
-        if isinstance(got, list | tuple):
+        if isinstance(got, list | tuple) and len(got) and np.ndim(got[0]) > 0:
             # One array per query: a loop over the oracle's answer, not over the pool.
             if len(got) != idx.shape[0]:
                 raise ShapeError(

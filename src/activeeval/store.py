@@ -104,6 +104,7 @@ from .measures import (
     get_measure,
 )
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
+from .ranking import GradedRelevance
 from .sampling import (
     check_distribution,
     comparison_distribution,
@@ -708,6 +709,11 @@ class Session:
                 "status) or choose another file name."
             )
         models = list(pools) if isinstance(pools, list | tuple) else [pools]
+        if any(isinstance(mdl, GradedRelevance) for mdl in models):
+            raise ShapeError(
+                "pools: labeling sessions do not store ranking pools (GradedRelevance) yet; "
+                "run ranking campaigns with ae.evaluate / ae.compare and an oracle."
+            )
         if not models:
             raise ShapeError("pools: pass one model's predictions, or a list of two or more.")
         if isinstance(pools, list | tuple) and len(models) == 1:

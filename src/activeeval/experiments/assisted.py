@@ -2,10 +2,12 @@
 
 Same pools, same label budgets, one run: passive (uniform, SNIS), thesis active (q*, SNIS),
 activeeval's model-assisted estimator with power tuning under uniform draws, under the thesis's
-q* and under its own variance-optimal q, and PPI++ (``ppi_py``; uniform labels, the model's
-expected loss as the prediction; and with importance weights 1/q on exactly the draws of the
-default's q*) for measures that are means of losses. The oasis peers' F1
-numbers come from the active-estimation run (same pools and budgets, ``active_estimation.json``).
+q* (the default) and under its own variance-optimal q, the oracle q from the true labels, and
+PPI++ (``ppi_py``, the model's expected loss as the prediction) for measures that are means of
+losses: with uniform labels, with importance weights under the active-inference
+q ∝ sqrt(Var[ℓ|x]) (Zrnic & Candès, 2024; the draws of "assisted, own q"), and with importance
+weights on exactly the default's draws (the two estimators alone). The oasis peers' F1 numbers
+come from the active-estimation run (same pools and budgets, ``active_estimation.json``).
 """
 
 from __future__ import annotations
@@ -153,11 +155,11 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
             "budgets": list(b),
             "methods": {},
         }
-        draws_qstar = None
+        drawn_by: dict[str, Any] = {}
         for name, (q, assisted) in methods.items():
-            est, se, lam, drawn = _runs(q, pred, meas, y, b, reps, seed=0, assisted=assisted)
-            if name == "active (thesis SNIS)":
-                draws_qstar = drawn
+            est, se, lam, drawn_by[name] = _runs(
+                q, pred, meas, y, b, reps, seed=0, assisted=assisted
+            )
             z = 1.959963984540054
             cover = np.nanmean((est - z * se <= truth) & (truth <= est + z * se), axis=0)
             row["methods"][name] = {
@@ -168,7 +170,14 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
             }
         for label, kw in (
             ("peer PPI++ (uniform)", {}),
-            ("peer PPI++ (importance weights, q*)", {"draws": draws_qstar, "q": q_snis}),
+            # Active inference (Zrnic & Candès, 2024): q ∝ sqrt(model's conditional variance),
+            # mixed with uniform — the draws of "assisted, own q".
+            (
+                "peer PPI++ (active inference q)",
+                {"draws": drawn_by["assisted, own q"], "q": q_assist},
+            ),
+            # The estimator alone: PPI++ on exactly the default's draws from q*.
+            (SAME_DRAWS, {"draws": drawn_by["active (thesis SNIS)"], "q": q_snis}),
         ):
             ppi = _ppi(pred, meas, y, b, reps, seed=0, **kw)
             if ppi is not None:
@@ -245,12 +254,14 @@ def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
 
 
 DEFAULT = "assisted, q* (SNIS)"  # evaluate(method="active") with its default estimator
+SAME_DRAWS = "PPI++ on the default's draws (importance weights, q*)"
 
 
 def _summary(
     results: list[dict[str, Any]], peer_f1: dict[tuple[str, str], dict[str, list[float]]]
 ) -> list[str]:
-    """The issue's figures per setting: MAE of the default ÷ the best peer and ÷ the thesis's
+    """The issue's figures per setting: MAE of the default ÷ the best peer (each peer with its
+    own sampling), ÷ PPI++ on the default's own draws (the estimators alone) and ÷ the thesis's
     estimator, labels passive needs for the default's error, share of the oracle-q limit
     reached (MAE_oracle ÷ MAE_default), and the default's interval coverage."""
     from .demo import labels_to_match
@@ -259,14 +270,19 @@ def _summary(
         "## Summary: the default (q*, model-assisted) against the peers",
         "",
         "Per setting and budget n: `÷peer` = MAE of the default ÷ the lowest MAE of any peer "
-        "(PPI++ uniform, PPI++ with importance weights on the default's own draws, oasis "
-        "OASIS, oasis Sawade IS); `÷thesis` = ÷ the thesis's estimator on the same q*; "
+        "method, each with its own sampling (PPI++ with uniform labels, PPI++ with importance "
+        "weights under the active-inference q ∝ sqrt(Var[ℓ|x]), oasis OASIS, oasis Sawade "
+        "IS); `÷PPI++ same draws` = ÷ PPI++ with importance weights on exactly the default's "
+        "draws (the two estimators alone; means of losses only); `÷thesis` = ÷ the thesis's "
+        "estimator on the same q*; `÷passive` = ÷ passive's MAE at the same n; "
         "`×passive` = labels passive needs for the default's MAE ÷ n (log-log interpolation "
-        "on the passive curve); `oracle` = MAE with the true-label q ÷ MAE of the default; "
+        "on the passive curve; '> x' when passive does not get there within the largest "
+        "budget); `oracle` = MAE with the true-label q ÷ MAE of the default; "
         "`cover` = coverage of the default's 95% Wald interval.",
         "",
-        "| setting | n | ÷peer | best peer | ÷thesis | ×passive | oracle | cover |",
-        "|---|---|---|---|---|---|---|---|",
+        "| setting | n | ÷peer | best peer | ÷PPI++ same draws | ÷thesis | ÷passive | ×passive "
+        "| oracle | cover |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in results:
         meths = dict(row["methods"])
@@ -276,6 +292,7 @@ def _summary(
         b = np.asarray(row["budgets"])
         d = meths[DEFAULT]
         peers = {k: v["mae"] for k, v in meths.items() if k.startswith("peer")}
+        same = meths.get(SAME_DRAWS)
         for j, n in enumerate(b):
             if n < 100:
                 continue
@@ -285,8 +302,11 @@ def _summary(
             lines.append(
                 f"| {row['task']} / {row['model']} / {row['measure']} | {int(n)} | {ratio} | "
                 f"{(best or '–').removeprefix('peer').strip(' _')} | "
-                f"{d['mae'][j] / meths['active (thesis SNIS)']['mae'][j]:.2f} | "
-                f"{need / n:.2f} | {meths['oracle q (true labels)']['mae'][j] / d['mae'][j]:.2f} "
+                + ("–" if same is None else f"{d['mae'][j] / same['mae'][j]:.2f}")
+                + f" | {d['mae'][j] / meths['active (thesis SNIS)']['mae'][j]:.2f} | "
+                f"{d['mae'][j] / meths['passive']['mae'][j]:.2f} | "
+                + (f"{need / n:.2f}" if need <= b[-1] else f"> {b[-1] / n:.1f}")
+                + f" | {meths['oracle q (true labels)']['mae'][j] / d['mae'][j]:.2f} "
                 f"| {d['coverage'][j]:.3f} |"
             )
     return [*lines, ""]
