@@ -294,3 +294,11 @@ def test_compare_of_three_models_uses_the_assisted_multiple_comparison() -> None
     direct = assisted_multiple_comparison("error_rate", models, res.indices, res.labels, res.q)
     np.testing.assert_allclose(res.estimates, direct.estimates, atol=1e-12)
     assert not np.allclose(res.estimates, snis.estimates)
+
+
+def test_paired_and_multiple_tests_refuse_a_power_outside_the_unit_interval() -> None:
+    cat, y, _ = _pool(21)
+    idx = ae.draw(np.full(cat.n, 1 / cat.n), 50, random_state=0)
+    for fn in (assisted_paired_test, assisted_multiple_comparison):
+        with pytest.raises(ae.ShapeError, match="power"):
+            fn("error_rate", [cat, cat], idx, y[idx], power=1.5)

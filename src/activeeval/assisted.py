@@ -339,6 +339,10 @@ def _paired_from_terms(
                 break
             lam = _tuned_power(v, as_[0] - as_[1], bs[0] - bs[1])
     else:
+        if not 0.0 <= float(power) <= 1.0:
+            raise ShapeError(
+                f"power: the control-variate coefficient must lie in [0, 1], got {power}."
+            )
         lam = float(power)
     gs, as_, bs, _ = at(lam)
     diff = float(gs[0] - gs[1])
