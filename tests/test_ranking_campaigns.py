@@ -205,3 +205,58 @@ def test_bad_campaign_arguments_are_refused_naming_the_argument() -> None:
         ae.evaluate(rel, oracle, "dcg", budget=20, q=q)
     with pytest.raises(ae.ShapeError, match="oracle"):
         ae.evaluate(rel, "not callable", "dcg", budget=20)
+
+
+def test_comparisons_that_label_every_query_report_the_exact_difference() -> None:
+    rel, truth = _pool(9, m=25)
+    rev = np.concatenate([np.arange(rel.offsets[i + 1] - 1, rel.offsets[i] - 1, -1)
+                          for i in range(rel.n)])  # fmt: skip
+    rel2 = ae.GradedRelevance(rel.proba[rev], rel.offsets, items=rel.items[rev])
+    rel1 = ae.GradedRelevance(rel.proba, rel.offsets, items=rel.items)
+    meas = ae.DCG(k=2)
+    exact = (
+        ae.ranking_values(meas, truth, rel.offsets).mean()
+        - ae.ranking_values(meas, truth[rev], rel.offsets).mean()
+    )
+    for est in ("assisted", "snis"):
+        res = ae.compare([rel1, rel2], lambda i: truth[ae.ranking_union(rel1, rel2, i)[0]],
+                         meas, budget=10_000, random_state=1, estimator=est)  # fmt: skip
+        assert res.n_labels == rel.n and res.stderr == 0.0
+        assert res.difference == pytest.approx(exact, rel=1e-12, abs=1e-12)
+    # The same for class-probability pools.
+    rng = np.random.default_rng(9)
+    pa = rng.dirichlet([1, 1], 30)
+    pb = rng.dirichlet([1, 1], 30)
+    y = rng.integers(0, 2, 30)
+    res = ae.compare([pa, pb], lambda i: y[i], "f1", budget=10_000, random_state=0)
+    want = [  # F1 = 2·TP / (predicted positives + actual positives)
+        2 * np.sum((p.argmax(1) == 1) & (y == 1)) / (np.sum(p.argmax(1) == 1) + np.sum(y == 1))
+        for p in (pa, pb)
+    ]
+    assert res.stderr == 0.0
+    np.testing.assert_allclose(res.estimates, want, rtol=1e-12)
+
+
+def test_a_sequential_look_with_zero_stderr_does_not_stop_the_campaign() -> None:
+    rel, truth = _pool(10)
+    rev = np.concatenate([np.arange(rel.offsets[i + 1] - 1, rel.offsets[i] - 1, -1)
+                          for i in range(rel.n)])  # fmt: skip
+    rel2 = ae.GradedRelevance(rel.proba[rev], rel.offsets, items=rel.items[rev])
+    rel1 = ae.GradedRelevance(rel.proba, rel.offsets, items=rel.items)
+    for seed in range(5):
+        res = ae.compare([rel1, rel2], lambda i: truth[ae.ranking_union(rel1, rel2, i)[0]],
+                         "dcg", budget=40, random_state=seed, sequential=True,
+                         step=1)  # fmt: skip
+        assert res.n_labels > 1  # one draw has stderr 0 and is no evidence
+
+
+def test_an_oracle_failing_on_its_first_call_loses_nothing_and_reports_no_labels() -> None:
+    rel, _ = _pool(11)
+
+    def broken(idx):
+        raise RuntimeError("no annotators today")
+
+    with pytest.raises(OracleError) as info:
+        ae.evaluate(rel, broken, "dcg", budget=10, random_state=0)
+    idx, grades = info.value.acquired
+    assert idx.size == 0 and grades == []

@@ -500,15 +500,40 @@ def _bar(b: float, lam: NDArray[np.float64] | None, progress: bool | None) -> An
     return tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False)
 
 
+def _exact_comparison(
+    values: Sequence[float], n_draws: int, n_labels: int, level: float, meas: Measure
+) -> Comparison:
+    """The comparison when every instance with test mass is labeled: exact values, stderr 0,
+    p-value 0 (1 on an exact tie)."""
+    diff = float(values[0] - values[1])
+    return Comparison(
+        estimates=(float(values[0]), float(values[1])),
+        difference=diff,
+        stderr=0.0,
+        p_value=1.0 if diff == 0.0 or math.isnan(diff) else 0.0,
+        n_draws=int(n_draws),
+        n_labels=int(n_labels),
+        greater_is_better=meas.greater_is_better,
+        level=level,
+        measure=meas.name,
+    )
+
+
+def _p_and_se(c: Comparison) -> tuple[float, float]:
+    return c.p_value, c.stderr
+
+
 def _run_comparison(
     acq: _Acquisition,
     b: float,
     sequential: bool,
     step: float | None,
     alpha: float,
-    p_value: Callable[[NDArray[np.intp]], float],
+    p_value: Callable[[NDArray[np.intp]], tuple[float, float]],
 ) -> tuple[NDArray[np.intp], bool]:
-    """Algorithm 3's loop; with ``sequential``, look every ``step`` and stop at p < alpha."""
+    """Algorithm 3's loop; with ``sequential``, look every ``step`` and stop at p < alpha.
+    ``p_value(draws)`` gives (p, stderr); a look with stderr 0 (e.g. a single draw, or only
+    identical losses so far) carries no evidence and never stops the campaign."""
     step_size = (b / 20 if step is None else float(step)) if sequential else b
     target = 0.0
     while True:
@@ -517,7 +542,8 @@ def _run_comparison(
         draws = acq.draws
         if not sequential or target >= b or acq.exhausted or draws.size == 0:
             return draws, False
-        if p_value(draws) < alpha:
+        pv, se = p_value(draws)
+        if se > 0 and pv < alpha:
             return draws, True
 
 
@@ -946,15 +972,26 @@ def compare(
     with _bar(b, lam, progress) as bar:
         acq = _Acquisition(qq, oracle, _label_check(preds[0]), lam, rng, max_draws, bar)
 
-        def p_value(draws: NDArray[np.intp]) -> float:
+        def p_value(draws: NDArray[np.intp]) -> tuple[float, float]:
             y = acq.book.lookup(draws)
-            return _compare_sample(meas, preds, y, draws, qq, pw, support_mass, lv, estimator)[2]
+            res = _compare_sample(meas, preds, y, draws, qq, pw, support_mass, lv, estimator)
+            return res[2], res[1]
 
         draws, stopped_early = _run_comparison(acq, b, sequential, step, alpha, p_value)
     y = acq.book.lookup(draws)
     diff, se, pv, best, est, cmp = _compare_sample(
         meas, preds, y, draws, qq, pw, support_mass, lv, estimator
     )
+    if len(preds) == 2 and support_mass == 1.0 and acq.book.known[pw > 0].all():
+        # Census: every instance with test mass is labeled, so both values are exact.
+        lab, y_lab = acq.book.acquired()
+        exact = []
+        for pr in preds:
+            f = pr.point_prediction()[lab]
+            w = meas.weight(f, y_lab) * pw[lab]
+            exact.append(float(w @ meas.loss(f, y_lab)) / w.sum() if w.sum() > 0 else math.nan)
+        cmp = _exact_comparison(exact, draws.shape[0], lab.shape[0], lv, meas)
+        diff, se, pv, best, est = cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact)
     z = stats.norm.isf((1 - lv) / 2)
     return ComparisonResult(
         difference=diff,
@@ -1111,6 +1148,8 @@ class _GradeBook(_LabelBook):
     def export(self) -> tuple[NDArray[np.intp], Any]:
         """(query indices, list of each query's grade array) — nothing is lost on a failure."""
         idx, handles = self.acquired()
+        if idx.size == 0:
+            return idx, []
         flat, offsets = self.grades(handles.astype(np.intp))
         return idx, np.split(flat, offsets[1:-1])
 
@@ -1275,9 +1314,15 @@ def _compare_ranking(
     with _bar(b, lam, progress) as bar:
         acq = _Acquisition(qq, oracle, book.accept, lam, rng, max_draws, bar, book=book)
         draws, stopped_early = _run_comparison(
-            acq, b, sequential, step, alpha, lambda d: test(d).p_value
+            acq, b, sequential, step, alpha, lambda d: _p_and_se(test(d))
         )
     c = test(draws)
+    if book.known[pw > 0].all():  # census: both rankers' values are exact
+        lab = np.flatnonzero(book.known)
+        grades, _ = book.grades(book.lookup(lab))
+        v1, v2 = ranking_pair_values(rel1, rel2, meas, lab, grades)
+        exact = [float(pw[lab] @ v1), float(pw[lab] @ v2)]
+        c = _exact_comparison(exact, draws.shape[0], lab.shape[0], lv, qv)
     flat, offsets = book.grades(book.lookup(draws))
     return ComparisonResult(
         difference=c.difference,
