@@ -942,3 +942,17 @@ def test_wald_statistic_and_p_value_follow_eq_3_24():
     assert res.difference == pytest.approx(d_hat, abs=1e-12)
     assert res.stderr == pytest.approx(math.sqrt(s2), rel=1e-10)
     assert res.p_value == pytest.approx(2 * stats.norm.sf(abs(d_hat) / math.sqrt(s2)), rel=1e-9)
+
+
+def test_compare_that_labels_the_whole_pool_reports_the_exact_values() -> None:
+    rng = np.random.default_rng(9)
+    pa = rng.dirichlet([1, 1], 30)
+    pb = rng.dirichlet([1, 1], 30)
+    y = rng.integers(0, 2, 30)
+    res = ae.compare([pa, pb], lambda i: y[i], "f1", budget=10_000, random_state=0)
+    want = [  # F1 = 2·TP / (predicted positives + actual positives)
+        2 * np.sum((p.argmax(1) == 1) & (y == 1)) / (np.sum(p.argmax(1) == 1) + np.sum(y == 1))
+        for p in (pa, pb)
+    ]
+    assert res.stderr == 0.0
+    np.testing.assert_allclose(res.estimates, want, rtol=1e-12)
