@@ -296,17 +296,31 @@ def assisted_paired_test(
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
     v = importance_weights(q, p[idx] * mix.n, n=idx.shape[0])
-    parts = []
-    for pr in preds:
-        f = pr.point_prediction()
-        pool = _pool_moments(meas, mix, f, p)
-        w = meas.weight(f[idx], y)
-        parts.append((w * meas.loss(f[idx], y), w, pool.m_num[idx], pool.m_den[idx], pool))
+    parts = _model_terms(meas, preds, mix, idx, y, p)
 
     return _paired_from_terms(v, parts, power, idx, lv, meas)
 
 
 _Terms = tuple[Any, Any, Any, Any, _Pool]
+
+
+def _model_terms(
+    meas: Measure,
+    preds: Sequence[Predictive],
+    mix: Predictive,
+    idx: NDArray[Any],
+    y: NDArray[Any],
+    p: NDArray[np.float64],
+) -> list[_Terms]:
+    """Per model: w·ℓ and w at the draws, the control variates m_N, m_D of ``mix`` (the
+    common model of p(y | x)) at the draws, and their pool moments."""
+    parts: list[_Terms] = []
+    for pr in preds:
+        f = pr.point_prediction()
+        pool = _pool_moments(meas, mix, f, p)
+        w = meas.weight(f[idx], y)
+        parts.append((w * meas.loss(f[idx], y), w, pool.m_num[idx], pool.m_den[idx], pool))
+    return parts
 
 
 def _paired_from_terms(
@@ -405,12 +419,7 @@ def assisted_multiple_comparison(
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
     v = importance_weights(q, p[idx] * mix.n, n=idx.shape[0])
-    parts = []
-    for pr in preds:
-        f = pr.point_prediction()
-        pool = _pool_moments(meas, mix, f, p)
-        w = meas.weight(f[idx], y)
-        parts.append((w * meas.loss(f[idx], y), w, pool.m_num[idx], pool.m_den[idx], pool))
+    parts = _model_terms(meas, preds, mix, idx, y, p)
 
     def at(lam: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         g = np.empty(k)
