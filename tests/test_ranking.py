@@ -794,3 +794,21 @@ def test_optimal_distribution_routes_ranked_pools_to_the_ranking_programs() -> N
     np.testing.assert_array_equal(
         ae.optimal_distribution([a, b], ae.ERR()), ae.ranking_distribution([a, b], ae.ERR())
     )
+
+
+def test_intrinsic_values_take_pool_weights() -> None:
+    rng = np.random.default_rng(31)
+    lengths = rng.integers(0, 6, 40)
+    off = np.r_[0, np.cumsum(lengths)]
+    proba = rng.dirichlet(np.ones(3), int(off[-1]))
+    items = np.concatenate([rng.permutation(10)[:n] for n in lengths])
+    rel1 = GradedRelevance(proba, off, items=items)
+    rel2 = GradedRelevance(proba[::-1].copy(), off, items=items)
+    p = rng.uniform(0, 2, 40)
+    for meas in ("dcg", ERR(k=3)):
+        e = ranking_expectation(rel1, meas)
+        assert ranking_intrinsic_value(rel1, meas, p) == pytest.approx(p @ e / p.sum(), rel=1e-12)
+        assert ranking_intrinsic_value(rel1, meas) == pytest.approx(e.mean(), rel=1e-12)
+        d = ranking_difference_expectation(rel1, rel2, meas)
+        got = ranking_intrinsic_difference(rel1, rel2, meas, p)
+        assert got == pytest.approx(p @ d / p.sum(), rel=1e-12, abs=1e-15)

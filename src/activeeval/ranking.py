@@ -802,9 +802,15 @@ def ranking_expectation(
     return _absolute_mean_var(relevance, meas)[0]
 
 
-def ranking_intrinsic_value(relevance: GradedRelevance, measure: RankingMeasure | str) -> float:
-    """Ř = (1/m) Σ_x E[ℓ(r(x), y) | x; θ], the intrinsic performance (eq. 4.22, App. A.1)."""
-    return float(np.mean(ranking_expectation(relevance, measure)))
+def ranking_intrinsic_value(
+    relevance: GradedRelevance,
+    measure: RankingMeasure | str,
+    pool_weights: ArrayLike | None = None,
+) -> float:
+    """Ř = Σ_x p(x) E[ℓ(r(x), y) | x; θ], the intrinsic performance (eq. 4.22, App. A.1);
+    p uniform over the queries unless ``pool_weights`` are given."""
+    p = pool_distribution(relevance.n, pool_weights)
+    return float(p @ ranking_expectation(relevance, measure))
 
 
 def ranking_second_moment(
@@ -1099,10 +1105,15 @@ def ranking_difference_expectation(
 
 
 def ranking_intrinsic_difference(
-    relevance1: GradedRelevance, relevance2: GradedRelevance, measure: RankingMeasure | str
+    relevance1: GradedRelevance,
+    relevance2: GradedRelevance,
+    measure: RankingMeasure | str,
+    pool_weights: ArrayLike | None = None,
 ) -> float:
-    """Δ̌ = Ř[r₁] − Ř[r₂] under the per-item mixture model (Sec. 6.2, eq. 5.12)."""
-    return float(np.mean(ranking_difference_expectation(relevance1, relevance2, measure)))
+    """Δ̌ = Ř[r₁] − Ř[r₂] under the per-item mixture model (Sec. 6.2, eq. 5.12); p uniform over
+    the queries unless ``pool_weights`` are given."""
+    p = pool_distribution(relevance1.n, pool_weights)
+    return float(p @ ranking_difference_expectation(relevance1, relevance2, measure))
 
 
 def ranking_difference_moment(
