@@ -131,15 +131,23 @@ def _influence(v: NDArray[np.float64], z: NDArray[np.float64], den: float) -> ND
 
 
 def _tuned_power(v: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
-    """λ* = Σ v²(a − ā)(b − b̄) / Σ v²(b − b̄)², clipped to [0, 1]."""
+    """λ* = Σ v²(a − ā)(b − b̄) / Σ v²(b − b̄)², clipped to [0, 1]. ``a`` and ``b`` are (n,)
+    or (n, P): with P columns (pairwise differences of models) each column is centred on its
+    own v-weighted mean and the sums run over all columns."""
     sv = v.sum()
-    ac = a - float(v @ a) / sv
-    bc = b - float(v @ b) / sv
+    ac = a - (v @ a) / sv
+    bc = b - (v @ b) / sv
     v2 = v * v
-    den = float(v2 @ (bc * bc))
+    den = float(np.sum(v2 @ (bc * bc)))
     if not den > 0:
         return 0.0
-    return float(np.clip(float(v2 @ (ac * bc)) / den, 0.0, 1.0))
+    return float(np.clip(float(np.sum(v2 @ (ac * bc))) / den, 0.0, 1.0))
+
+
+def _check_power(power: float) -> float:
+    if not 0.0 <= float(power) <= 1.0:
+        raise ShapeError(f"power: the control-variate coefficient must lie in [0, 1], got {power}.")
+    return float(power)
 
 
 def _check_draws(indices: ArrayLike, labels: ArrayLike, m: int) -> tuple[Any, Any]:
@@ -253,11 +261,7 @@ def _choose_power(
     pool: _Pool,
 ) -> float:
     if power is not None:
-        if not 0.0 <= float(power) <= 1.0:
-            raise ShapeError(
-                f"power: the control-variate coefficient must lie in [0, 1], got {power}."
-            )
-        return float(power)
+        return _check_power(power)
     # Two rounds: λ from the SNIS estimate's residuals, then from the tuned estimate's.
     lam = 0.0
     for _ in range(2):
@@ -304,6 +308,40 @@ def assisted_paired_test(
 _Terms = tuple[Any, Any, Any, Any, _Pool]
 
 
+def _terms_at(
+    v: NDArray[np.float64], parts: Sequence[_Terms], lam: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """At coefficient λ: every model's estimate (k,), and per draw a/D̂ and b/D̂ (n, k)."""
+    k = len(parts)
+    g = np.empty(k)
+    a = np.empty((v.shape[0], k))
+    b = np.empty((v.shape[0], k))
+    for j, (wl, w, mn, md, pool) in enumerate(parts):
+        g[j], aj, bj, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
+        a[:, j], b[:, j] = aj / float(den), bj / float(den)
+    return g, a, b
+
+
+def _difference_power(
+    power: float | None,
+    v: NDArray[np.float64],
+    parts: Sequence[_Terms],
+    pairs: tuple[NDArray[np.intp], NDArray[np.intp]],
+) -> float:
+    """λ for differences of models: the given power, or two rounds (from λ = 0) of the λ*
+    pooled over the model pairs ``pairs`` (the paired test's λ* for one pair)."""
+    if power is not None:
+        return _check_power(power)
+    lam = 0.0
+    ia, ib = pairs
+    for _ in range(2):
+        g, a, b = _terms_at(v, parts, lam)
+        if np.isnan(g).any():
+            return 0.0
+        lam = _tuned_power(v, a[:, ia] - a[:, ib], b[:, ia] - b[:, ib])
+    return lam
+
+
 def _model_terms(
     meas: Measure,
     preds: Sequence[Predictive],
@@ -333,35 +371,11 @@ def _paired_from_terms(
 ) -> Comparison:
     """Paired model-assisted comparison from each model's per-draw terms
     (w·ℓ, w, m_N, m_D at the draws, pool moments), λ tuned for the difference."""
-
-    def at(lam: float) -> tuple[list[float], list[Any], list[Any], list[float]]:
-        gs, as_, bs, dens = [], [], [], []
-        for wl, w, mn, md, pool in parts:
-            g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
-            gs.append(g)
-            as_.append(a / float(den))
-            bs.append(b / float(den))
-            dens.append(float(den))
-        return gs, as_, bs, dens
-
-    if power is None:
-        lam = 0.0
-        for _ in range(2):
-            gs, as_, bs, _d = at(lam)
-            if any(math.isnan(g) for g in gs):
-                lam = 0.0
-                break
-            lam = _tuned_power(v, as_[0] - as_[1], bs[0] - bs[1])
-    else:
-        if not 0.0 <= float(power) <= 1.0:
-            raise ShapeError(
-                f"power: the control-variate coefficient must lie in [0, 1], got {power}."
-            )
-        lam = float(power)
-    gs, as_, bs, _ = at(lam)
-    diff = float(gs[0] - gs[1])
-    z = (as_[0] - lam * bs[0]) - (as_[1] - lam * bs[1])
-    u = _influence(v, z, 1.0)
+    lam = _difference_power(power, v, parts, (np.array([0]), np.array([1])))
+    g, a, b = _terms_at(v, parts, lam)
+    diff = float(g[0] - g[1])
+    z = a - lam * b
+    u = _influence(v, z[:, 0] - z[:, 1], 1.0)
     se = float(math.sqrt(u @ u))
     if math.isnan(diff):
         pv = math.nan
@@ -372,7 +386,7 @@ def _paired_from_terms(
     else:
         pv = float(2 * stats.norm.sf(abs(diff) / se))
     return Comparison(
-        estimates=(float(gs[0]), float(gs[1])),
+        estimates=(float(g[0]), float(g[1])),
         difference=diff,
         stderr=se,
         p_value=pv,
@@ -420,42 +434,8 @@ def assisted_multiple_comparison(
     p = _pool_distribution(mix.n, pool_weights)
     v = importance_weights(q, p[idx] * mix.n, n=idx.shape[0])
     parts = _model_terms(meas, preds, mix, idx, y, p)
-
-    def at(lam: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        g = np.empty(k)
-        a = np.empty((idx.shape[0], k))
-        b = np.empty((idx.shape[0], k))
-        for j, (wl, w, mn, md, pool) in enumerate(parts):
-            g[j], aj, bj, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
-            a[:, j], b[:, j] = aj / float(den), bj / float(den)
-        return g, a, b
-
-    if power is None:
-        lam = 0.0
-        ia, ib = np.triu_indices(k, 1)
-        v2 = v * v
-        sv = v.sum()
-        for _ in range(2):
-            g, a, b = at(lam)
-            if np.isnan(g).any():
-                lam = 0.0
-                break
-            da, db = a[:, ia] - a[:, ib], b[:, ia] - b[:, ib]
-            da = da - (v @ da) / sv
-            db = db - (v @ db) / sv
-            den = float(v2 @ (db * db).sum(axis=1))
-            lam = (
-                float(np.clip(float(v2 @ (da * db).sum(axis=1)) / den, 0.0, 1.0))
-                if den > 0
-                else 0.0
-            )
-    else:
-        if not 0.0 <= float(power) <= 1.0:
-            raise ShapeError(
-                f"power: the control-variate coefficient must lie in [0, 1], got {power}."
-            )
-        lam = float(power)
-    g, a, b = at(lam)
+    lam = _difference_power(power, v, parts, np.triu_indices(k, 1))
+    g, a, b = _terms_at(v, parts, lam)
     u = np.column_stack([_influence(v, a[:, j] - lam * b[:, j], 1.0) for j in range(k)])
     return _multiple_from_influence(g, u, int(np.unique(idx).size), meas)
 
