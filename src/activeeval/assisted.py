@@ -308,6 +308,18 @@ def assisted_paired_test(
 _Terms = tuple[Any, Any, Any, Any, _Pool]
 
 
+def _value_pool(expectation: NDArray[np.float64], p: NDArray[np.float64]) -> _Pool:
+    """Pool moments of a per-instance value ℓ(x) whose model expectation m(x) is known, with
+    w ≡ 1 (a regular risk, e.g. a ranking's per-query DCG/ERR, eq. 6.4)."""
+    return _Pool(expectation, np.ones_like(expectation), float(p @ expectation), 1.0)
+
+
+def _value_terms(values: NDArray[np.float64], pool: _Pool, idx: NDArray[Any]) -> _Terms:
+    """The estimator's per-draw terms (w·ℓ, w, m_N, m_D, pool) of such values at draws idx."""
+    ones = np.ones(idx.shape[0])
+    return values, ones, pool.m_num[idx], ones, pool
+
+
 def _terms_at(
     v: NDArray[np.float64], parts: Sequence[_Terms], lam: float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:

@@ -38,7 +38,8 @@ from ._validation import (
 from .assisted import (
     _estimate_from_terms,
     _paired_from_terms,
-    _Pool,
+    _value_pool,
+    _value_terms,
     assisted_estimate,
     assisted_multiple_comparison,
     assisted_paired_test,
@@ -1238,9 +1239,8 @@ def _evaluate_ranking(
     elif estimator == "assisted":
         expect = ranking_expectation(rel, meas)
         v = importance_weights(draw_q, pw[draws] * rel.n, n=draws.shape[0])
-        ones = np.ones_like(values)
-        pool = _Pool(expect, np.ones(rel.n), float(pw @ expect), 1.0)
-        est = _estimate_from_terms(v, values, ones, expect[draws], ones, pool, None, draws, lv, qv)
+        terms = _value_terms(values, _value_pool(expect, pw), draws)
+        est = _estimate_from_terms(v, *terms, None, draws, lv, qv)
     else:
         est = estimate(
             qv, values, np.zeros(draws.shape[0]), draw_q, p=pw[draws], indices=draws, level=lv
@@ -1288,8 +1288,8 @@ def _compare_ranking(
     union_offsets = ranking_union(rel1, rel2)[1]
     book = _GradeBook(np.diff(union_offsets), rel1.n_grades)
     qv = QueryValue(meas)
-    expect = (
-        [ranking_expectation(r, meas) for r in ranking_mixed_pair(rel1, rel2)]
+    pools = (
+        [_value_pool(ranking_expectation(r, meas), pw) for r in ranking_mixed_pair(rel1, rel2)]
         if estimator == "assisted"
         else []
     )
@@ -1303,11 +1303,7 @@ def _compare_ranking(
                 qv, list(values), zeros, qq[draws], p=pw[draws], indices=draws, level=lv
             )
         v = importance_weights(qq[draws], pw[draws] * rel1.n, n=draws.shape[0])
-        ones = np.ones(draws.shape[0])
-        parts = [
-            (val, ones, e[draws], ones, _Pool(e, np.ones(rel1.n), float(pw @ e), 1.0))
-            for val, e in zip(values, expect, strict=True)
-        ]
+        parts = [_value_terms(val, pl, draws) for val, pl in zip(values, pools, strict=True)]
         return _paired_from_terms(v, parts, None, draws, lv, qv)
 
     rng = np.random.default_rng(random_state)

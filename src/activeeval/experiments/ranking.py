@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..assisted import _estimate_from_terms, _paired_from_terms, _Pool
+from ..assisted import _estimate_from_terms, _paired_from_terms, _value_pool, _value_terms
 from ..datasets import RankingCorpus, load_movielens_ranking
 from ..ranking import (
     DCG,
@@ -141,7 +141,7 @@ def _assisted_runs(
     (rep, budget), on the draws and stopping rule of the campaign."""
     m = q.shape[0]
     draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, lam, None, seed), reps)
-    pools = [_Pool(e, np.ones(m), float(e.mean()), 1.0) for e in expect]
+    pools = [_value_pool(e, np.full(m, 1.0 / m)) for e in expect]
     qv = QueryValue(meas)
     est = np.full(kept.shape, np.nan)
     se = np.full(kept.shape, np.nan)
@@ -149,13 +149,9 @@ def _assisted_runs(
         for j in range(budgets.shape[0]):
             idx = draws[r, : kept[r, j]]
             v = 1.0 / (m * q[idx])
-            ones = np.ones(idx.shape[0])
-            parts = [
-                (x[idx], ones, e[idx], ones, p)
-                for x, e, p in zip(values, expect, pools, strict=True)
-            ]
+            parts = [_value_terms(x[idx], pl, idx) for x, pl in zip(values, pools, strict=True)]
             if len(parts) == 1:
-                a: Any = _estimate_from_terms(v, *parts[0][:4], pools[0], None, idx, 0.95, qv)
+                a: Any = _estimate_from_terms(v, *parts[0], None, idx, 0.95, qv)
             else:
                 a = _paired_from_terms(v, parts, None, idx, 0.95, qv)
             est[r, j] = a.estimate if len(parts) == 1 else a.difference
