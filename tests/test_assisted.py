@@ -291,8 +291,10 @@ def test_compare_of_three_models_uses_the_assisted_multiple_comparison() -> None
         models, lambda i: y[i], "error_rate", budget=200, random_state=3, estimator="snis"
     )
     np.testing.assert_array_equal(res.indices, snis.indices)
-    direct = assisted_multiple_comparison("error_rate", models, res.indices, res.labels, res.q)
+    q = ae.comparison_distribution(models, "error_rate")
+    direct = assisted_multiple_comparison("error_rate", models, res.indices, res.labels, pool_q=q)
     np.testing.assert_allclose(res.estimates, direct.estimates, atol=1e-12)
+    assert res.comparison.n_draws == res.n_draws and res.comparison.n_labels == res.n_labels
     assert not np.allclose(res.estimates, snis.estimates)
 
 

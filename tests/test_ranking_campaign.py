@@ -421,27 +421,50 @@ def test_snis_estimate_is_eq_6_9_on_the_true_per_query_values(measure, weighted)
     assert res.n_labels == asked.shape[0] and res.n_draws == res.indices.shape[0]
 
 
+def _finite_rows(draws, q, p):
+    """The distinct drawn queries, v = p/π and c = 1 − π with π = 1 − exp(−q t) and t the
+    root of Σ_pool (1 − exp(−q t)) = n (the successive sample's inclusion probabilities),
+    solved by brentq independently of the package."""
+    from scipy.optimize import brentq
+
+    units = np.unique(draws)
+    n = units.shape[0]
+    t = brentq(lambda t: np.sum(-np.expm1(-q * t)) - n, 1e-9, 1e9, xtol=1e-14, rtol=1e-15)
+    pi = -np.expm1(-q[units] * t)
+    return units, p[units] / pi, 1.0 - pi
+
+
+def _finite_se(v, z, c, scale):
+    """Hájek's variance approximation Σ c (u − Â)², u = v (z − z̄)/(scale Σv), Â the c-mean."""
+    u = v * (z - float(v @ z) / v.sum()) / (scale * v.sum())
+    d = u - float(c @ u) / c.sum()
+    return math.sqrt(float(c @ (d * d)))
+
+
 @pytest.mark.parametrize("measure", list(MEASURES.values()), ids=list(MEASURES))
 def test_assisted_estimate_is_the_documented_control_variate_formula(measure):
     pool = _pool()
     rel = pool.rel1
     res = ae.evaluate(rel, _oracle(), measure, budget=BUDGET, random_state=12)
     bound = measure.bind(rel)
-    values = _values(bound, pool.truth1, rel.offsets)[res.indices]
+    # Each distinct labeled query once, weighted by p/π (assisted module, "Finite pools").
+    q = ae.ranking_distribution(rel, measure)
+    units, v, c = _finite_rows(res.indices, q, np.full(rel.n, 1.0 / rel.n))
+    values = _values(bound, pool.truth1, rel.offsets)[units]
     expect = _expectation(bound, rel.proba, rel.offsets)
     lam = res.inference.power
     assert 0.0 <= lam <= 1.0
-    v = (1.0 / rel.n) / res.q
-    e = expect[res.indices]
+    e = expect[units]
     mu = float(expect.mean())
     g = lam * mu + float(v @ (values - lam * e)) / v.sum()
     assert res.estimate == pytest.approx(g, rel=1e-12)
-    # linearized (sandwich) standard error: u_i = v_i (z_i − z̄)/Σv, z = ℓ − G − λ(e − G)
+    # linearized standard error with the finite-population factor 1 − π:
+    # u_i = v_i (z_i − z̄)/Σv, z = ℓ − G − λ(e − G), V̂ = Σ c (u − Â)²
     z = values - g - lam * (e - g)
-    u = v * (z - float(v @ z) / v.sum()) / v.sum()
-    assert res.stderr == pytest.approx(math.sqrt(float(u @ u)), rel=1e-10)
+    assert res.stderr == pytest.approx(_finite_se(v, z, c, 1.0), rel=1e-8)
     # the coefficient was tuned: on a well-specified pool the model explains much of ℓ
     assert lam > 0.3
+    assert res.n_labels == units.shape[0] < res.n_draws
 
 
 # ================================================================ 3. compare: SNIS and labels
@@ -518,22 +541,22 @@ def test_assisted_comparison_uses_mixture_control_variates_with_one_coefficient(
     mp1, mp2 = _mixture_proba(rel1, rel2)
     e1 = _expectation(bound, mp1, rel1.offsets)
     e2 = _expectation(bound, mp2, rel2.offsets)
-    idx = res.indices
-    v = (1.0 / rel1.n) / res.q
+    q = ae.ranking_distribution([rel1, rel2], measure)
+    idx, v, fpc = _finite_rows(res.indices, q, np.full(rel1.n, 1.0 / rel1.n))
     sv = v.sum()
-    # Ĝ_j = λ μ_j + Σ v (ℓ_j − λ e_j) / Σ v with one λ ∈ [0, 1] for both rankers: solve λ
-    # from ranker 0, then ranker 1 must follow with the same λ.
+    # Ĝ_j = λ μ_j + Σ v (ℓ_j − λ e_j) / Σ v over the distinct queries (v = p/π) with one
+    # λ ∈ [0, 1] for both rankers: solve λ from ranker 0, then ranker 1 must follow.
     s = [float(v @ ell[idx]) / sv for ell in (l1, l2)]
     c = [float(e.mean()) - float(v @ e[idx]) / sv for e in (e1, e2)]
     lam = (res.estimates[0] - s[0]) / c[0]
     assert -1e-9 <= lam <= 1 + 1e-9
     assert res.estimates[1] == pytest.approx(s[1] + lam * c[1], rel=1e-10)
     assert res.difference == pytest.approx(res.estimates[0] - res.estimates[1], rel=1e-12)
-    # sandwich standard error of the difference: z = (ℓ₁ − Ĝ₁ − λ(e₁ − Ĝ₁)) − (same for r₂)
+    # standard error of the difference: z = (ℓ₁ − Ĝ₁ − λ(e₁ − Ĝ₁)) − (same for r₂), with
+    # the finite-population factor
     g1, g2 = res.estimates
     z = (l1[idx] - g1 - lam * (e1[idx] - g1)) - (l2[idx] - g2 - lam * (e2[idx] - g2))
-    u = v * (z - float(v @ z) / sv) / sv
-    assert res.stderr == pytest.approx(math.sqrt(float(u @ u)), rel=1e-8)
+    assert res.stderr == pytest.approx(_finite_se(v, z, fpc, 1.0), rel=1e-8)
     assert res.p_value == pytest.approx(2 * stats.norm.sf(abs(res.difference) / res.stderr))
 
 

@@ -85,8 +85,10 @@ from .sampling import (
     comparison_distribution,
     cost_distribution,
     draw,
+    inclusion_probabilities,
     optimal_distribution,
     passive_distribution,
+    successive_time,
 )
 from .store import Session, SessionComparison, SessionEstimate, SessionPlan, SessionProgress
 
@@ -163,6 +165,7 @@ __all__ = [
     "grades_from_classifier",
     "grades_from_regression",
     "importance_weights",
+    "inclusion_probabilities",
     "list_tasks",
     "load_task",
     "multiple_comparison",
@@ -182,4 +185,5 @@ __all__ = [
     "ranking_second_moment",
     "ranking_union",
     "ranking_values",
+    "successive_time",
 ]

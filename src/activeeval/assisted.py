@@ -41,6 +41,33 @@ a conditional *variance* where Thm 4.1 has a second moment. It vanishes where th
 certain, so the floor (here: on the model's certainty, via the measure's 0/1 moment at the
 floor) and the defensive mixture of :mod:`activeeval.sampling` are essential; they are applied
 the same way.
+
+Finite pools. Algorithm 2 draws with replacement but pays only for new labels, so a budget
+of n labels buys n *distinct* instances, and an instance drawn twice says nothing new. The
+with-replacement estimator above counts it twice and, at n/m of a third or more, is markedly
+worse than a simple random sample of the same n labels (whose variance carries the factor
+1 − n/m). With ``pool_q`` (what :func:`~activeeval.evaluate` and
+:func:`~activeeval.compare` pass for a static q) the estimator uses each distinct labeled
+instance once, as a sample without replacement:
+
+* Design. Embed the draws in a Poisson process of rate one; instance i first appears at time
+  E_i/q_i with E_i ~ Exp(1) independent, so the n distinct instances are the n smallest
+  E_i/q_i — an order sample (successive sampling; Rosén, 1972, 1997) with inclusion
+  probabilities π_i ≈ 1 − exp(−q_i t), Σ π_i = n
+  (:func:`~activeeval.sampling.inclusion_probabilities`). For uniform q it is exact and the
+  sample is a simple random sample.
+* Estimator. The same N̂/D̂ with v_i = p(x_i)/π_i over the distinct instances (the Hájek
+  form of the difference estimator: Σ_S (p/π)(wℓ − λ m_N) / Σ_S p/π + λ μ_N estimates the
+  pool total of the residual, Särndal et al., 1992, eq. 6.3.1 and Sec. 5.7).
+* Variance. The same linearized influences u_i, combined by Hájek's approximation for
+  high-entropy fixed-size designs: V̂ = Σ_S (1 − π_i)(u_i − Â)², Â = Σ (1 − π)u / Σ (1 − π)
+  (Deville & Tillé, 2005). Instances with π = 1 are known exactly and add no variance; a
+  census gives V̂ = 0. λ* is the same regression with these weights.
+
+On the benchmark tasks this lowers MAE at every budget and most at large n/m (email error
+rate at 800 of 1,295 labels: 0.0045 → 0.0029), with coverage unchanged
+(``docs/results/model_assisted.md``). A batch-adaptive campaign changes q between batches, so
+it keeps the with-replacement form, which holds for any sequence of q's.
 """
 
 from __future__ import annotations
@@ -56,6 +83,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from ._validation import (
+    InvalidSamplingDistributionError,
     ShapeError,
     UndefinedEstimateWarning,
     check_costs,
@@ -70,7 +98,15 @@ from .inference import (
 )
 from .measures import Measure, get_measure
 from .predictive import Categorical, Mixture, Predictive, as_predictive
-from .sampling import DEFAULT_FLOOR, DEFAULT_MIX, _defensive, _from_moment, _pool_distribution
+from .sampling import (
+    DEFAULT_FLOOR,
+    DEFAULT_MIX,
+    _defensive,
+    _from_moment,
+    _pool_distribution,
+    check_distribution,
+    successive_time,
+)
 
 __all__ = [
     "AssistedEstimate",
@@ -130,18 +166,63 @@ def _influence(v: NDArray[np.float64], z: NDArray[np.float64], den: float) -> ND
     return v * (z - zbar) / (den * sv)
 
 
-def _tuned_power(v: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
-    """λ* = Σ v²(a − ā)(b − b̄) / Σ v²(b − b̄)², clipped to [0, 1]. ``a`` and ``b`` are (n,)
-    or (n, P): with P columns (pairwise differences of models) each column is centred on its
-    own v-weighted mean and the sums run over all columns."""
+def _tuned_power(
+    v: NDArray[np.float64],
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    fpc: NDArray[np.float64] | None = None,
+) -> float:
+    """λ* = Σ α β / Σ β², α = v(a − ā), β = v(b − b̄) (λ* = Σ v²(a − ā)(b − b̄) / Σ v²(b − b̄)²
+    for draws with replacement), clipped to [0, 1]: the λ that minimizes the sandwich variance
+    of Σ v(z − z̄), z = a − λ b, with Ĝ and D̂ held fixed. For a without-replacement sample
+    (``fpc`` = 1 − π per row) α and β go through the same finite-population transform as the
+    influences (:func:`_design_influence`). ``a`` and ``b`` are (n,) or (n, P): with P columns
+    (pairwise differences of models) each column is centred on its own v-weighted mean and the
+    sums run over all columns."""
     sv = v.sum()
-    ac = a - (v @ a) / sv
-    bc = b - (v @ b) / sv
-    v2 = v * v
-    den = float(np.sum(v2 @ (bc * bc)))
+    vv = v if a.ndim == 1 else v[:, None]
+    alpha = _design_influence(vv * (a - (v @ a) / sv), fpc)
+    beta = _design_influence(vv * (b - (v @ b) / sv), fpc)
+    den = float(np.sum(beta * beta))
     if not den > 0:
         return 0.0
-    return float(np.clip(float(np.sum(v2 @ (ac * bc))) / den, 0.0, 1.0))
+    return float(np.clip(float(np.sum(alpha * beta)) / den, 0.0, 1.0))
+
+
+def _design_influence(
+    u: NDArray[np.float64], fpc: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """Influences ũ with Σ ũ² (and Σ ũ_j ũ_k) the variance (covariance) estimate of the design.
+
+    With replacement (``fpc`` None) the sandwich Σ u² of Lemma 3.4: ũ = u. For the distinct
+    instances of a successive sample (one row each, u_i = y_i/π_i with y_i the instance's
+    linearized term), Hájek's variance approximation for high-entropy fixed-size designs
+    (Hájek, 1964; Deville & Tillé, 2005, eq. 8 without their n/(n − 1), matching Lemma 3.4's
+    plug-in convention): V̂ = Σ c_i (u_i − Â)², c_i = 1 − π_i, Â = Σ c u / Σ c. Instances
+    labeled with certainty (π = 1) contribute nothing; with all π = 1 (a census) V̂ = 0.
+    For a simple random sample (π = n/m) it is the textbook (1 − n/m)·Σ(u − ū)².
+    """
+    if fpc is None:
+        return u
+    sc = float(fpc.sum())
+    if not sc > 0:
+        return np.zeros_like(u)
+    centred = u - (fpc @ u) / sc
+    root = np.sqrt(fpc)
+    return (root if u.ndim == 1 else root[:, None]) * centred
+
+
+def _successive_rows(
+    draws: NDArray[np.intp], q: NDArray[np.float64], p: NDArray[np.float64]
+) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
+    """The rows of the finite-population estimator for draws i.i.d. from the pool
+    distribution ``q`` (module docstring, "Finite pools"): the position in ``draws`` of each
+    distinct instance's first draw, its weight v = p/π and c = 1 − π, with π the successive
+    sample's inclusion probabilities (:func:`~activeeval.sampling.inclusion_probabilities`)."""
+    units, first = np.unique(draws, return_index=True)
+    t = successive_time(q, units.shape[0])
+    pi = np.ones(units.shape[0]) if math.isinf(t) else -np.expm1(-q[units] * t)
+    return first, p[units] / pi, 1.0 - pi
 
 
 def _check_power(power: float) -> float:
@@ -172,6 +253,7 @@ def assisted_estimate(
     power: float | None = None,
     level: float = 0.95,
     pos_label: Any = None,
+    pool_q: ArrayLike | None = None,
 ) -> AssistedEstimate:
     """Model-assisted estimate of a generalized risk from labeled draws (module docstring).
 
@@ -191,6 +273,12 @@ def assisted_estimate(
         Test distribution p(x) over the pool; uniform by default.
     power : float, optional
         Control-variate coefficient λ ∈ [0, 1]; None tunes it on the sample (power tuning).
+    pool_q : array-like of shape (m,), optional
+        The whole-pool distribution the draws came from, instead of ``q``. The estimator then
+        treats the distinct labeled instances as the finite-population sample they are
+        (module docstring, "Finite pools"): each counted once with weight p/π, and the
+        variance carries the finite-population factor 1 − π. Recommended whenever q is static;
+        it is what :func:`~activeeval.evaluate` uses.
     """
     pred = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred)
@@ -199,14 +287,39 @@ def assisted_estimate(
     if isinstance(pred, Categorical):
         pred.label_index(y, "labels")
     p = _pool_distribution(pred.n, pool_weights)
+    pos, v, fpc = _rows(idx, q, pool_q, p)
+    ir, yr = idx[pos], y[pos]
     f = pred.point_prediction()
     pool = _pool_moments(meas, pred, f, p)
-    v = importance_weights(q, p[idx] * pred.n, n=idx.shape[0])
-    w = meas.weight(f[idx], y)
-    wl = w * meas.loss(f[idx], y)
+    w = meas.weight(f[ir], yr)
+    wl = w * meas.loss(f[ir], yr)
     return _estimate_from_terms(
-        v, wl, w, pool.m_num[idx], pool.m_den[idx], pool, power, idx, lv, meas
+        v, wl, w, pool.m_num[ir], pool.m_den[ir], pool, power, idx, lv, meas, fpc
     )
+
+
+def _rows(
+    idx: NDArray[np.intp], q: ArrayLike | None, pool_q: ArrayLike | None, p: NDArray[np.float64]
+) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64] | None]:
+    """Positions in the draws of the estimator's rows, their weights v, and 1 − π (None for
+    draws with replacement: every draw is a row with v = p/q)."""
+    m = p.shape[0]
+    if pool_q is None:
+        v = importance_weights(q, p[idx] * m, n=idx.shape[0])
+        return np.arange(idx.shape[0]), v, None
+    if q is not None:
+        raise ShapeError(
+            "q, pool_q: pass either the per-draw probabilities q or the pool distribution "
+            "pool_q, not both."
+        )
+    qq = check_distribution(pool_q, "pool_q", m)
+    if (qq[idx] <= 0).any():
+        bad = int(idx[np.flatnonzero(qq[idx] <= 0)[0]])
+        raise InvalidSamplingDistributionError(
+            f"pool_q: is zero at pool instance {bad}, which was drawn; pass the distribution "
+            "the draws came from."
+        )
+    return _successive_rows(idx, qq, p)
 
 
 def _estimate_from_terms(
@@ -220,11 +333,14 @@ def _estimate_from_terms(
     idx: NDArray[Any],
     level: float,
     meas: Measure,
+    fpc: NDArray[np.float64] | None = None,
 ) -> AssistedEstimate:
-    """The model-assisted estimate from per-draw terms: importance weights v, w·ℓ, w and the
-    control variates m_N, m_D at the draws (any per-draw value with a known pool expectation,
-    e.g. a ranking's per-query ℓ with w ≡ 1)."""
-    lam = _choose_power(power, v, wl, w, mn, md, pool)
+    """The model-assisted estimate from per-row terms: importance weights v, w·ℓ, w and the
+    control variates m_N, m_D (any per-row value with a known pool expectation, e.g. a
+    ranking's per-query ℓ with w ≡ 1). Rows are the draws (``fpc`` None), or the distinct
+    labeled instances of a successive sample with ``fpc`` = 1 − π (:func:`_successive_rows`);
+    ``idx`` are all draws, for the counts."""
+    lam = _choose_power(power, v, wl, w, mn, md, pool, fpc)
     g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
     if math.isnan(g):
         warnings.warn(
@@ -234,7 +350,7 @@ def _estimate_from_terms(
         )
         se = math.nan
     else:
-        u = _influence(v, a - lam * b, float(den))
+        u = _design_influence(_influence(v, a - lam * b, float(den)), fpc)
         se = float(math.sqrt(u @ u))
     vw = v * w
     n_eff = float(vw.sum() ** 2 / (vw @ vw)) if (vw @ vw) > 0 else 0.0
@@ -259,6 +375,7 @@ def _choose_power(
     mn: NDArray[np.float64],
     md: NDArray[np.float64],
     pool: _Pool,
+    fpc: NDArray[np.float64] | None = None,
 ) -> float:
     if power is not None:
         return _check_power(power)
@@ -268,7 +385,7 @@ def _choose_power(
         g, a, b, _den = _assisted_parts(v, wl, w, mn, md, pool, lam)
         if math.isnan(g):
             return 0.0
-        lam = _tuned_power(v, a, b)
+        lam = _tuned_power(v, a, b, fpc)
     return lam
 
 
@@ -284,12 +401,14 @@ def assisted_paired_test(
     power: float | None = None,
     level: float = 0.95,
     pos_label: Any = None,
+    pool_q: ArrayLike | None = None,
 ) -> Comparison:
     """Paired comparison of two models with model-assisted estimates.
 
     The control variates of both models come from one predictive distribution for p(y|x) —
     the mixture of the two models (eq. 5.11) unless ``mixture`` is given — and a common λ is
     tuned for the *difference*: λ* regresses a₀ − a₁ on b₀ − b₁, so Var[Δ̂] is minimized.
+    ``pool_q`` as in :func:`assisted_estimate`.
     """
     preds = [as_predictive(pr, f"predictives[{k}]") for k, pr in enumerate(predictives)]
     if len(preds) != 2:
@@ -299,10 +418,9 @@ def assisted_paired_test(
     lv = check_level(level)
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
-    v = importance_weights(q, p[idx] * mix.n, n=idx.shape[0])
-    parts = _model_terms(meas, preds, mix, idx, y, p)
-
-    return _paired_from_terms(v, parts, power, idx, lv, meas)
+    pos, v, fpc = _rows(idx, q, pool_q, p)
+    parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p)
+    return _paired_from_terms(v, parts, power, idx, lv, meas, fpc)
 
 
 _Terms = tuple[Any, Any, Any, Any, _Pool]
@@ -339,6 +457,7 @@ def _difference_power(
     v: NDArray[np.float64],
     parts: Sequence[_Terms],
     pairs: tuple[NDArray[np.intp], NDArray[np.intp]],
+    fpc: NDArray[np.float64] | None = None,
 ) -> float:
     """λ for differences of models: the given power, or two rounds (from λ = 0) of the λ*
     pooled over the model pairs ``pairs`` (the paired test's λ* for one pair)."""
@@ -350,7 +469,7 @@ def _difference_power(
         g, a, b = _terms_at(v, parts, lam)
         if np.isnan(g).any():
             return 0.0
-        lam = _tuned_power(v, a[:, ia] - a[:, ib], b[:, ia] - b[:, ib])
+        lam = _tuned_power(v, a[:, ia] - a[:, ib], b[:, ia] - b[:, ib], fpc)
     return lam
 
 
@@ -380,14 +499,16 @@ def _paired_from_terms(
     idx: NDArray[Any],
     level: float,
     meas: Measure,
+    fpc: NDArray[np.float64] | None = None,
 ) -> Comparison:
-    """Paired model-assisted comparison from each model's per-draw terms
-    (w·ℓ, w, m_N, m_D at the draws, pool moments), λ tuned for the difference."""
-    lam = _difference_power(power, v, parts, (np.array([0]), np.array([1])))
+    """Paired model-assisted comparison from each model's per-row terms
+    (w·ℓ, w, m_N, m_D, pool moments; rows as in :func:`_estimate_from_terms`), λ tuned for
+    the difference."""
+    lam = _difference_power(power, v, parts, (np.array([0]), np.array([1])), fpc)
     g, a, b = _terms_at(v, parts, lam)
     diff = float(g[0] - g[1])
     z = a - lam * b
-    u = _influence(v, z[:, 0] - z[:, 1], 1.0)
+    u = _design_influence(_influence(v, z[:, 0] - z[:, 1], 1.0), fpc)
     se = float(math.sqrt(u @ u))
     if math.isnan(diff):
         pv = math.nan
@@ -420,6 +541,7 @@ def assisted_multiple_comparison(
     pool_weights: ArrayLike | None = None,
     power: float | None = None,
     pos_label: Any = None,
+    pool_q: ArrayLike | None = None,
 ) -> MultipleComparison:
     """All pairwise comparisons of k ≥ 2 models with model-assisted estimates (thesis
     Sec. 3.2.3 with the estimator of this module).
@@ -435,6 +557,7 @@ def assisted_multiple_comparison(
     differences below both λ = 0 and λ = 1 in an independent check.
     Model j's influence is u_j = v (z_j − z̄_j) / (D̂_j Σ v), z_j = a_j − λ b_j, and the table
     (Holm, Bonferroni, Tukey) is built from them exactly as for the thesis's estimator.
+    ``pool_q`` as in :func:`assisted_estimate`.
     """
     preds = [as_predictive(pr, f"predictives[{k}]") for k, pr in enumerate(predictives)]
     k = len(preds)
@@ -444,12 +567,13 @@ def assisted_multiple_comparison(
     meas = get_measure(measure, pos_label=pos_label).bind(mix)
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
-    v = importance_weights(q, p[idx] * mix.n, n=idx.shape[0])
-    parts = _model_terms(meas, preds, mix, idx, y, p)
-    lam = _difference_power(power, v, parts, np.triu_indices(k, 1))
+    pos, v, fpc = _rows(idx, q, pool_q, p)
+    parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p)
+    lam = _difference_power(power, v, parts, np.triu_indices(k, 1), fpc)
     g, a, b = _terms_at(v, parts, lam)
     u = np.column_stack([_influence(v, a[:, j] - lam * b[:, j], 1.0) for j in range(k)])
-    return _multiple_from_influence(g, u, int(np.unique(idx).size), meas)
+    u = _design_influence(u, fpc)
+    return _multiple_from_influence(g, u, int(np.unique(idx).size), meas, n_draws=idx.shape[0])
 
 
 def assisted_distribution(

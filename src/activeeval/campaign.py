@@ -38,6 +38,7 @@ from ._validation import (
 from .assisted import (
     _estimate_from_terms,
     _paired_from_terms,
+    _successive_rows,
     _value_pool,
     _value_terms,
     assisted_estimate,
@@ -48,7 +49,6 @@ from .inference import (
     Comparison,
     Estimate,
     estimate,
-    importance_weights,
     multiple_comparison,
     paired_test,
 )
@@ -261,6 +261,7 @@ class _Acquisition:
         self.n_kept = 0
         self.pending = np.empty(0, dtype=np.intp)
         self.exhausted = False
+        self.switched = False  # True once q has changed (batch-adaptive sampling)
 
     @property
     def draws(self) -> NDArray[np.intp]:
@@ -276,6 +277,7 @@ class _Acquisition:
         the draws kept so far end at a stopping time, so each is still distributed as the q it
         was drawn from given the past (the martingale argument of batch-adaptive sampling)."""
         self.q = q
+        self.switched = True
         self.pending = np.empty(0, dtype=np.intp)
         self.support = q > 0
         self.n_support = int(self.support.sum())
@@ -452,8 +454,11 @@ def evaluate(
     census = _census(meas, predictive, acq.book, pw, lv, draws.shape[0])
     if census is not None:
         est = census
-    elif estimator == "assisted":
+    elif estimator == "assisted" and acq.switched:
+        # Batch-adaptive: q changed between batches, so the with-replacement form.
         est = assisted_estimate(meas, predictive, draws, y, draw_q, pool_weights=pw, level=lv)
+    elif estimator == "assisted":
+        est = assisted_estimate(meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=qq)
     else:
         est = estimate(
             meas, predictive.take(draws), y, draw_q, p=pw[draws], indices=draws, level=lv
@@ -1030,7 +1035,7 @@ def _compare_sample(
     """Difference, stderr, p-value, best index, estimates and the full comparison object."""
     at = [p.take(draws) for p in preds]
     if len(preds) == 2 and estimator == "assisted":
-        c = assisted_paired_test(meas, preds, draws, y, q[draws], pool_weights=pw, level=level)
+        c = assisted_paired_test(meas, preds, draws, y, pool_weights=pw, level=level, pool_q=q)
         return c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
     if len(preds) == 2:
         c = paired_test(
@@ -1046,7 +1051,7 @@ def _compare_sample(
         est = np.array(c.estimates if support_mass == 1.0 else (np.nan, np.nan))
         return c.difference, c.stderr, c.p_value, c.best, est, c
     if estimator == "assisted":
-        mc = assisted_multiple_comparison(meas, preds, draws, y, q[draws], pool_weights=pw)
+        mc = assisted_multiple_comparison(meas, preds, draws, y, pool_weights=pw, pool_q=q)
     else:
         mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
     best = mc.best
@@ -1238,9 +1243,9 @@ def _evaluate_ranking(
         )
     elif estimator == "assisted":
         expect = ranking_expectation(rel, meas)
-        v = importance_weights(draw_q, pw[draws] * rel.n, n=draws.shape[0])
-        terms = _value_terms(values, _value_pool(expect, pw), draws)
-        est = _estimate_from_terms(v, *terms, None, draws, lv, qv)
+        pos, v, fpc = _successive_rows(draws, qq, pw)
+        terms = _value_terms(values[pos], _value_pool(expect, pw), draws[pos])
+        est = _estimate_from_terms(v, *terms, None, draws, lv, qv, fpc)
     else:
         est = estimate(
             qv, values, np.zeros(draws.shape[0]), draw_q, p=pw[draws], indices=draws, level=lv
@@ -1302,9 +1307,11 @@ def _compare_ranking(
             return paired_test(
                 qv, list(values), zeros, qq[draws], p=pw[draws], indices=draws, level=lv
             )
-        v = importance_weights(qq[draws], pw[draws] * rel1.n, n=draws.shape[0])
-        parts = [_value_terms(val, pl, draws) for val, pl in zip(values, pools, strict=True)]
-        return _paired_from_terms(v, parts, None, draws, lv, qv)
+        pos, v, fpc = _successive_rows(draws, qq, pw)
+        parts = [
+            _value_terms(val[pos], pl, draws[pos]) for val, pl in zip(values, pools, strict=True)
+        ]
+        return _paired_from_terms(v, parts, None, draws, lv, qv, fpc)
 
     rng = np.random.default_rng(random_state)
     with _bar(b, lam, progress) as bar:

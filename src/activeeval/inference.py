@@ -667,10 +667,15 @@ def multiple_comparison(
 
 
 def _multiple_from_influence(
-    g: NDArray[np.float64], u: NDArray[np.float64], n_labels: int, measure: Measure
+    g: NDArray[np.float64],
+    u: NDArray[np.float64],
+    n_labels: int,
+    measure: Measure,
+    n_draws: int | None = None,
 ) -> MultipleComparison:
-    """The pairwise table and range test from k estimates and their per-draw influences
-    u (n, k): Var[Ĝ_a − Ĝ_b] = Σ_i (u_ia − u_ib)² (any linearized estimator)."""
+    """The pairwise table and range test from k estimates and their per-row influences
+    u (n, k): Var[Ĝ_a − Ĝ_b] = Σ_i (u_ia − u_ib)² (any linearized estimator; rows are draws,
+    or distinct instances of a without-replacement sample, then ``n_draws`` counts draws)."""
     k = int(g.shape[0])
     n = int(u.shape[0])
     if np.isnan(g).any():
@@ -727,7 +732,7 @@ def _multiple_from_influence(
         pairwise=table,
         range_statistic=range_stat,
         range_p_value=range_p,
-        n_draws=n,
+        n_draws=n if n_draws is None else n_draws,
         n_labels=n_labels,
         greater_is_better=measure.greater_is_better,
         measure=measure.name,

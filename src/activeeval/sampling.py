@@ -35,6 +35,7 @@ well-calibrated models.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -65,8 +66,10 @@ __all__ = [
     "comparison_distribution",
     "cost_distribution",
     "draw",
+    "inclusion_probabilities",
     "optimal_distribution",
     "passive_distribution",
+    "successive_time",
 ]
 
 #: Bounds of the intrinsic value for 0/1 losses (see module docstring).
@@ -280,6 +283,61 @@ def draw(q: ArrayLike, n: int, random_state: Any = None) -> NDArray[np.intp]:
     cdf /= cdf[-1]
     idx = np.searchsorted(cdf, rng.random(int(n)), side="right")
     return np.minimum(idx, qq.shape[0] - 1).astype(np.intp)
+
+
+def successive_time(q: ArrayLike, n: int) -> float:
+    """The t with Σ_i (1 − exp(−q_i t)) = n: the "time" at which i.i.d. draws from q have
+    reached n distinct instances, in expectation (see :func:`inclusion_probabilities`).
+
+    inf when n is at least the number of instances with q > 0; 0 for n = 0. The left side is
+    concave and increasing in t and is at most n at t = n (1 − e^(−x) ≤ x), so Newton's method
+    from t = n increases monotonically to the root.
+    """
+    qq = check_distribution(q)
+    n = int(n)
+    qp = qq[qq > 0]
+    if n < 0:
+        raise BudgetError(f"n: the number of distinct instances cannot be negative ({n}).")
+    if n >= qp.shape[0]:
+        return math.inf
+    if n == 0:
+        return 0.0
+    t = float(n)
+    for _ in range(1000):
+        e = np.exp(-qp * t)
+        gap = n - (qp.shape[0] - float(e.sum()))  # ≥ 0 left of the root
+        slope = float(qp @ e)
+        if gap <= 1e-12 * n or slope <= 0.0:
+            break
+        step = gap / slope
+        t += step
+        if step <= 1e-15 * t:
+            break
+    return t
+
+
+def inclusion_probabilities(q: ArrayLike, n: int) -> NDArray[np.float64]:
+    """Probability that each pool instance is among the first ``n`` *distinct* instances of
+    an i.i.d. sequence of draws from ``q`` — the sample a label budget of n buys when repeats
+    of labeled instances are free (Algorithm 2).
+
+    The distinct instances in order of first appearance are a successive sample (sampling
+    without replacement proportional to q among those not yet drawn). Embedding the draws in
+    a Poisson process of rate one, instance i first appears at an Exp(q_i) time,
+    independently across instances, so the sample is the order sample of the n smallest
+    E_i/q_i (Rosén, 1972; 1997), and
+
+        π_i ≈ 1 − exp(−q_i t),   Σ_i π_i = n     (:func:`successive_time`),
+
+    Rosén's approximation, with relative error O(1/n) for high-entropy designs. It is exact
+    for uniform q (π_i = n/m: the sample is then a simple random sample) and when n reaches
+    the support (π = 1 on q > 0). Returns an (m,) array; 0 where q = 0.
+    """
+    qq = check_distribution(q)
+    t = successive_time(qq, n)
+    if math.isinf(t):
+        return (qq > 0).astype(float)
+    return -np.expm1(-qq * t)
 
 
 SAMPLING_METHODS = ("active", "passive", "active_lambda", "active_uniC")

@@ -20,7 +20,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..assisted import _estimate_from_terms, _pool_moments, assisted_distribution
+from ..assisted import (
+    _estimate_from_terms,
+    _pool_moments,
+    _successive_rows,
+    assisted_distribution,
+    assisted_estimate,
+)
 from ..datasets import EvaluationTask, load_task
 from ..measures import ErrorRate, FMeasure, Measure, SquaredError
 from ..predictive import Predictive
@@ -50,10 +56,13 @@ def _runs(
     seed: int,
     assisted: bool,
     power: float | None = None,
+    finite: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], Any]:
     """Estimates, standard errors and λ per (rep, budget), by the campaign's stopping rule,
     and the draws (for peers run on the same samples). The thesis's estimator is the
-    model-assisted one at λ = 0 (tested equal to :func:`activeeval.estimate`)."""
+    model-assisted one at λ = 0 with every draw a row; ``finite`` uses the distinct labeled
+    instances as a without-replacement sample (what :func:`activeeval.evaluate` does; both
+    tested equal to it)."""
     draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
     m = pred.n
     p = np.full(m, 1.0 / m)
@@ -69,9 +78,14 @@ def _runs(
     for r in range(reps):
         for j in range(budgets.shape[0]):
             idx = draws[r, : kept[r, j]]
+            if finite:
+                pos, v, fpc = _successive_rows(idx, q, p)
+                ir = idx[pos]
+            else:
+                ir, v, fpc = idx, v_all[idx], None
             a = _estimate_from_terms(
-                v_all[idx], wl_all[idx], w_all[idx], pool.m_num[idx], pool.m_den[idx], pool,
-                lam_fixed, idx, 0.95, meas,
+                v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
+                lam_fixed, idx, 0.95, meas, fpc,
             )  # fmt: skip
             est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
     return est, se, lam, (draws, kept)
@@ -139,13 +153,17 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
         q_assist = assisted_distribution(pred, meas)
         a_true = w**2 * (meas.loss(f, y) - truth) ** 2
         q_oracle = np.sqrt(a_true) / np.sqrt(a_true).sum()
-        methods: dict[str, tuple[NDArray[np.float64], bool]] = {
-            "passive": (q_pass, False),
-            "active (thesis SNIS)": (q_snis, False),
-            "assisted, uniform q": (q_pass, True),
-            "assisted, q* (SNIS)": (q_snis, True),
-            "assisted, own q": (q_assist, True),
-            "oracle q (true labels)": (q_oracle, False),
+        # name: (q, model-assisted, finite-population rows)
+        methods: dict[str, tuple[NDArray[np.float64], bool, bool]] = {
+            "passive": (q_pass, False, False),
+            "active (thesis SNIS)": (q_snis, False, False),
+            "assisted, uniform q": (q_pass, True, True),
+            DEFAULT: (q_snis, True, True),
+            WITH_REPLACEMENT: (q_snis, True, False),
+            "assisted, own q": (q_assist, True, True),
+            # The limit: the default's design and estimator with q from the true labels,
+            # which needs no control variate (λ = 0).
+            ORACLE: (q_oracle, False, True),
         }
         row: dict[str, Any] = {
             "task": task_name,
@@ -156,9 +174,9 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
             "methods": {},
         }
         drawn_by: dict[str, Any] = {}
-        for name, (q, assisted) in methods.items():
+        for name, (q, assisted, finite) in methods.items():
             est, se, lam, drawn_by[name] = _runs(
-                q, pred, meas, y, b, reps, seed=0, assisted=assisted
+                q, pred, meas, y, b, reps, seed=0, assisted=assisted, finite=finite
             )
             z = 1.959963984540054
             cover = np.nanmean((est - z * se <= truth) & (truth <= est + z * se), axis=0)
@@ -253,7 +271,9 @@ def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
     (out / "model_assisted.md").write_text("\n".join(lines) + "\n")
 
 
-DEFAULT = "assisted, q* (SNIS)"  # evaluate(method="active") with its default estimator
+DEFAULT = "assisted, q* (default)"  # evaluate(method="active") with its default estimator
+WITH_REPLACEMENT = "assisted, q*, every draw a row (with-replacement form)"
+ORACLE = "oracle q (true labels)"
 SAME_DRAWS = "PPI++ on the default's draws (importance weights, q*)"
 
 
@@ -306,7 +326,7 @@ def _summary(
                 + f" | {d['mae'][j] / meths['active (thesis SNIS)']['mae'][j]:.2f} | "
                 f"{d['mae'][j] / meths['passive']['mae'][j]:.2f} | "
                 + (f"{need / n:.2f}" if need <= b[-1] else f"> {b[-1] / n:.1f}")
-                + f" | {meths['oracle q (true labels)']['mae'][j] / d['mae'][j]:.2f} "
+                + f" | {meths[ORACLE]['mae'][j] / d['mae'][j]:.2f} "
                 f"| {d['coverage'][j]:.3f} |"
             )
     return [*lines, ""]
@@ -349,16 +369,24 @@ def run_batch_adaptive(
         }
         for name, bs in (("static", None), ("batch-adaptive", batch)):
             err = np.full((reps, len(budgets)), np.nan)
+            err_wr = np.full((reps, len(budgets)), np.nan)
             for j, b in enumerate(budgets):
                 for r in range(reps):
                     res = evaluate(
                         pred, oracle, meas, budget=b, batch_size=bs, random_state=r, progress=False
                     )
                     err[r, j] = abs(res.estimate - truth)
-            row[name] = {
-                "mae": list(np.nanmean(err, axis=0)),
-                "mae_se": list(np.nanstd(err, axis=0) / np.sqrt(reps)),
-            }
+                    # The same draws, every draw a row weighted by its own q (the form a
+                    # batch-adaptive campaign uses): the like-for-like static comparator.
+                    wr = assisted_estimate(meas, pred, res.indices, res.labels, res.q)
+                    err_wr[r, j] = abs(wr.estimate - truth)
+            for label, e in ((name, err), (f"{name}, with-replacement form", err_wr)):
+                if label == "batch-adaptive, with-replacement form":
+                    continue  # identical to "batch-adaptive"
+                row[label] = {
+                    "mae": list(np.nanmean(e, axis=0)),
+                    "mae_se": list(np.nanstd(e, axis=0) / np.sqrt(reps)),
+                }
         rows.append(row)
         print(f"batch-adaptive {task_name} {kind} {meas.name}", flush=True)
     lines = [
@@ -367,13 +395,16 @@ def run_batch_adaptive(
         f"{reps} campaigns per budget, labels bought {batch} at a time; after each batch "
         "the predictive distribution is recalibrated (isotonic / variance scaling, "
         "weighted by p/q) and q* recomputed. Same seeds, default model-assisted "
-        "estimator. MAE ± its Monte-Carlo standard error.",
+        "estimator. A batch-adaptive campaign weights every draw by the q it was drawn "
+        "from (the with-replacement form); a static campaign uses the finite-population "
+        "form, and its with-replacement form on the same draws is the like-for-like "
+        "comparator of recalibration alone. MAE ± its Monte-Carlo standard error.",
         "",
         "| task | model | measure | method | " + " | ".join(f"MAE@{b}" for b in budgets) + " |",
         "|" + "---|" * (4 + len(budgets)),
     ]
     for row in rows:
-        for name in ("static", "batch-adaptive"):
+        for name in ("static", "static, with-replacement form", "batch-adaptive"):
             r = row[name]
             lines.append(
                 f"| {row['task']} | {row['model']} | {row['measure']} | {name} | "

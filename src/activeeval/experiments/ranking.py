@@ -30,7 +30,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..assisted import _estimate_from_terms, _paired_from_terms, _value_pool, _value_terms
+from ..assisted import (
+    _estimate_from_terms,
+    _paired_from_terms,
+    _successive_rows,
+    _value_pool,
+    _value_terms,
+)
 from ..datasets import RankingCorpus, load_movielens_ranking
 from ..ranking import (
     DCG,
@@ -145,15 +151,17 @@ def _assisted_runs(
     qv = QueryValue(meas)
     est = np.full(kept.shape, np.nan)
     se = np.full(kept.shape, np.nan)
+    p = np.full(m, 1.0 / m)
     for r in range(reps):
         for j in range(budgets.shape[0]):
             idx = draws[r, : kept[r, j]]
-            v = 1.0 / (m * q[idx])
-            parts = [_value_terms(x[idx], pl, idx) for x, pl in zip(values, pools, strict=True)]
+            pos, v, fpc = _successive_rows(idx, q, p)
+            ir = idx[pos]
+            parts = [_value_terms(x[ir], pl, ir) for x, pl in zip(values, pools, strict=True)]
             if len(parts) == 1:
-                a: Any = _estimate_from_terms(v, *parts[0], None, idx, 0.95, qv)
+                a: Any = _estimate_from_terms(v, *parts[0], None, idx, 0.95, qv, fpc)
             else:
-                a = _paired_from_terms(v, parts, None, idx, 0.95, qv)
+                a = _paired_from_terms(v, parts, None, idx, 0.95, qv, fpc)
             est[r, j] = a.estimate if len(parts) == 1 else a.difference
             se[r, j] = a.stderr
     return est, se

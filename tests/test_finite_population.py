@@ -1,0 +1,236 @@
+"""The finite-population form of the model-assisted estimator (assisted module, "Finite
+pools"): inclusion probabilities of the first n distinct draws, exact unbiasedness and the
+exact expectation of the variance estimate under simple random sampling by enumerating every
+sample, consistency, coverage and the gain over the with-replacement form under skewed q by
+seeded Monte-Carlo, and the campaign's use of it."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+import activeeval as ae
+from activeeval.assisted import (
+    assisted_estimate,
+    assisted_multiple_comparison,
+    assisted_paired_test,
+)
+
+
+def _pool(seed: int = 0, m: int = 600):
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet(np.full(2, 0.4), size=m)
+    y = (rng.random(m) > proba[:, 0]).astype(int)  # y ~ proba (well specified)
+    return ae.Categorical(proba), y
+
+
+def _first_distinct(q: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Draws i.i.d. from q up to (and including) the n-th distinct instance."""
+    out: list[np.ndarray] = []
+    seen: set[int] = set()
+    while True:
+        block = ae.draw(q, 4 * n, random_state=rng)
+        for k, i in enumerate(block):
+            seen.add(int(i))
+            if len(seen) == n:
+                out.append(block[: k + 1])
+                return np.concatenate(out)
+        out.append(block)
+
+
+# ------------------------------------------------------------ inclusion probabilities
+def test_inclusion_probabilities_solve_the_expected_distinct_count() -> None:
+    rng = np.random.default_rng(1)
+    q = rng.gamma(0.3, size=2000)
+    q[:50] = 0.0
+    q /= q.sum()
+    for n in (1, 10, 300, 1500, 1949):
+        t = ae.successive_time(q, n)
+        # independent root of Σ (1 − e^{−q t}) = n
+        ref = brentq(lambda s, n=n: np.sum(-np.expm1(-q * s)) - n, 1e-9, 1e16, rtol=1e-15)
+        assert t == pytest.approx(ref, rel=1e-9)
+        pi = ae.inclusion_probabilities(q, n)
+        assert pi.sum() == pytest.approx(n, rel=1e-10)
+        assert (pi[:50] == 0).all() and (pi[50:] > 0).all() and (pi <= 1).all()
+    assert math.isinf(ae.successive_time(q, 1950))
+    np.testing.assert_array_equal(ae.inclusion_probabilities(q, 1950), (q > 0).astype(float))
+    assert ae.successive_time(q, 0) == 0.0
+
+
+def test_inclusion_probabilities_are_exact_for_uniform_q() -> None:
+    q = np.full(37, 1 / 37)
+    for n in (1, 5, 36):
+        np.testing.assert_allclose(ae.inclusion_probabilities(q, n), n / 37, rtol=1e-12)
+
+
+def test_inclusion_probabilities_match_simulated_first_distinct_draws() -> None:
+    # Rosén's approximation against the frequency of inclusion among the first n distinct
+    # draws (4,000 seeded samples). Instances are grouped by q in 10 bins to average the
+    # per-instance Monte-Carlo noise; within each bin the mean frequency must lie within
+    # 4 MC-SE of the mean π, plus 2% of π for the approximation (relative error O(1/n)).
+    rng = np.random.default_rng(2)
+    m, n, reps = 400, 120, 4000
+    q = rng.gamma(0.7, size=m)
+    q /= q.sum()
+    hits = np.zeros(m)
+    for _ in range(reps):
+        hits[np.unique(_first_distinct(q, n, rng))] += 1
+    freq = hits / reps
+    pi = ae.inclusion_probabilities(q, n)
+    bins = np.array_split(np.argsort(q), 10)
+    for b in bins:
+        mc_se = math.sqrt(np.sum(freq[b] * (1 - freq[b])) / reps) / b.size
+        assert abs(freq[b].mean() - pi[b].mean()) < 4 * mc_se + 0.02 * pi[b].mean()
+
+
+def test_inclusion_probabilities_reject_bad_input() -> None:
+    with pytest.raises(ae.InvalidSamplingDistributionError, match="sums to"):
+        ae.inclusion_probabilities(np.full(4, 0.3), 2)
+    with pytest.raises(ae.BudgetError, match="negative"):
+        ae.successive_time(np.full(4, 0.25), -1)
+
+
+# ------------------------------------------------ exact results under simple random sampling
+@pytest.mark.parametrize("lam", [0.0, 0.7, 1.0])
+def test_uniform_q_is_simple_random_sampling_unbiased_with_exact_variance(lam: float) -> None:
+    # With uniform q the distinct draws are a simple random sample. Over all C(9, 4) samples:
+    # Ĝ = λ μ + mean_S(ℓ − λ m) averages to G exactly, and the variance estimate averages to
+    # (n − 1)/n · (1 − n/N) S²/n, the textbook variance of the SRS mean times the plug-in
+    # factor (Lemma 3.4's convention).
+    cat, y = _pool(3, m=9)
+    f = cat.point_prediction()
+    ell = (f != y).astype(float)
+    mexp = 1.0 - cat.proba.max(axis=1)  # E_model[ℓ | x] of the error rate
+    q = np.full(9, 1 / 9)
+    n, big_n = 4, 9
+    est, var = [], []
+    for s in itertools.combinations(range(9), n):
+        idx = np.array(s)
+        a = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q, power=lam)
+        est.append(a.estimate)
+        var.append(a.stderr**2)
+    z = ell - lam * mexp
+    s2 = z.var(ddof=1)
+    assert np.mean(est) == pytest.approx(ell.mean(), abs=1e-13)
+    assert np.var(est) == pytest.approx((1 - n / big_n) * s2 / n, rel=1e-12)
+    assert np.mean(var) == pytest.approx((n - 1) / n * (1 - n / big_n) * s2 / n, rel=1e-12)
+
+
+def test_census_is_exact_with_zero_stderr() -> None:
+    cat, y = _pool(4, m=50)
+    q = ae.optimal_distribution(cat, "error_rate")
+    idx = _first_distinct(q, 50, np.random.default_rng(0))
+    a = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q)
+    assert a.estimate == pytest.approx(np.mean(cat.point_prediction() != y), abs=1e-12)
+    assert a.stderr == 0.0
+    assert a.n_labels == 50 and a.n_draws == idx.size
+
+
+# --------------------------------------------------------- skewed q: Monte-Carlo checks
+def _campaigns(measure, n: int, reps: int, seed: int):
+    cat, y = _pool(seed)
+    m = ae.get_measure(measure, pos_label=1).bind(cat)
+    f = cat.point_prediction()
+    w = m.weight(f, y)
+    truth = float(w @ m.loss(f, y) / w.sum())
+    q = ae.optimal_distribution(cat, m)
+    rng = np.random.default_rng(seed)
+    fin, wr, cover = np.empty(reps), np.empty(reps), np.empty(reps, bool)
+    for r in range(reps):
+        idx = _first_distinct(q, n, rng)[:-1]  # stop before the draw that would buy n + 1
+        a = assisted_estimate(m, cat, idx, y[idx], pool_q=q)
+        fin[r] = a.estimate
+        lo, hi = a.ci
+        cover[r] = lo <= truth <= hi
+        wr[r] = assisted_estimate(m, cat, idx, y[idx], q[idx]).estimate
+    return truth, fin, wr, cover
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1"])
+def test_finite_form_is_consistent_covers_and_beats_the_with_replacement_form(measure) -> None:
+    # 300 labels of a 600-instance pool under the thesis's q*, 600 seeded campaigns.
+    # Bias: within 4 MC-SE. Coverage of the 95% interval: within 3 MC-SE
+    # (sqrt(.95·.05/600) ≈ 0.0089) of 0.95. At n/m = 1/2 the finite-population factor is
+    # large: the MSE must be below the with-replacement form's on the same draws by more
+    # than 4 MC-SE of the paired MSE difference.
+    reps = 600
+    truth, fin, wr, cover = _campaigns(measure, 301, reps, seed=5)
+    assert abs(fin.mean() - truth) < 4 * fin.std() / math.sqrt(reps)
+    assert abs(cover.mean() - 0.95) < 3 * math.sqrt(0.95 * 0.05 / reps)
+    d = (wr - truth) ** 2 - (fin - truth) ** 2
+    assert d.mean() > 4 * d.std() / math.sqrt(reps)
+
+
+def test_calibrated_model_beats_snis_and_noise_model_stays_close_in_the_finite_form() -> None:
+    # The acceptance pair of the issue, for the default (finite) form: uniform draws, 200
+    # distinct labels of 600. A well-specified model lowers the MSE below the SNIS estimator
+    # on the same labels; a model whose probabilities are pure noise stays within 10%.
+    cat, y = _pool(11)
+    rng = np.random.default_rng(11)
+    f = cat.point_prediction()
+    top = 0.5 + 0.5 * rng.uniform(0.01, 1.0, cat.n)  # random confidence, same argmax
+    noise = np.empty((cat.n, 2))
+    noise[np.arange(cat.n), f] = top
+    noise[np.arange(cat.n), 1 - f] = 1.0 - top
+    noisy = ae.Categorical(noise)
+    q = np.full(cat.n, 1.0 / cat.n)
+    reps = 600
+    s, good, bad = np.empty(reps), np.empty(reps), np.empty(reps)
+    for r in range(reps):
+        idx = _first_distinct(q, 201, rng)[:-1]
+        s[r] = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q, power=0.0).estimate
+        good[r] = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q).estimate
+        bad[r] = assisted_estimate("error_rate", noisy, idx, y[idx], pool_q=q).estimate
+    truth = np.mean(f != y)
+    mse_s, mse_g, mse_b = (np.mean((x - truth) ** 2) for x in (s, good, bad))
+    assert mse_g < 0.8 * mse_s
+    assert mse_b < 1.1 * mse_s
+
+
+# ------------------------------------------------------------------- comparisons, errors
+def test_two_model_multiple_comparison_equals_the_paired_test_in_the_finite_form() -> None:
+    cat, y = _pool(17)
+    rng = np.random.default_rng(17)
+    raw = np.clip(cat.proba + rng.normal(0, 0.2, cat.proba.shape), 0.01, 1)
+    other = ae.Categorical(raw / raw.sum(axis=1, keepdims=True))
+    q = ae.comparison_distribution([cat, other], "f1")
+    idx = _first_distinct(q, 250, rng)
+    pair = assisted_paired_test("f1", [cat, other], idx, y[idx], pool_q=q)
+    mc = assisted_multiple_comparison("f1", [cat, other], idx, y[idx], pool_q=q)
+    assert mc.estimates == pytest.approx(pair.estimates, rel=1e-12)
+    assert float(mc.pairwise["stderr"][0]) == pytest.approx(pair.stderr, rel=1e-10)
+    assert pair.n_labels == mc.n_labels == 250 and pair.n_draws == mc.n_draws == idx.size
+
+
+def test_pool_q_errors_name_the_argument() -> None:
+    cat, y = _pool(19, m=40)
+    q = np.full(40, 1 / 40)
+    idx = np.arange(10)
+    with pytest.raises(ae.ShapeError, match="pool_q"):
+        assisted_estimate("error_rate", cat, idx, y[idx], q[idx], pool_q=q)
+    with pytest.raises(ae.ShapeError, match="pool_q"):
+        assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q[:-1])
+    bad = q.copy()
+    bad[3], bad[20] = 0.0, 2 / 40
+    with pytest.raises(ae.InvalidSamplingDistributionError, match="instance 3"):
+        assisted_paired_test("error_rate", [cat, cat], idx, y[idx], pool_q=bad)
+
+
+# ---------------------------------------------------------------------------- campaign
+def test_evaluate_uses_the_finite_form_and_batch_adaptive_keeps_the_draw_weights() -> None:
+    cat, y = _pool(23)
+    oracle = lambda i: y[i]  # noqa: E731
+    q = ae.optimal_distribution(cat, "f1", pos_label=1)
+    res = ae.evaluate(cat, oracle, "f1", budget=150, pos_label=1, random_state=1)
+    direct = assisted_estimate("f1", cat, res.indices, res.labels, pool_q=q, pos_label=1)
+    assert res.estimate == pytest.approx(direct.estimate, rel=1e-12)
+    assert res.stderr == pytest.approx(direct.stderr, rel=1e-12)
+    # q changes between batches: every draw weighted by the q it was drawn from
+    ad = ae.evaluate(cat, oracle, "f1", budget=150, pos_label=1, random_state=1, batch_size=50)
+    direct = assisted_estimate("f1", cat, ad.indices, ad.labels, ad.q, pos_label=1)
+    assert ad.estimate == pytest.approx(direct.estimate, rel=1e-12)
+    assert ad.stderr == pytest.approx(direct.stderr, rel=1e-12)
