@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 from statsmodels.stats.proportion import proportion_confint as sm_proportion_confint
 
 import activeeval as ae
@@ -463,17 +463,28 @@ def test_result_interval_is_the_inference_interval_at_the_requested_level():
     oracle = RecordingOracle(POOL_Y)
     res = ae.evaluate(POOL_PROBA, oracle, "error_rate", budget=150, level=0.9, random_state=4)
     assert res.level == 0.9
-    assert res.ci == res.inference.confidence_interval(0.9)
+    # The default estimator on a [0, 1] measure reports the logit-scale interval.
+    assert res.interval == "logit"
+    assert res.ci == res.inference.confidence_interval(0.9, method="logit")
     z = stats.norm.ppf(0.95)
+    g, se = res.estimate, res.stderr
+    half = z * se / (g * (1 - g))
     np.testing.assert_allclose(
-        res.ci, [res.estimate - z * res.stderr, res.estimate + z * res.stderr]
+        res.ci, [special.expit(special.logit(g) - half), special.expit(special.logit(g) + half)]
     )
     z80 = stats.norm.ppf(0.9)
     np.testing.assert_allclose(
-        res.confidence_interval(0.8),
-        [res.estimate - z80 * res.stderr, res.estimate + z80 * res.stderr],
+        res.confidence_interval(0.8, method="wald"), [g - z80 * se, g + z80 * se]
     )
-    assert res.confidence_interval() == res.ci  # default: the campaign's level
+    assert res.confidence_interval() == res.ci  # default: the campaign's level and method
+    thesis = ae.evaluate(
+        POOL_PROBA, RecordingOracle(POOL_Y), "error_rate", budget=150, level=0.9,
+        random_state=4, estimator="snis",
+    )  # fmt: skip
+    assert thesis.interval == "wald"
+    np.testing.assert_allclose(
+        thesis.ci, [thesis.estimate - z * thesis.stderr, thesis.estimate + z * thesis.stderr]
+    )
 
 
 def test_result_estimate_and_stderr_equal_snis_by_hand_on_the_draws():

@@ -234,3 +234,52 @@ def test_evaluate_uses_the_finite_form_and_batch_adaptive_keeps_the_draw_weights
     direct = assisted_estimate("f1", cat, ad.indices, ad.labels, ad.q, pos_label=1)
     assert ad.estimate == pytest.approx(direct.estimate, rel=1e-12)
     assert ad.stderr == pytest.approx(direct.stderr, rel=1e-12)
+
+
+# ------------------------------------------------------------------ the logit interval
+def test_logit_interval_is_the_delta_method_on_the_logit_scale() -> None:
+    from scipy.special import expit, logit
+    from scipy.stats import norm
+
+    g = np.array([0.03, 0.5, 0.9, 0.0, 1.0])
+    se = np.array([0.01, 0.05, 0.02, 0.01, 0.02])
+    lo, hi = ae.logit_interval(g, se, 0.9)
+    z = norm.ppf(0.95)
+    for i in range(3):  # logit(end) = logit(Ĝ) ± z·se/(Ĝ(1 − Ĝ))
+        assert logit(lo[i]) == pytest.approx(logit(g[i]) - z * se[i] / (g[i] * (1 - g[i])))
+        assert hi[i] == pytest.approx(expit(logit(g[i]) + z * se[i] / (g[i] * (1 - g[i]))))
+        assert 0 < lo[i] < g[i] < hi[i] < 1
+    assert hi[0] - g[0] > g[0] - lo[0]  # longer towards the far bound
+    assert (lo[3], hi[3]) == pytest.approx((0.0, z * 0.01))  # boundary: clipped Wald
+    assert (lo[4], hi[4]) == pytest.approx((1 - z * 0.02, 1.0))
+    est = assisted_estimate("error_rate", *_pool(1)[:1], np.arange(5), np.zeros(5, int))
+    with pytest.raises(ae.ShapeError, match="logit"):
+        ae.Estimate(0.1, 0.01, 10, 10, 10.0, False, measure="mse").confidence_interval(
+            method="logit"
+        )
+    assert est.confidence_interval(method="logit") == pytest.approx(
+        tuple(float(x) for x in ae.logit_interval(est.estimate, est.stderr))
+    )
+
+
+def test_evaluate_reports_the_logit_interval_and_it_covers_rare_error_rates() -> None:
+    # A well-specified pool with a 3% error rate; 400 seeded campaigns of 200 labels under
+    # the default. The reported ci is the logit interval of (estimate, stderr); its coverage
+    # is within 3 MC-SE (sqrt(.95·.05/400) ≈ 0.011) of 0.95.
+    rng = np.random.default_rng(31)
+    m = 4000
+    conf = 1 - rng.beta(0.3, 9.0, size=m)  # P(prediction correct); mean error ≈ 3%
+    proba = np.column_stack([conf, 1 - conf])
+    y = (rng.random(m) > conf).astype(int)  # the model predicts class 0 everywhere
+    cat = ae.Categorical(proba)
+    truth = float(np.mean(y != 0))
+    reps = 400
+    cover = np.empty(reps, bool)
+    for r in range(reps):
+        res = ae.evaluate(cat, lambda i: y[i], "error_rate", budget=200, random_state=r)
+        lo, hi = ae.logit_interval(res.estimate, res.stderr)
+        assert res.ci == pytest.approx((float(lo), float(hi)))
+        cover[r] = res.ci[0] <= truth <= res.ci[1]
+    assert abs(cover.mean() - 0.95) < 3 * math.sqrt(0.95 * 0.05 / reps)
+    snis = ae.evaluate(cat, lambda i: y[i], "error_rate", budget=200, estimator="snis")
+    assert snis.ci == pytest.approx(snis.inference.confidence_interval(method="wald"))

@@ -105,7 +105,11 @@ class EvaluationResult:
     estimate, stderr : float
         The performance estimate and its standard error.
     ci : tuple of float
-        Wald interval at ``level``.
+        Interval at ``level``: with the default model-assisted estimator and a measure in
+        [0, 1] (0/1 loss: error rate, accuracy, F-measures, precision, recall) the Wald
+        interval on the logit scale (:func:`~activeeval.inference.logit_interval`), else the
+        Wald interval (Lemma 3.3; always with ``estimator="snis"``, as in the thesis).
+        :meth:`confidence_interval` gives the others.
     n_labels, n_draws : int
         Distinct instances labeled; draws used (repeats of labeled instances included).
     cost : float
@@ -118,6 +122,8 @@ class EvaluationResult:
         The underlying :class:`~activeeval.inference.Estimate`, for other interval methods.
     label_offsets : ndarray or None
         Ranking pools only: offsets of each draw's grades in ``labels``.
+    interval : str
+        The method of ``ci`` (``"logit"`` or ``"wald"``).
     """
 
     estimate: float
@@ -135,12 +141,16 @@ class EvaluationResult:
     labels: NDArray[Any]
     inference: Estimate
     label_offsets: NDArray[np.int64] | None = None
+    interval: str = "wald"
 
     def confidence_interval(
-        self, level: float | None = None, method: str = "wald"
+        self, level: float | None = None, method: str | None = None
     ) -> tuple[float, float]:
-        """Interval by any method of :meth:`Estimate.confidence_interval`."""
-        return self.inference.confidence_interval(level, method)
+        """Interval by any method of :meth:`Estimate.confidence_interval`; by default the
+        method of :attr:`ci`."""
+        return self.inference.confidence_interval(
+            level, self.interval if method is None else method
+        )
 
 
 def _check_oracle_labels(predictive: Predictive, got: Any, expected: int) -> NDArray[Any]:
@@ -463,7 +473,8 @@ def evaluate(
         est = estimate(
             meas, predictive.take(draws), y, draw_q, p=pw[draws], indices=draws, level=lv
         )
-    return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y)
+    interval = "logit" if estimator == "assisted" and est.binary_loss else "wald"
+    return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y, interval=interval)
 
 
 def _evaluation_result(
@@ -476,11 +487,13 @@ def _evaluation_result(
     draw_q: NDArray[np.float64],
     labels: NDArray[Any],
     label_offsets: NDArray[np.int64] | None = None,
+    interval: str = "wald",
 ) -> EvaluationResult:
+    nan = math.isnan(est.estimate)
     return EvaluationResult(
         estimate=est.estimate,
         stderr=est.stderr,
-        ci=est.confidence_interval(lv) if not math.isnan(est.estimate) else (math.nan, math.nan),
+        ci=(math.nan, math.nan) if nan else est.confidence_interval(lv, method=interval),
         level=lv,
         n_labels=est.n_labels,
         n_draws=est.n_draws,
@@ -493,6 +506,7 @@ def _evaluation_result(
         labels=labels,
         inference=est,
         label_offsets=label_offsets,
+        interval=interval,
     )
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
+from scipy import special, stats
 
 from ._validation import (
     DegenerateIntervalWarning,
@@ -47,12 +47,13 @@ __all__ = [
     "MultipleComparison",
     "estimate",
     "importance_weights",
+    "logit_interval",
     "multiple_comparison",
     "paired_test",
     "proportion_confint",
 ]
 
-INTERVAL_METHODS = ("wald", "t", "wilson", "clopper-pearson", "agresti-coull")
+INTERVAL_METHODS = ("wald", "t", "logit", "wilson", "clopper-pearson", "agresti-coull")
 ADJUSTMENTS = ("holm", "bonferroni", "tukey", "none")
 
 
@@ -313,7 +314,9 @@ class Estimate:
         """Two-sided interval at ``level`` (default: :attr:`level`).
 
         ``wald``: Ĝ ± z·stderr (Lemma 3.3). ``t``: Ĝ ± t_{n−1}·stderr·√(n/(n−1)), which is
-        the one-sample t interval when q = p (Bessel's correction). ``wilson``,
+        the one-sample t interval when q = p (Bessel's correction). ``logit``: for a measure
+        in [0, 1] (0/1 loss), the Wald interval on the logit scale mapped back,
+        expit(logit Ĝ ± z·stderr/(Ĝ(1 − Ĝ))) (delta method; :func:`logit_interval`). ``wilson``,
         ``clopper-pearson``, ``agresti-coull``: binomial intervals for a 0/1 loss, applied to
         the effective count Ĝ·n_eff out of n_eff (Kish's effective sample size; exactly the
         textbook intervals for uniform draws, w = 1).
@@ -325,6 +328,13 @@ class Estimate:
             return math.nan, math.nan
         if self.census:
             return g, g
+        if method == "logit":
+            if not self.binary_loss:
+                raise _binomial_method_error(method, self.measure)
+            if se == 0.0:
+                _warn_degenerate(self.measure or "estimate")
+            low, high = logit_interval(np.array(g), np.array(se), lv)
+            return float(low), float(high)
         if method in ("wald", "t"):
             if se == 0.0:
                 _warn_degenerate(self.measure or "estimate")
@@ -350,9 +360,34 @@ class Estimate:
 
 def _binomial_method_error(method: str, measure: str) -> ShapeError:
     return ShapeError(
-        f"method: {method!r} is a binomial interval and needs a 0/1 loss; {measure or 'this'} "
-        "measure has a continuous loss. Use method='wald' or method='t'."
+        f"method: {method!r} is an interval for a measure in [0, 1] and needs a 0/1 loss; "
+        f"{measure or 'this'} measure has a continuous loss. Use method='wald' or method='t'."
     )
+
+
+def logit_interval(
+    estimate: ArrayLike, stderr: ArrayLike, level: float = 0.95
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Wald interval on the logit scale for estimates of a measure in [0, 1], elementwise.
+
+    logit Ĝ ± z·se/(Ĝ(1 − Ĝ)) (the delta method: d logit G / dG = 1/(G(1 − G))), mapped back
+    with the logistic function. It stays inside (0, 1) and is asymmetric, wider away from the
+    nearer bound — where the sampling distribution of a rare-error estimate has its long
+    tail, and where a symmetric Wald interval loses coverage because its standard error is
+    small exactly when few errors were seen. An estimate of exactly 0 or 1 has no logit: there
+    the Wald interval clipped to [0, 1] is returned.
+    """
+    g = np.asarray(estimate, dtype=float)
+    se = np.asarray(stderr, dtype=float)
+    z = float(stats.norm.isf((1 - check_level(level)) / 2))
+    inside = (g > 0) & (g < 1)
+    gi = np.where(inside, g, 0.5)
+    with np.errstate(divide="ignore", over="ignore"):
+        logit = np.log(gi) - np.log1p(-gi)
+        half = z * se / (gi * (1 - gi))
+        low = np.where(inside, special.expit(logit - half), np.clip(g - z * se, 0.0, 1.0))
+        high = np.where(inside, special.expit(logit + half), np.clip(g + z * se, 0.0, 1.0))
+    return low, high
 
 
 def estimate(
