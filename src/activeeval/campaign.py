@@ -391,7 +391,11 @@ def evaluate(
         ``"assisted"`` (default): the model-assisted estimator with power tuning
         (:mod:`activeeval.assisted`), which uses the model's expected loss on the whole pool as
         a control variate; ``"snis"``: the thesis's self-normalized estimator (eq. 3.31), for
-        reproduction. Both weight every draw by the q it was drawn from. The stratified
+        reproduction, which weights every draw by the q it was drawn from. The assisted
+        estimator uses each distinct labeled instance once with weight p/π, π its
+        successive-sampling inclusion probability, and the finite-population factor 1 − π in
+        its variance (:mod:`activeeval.assisted`, "Finite pools"); after batch-adaptive
+        sampling, whose q changes, it weights every draw by its own q instead. The stratified
         baseline always uses its own stratified estimator. On ranking pools the assisted
         estimator's control variate is the model's E[ℓ(r(x), y) | x] per query (App. A.1).
     batch_size : float, optional
