@@ -70,8 +70,9 @@ rate at 800 of 1,295 labels: 0.0045 → 0.0029; email F1: 0.0137 → 0.0074), wi
 cost budget the approximate π ignore that an expensive instance is slightly less likely to
 fit the remaining budget when it arrives: an O(1/n) relative error, like the ratio
 estimator's own bias (measured: F1 with log-normal costs, 1,000 campaigns, the same bias as
-the with-replacement form, 2.2 vs 2.3 MC-SE, and stderr matching the spread, 0.0336 vs 0.0334). A batch-adaptive campaign changes q between batches, so
-it keeps the with-replacement form, which holds for any sequence of q's.
+the with-replacement form, 2.2 vs 2.3 MC-SE, and stderr matching the spread, 0.0336 vs
+0.0334). A batch-adaptive campaign changes q between batches, so it keeps the
+with-replacement form, which holds for any sequence of q's.
 """
 
 from __future__ import annotations
