@@ -283,3 +283,47 @@ def test_evaluate_reports_the_logit_interval_and_it_covers_rare_error_rates() ->
     assert abs(cover.mean() - 0.95) < 3 * math.sqrt(0.95 * 0.05 / reps)
     snis = ae.evaluate(cat, lambda i: y[i], "error_rate", budget=200, estimator="snis")
     assert snis.ci == pytest.approx(snis.inference.confidence_interval(method="wald"))
+
+
+def test_tuned_power_minimizes_the_finite_population_variance() -> None:
+    # Error rate (w = 1, D = 1): z − z̄ = (ℓ − λm) − mean_v(ℓ − λm) does not involve Ĝ, so the
+    # tuned λ must be the exact minimizer over [0, 1] of V(λ) = Σ c (u − Â)²,
+    # u = v (z − z̄)/Σv, c = 1 − π, computed here independently (π from brentq) and minimized
+    # numerically. Skewed q*, so π and c differ across the labeled instances.
+    from scipy.optimize import minimize_scalar
+
+    true, y = _pool(41)
+    rng = np.random.default_rng(41)
+    # half informative: the optimum lies inside (0, 1), not at the clip
+    noisy = 0.5 * true.proba + 0.5 * rng.dirichlet([1.0, 1.0], size=true.n)
+    cat = ae.Categorical(noisy)
+    q = ae.optimal_distribution(cat, "error_rate")
+    idx = _first_distinct(q, 250, rng)
+    a = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q)
+    units = np.unique(idx)
+    n = units.size
+    t = brentq(lambda s: np.sum(-np.expm1(-q * s)) - n, 1e-9, 1e12, xtol=1e-14, rtol=1e-15)
+    pi = -np.expm1(-q[units] * t)
+    v, c = (1 / cat.n) / pi, 1 - pi
+    ell = (cat.point_prediction()[units] != y[units]).astype(float)
+    mexp = 1.0 - cat.proba.max(axis=1)[units]
+
+    def var(lam: float) -> float:
+        z = ell - lam * mexp
+        u = v * (z - (v @ z) / v.sum()) / v.sum()
+        d = u - (c @ u) / c.sum()
+        return float(c @ (d * d))
+
+    best = minimize_scalar(var, bounds=(0, 1), method="bounded", options={"xatol": 1e-10})
+    assert np.ptp(c) > 0.1
+    assert 0.05 < best.x < 0.95 and a.power == pytest.approx(best.x, abs=1e-6)
+    assert a.stderr == pytest.approx(math.sqrt(var(a.power)), rel=1e-9)
+    # the t interval counts one row per distinct instance in the finite form
+    from scipy.stats import t as student
+
+    lo, hi = a.confidence_interval(method="t")
+    half = student.isf(0.025, n - 1) * a.stderr * math.sqrt(n / (n - 1))
+    assert (lo, hi) == pytest.approx((a.estimate - half, a.estimate + half))
+    assert a.n_draws > n
+    with pytest.raises(ae.BudgetError, match="integer"):
+        ae.successive_time(q, 2.5)

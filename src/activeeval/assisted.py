@@ -142,9 +142,15 @@ def _pool_moments(
 @dataclass(frozen=True)
 class AssistedEstimate(Estimate):
     """An :class:`~activeeval.inference.Estimate` from the model-assisted estimator, with the
-    control-variate coefficient that was used (0 = the thesis's SNIS estimator)."""
+    control-variate coefficient that was used (0 = the thesis's SNIS estimator) and whether
+    it is the finite-population form (one row per distinct labeled instance)."""
 
     power: float = 1.0
+    finite: bool = False
+
+    @property
+    def _rows(self) -> int:
+        return self.n_labels if self.finite else self.n_draws
 
 
 def _assisted_parts(
@@ -369,6 +375,7 @@ def _estimate_from_terms(
         level=level,
         measure=meas.name,
         power=lam,
+        finite=fpc is not None,
     )
 
 

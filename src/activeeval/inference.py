@@ -323,7 +323,7 @@ class Estimate:
         """
         lv = check_level(self.level if level is None else level)
         method = check_option(method, INTERVAL_METHODS, "method")
-        g, se, n = self.estimate, self.stderr, self.n_draws
+        g, se, n = self.estimate, self.stderr, self._rows
         if math.isnan(g):
             return math.nan, math.nan
         if self.census:
@@ -356,6 +356,11 @@ class Estimate:
     def ci(self) -> tuple[float, float]:
         """Wald interval at :attr:`level`."""
         return self.confidence_interval()
+
+    @property
+    def _rows(self) -> int:
+        """Rows of the variance estimate (the t interval's n): one per draw."""
+        return self.n_draws
 
 
 def _binomial_method_error(method: str, measure: str) -> ShapeError:

@@ -294,6 +294,8 @@ def successive_time(q: ArrayLike, n: int) -> float:
     from t = n increases monotonically to the root.
     """
     qq = check_distribution(q)
+    if int(n) != n:
+        raise BudgetError(f"n: the number of distinct instances must be an integer, got {n}.")
     n = int(n)
     qp = qq[qq > 0]
     if n < 0:
@@ -304,9 +306,9 @@ def successive_time(q: ArrayLike, n: int) -> float:
         return 0.0
     t = float(n)
     for _ in range(1000):
-        e = np.exp(-qp * t)
-        gap = n - (qp.shape[0] - float(e.sum()))  # ≥ 0 left of the root
-        slope = float(qp @ e)
+        em = np.expm1(-qp * t)  # e^(−q t) − 1, accurate where q t is small
+        gap = n + float(em.sum())  # n − Σ (1 − e^(−q t)) ≥ 0 left of the root
+        slope = float(qp @ (1.0 + em))
         if gap <= 1e-12 * n or slope <= 0.0:
             break
         step = gap / slope
