@@ -331,9 +331,13 @@ def inclusion_probabilities(q: ArrayLike, n: int) -> NDArray[np.float64]:
 
         π_i ≈ 1 − exp(−q_i t),   Σ_i π_i = n     (:func:`successive_time`),
 
-    Rosén's approximation, with relative error O(1/n) for high-entropy designs. It is exact
-    for uniform q (π_i = n/m: the sample is then a simple random sample) and when n reaches
-    the support (π = 1 on q > 0). Returns an (m,) array; 0 where q = 0.
+    Rosén's approximation, asymptotically exact as n and m − n grow (it replaces the random
+    n-th arrival time by its deterministic equivalent t). It is exact for uniform q (π_i =
+    n/m: the sample is then a simple random sample) and when n reaches the support (π = 1 on
+    q > 0). On small pools the π of rarely drawn instances can be off by a visible fraction
+    (measured up to ~20% on π ≈ 0.03, m = 300); the estimators built on it stayed within
+    Monte-Carlo error of unbiased (tests/test_finite_population.py). Returns an (m,) array;
+    0 where q = 0.
     """
     qq = check_distribution(q)
     t = successive_time(qq, n)
