@@ -109,8 +109,8 @@ from .sampling import (
     _defensive,
     _from_moment,
     _pool_distribution,
+    _successive_time,
     check_distribution,
-    successive_time,
 )
 
 __all__ = [
@@ -231,7 +231,7 @@ def _successive_rows(
     distinct instance's first draw, its weight v = p/π and c = 1 − π, with π the successive
     sample's inclusion probabilities (:func:`~activeeval.sampling.inclusion_probabilities`)."""
     units, first = np.unique(draws, return_index=True)
-    t = successive_time(q, units.shape[0])
+    t = _successive_time(q, units.shape[0])  # q validated by the caller
     pi = np.ones(units.shape[0]) if math.isinf(t) else -np.expm1(-q[units] * t)
     return first, p[units] / pi, 1.0 - pi
 

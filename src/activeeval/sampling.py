@@ -296,10 +296,14 @@ def successive_time(q: ArrayLike, n: int) -> float:
     qq = check_distribution(q)
     if int(n) != n:
         raise BudgetError(f"n: the number of distinct instances must be an integer, got {n}.")
-    n = int(n)
-    qp = qq[qq > 0]
     if n < 0:
         raise BudgetError(f"n: the number of distinct instances cannot be negative ({n}).")
+    return _successive_time(qq, int(n))
+
+
+def _successive_time(q: NDArray[np.float64], n: int) -> float:
+    """:func:`successive_time` for a validated q and integer n ≥ 0."""
+    qp = q[q > 0]
     if n >= qp.shape[0]:
         return math.inf
     if n == 0:
@@ -340,7 +344,7 @@ def inclusion_probabilities(q: ArrayLike, n: int) -> NDArray[np.float64]:
     0 where q = 0.
     """
     qq = check_distribution(q)
-    t = successive_time(qq, n)
+    t = successive_time(qq, n)  # validates n
     if math.isinf(t):
         return (qq > 0).astype(float)
     return -np.expm1(-qq * t)
