@@ -120,6 +120,31 @@ def test_uniform_q_is_simple_random_sampling_unbiased_with_exact_variance(lam: f
     assert np.mean(var) == pytest.approx((n - 1) / n * (1 - n / big_n) * s2 / n, rel=1e-12)
 
 
+def test_bias_correction_under_simple_random_sampling_is_the_textbook_ratio_bias() -> None:
+    # Uniform q, λ = 0: the distinct draws are a simple random sample and Ĝ = ȳ/x̄ with
+    # x = w, y = wℓ. Its textbook bias (Cochran, 1977, Sec. 6.8) is
+    # (1 − n/N)/(n x̄²)·(R S_x² − S_xy); the estimator subtracts the plug-in version (divisor
+    # n, Lemma 3.4's convention).
+    cat, y = _pool(8, m=500)
+    meas = ae.FMeasure(pos_label=1)
+    f = cat.point_prediction()
+    q = np.full(500, 1 / 500)
+    idx = np.random.default_rng(3).choice(500, 60, replace=False)
+    plain = assisted_estimate(meas, cat, idx, y[idx], pool_q=q, power=0.0, bias_correction=False)
+    corr = assisted_estimate(meas, cat, idx, y[idx], pool_q=q, power=0.0)
+    bm = meas.bind(cat)
+    x = bm.weight(f[idx], y[idx])
+    yy = x * bm.loss(f[idx], y[idx])
+    r = yy.mean() / x.mean()
+    assert plain.estimate == pytest.approx(r, abs=1e-13)
+    n = idx.size
+    s_xx = np.mean((x - x.mean()) ** 2)
+    s_xy = np.mean((x - x.mean()) * (yy - yy.mean()))
+    bias = (1 - n / 500) / (n * x.mean() ** 2) * (r * s_xx - s_xy)
+    assert abs(bias) > 1e-4
+    assert corr.estimate == pytest.approx(r - bias, abs=1e-13)
+
+
 def test_census_is_exact_with_zero_stderr() -> None:
     cat, y = _pool(4, m=50)
     q = ae.optimal_distribution(cat, "error_rate")

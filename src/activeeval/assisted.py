@@ -30,6 +30,19 @@ et al., 2023). A model whose probabilities carry no information gets λ̂ ≈ 0 
 falls back to SNIS; λ is estimated on the same sample, which adds an O(1/n) bias like any
 ratio estimator's.
 
+Ratio bias. Like every ratio estimator, N̂/D̂ has an O(1/n) bias,
+
+    E[Ĝ] − G ≈ (G·Var(D̂) − Cov(N̂, D̂)) / D²
+
+(second-order Taylor expansion of N̂/D̂ about (N, D); Cochran, 1977, Sec. 6.8). For an
+F-measure on a skewed pool it is not small: on Caravan (F1 = 0.047) 0.020 at 50 labels, half
+the standard deviation. The default estimate subtracts its plug-in estimate, with Var(D̂)
+and Cov(N̂, D̂) from the same design influences as the standard error (Beale's correction
+in survey sampling). Means of losses (w ≡ 1) have D̂ ≡ 1 and are left as they are, so only
+ratio measures change. Measured on the benchmark tasks (1,000 repetitions): the bias of F1
+fell by 60–90 % at 50–200 labels, the MAE by 15 % (50 labels) and 12 % (100) on Caravan and
+within ±1 % elsewhere. ``bias_correction=False`` gives the plain estimator.
+
 Optimal sampling (the analogue of Thm 4.1). For λ = 1 and a model that is right in
 expectation, E[z | x] = 0, so the asymptotic variance is E_p[(p/q)·Var_y[w(ℓ − G) | x]]/D²
 and the Lagrangian argument of Thm 4.1 / Lemma 4.2 gives
@@ -200,6 +213,51 @@ def _tuned_power(
     return float(np.clip(float(np.sum(alpha * beta)) / den, 0.0, 1.0))
 
 
+def _ratio_bias(
+    v: NDArray[np.float64],
+    wl: NDArray[np.float64],
+    w: NDArray[np.float64],
+    mn: NDArray[np.float64],
+    md: NDArray[np.float64],
+    lam: float,
+    g: float,
+    den: float,
+    fpc: NDArray[np.float64] | None,
+) -> float:
+    """Estimated second-order bias of Ĝ = N̂/D̂ (module docstring, "Ratio bias"):
+    (Ĝ·V̂(D̂) − Ĉ(N̂, D̂)) / D̂², with V̂ and Ĉ from the same design influences as the
+    standard error. Zero when D̂ is not random (w and m_D constant over the rows, as for
+    means of losses and rankings, where D̂ ≡ 1)."""
+    rd = w - lam * md
+    if not np.any(rd != rd[0]):
+        return 0.0
+    rn = wl - lam * mn
+    sv = v.sum()
+    un = _design_influence(v * (rn - (v @ rn) / sv) / sv, fpc)
+    ud = _design_influence(v * (rd - (v @ rd) / sv) / sv, fpc)
+    return float((g * (ud @ ud) - un @ ud) / den**2)
+
+
+def _debiased(
+    g: float,
+    v: NDArray[np.float64],
+    terms: tuple[NDArray[np.float64], ...],
+    lam: float,
+    den: float,
+    fpc: NDArray[np.float64] | None,
+    binary_loss: bool,
+) -> float:
+    """Ĝ minus its estimated ratio bias (:func:`_ratio_bias`). For a 0/1 loss the correction
+    does not carry Ĝ out of [0, 1] (G is a w-weighted mean of losses, so it cannot leave
+    their range); an estimate already outside (the difference estimator's residual term can
+    do that) is left where it is, not clipped, so that it stays unbiased."""
+    if math.isnan(g):
+        return g
+    wl, w, mn, md = terms
+    out = g - _ratio_bias(v, wl, w, mn, md, lam, g, den, fpc)
+    return min(max(out, min(g, 0.0)), max(g, 1.0)) if binary_loss else out
+
+
 def _design_influence(
     u: NDArray[np.float64], fpc: NDArray[np.float64] | None
 ) -> NDArray[np.float64]:
@@ -265,6 +323,7 @@ def assisted_estimate(
     level: float = 0.95,
     pos_label: Any = None,
     pool_q: ArrayLike | None = None,
+    bias_correction: bool = True,
 ) -> AssistedEstimate:
     """Model-assisted estimate of a generalized risk from labeled draws (module docstring).
 
@@ -290,6 +349,10 @@ def assisted_estimate(
         (module docstring, "Finite pools"): each counted once with weight p/π, and the
         variance carries the finite-population factor 1 − π. Recommended whenever q is static;
         it is what :func:`~activeeval.evaluate` uses.
+    bias_correction : bool, default True
+        Subtract the ratio estimator's estimated second-order bias (module docstring,
+        "Ratio bias"). It changes only ratio measures (F-measures, precision, recall); means
+        of losses are unbiased as they are. False gives the plain difference estimator.
     """
     pred = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred)
@@ -305,7 +368,7 @@ def assisted_estimate(
     w = meas.weight(f[ir], yr)
     wl = w * meas.loss(f[ir], yr)
     return _estimate_from_terms(
-        v, wl, w, pool.m_num[ir], pool.m_den[ir], pool, power, idx, lv, meas, fpc
+        v, wl, w, pool.m_num[ir], pool.m_den[ir], pool, power, idx, lv, meas, fpc, bias_correction
     )
 
 
@@ -345,6 +408,7 @@ def _estimate_from_terms(
     level: float,
     meas: Measure,
     fpc: NDArray[np.float64] | None = None,
+    bias_correction: bool = True,
 ) -> AssistedEstimate:
     """The model-assisted estimate from per-row terms: importance weights v, w·ℓ, w and the
     control variates m_N, m_D (any per-row value with a known pool expectation, e.g. a
@@ -353,6 +417,8 @@ def _estimate_from_terms(
     ``idx`` are all draws, for the counts."""
     lam = _choose_power(power, v, wl, w, mn, md, pool, fpc)
     g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
+    if bias_correction:
+        g = _debiased(g, v, (wl, w, mn, md), lam, float(den), fpc, meas.binary_loss)
     if math.isnan(g):
         warnings.warn(
             f"{meas.name}: the model-assisted estimate is undefined (D̂ ≤ 0); returning NaN.",
@@ -414,13 +480,14 @@ def assisted_paired_test(
     level: float = 0.95,
     pos_label: Any = None,
     pool_q: ArrayLike | None = None,
+    bias_correction: bool = True,
 ) -> Comparison:
     """Paired comparison of two models with model-assisted estimates.
 
     The control variates of both models come from one predictive distribution for p(y|x) —
     the mixture of the two models (eq. 5.11) unless ``mixture`` is given — and a common λ is
     tuned for the *difference*: λ* regresses a₀ − a₁ on b₀ − b₁, so Var[Δ̂] is minimized.
-    ``pool_q`` as in :func:`assisted_estimate`.
+    ``pool_q`` and ``bias_correction`` (each model's estimate) as in :func:`assisted_estimate`.
     """
     preds = [as_predictive(pr, f"predictives[{k}]") for k, pr in enumerate(predictives)]
     if len(preds) != 2:
@@ -432,7 +499,7 @@ def assisted_paired_test(
     p = _pool_distribution(mix.n, pool_weights)
     pos, v, fpc = _rows(idx, q, pool_q, p)
     parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p)
-    return _paired_from_terms(v, parts, power, idx, lv, meas, fpc)
+    return _paired_from_terms(v, parts, power, idx, lv, meas, fpc, bias_correction)
 
 
 _Terms = tuple[Any, Any, Any, Any, _Pool]
@@ -451,9 +518,14 @@ def _value_terms(values: NDArray[np.float64], pool: _Pool, idx: NDArray[Any]) ->
 
 
 def _terms_at(
-    v: NDArray[np.float64], parts: Sequence[_Terms], lam: float
+    v: NDArray[np.float64],
+    parts: Sequence[_Terms],
+    lam: float,
+    debias: tuple[NDArray[np.float64] | None, bool] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """At coefficient λ: every model's estimate (k,), and per draw a/D̂ and b/D̂ (n, k)."""
+    """At coefficient λ: every model's estimate (k,), and per draw a/D̂ and b/D̂ (n, k).
+    With ``debias`` = (fpc, binary_loss) the estimates are bias-corrected
+    (:func:`_debiased`); a and b stay linearized at the plain ratio."""
     k = len(parts)
     g = np.empty(k)
     a = np.empty((v.shape[0], k))
@@ -461,6 +533,8 @@ def _terms_at(
     for j, (wl, w, mn, md, pool) in enumerate(parts):
         g[j], aj, bj, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
         a[:, j], b[:, j] = aj / float(den), bj / float(den)
+        if debias is not None:
+            g[j] = _debiased(float(g[j]), v, (wl, w, mn, md), lam, float(den), *debias)
     return g, a, b
 
 
@@ -512,12 +586,13 @@ def _paired_from_terms(
     level: float,
     meas: Measure,
     fpc: NDArray[np.float64] | None = None,
+    bias_correction: bool = True,
 ) -> Comparison:
     """Paired model-assisted comparison from each model's per-row terms
     (w·ℓ, w, m_N, m_D, pool moments; rows as in :func:`_estimate_from_terms`), λ tuned for
     the difference."""
     lam = _difference_power(power, v, parts, (np.array([0]), np.array([1])), fpc)
-    g, a, b = _terms_at(v, parts, lam)
+    g, a, b = _terms_at(v, parts, lam, (fpc, meas.binary_loss) if bias_correction else None)
     diff = float(g[0] - g[1])
     z = a - lam * b
     u = _design_influence(_influence(v, z[:, 0] - z[:, 1], 1.0), fpc)
@@ -554,6 +629,7 @@ def assisted_multiple_comparison(
     power: float | None = None,
     pos_label: Any = None,
     pool_q: ArrayLike | None = None,
+    bias_correction: bool = True,
 ) -> MultipleComparison:
     """All pairwise comparisons of k ≥ 2 models with model-assisted estimates (thesis
     Sec. 3.2.3 with the estimator of this module).
@@ -569,7 +645,7 @@ def assisted_multiple_comparison(
     differences below both λ = 0 and λ = 1 in an independent check.
     Model j's influence is u_j = v (z_j − z̄_j) / (D̂_j Σ v), z_j = a_j − λ b_j, and the table
     (Holm, Bonferroni, Tukey) is built from them exactly as for the thesis's estimator.
-    ``pool_q`` as in :func:`assisted_estimate`.
+    ``pool_q`` and ``bias_correction`` as in :func:`assisted_estimate`.
     """
     preds = [as_predictive(pr, f"predictives[{k}]") for k, pr in enumerate(predictives)]
     k = len(preds)
@@ -582,7 +658,7 @@ def assisted_multiple_comparison(
     pos, v, fpc = _rows(idx, q, pool_q, p)
     parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p)
     lam = _difference_power(power, v, parts, np.triu_indices(k, 1), fpc)
-    g, a, b = _terms_at(v, parts, lam)
+    g, a, b = _terms_at(v, parts, lam, (fpc, meas.binary_loss) if bias_correction else None)
     u = np.column_stack([_influence(v, a[:, j] - lam * b[:, j], 1.0) for j in range(k)])
     u = _design_influence(u, fpc)
     return _multiple_from_influence(g, u, int(np.unique(idx).size), meas, n_draws=idx.shape[0])
