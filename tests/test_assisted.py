@@ -78,11 +78,13 @@ def test_fixed_power_stderr_equals_brute_force_delta_method() -> None:
     )
     assert a.estimate == pytest.approx(g, abs=1e-12)
     assert a.stderr == pytest.approx(np.sqrt(grad @ cov @ grad), rel=1e-9)
-    # Second-order bias of N̂/D̂ (Cochran, 1977, Sec. 6.8): (G·Var(D̂) − Cov(N̂, D̂)) / D²,
-    # with Var and Cov by the delta method through the same covariance of the three means.
-    grad_n = np.array([1 / mean[2], 0.0, -mean[0] / mean[2] ** 2])
-    grad_d = np.array([0.0, 1 / mean[2], -mean[1] / mean[2] ** 2])
-    bias = (g * (grad_d @ cov @ grad_d) - grad_n @ cov @ grad_d) / den**2
+    # Second-order bias (Cochran, 1977, Sec. 6.8): Ĝ = X/Y with X = λμ_N·s + mean(x_n),
+    # Y = λμ_D·s + mean(x_d), s = mean(v); bias (G·Var(Y) − Cov(X, Y)) / Y², Var and Cov
+    # through the same covariance of the three means (linear maps, so exact).
+    grad_x = np.array([1.0, 0.0, lam * mu_n])
+    grad_y = np.array([0.0, 1.0, lam * mu_d])
+    big_y = lam * mu_d * mean[2] + mean[1]
+    bias = (g * (grad_y @ cov @ grad_y) - grad_x @ cov @ grad_y) / big_y**2
     assert abs(bias) > 1e-5  # not a vacuous check (the match below is to 1e-12)
     assert corrected.estimate == pytest.approx(g - bias, abs=1e-12)
     assert corrected.stderr == a.stderr
