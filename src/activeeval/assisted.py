@@ -370,7 +370,8 @@ def assisted_estimate(
     bias_correction : bool, default True
         Subtract the ratio estimator's estimated second-order bias (module docstring,
         "Ratio bias"). It changes only ratio measures (F-measures, precision, recall); means
-        of losses are unbiased as they are. False gives the plain difference estimator.
+        of losses are left as they are (their remaining O(1/n) term, the self-normalization's,
+        is negligible). False gives the plain difference estimator.
     """
     pred = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred)

@@ -36,7 +36,7 @@ BUDGETS = (50, 100, 200, 400, 800)
 #: Repetitions of the methods that cannot be vectorised across runs (the stratified baseline
 #: runs Algorithm 2 one campaign at a time). The oasis peers are pure-Python loops too, but
 #: the model-assisted comparison (issue 8) asks for 1,000 repetitions of every method: about
-#: 40 min of the run on 2 cores.
+#: 50 min of the run on 2 cores (measured: 57 min for the whole estimation part).
 STRATIFIED_REPS = 300
 PEER_REPS = 1000
 ASSISTED_REPS = 1000
