@@ -650,6 +650,65 @@ def test_identical_models_give_zero_difference_and_p_value_one(measure, method, 
         assert res.stderr == 0.0
 
 
+def _census_value(measure, f, y):
+    """The pool value as an exact fraction, written out here."""
+    from fractions import Fraction
+
+    tp, fp, fn = (int(np.sum((f == a) & (y == b))) for a, b in ((1, 1), (1, 0), (0, 1)))
+    if measure == "error_rate":
+        return Fraction(int(np.sum(f != y)), f.shape[0])
+    if measure == "precision":
+        return Fraction(tp, tp + fp)
+    return Fraction(2 * tp, 2 * tp + fp + fn)
+
+
+@pytest.mark.parametrize("estimator", ["snis", "assisted"])
+@pytest.mark.parametrize("measure", ["error_rate", "f1", "precision"])
+def test_different_models_with_equal_value_and_zero_stderr_are_a_tie_not_a_certain_difference(
+    measure, estimator
+):
+    # Model b is model a with one right and one wrong prediction swapped, so both have the
+    # same pool value exactly. Once every instance where they differ is labeled (a census,
+    # or the active q's near-census of the disagreements) the stderr is ~0, and the two
+    # values, sums of different terms, came out ~1e-16 apart: p = 0, a "certain" difference
+    # (found in 11 of 120 such pools before the tie tolerance).
+    determined = 0
+    for seed in range(15):
+        rng = np.random.default_rng(seed)
+        m = 200
+        p1 = rng.uniform(size=m)
+        y = (rng.uniform(size=m) < p1).astype(int)
+        pa = np.c_[1 - p1, p1]
+        pb = pa.copy()
+        pred = pa.argmax(axis=1)
+        for i in (np.flatnonzero(pred == y)[0], np.flatnonzero(pred != y)[0]):
+            pb[i] = pb[i, ::-1]
+        values = [_census_value(measure, f, y) for f in (pa.argmax(1), pb.argmax(1))]
+        if values[0] != values[1]:  # exact rationals
+            continue  # the swap changed precision's or F1's denominator
+        for method in ("active", "passive"):
+            res = ae.compare(
+                [pa, pb], lambda i, y=y: y[i], measure, budget=m, method=method,
+                random_state=seed, estimator=estimator, progress=False,
+            )  # fmt: skip
+            if res.stderr > 1e-12:
+                continue  # an estimate with sampling error, not a determined difference
+            determined += 1
+            assert res.difference == 0.0, (seed, method, res.difference)
+            assert res.p_value == 1.0
+    assert determined >= 5
+
+
+def test_tie_tolerance_is_relative_rounding_only():
+    from activeeval.inference import _difference
+
+    assert _difference(0.1 + 0.2, 0.3) == 0.0
+    assert _difference(3e-17, 0.0) == 3e-17  # no scale to be rounding of
+    assert _difference(0.5 + 1e-9, 0.5) == pytest.approx(1e-9)
+    assert np.array_equal(_difference(np.array([0.3, 1.0]), np.array([0.1 + 0.2, 0.9])) != 0,
+                          [False, True])  # fmt: skip
+
+
 # ======================================================================================
 # 7. Type I error of the Wald test under the null
 # ======================================================================================

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -153,6 +154,13 @@ def test_census_is_exact_with_zero_stderr() -> None:
     assert a.estimate == pytest.approx(np.mean(cat.point_prediction() != y), abs=1e-12)
     assert a.stderr == 0.0
     assert a.n_labels == 50 and a.n_draws == idx.size
+    assert a.census
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a census is not a degenerate interval
+        assert a.ci == (a.estimate, a.estimate)
+    # One instance short of the census is an estimate, not a census.
+    short = idx[:-1]  # the last draw is the 50th distinct instance
+    assert not assisted_estimate("error_rate", cat, short, y[short], pool_q=q).census
 
 
 # --------------------------------------------------------- skewed q: Monte-Carlo checks

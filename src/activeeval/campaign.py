@@ -48,6 +48,7 @@ from .assisted import (
 from .inference import (
     Comparison,
     Estimate,
+    _difference,
     estimate,
     multiple_comparison,
     paired_test,
@@ -534,7 +535,7 @@ def _exact_comparison(
 ) -> Comparison:
     """The comparison when every instance with test mass is labeled: exact values, stderr 0,
     p-value 0 (1 on an exact tie)."""
-    diff = float(values[0] - values[1])
+    diff = _difference(values[0], values[1])
     return Comparison(
         estimates=(float(values[0]), float(values[1])),
         difference=diff,

@@ -456,6 +456,22 @@ def estimate(
 
 
 # ----------------------------------------------------------------------- comparisons
+#: Differences within this fraction of the larger estimate are floating-point rounding: two
+#: equal values summed in different orders (e.g. two models with the same value on a census,
+#: whose per-instance terms differ) come out ~1e-16 apart, and with a near-zero standard error
+#: that would read as a certain difference (p ≈ 0). Real differences are many orders larger.
+TIE_TOLERANCE = 1e-12
+
+
+def _difference(a: ArrayLike, b: ArrayLike) -> Any:
+    """a − b, with differences within rounding (:data:`TIE_TOLERANCE`) set to an exact 0."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = a - b
+    tie = np.abs(d) <= TIE_TOLERANCE * np.maximum(np.abs(a), np.abs(b))
+    out = np.where(tie, 0.0, d)
+    return float(out) if out.ndim == 0 else out
+
+
 def _wald_p_value(diff: float, se: float, what: str) -> float:
     """Two-sided Wald p-value (eq. 3.24); p = 1 for an exact zero difference."""
     if math.isnan(diff) or math.isnan(se):
@@ -589,7 +605,7 @@ def paired_test(
     g, u = _influence_matrix(s)
     g = g * support_mass if support_mass < 1.0 else g
     u = u * support_mass if support_mass < 1.0 else u
-    diff = float(g[0] - g[1])
+    diff = _difference(g[0], g[1])
     if math.isnan(diff):
         _warn_undefined(s.measure.name)
         se = math.nan
@@ -721,7 +737,7 @@ def _multiple_from_influence(
     if np.isnan(g).any():
         _warn_undefined(measure.name)
     a_idx, b_idx = np.triu_indices(k, 1)
-    diff = g[a_idx] - g[b_idx]
+    diff = _difference(g[a_idx], g[b_idx])
     du = u[:, a_idx] - u[:, b_idx]
     se = np.sqrt(np.einsum("ij,ij->j", du, du))
     pv = np.array(

@@ -64,8 +64,8 @@ def _runs(
     model-assisted one at λ = 0 with every draw a row; ``finite`` uses the distinct labeled
     instances as a without-replacement sample (what :func:`activeeval.evaluate` does; both
     tested equal to it). The model-assisted rows and the finite-population rows carry the
-    default's ratio-bias correction; the thesis's estimator (λ = 0, every draw a row) does
-    not."""
+    default's ratio-bias correction and jackknife standard error; the thesis's estimator
+    (λ = 0, every draw a row) has neither (Lemma 3.4's linearized standard error)."""
     draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
     m = pred.n
     p = np.full(m, 1.0 / m)
@@ -88,7 +88,7 @@ def _runs(
                 ir, v, fpc = idx, v_all[idx], None
             a = _estimate_from_terms(
                 v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
-                lam_fixed, idx, 0.95, meas, fpc, assisted or finite,
+                lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
             )  # fmt: skip
             est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
     return est, se, lam, (draws, kept)
