@@ -106,8 +106,9 @@ instance once, as a sample without replacement:
   pool total of the residual, Särndal et al., 1992, eq. 6.3.1 and Sec. 5.7).
 * Variance. The same influences (u_i, or the jackknife's ε_i), combined by Hájek's
   approximation for high-entropy fixed-size designs: V̂ = Σ_S (1 − π_i)(u_i − Â)²,
-  Â = Σ (1 − π)u / Σ (1 − π) (Deville & Tillé, 2005). Instances with π = 1 are known exactly and add no variance; a
-  census gives V̂ = 0. λ* is the same regression with these weights.
+  Â = Σ (1 − π)u / Σ (1 − π) (Deville & Tillé, 2005). Instances with π = 1 are known
+  exactly and add no variance; a census gives V̂ = 0. λ* is the same regression with these
+  weights.
 
 On the benchmark tasks this lowered the MAE at every budget, most at large n/m (email error
 rate at 800 of 1,295 labels: 0.0045 → 0.0029; email F1: 0.0137 → 0.0074), with coverage
