@@ -254,7 +254,9 @@ def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
         "repetitions). MAE of "
         "the estimate against the whole-pool value; `cover@n` = coverage of the 95% "
         "interval `evaluate` reports for that estimator (model-assisted rows: Wald on the "
-        "logit scale for measures in [0, 1]; thesis, passive and oracle rows: Wald). "
+        "logit scale for measures in [0, 1]; thesis, passive and oracle rows: Wald; the "
+        "model-assisted and oracle rows with the jackknife standard error for ratio "
+        "measures, the thesis and passive rows with the linearized one). "
         "Model-assisted rows use each distinct labeled instance once (the finite-population "
         "form, `evaluate`'s default) unless marked 'with-replacement form'.",
         "",
