@@ -539,3 +539,24 @@ def test_variance_option_is_checked_and_means_of_losses_do_not_depend_on_it() ->
         for v in ("jackknife", "linearized")
     )
     assert jk.stderr == lin.stderr
+
+
+def test_jackknife_falls_back_to_linearized_when_one_row_carries_half_the_denominator():
+    # A 5.75%-positive pool, F1 at 20 draws from the assisted q. In this sample deleting one
+    # row leaves D̂₍ᵢ₎ at 0.8% of D̂: Ĝ₍ᵢ₎ is no small perturbation (in another sample of
+    # this kind, found in review, the delete-one ε gave a standard error of 131 for a
+    # measure in [0, 1]). Such a sample gets the linearized standard error.
+    rng = np.random.default_rng(0)
+    m = 2000
+    pr = 1 / (1 + np.exp(-rng.normal(-3.6, 1.5, size=m)))
+    y = (rng.random(m) < pr).astype(int)
+    cat = ae.Categorical(np.column_stack([1 - pr, pr]))
+    q = assisted_distribution(cat, "f1", pos_label=1)
+    kw = {"pos_label": 1, "pool_q": q, "bias_correction": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ae.DegenerateIntervalWarning)
+        for seed in (1, 260):  # D̂₍ᵢ₎ > 0 for every row / ≤ 0 for some row
+            idx = ae.draw(q, 20, random_state=seed)
+            jk = assisted_estimate("f1", cat, idx, y[idx], **kw)
+            lin = assisted_estimate("f1", cat, idx, y[idx], variance="linearized", **kw)
+            assert jk.stderr == lin.stderr
