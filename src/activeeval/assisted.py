@@ -236,6 +236,16 @@ def _influence(v: NDArray[np.float64], z: NDArray[np.float64], den: float) -> ND
     return v * (z - zbar) / (den * sv)
 
 
+def _denominator_terms(
+    w: NDArray[np.float64], md: NDArray[np.float64], lam: float
+) -> NDArray[np.float64] | None:
+    """The rows' terms w − λ m_D of D̂, or None when they are all equal: then D̂ is a constant
+    and Ĝ linear in one weighted mean (means of losses, rankings), with no ratio bias and
+    no curvature for the jackknife to add."""
+    rd = w - lam * md
+    return rd if np.any(rd != rd[0]) else None
+
+
 def _jackknife_influence(
     v: NDArray[np.float64],
     terms: tuple[Any, ...],
@@ -255,8 +265,8 @@ def _jackknife_influence(
     denominator, e.g. the only labeled positive of an F1, and Ĝ₍ᵢ₎ is not a small
     perturbation: ε can then be arbitrarily large); the caller uses ``linear`` instead."""
     wl, w, mn, md, pool = terms
-    rd = w - lam * md
-    if not np.any(rd != rd[0]):
+    rd = _denominator_terms(w, md, lam)
+    if rd is None:
         return linear
     sv = v.sum()
     xn = v * (wl - lam * mn)
@@ -317,8 +327,8 @@ def _ratio_bias(
     and returned as (Ĝ·V̂ − Ĉ)/Y² in the scale of Σ v = 1. Zero when w and m_D are constant
     over the rows (means of losses, rankings): there only the self-normalization's own O(1/n)
     term remains, measured negligible (module docstring)."""
-    rd = w - lam * md
-    if not np.any(rd != rd[0]):
+    rd = _denominator_terms(w, md, lam)
+    if rd is None:
         return 0.0
     sv = v.sum()
     ty = v * (lam * pool.mu_den + rd) / sv
