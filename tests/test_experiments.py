@@ -165,12 +165,13 @@ def test_assisted_runs_equal_the_campaign_and_the_snis_engine(measure: str) -> N
     snis, *_ = _runs(q, pa, meas, y, budgets, 5, seed=3, assisted=False, finite=False)
     runs = simulate_static(q, w * meas.loss(f, y), w, budgets, 5, random_state=3)
     np.testing.assert_allclose(snis, runs.estimate, rtol=1e-12)
-    est, se, _, _ = _runs(q, pa, meas, y, budgets, 2, seed=3, assisted=True)
-    wr, wr_se, _, _ = _runs(q, pa, meas, y, budgets, 2, seed=3, assisted=True, finite=False)
+    est, se, _, n_eff, _ = _runs(q, pa, meas, y, budgets, 2, seed=3, assisted=True)
+    wr, wr_se, _, _, _ = _runs(q, pa, meas, y, budgets, 2, seed=3, assisted=True, finite=False)
     for j, b in enumerate(budgets):
         res = ae.evaluate(pa, lambda i: y[i], meas, budget=b, q=q, random_state=3)
         assert res.estimate == pytest.approx(est[0, j], rel=1e-12)
         assert res.stderr == pytest.approx(se[0, j], rel=1e-9)
+        assert res.inference.effective_n == pytest.approx(n_eff[0, j], rel=1e-12)
         # The with-replacement form: every draw a row, weighted by the q it was drawn from.
         old = assisted_estimate(meas, pa, res.indices, res.labels, res.q)
         assert old.estimate == pytest.approx(wr[0, j], rel=1e-12)

@@ -294,8 +294,60 @@ def test_logit_interval_is_the_delta_method_on_the_logit_scale() -> None:
             method="logit"
         )
     assert est.confidence_interval(method="logit") == pytest.approx(
-        tuple(float(x) for x in ae.logit_interval(est.estimate, est.stderr))
+        tuple(float(x) for x in ae.logit_interval(est.estimate, est.stderr, 0.95, est.effective_n))
     )
+
+
+def test_logit_interval_falls_back_to_wilson_where_the_logit_does_not_exist() -> None:
+    # At Ĝ ∈ {0, 1} or se = 0 the logit interval is a point; with effective_n it is the
+    # Wilson interval of the effective count Ĝ·n_eff out of n_eff, checked against scipy's
+    # binomtest (integer n) and the closed form z²/(n + z²) for the upper end at 0 errors.
+    from scipy.stats import binomtest, norm
+
+    g = np.array([0.0, 1.0, 0.25, 0.03])
+    se = np.array([0.0, 0.0, 0.0, 0.01])
+    n = np.array([20.0, 15.0, 8.0, 50.0])
+    lo, hi = ae.logit_interval(g, se, 0.9, effective_n=n)
+    for i, k in ((0, 0), (1, 15), (2, 2)):
+        ref = binomtest(k, int(n[i])).proportion_ci(0.9, method="wilson")
+        assert (lo[i], hi[i]) == pytest.approx((ref.low, ref.high), abs=1e-12)
+    z2 = norm.ppf(0.95) ** 2
+    assert (lo[0], hi[0]) == pytest.approx((0.0, z2 / (20 + z2)))
+    inside = ae.logit_interval(g[3:], se[3:], 0.9)  # the logit exists: unchanged
+    assert (lo[3], hi[3]) == pytest.approx((inside[0][0], inside[1][0]), rel=1e-15)
+    # An estimate with no error among uniform draws: evaluate's ci, without a warning.
+    est = ae.estimate("error_rate", np.zeros(30, int), np.zeros(30, int))
+    assert est.stderr == 0.0 and est.effective_n == 30
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ci = est.confidence_interval(0.95, "logit")
+    ref = binomtest(0, 30).proportion_ci(0.95, method="wilson")
+    assert ci == pytest.approx((ref.low, ref.high), abs=1e-12)
+
+
+def test_evaluate_covers_at_small_budgets_where_no_error_is_seen() -> None:
+    # A well-specified pool with a 3.5% error rate; 300 seeded campaigns of 20 labels. Many
+    # see no error (Ĝ = 0, se = 0): the logit interval alone is then the point [0, 0] and
+    # covered 0.71 of such campaigns (measured); with the Wilson fallback the coverage is
+    # within 3 MC-SE (sqrt(.95·.05/300) ≈ 0.0126) of 0.95 or above it.
+    rng = np.random.default_rng(0)
+    m = 5000
+    p1 = rng.beta(0.3, 8, m)
+    y = (rng.random(m) < p1).astype(int)
+    cat = ae.Categorical(np.c_[1 - p1, p1])
+    truth = float(np.mean((p1 > 0.5) != y))
+    reps = 300
+    cover = np.empty(reps, bool)
+    point = np.empty(reps, bool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ae.DegenerateIntervalWarning)
+        for r in range(reps):
+            res = ae.evaluate(cat, lambda i: y[i], "error_rate", budget=20, random_state=r)
+            point[r] = res.stderr == 0.0
+            cover[r] = res.ci[0] <= truth <= res.ci[1]
+            assert res.ci[1] > res.ci[0]
+    assert point.mean() > 0.1  # the fallback is exercised
+    assert cover.mean() > 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
 
 
 def test_evaluate_reports_the_logit_interval_and_it_covers_rare_error_rates() -> None:
@@ -313,7 +365,7 @@ def test_evaluate_reports_the_logit_interval_and_it_covers_rare_error_rates() ->
     cover = np.empty(reps, bool)
     for r in range(reps):
         res = ae.evaluate(cat, lambda i: y[i], "error_rate", budget=200, random_state=r)
-        lo, hi = ae.logit_interval(res.estimate, res.stderr)
+        lo, hi = ae.logit_interval(res.estimate, res.stderr, 0.95, res.inference.effective_n)
         assert res.ci == pytest.approx((float(lo), float(hi)))
         cover[r] = res.ci[0] <= truth <= res.ci[1]
     assert abs(cover.mean() - 0.95) < 3 * math.sqrt(0.95 * 0.05 / reps)

@@ -316,10 +316,11 @@ class Estimate:
         ``wald``: Ĝ ± z·stderr (Lemma 3.3). ``t``: Ĝ ± t_{n−1}·stderr·√(n/(n−1)), which is
         the one-sample t interval when q = p (Bessel's correction). ``logit``: for a measure
         in [0, 1] (0/1 loss), the Wald interval on the logit scale mapped back,
-        expit(logit Ĝ ± z·stderr/(Ĝ(1 − Ĝ))) (delta method; :func:`logit_interval`). ``wilson``,
-        ``clopper-pearson``, ``agresti-coull``: binomial intervals for a 0/1 loss, applied to
-        the effective count Ĝ·n_eff out of n_eff (Kish's effective sample size; exactly the
-        textbook intervals for uniform draws, w = 1).
+        expit(logit Ĝ ± z·stderr/(Ĝ(1 − Ĝ))) (delta method; :func:`logit_interval`); at
+        Ĝ ∈ {0, 1} or stderr = 0, where it does not exist, the Wilson interval below.
+        ``wilson``, ``clopper-pearson``, ``agresti-coull``: binomial intervals for a 0/1
+        loss, applied to the effective count Ĝ·n_eff out of n_eff (Kish's effective sample
+        size; exactly the textbook intervals for uniform draws, w = 1).
         """
         lv = check_level(self.level if level is None else level)
         method = check_option(method, INTERVAL_METHODS, "method")
@@ -331,9 +332,9 @@ class Estimate:
         if method == "logit":
             if not self.binary_loss:
                 raise _binomial_method_error(method, self.measure)
-            if se == 0.0:
+            if se == 0.0 and not self.effective_n > 0:
                 _warn_degenerate(self.measure or "estimate")
-            low, high = logit_interval(np.array(g), np.array(se), lv)
+            low, high = logit_interval(np.array(g), np.array(se), lv, self.effective_n)
             return float(low), float(high)
         if method in ("wald", "t"):
             if se == 0.0:
@@ -371,7 +372,10 @@ def _binomial_method_error(method: str, measure: str) -> ShapeError:
 
 
 def logit_interval(
-    estimate: ArrayLike, stderr: ArrayLike, level: float = 0.95
+    estimate: ArrayLike,
+    stderr: ArrayLike,
+    level: float = 0.95,
+    effective_n: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Wald interval on the logit scale for estimates of a measure in [0, 1], elementwise.
 
@@ -379,8 +383,14 @@ def logit_interval(
     with the logistic function. It stays inside (0, 1) and is asymmetric, wider away from the
     nearer bound — where the sampling distribution of a rare-error estimate has its long
     tail, and where a symmetric Wald interval loses coverage because its standard error is
-    small exactly when few errors were seen. An estimate of exactly 0 or 1 has no logit: there
-    the Wald interval clipped to [0, 1] is returned.
+    small exactly when few errors were seen.
+
+    Where it does not exist — an estimate of exactly 0 or 1 (no logit), or a standard error
+    of 0 (a point) — it is replaced, given ``effective_n``, by the Wilson interval for the
+    effective count Ĝ·n_eff out of n_eff (eq. 3.19–3.20; :func:`proportion_confint`), the
+    score interval the logit interval approaches as n grows: after 20 labels without an
+    error it reports [0, z²/(n_eff + z²)] instead of the point [0, 0]. Without
+    ``effective_n`` the clipped Wald interval is returned there (a point when se = 0).
     """
     g = np.asarray(estimate, dtype=float)
     se = np.asarray(stderr, dtype=float)
@@ -392,6 +402,15 @@ def logit_interval(
         half = z * se / (gi * (1 - gi))
         low = np.where(inside, special.expit(logit - half), np.clip(g - z * se, 0.0, 1.0))
         high = np.where(inside, special.expit(logit + half), np.clip(g + z * se, 0.0, 1.0))
+    if effective_n is not None:
+        n = np.broadcast_to(np.asarray(effective_n, dtype=float), g.shape)
+        score = (~inside | (se == 0)) & (n > 0) & ~np.isnan(g)
+        if np.any(score):
+            ns = n[score]
+            count = np.clip(g[score], 0.0, 1.0) * ns
+            wl, wh = proportion_confint(count, ns, level, "wilson")
+            low, high = np.array(low, dtype=float), np.array(high, dtype=float)
+            low[score], high[score] = wl, wh
     return low, high
 
 

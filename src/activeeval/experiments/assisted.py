@@ -58,11 +58,12 @@ def _runs(
     assisted: bool,
     power: float | None = None,
     finite: bool = True,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], Any]:
-    """Estimates, standard errors and λ per (rep, budget), by the campaign's stopping rule,
-    and the draws (for peers run on the same samples). The thesis's estimator is the
-    model-assisted one at λ = 0 with every draw a row; ``finite`` uses the distinct labeled
-    instances as a without-replacement sample (what :func:`activeeval.evaluate` does; both
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], Any]:
+    """Estimates, standard errors, λ and Kish's effective n (for the interval's Wilson
+    fallback) per (rep, budget), by the campaign's stopping rule, and the draws (for peers
+    run on the same samples). The thesis's estimator is the model-assisted one at λ = 0
+    with every draw a row; ``finite`` uses the distinct labeled instances as a
+    without-replacement sample (what :func:`activeeval.evaluate` does; both
     tested equal to it). The model-assisted rows and the finite-population rows carry the
     default's ratio-bias correction and jackknife standard error; the thesis's estimator
     (λ = 0, every draw a row) has neither (Lemma 3.4's linearized standard error)."""
@@ -78,6 +79,7 @@ def _runs(
     est = np.full(kept.shape, np.nan)
     se = np.full(kept.shape, np.nan)
     lam = np.full(kept.shape, np.nan)
+    n_eff = np.full(kept.shape, np.nan)
     for r in range(reps):
         for j in range(budgets.shape[0]):
             idx = draws[r, : kept[r, j]]
@@ -91,7 +93,8 @@ def _runs(
                 lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
             )  # fmt: skip
             est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
-    return est, se, lam, (draws, kept)
+            n_eff[r, j] = a.effective_n
+    return est, se, lam, n_eff, (draws, kept)
 
 
 def _peers_module() -> Any:
@@ -178,11 +181,11 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
         }
         drawn_by: dict[str, Any] = {}
         for name, (q, assisted, finite) in methods.items():
-            est, se, lam, drawn_by[name] = _runs(
+            est, se, lam, n_eff, drawn_by[name] = _runs(
                 q, pred, meas, y, b, reps, seed=0, assisted=assisted, finite=finite
             )
             if assisted and meas.binary_loss:  # evaluate's interval for these estimators
-                lo, hi = logit_interval(est, se, 0.95)
+                lo, hi = logit_interval(est, se, 0.95, n_eff)
             else:
                 z = 1.959963984540054
                 lo, hi = est - z * se, est + z * se
@@ -254,7 +257,8 @@ def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
         "repetitions). MAE of "
         "the estimate against the whole-pool value; `cover@n` = coverage of the 95% "
         "interval `evaluate` reports for that estimator (model-assisted rows: Wald on the "
-        "logit scale for measures in [0, 1]; thesis, passive and oracle rows: Wald; the "
+        "logit scale for measures in [0, 1], Wilson on Kish's effective n where the "
+        "estimate is 0 or 1; thesis, passive and oracle rows: Wald; the "
         "model-assisted and oracle rows with the jackknife standard error for ratio "
         "measures, the thesis and passive rows with the linearized one). "
         "Model-assisted rows use each distinct labeled instance once (the finite-population "
@@ -322,7 +326,7 @@ def _summary(
         "on the passive curve; '> x' when passive does not get there within the largest "
         "budget); `oracle` = MAE with the true-label q ÷ MAE of the default; "
         "`cover` = coverage of the default's 95% interval (`evaluate`'s `ci`: Wald on the "
-        "logit scale for measures in [0, 1], Wald for MSE).",
+        "logit scale for measures in [0, 1] with its Wilson fallback, Wald for MSE).",
         "",
         "| setting | n | ÷peer | best peer | ÷PPI++ same draws | ÷thesis | ÷passive | ×passive "
         "| oracle | cover |",
