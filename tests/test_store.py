@@ -134,11 +134,12 @@ def test_create_stores_the_plan_and_q_bit_exactly(tmp_path: Path) -> None:
         "active",
     )
     assert (p.budget, p.seed, p.level, p.pool_size, p.label_space) == (50.0, 3, 0.9, 400, (0, 1))
-    assert p.schema_version == store_mod.SCHEMA_VERSION == 1
+    assert p.schema_version == store_mod.SCHEMA_VERSION == 2
+    assert not p.ranking
     s.close()
     conn = sqlite3.connect(tmp_path / "s.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "1"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
     blob = conn.execute("SELECT q FROM plan").fetchone()[0]
     assert np.frombuffer(blob, "<f8").tobytes() == q.tobytes()
     conn.close()
@@ -606,11 +607,11 @@ def test_store_from_a_newer_schema_is_refused_unchanged(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     Session.create(path, proba, "error_rate", 10).close()
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
     before = path.read_bytes()
-    with pytest.raises(ae.SchemaVersionError, match=r"schema version 2, newer than the version 1"):
+    with pytest.raises(ae.SchemaVersionError, match=r"schema version 3, newer than the version 2"):
         Session.open(path)
     assert path.read_bytes() == before
 
@@ -655,16 +656,16 @@ def test_migrations_run_in_one_transaction_on_open(tmp_path: Path, monkeypatch) 
         conn.execute("ALTER TABLE labels ADD COLUMN half_done TEXT")
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 3)
-    monkeypatch.setattr(store_mod, "MIGRATIONS", {1: add_notes, 2: broken})
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 4)
+    monkeypatch.setattr(store_mod, "MIGRATIONS", {**store_mod.MIGRATIONS, 2: add_notes, 3: broken})
     before = _dump(path)
     with pytest.raises(RuntimeError, match="migration bug"):
         Session.open(path)
     assert _dump(path) == before  # neither step kept
 
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 3)
     s = Session.open(path)
-    assert s.plan.schema_version == 2
+    assert s.plan.schema_version == 3
     assert s.estimate().n_labels == 10
     s.close()
     conn = sqlite3.connect(path)
@@ -782,8 +783,43 @@ def test_demo_session_campaign_matches_evaluate() -> None:
     assert any(line.strip().startswith("session") for line in lines)
 
 
-def test_create_refuses_a_ranking_pool_with_a_clear_error(tmp_path) -> None:
-    rel = ae.GradedRelevance(np.full((4, 3), 1 / 3), [0, 2, 4])
-    with pytest.raises(ae.ShapeError, match="ranking pools"):
+def test_create_refuses_a_ranked_pool_with_an_empty_query(tmp_path) -> None:
+    rel = ae.GradedRelevance(np.full((4, 3), 1 / 3), [0, 2, 2, 4])
+    with pytest.raises(ae.ShapeError, match="query 1 lists no item"):
         Session.create(tmp_path / "s.db", rel, "dcg", 2)
     assert not (tmp_path / "s.db").exists()
+
+
+def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -> None:
+    # A store as version 1 wrote it (no ranking table): opening it adds the table in one
+    # transaction, and the campaign continues with the same labels and estimate.
+    proba, y = _pool()
+    path = tmp_path / "s.db"
+    s = Session.create(path, proba, "error_rate", 20, seed=2)
+    s.record({i: int(y[i]) for i in s.next_batch(12)})
+    before = s.estimate()
+    s.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE ranking")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    s = Session.open(path)
+    assert s.plan.schema_version == 2 and not s.plan.ranking
+    after = s.estimate()
+    assert (after.estimate, after.stderr, after.n_labels) == (
+        before.estimate,
+        before.stderr,
+        before.n_labels,
+    )
+    s.record({i: int(y[i]) for i in s.next_batch(8)})
+    assert s.progress().n_labels == 20
+    s.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+    assert [r[1] for r in conn.execute("PRAGMA table_info(ranking)")] == [
+        "model",
+        "offsets",
+        "items",
+    ]
+    conn.close()

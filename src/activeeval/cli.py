@@ -6,8 +6,15 @@ File formats (part of the contract):
   a classifier's class probabilities in columns ``p_<label>`` (the labels are read as integers
   if every one looks like an integer, else as strings), or a regressor's predictive ``mean``
   and ``var``; optionally a labeling ``cost`` per instance (strictly positive).
+* **Ranked pool file** (a ranking function, thesis Ch. 6; measures ``dcg``, ``err``): one row
+  per item of each query's ranked list, in the ranker's order (best first): the query ``id``,
+  the ``item`` id (unique within its query; the same item id in two rankers' files marks the
+  same document, which is then labeled once), the item's grade probabilities ``p_0`` …
+  ``p_<G−1>``, and optionally a labeling ``cost`` per item (a query costs the sum).
 * **Labels file**, CSV or Parquet: columns ``id,label``; optionally ``session_id``, which must
   then be the session's own. Other columns are ignored, so an ``export`` can be recorded again.
+  For a ranked pool: columns ``id,item,grade``, one row for every item of each labeled query
+  (for a comparison, every item either ranker lists).
 
 Every input error exits with status 2 and a message on stderr that names the file, the line and
 the column.
@@ -47,6 +54,7 @@ from ._validation import (
     UnknownIdError,
 )
 from .predictive import Categorical, Gaussian, Predictive
+from .ranking import GradedRelevance
 
 __all__ = ["PoolFile", "main", "read_labels_file", "read_pool_file"]
 
@@ -183,16 +191,19 @@ def _numbers(series: pd.Series, path: Path, row_label: str, column: str) -> NDAr
     return num
 
 
+def _keys(series: pd.Series, path: Path, row_label: str, column: str) -> NDArray[Any]:
+    """A key column as int64 when every cell looks like an integer, else as strings."""
+    if series.dtype.kind in "iu":
+        return series.to_numpy(dtype=np.int64)
+    cells = _cells(series, path, row_label, column).map(str)
+    if cells.str.match(_INT_LIKE).all():
+        return cells.astype(np.int64).to_numpy()
+    return cells.to_numpy(dtype=object)
+
+
 def _ids(series: pd.Series, path: Path, row_label: str) -> NDArray[Any]:
     """Ids as int64 when every one looks like an integer, else as strings; unique."""
-    if series.dtype.kind in "iu":
-        ids: NDArray[Any] = series.to_numpy(dtype=np.int64)
-    else:
-        cells = _cells(series, path, row_label, "id").map(str)
-        if cells.str.match(_INT_LIKE).all():
-            ids = cells.astype(np.int64).to_numpy()
-        else:
-            ids = cells.to_numpy(dtype=object)
+    ids = _keys(series, path, row_label, "id")
     dup = pd.Index(ids).duplicated(keep=False)
     if dup.any():
         where = np.flatnonzero(dup)
@@ -221,7 +232,9 @@ class PoolFile:
     path : Path
     ids : ndarray
         Pool ids, int64 when every id looks like an integer, else strings.
-    predictive : Categorical or Gaussian
+    predictive : Categorical, Gaussian or GradedRelevance
+        A ranked pool file (with an ``item`` column) gives a ``GradedRelevance`` whose queries
+        are ``ids`` in order of first appearance, each query's items in the file's order.
     costs : ndarray or None
         The ``cost`` column, if any.
     rows : ndarray
@@ -232,7 +245,7 @@ class PoolFile:
 
     path: Path
     ids: NDArray[Any]
-    predictive: Predictive
+    predictive: Predictive | GradedRelevance
     costs: NDArray[np.float64] | None
     rows: NDArray[Any]
     row_label: str
@@ -253,6 +266,8 @@ def read_pool_file(path: str | Path) -> PoolFile:
     _require(frame, p, ("id",), what)
     if frame.shape[0] == 0:
         raise EmptyPoolError(f"{p}: has no rows; a pool needs at least one instance.")
+    if "item" in frame.columns:
+        return _ranked_pool_file(frame, p, row_label)
     ids = _ids(frame["id"], p, row_label)
     pcols = [c for c in frame.columns if c.startswith("p_")]
     regression = [c for c in ("mean", "var") if c in frame.columns]
@@ -267,23 +282,7 @@ def read_pool_file(path: str | Path) -> PoolFile:
         labels = _class_labels(pcols)
         if pd.Index(labels).has_duplicates:
             raise InputFileError(f"{p}: columns {pcols} name the same class twice.")
-        proba = np.column_stack([_numbers(frame[c], p, row_label, c) for c in pcols])
-        neg = (proba < 0) | (proba > 1)
-        if neg.any():
-            r, k = (int(v[0]) for v in np.nonzero(neg))
-            raise ProbabilityRowsError(
-                f"{p}: {row_label} {lines[r]}, column '{pcols[k]}': {proba[r, k]:g} is not a "
-                "probability in [0, 1]; pass class probabilities (predict_proba output)."
-            )
-        sums = proba.sum(axis=1)
-        off = np.abs(sums - 1.0) > PROBABILITY_ROW_TOL
-        if off.any():
-            r = int(np.flatnonzero(off)[0])
-            raise ProbabilityRowsError(
-                f"{p}: {row_label} {lines[r]}, columns {','.join(pcols)}: the probabilities sum "
-                f"to {sums[r]:.6g}; each row must sum to 1 (±{PROBABILITY_ROW_TOL:g}) "
-                f"({int(off.sum())} such rows)."
-            )
+        proba = _probabilities(frame, pcols, p, row_label)
         predictive = Categorical(proba, labels=labels)
     elif len(regression) == 2:
         mean = _numbers(frame["mean"], p, row_label, "mean")
@@ -311,12 +310,80 @@ def read_pool_file(path: str | Path) -> PoolFile:
     return PoolFile(p, ids, predictive, costs, lines, row_label)
 
 
-def _align(pools: list[PoolFile]) -> tuple[list[Predictive], NDArray[Any] | None]:
+def _probabilities(
+    frame: pd.DataFrame, pcols: list[str], p: Path, row_label: str
+) -> NDArray[np.float64]:
+    """Probability columns: each cell in [0, 1], each row summing to 1."""
+    lines = frame.index.to_numpy()
+    proba = np.column_stack([_numbers(frame[c], p, row_label, c) for c in pcols])
+    neg = (proba < 0) | (proba > 1)
+    if neg.any():
+        r, k = (int(v[0]) for v in np.nonzero(neg))
+        raise ProbabilityRowsError(
+            f"{p}: {row_label} {lines[r]}, column '{pcols[k]}': {proba[r, k]:g} is not a "
+            "probability in [0, 1]; pass class probabilities (predict_proba output)."
+        )
+    sums = proba.sum(axis=1)
+    off = np.abs(sums - 1.0) > PROBABILITY_ROW_TOL
+    if off.any():
+        r = int(np.flatnonzero(off)[0])
+        raise ProbabilityRowsError(
+            f"{p}: {row_label} {lines[r]}, columns {','.join(pcols)}: the probabilities sum "
+            f"to {sums[r]:.6g}; each row must sum to 1 (±{PROBABILITY_ROW_TOL:g}) "
+            f"({int(off.sum())} such rows)."
+        )
+    return proba
+
+
+def _ranked_pool_file(frame: pd.DataFrame, p: Path, row_label: str) -> PoolFile:
+    """A ranked pool: rows id,item,p_0..p_<G−1>[,cost], a query's items in the ranker's order."""
+    lines = frame.index.to_numpy()
+    pcols = [c for c in frame.columns if c.startswith("p_")]
+    want = [f"p_{g}" for g in range(len(pcols))]
+    if len(pcols) < 2 or sorted(pcols, key=lambda c: (len(c), c)) != want:
+        raise InputFileError(
+            f"{p}: a ranked pool file (it has an 'item' column) needs grade-probability columns "
+            f"p_0, p_1, ..., p_<G−1> for grades 0..G−1; got {pcols or 'none'}."
+        )
+    qids = _keys(frame["id"], p, row_label, "id")
+    items = _keys(frame["item"], p, row_label, "item")
+    codes, uniques = pd.factorize(qids)  # queries in order of first appearance
+    order = np.argsort(codes, kind="stable")  # a query's rows keep the file's order
+    pairs = pd.MultiIndex.from_arrays([codes, items])
+    dup = pairs.duplicated()
+    if dup.any():
+        r = int(np.flatnonzero(dup)[0])
+        first = int(np.flatnonzero(pairs == pairs[r])[0])
+        raise DuplicateIdError(
+            f"{p}: {row_label} {lines[r]}, column 'item': item {_scalar(items[r])!r} of query "
+            f"{_scalar(qids[r])!r} already appears on {row_label} {lines[first]}; an item is "
+            "listed once per query."
+        )
+    proba = _probabilities(frame, want, p, row_label)[order]
+    offsets = np.zeros(len(uniques) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(codes, minlength=len(uniques)), out=offsets[1:])
+    item_costs = None
+    if "cost" in frame.columns:
+        item_costs = _numbers(frame["cost"], p, row_label, "cost")
+        if (item_costs <= 0).any():
+            r = int(np.flatnonzero(item_costs <= 0)[0])
+            raise InvalidCostsError(
+                f"{p}: {row_label} {lines[r]}, column 'cost': {item_costs[r]:g}; labeling costs "
+                "must be strictly positive (give free items a small positive cost)."
+            )
+        item_costs = item_costs[order]
+    rel = GradedRelevance(proba, offsets, items=items[order], costs=item_costs)
+    first_row = lines[order][offsets[:-1]]
+    ids = np.asarray(uniques.to_numpy() if hasattr(uniques, "to_numpy") else uniques)
+    return PoolFile(p, ids, rel, None, first_row, row_label)
+
+
+def _align(pools: list[PoolFile]) -> tuple[list[Any], NDArray[Any] | None]:
     """Put every model's rows in the first file's id order; same ids, same kind, same classes,
     and equal costs wherever several files give them."""
     base = pools[0]
     index = pd.Index(base.ids)
-    preds: list[Predictive] = [base.predictive]
+    preds: list[Any] = [base.predictive]
     costs = base.costs
     for other in pools[1:]:
         pos = index.get_indexer(other.ids) if other.ids.dtype == base.ids.dtype else None
@@ -335,6 +402,9 @@ def _align(pools: list[PoolFile]) -> tuple[list[Predictive], NDArray[Any] | None
             )
         order = np.argsort(pos)
         pred = other.predictive
+        if isinstance(pred, GradedRelevance) and isinstance(base.predictive, GradedRelevance):
+            preds.append(pred.take(order))
+            continue
         if type(pred) is not type(base.predictive):
             raise InputFileError(
                 f"{other.path}: describes a {type(pred).__name__} model but {base.path} a "
@@ -366,18 +436,25 @@ def _align(pools: list[PoolFile]) -> tuple[list[Predictive], NDArray[Any] | None
     return preds, costs
 
 
-def read_labels_file(path: str | Path) -> tuple[pd.DataFrame, str]:
-    """Read a labels file: columns ``id``, ``label`` and optionally ``session_id``.
+def read_labels_file(path: str | Path, ranking: bool = False) -> tuple[pd.DataFrame, str]:
+    """Read a labels file: columns ``id``, ``label`` (``ranking``: ``id``, ``item``, ``grade``)
+    and optionally ``session_id``.
 
     Returns the frame (indexed by line number, or row number for Parquet) and the word for its
     rows (``"line"`` or ``"row"``). Empty cells are refused naming line and column.
     """
     p = Path(path)
     frame, row_label = _read_table(p)
-    _require(frame, p, ("id", "label"), "a labels file has columns id,label.")
-    cols = ["id", "label"] + (["session_id"] if "session_id" in frame.columns else [])
+    need = ("id", "item", "grade") if ranking else ("id", "label")
+    what = (
+        "a ranked pool's labels file has columns id,item,grade (one row per item)."
+        if ranking
+        else "a labels file has columns id,label."
+    )
+    _require(frame, p, need, what)
+    cols = [*need] + (["session_id"] if "session_id" in frame.columns else [])
     out = frame[cols].copy()
-    for col in ("id", "label"):
+    for col in need:
         out[col] = _cells(out[col], p, row_label, col)
     return out, row_label
 
@@ -443,7 +520,8 @@ def _budget_text(budget: float, cost_sensitive: bool) -> str:
 @click.option(
     "--measure",
     required=True,
-    help="error_rate, accuracy, f1, precision, recall (classifiers); mse, mae (regressors).",
+    help="error_rate, accuracy, f1, precision, recall (classifiers); mse, mae (regressors); "
+    "dcg, err (ranked pools).",
 )
 @click.option("--pos-label", default=None, help="Positive class of f1/precision/recall.")
 @click.option("--beta", type=float, default=None, help="β of the F-measure (with --measure f1).")
@@ -459,7 +537,7 @@ def _budget_text(budget: float, cost_sensitive: bool) -> str:
     default="active",
     show_default=True,
     help="active, passive, active_uniC, active_lambda (comparisons: also active_0, "
-    "active_inf, active_risk).",
+    "active_inf, active_risk; ranked pools: also active_uniD).",
 )
 @click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level.")
 def session_init(
@@ -502,7 +580,8 @@ def session_init(
             )
             pos = f" (positive class {plan.pos_label!r})" if plan.pos_label is not None else ""
             click.echo(
-                f"created {store}: {what}{pos}, pool of {plan.pool_size} instances, method "
+                f"created {store}: {what}{pos}, pool of {plan.pool_size} "
+                f"{'queries' if plan.ranking else 'instances'}, method "
                 f"{plan.method}, budget {_budget_text(plan.budget, plan.cost_sensitive)}, "
                 f"seed {plan.seed}\nsession id {plan.session_id}\n"
                 f"next: activeeval session next {store} --k 20 --out batch.csv"
@@ -563,7 +642,7 @@ def session_record(
     from .store import Session
 
     with _command(), Session.open(store) as s:
-        frame, row_label = read_labels_file(labels)
+        frame, row_label = read_labels_file(labels, ranking=s.plan.ranking)
         done = s.record(
             frame,
             annotator=annotator,

@@ -34,6 +34,13 @@ transaction, so a killed process keeps every committed chunk and never half a ch
 re-running the same record completes it (identical relabels are no-ops). Concurrent writers
 wait on SQLite's busy timeout and, beyond it, retry with exponential backoff.
 
+Ranked pools (thesis Ch. 6). With ``GradedRelevance`` models (one ranker, or two with item
+ids) the pool's instances are queries: a query is handed out, its label is the grade of every
+item of its list (of both lists' union for a comparison, in :func:`~activeeval.ranking_union`
+order), recorded from rows ``id,item,grade`` and stored as one JSON list per query, and the
+estimate is eq. 3.31 over per-query DCG/ERR values — what ``evaluate``/``compare`` with
+``estimator="snis"`` compute from the same draws.
+
 Schema. ``meta`` holds ``schema_version``; :data:`MIGRATIONS` maps a version k to the function
 that upgrades a store from k to k + 1, applied in one transaction when a store is opened. A store
 written by a newer version is refused (:class:`~activeeval.SchemaVersionError`), as is a file
@@ -71,6 +78,7 @@ from ._validation import (
     LabelConflictError,
     LabelSpaceError,
     NotAStoreError,
+    RankingItemsError,
     SchemaVersionError,
     SessionMismatchError,
     ShapeError,
@@ -104,7 +112,22 @@ from .measures import (
     get_measure,
 )
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
-from .ranking import GradedRelevance
+from .ranking import (
+    DCG,
+    ERR,
+    RANKING_METHODS,
+    GradedRelevance,
+    QueryValue,
+    RankingMeasure,
+    _bind_pair,
+    _check_pair,
+    get_ranking_measure,
+    ranking_distribution,
+    ranking_pair_values,
+    ranking_query_costs,
+    ranking_union,
+    ranking_values,
+)
 from .sampling import (
     check_distribution,
     comparison_distribution,
@@ -124,8 +147,9 @@ __all__ = [
     "SessionProgress",
 ]
 
-#: Version of the store layout written by this module (``meta.schema_version``).
-SCHEMA_VERSION = 1
+#: Version of the store layout written by this module (``meta.schema_version``). Version 2
+#: added the ``ranking`` table (ranked pools, thesis Ch. 6).
+SCHEMA_VERSION = 2
 #: ``PRAGMA application_id`` of a session store ("AEVS").
 APPLICATION_ID = 0x41455653
 #: Draws materialized at a time; block b is ``default_rng([seed, b])``'s next ``block_size``.
@@ -222,10 +246,29 @@ CREATE TABLE audit (
 );
 """
 
+# Version 2: a ranked pool (thesis Ch. 6). The pool's rows are queries; each model's
+# ``predictions`` hold one row of grade probabilities per item (a categorical distribution over
+# grades 0..G−1: predictive_kind 'categorical', label_space the grades), query after query;
+# ``offsets`` (int64, m + 1) delimit the queries and ``items`` (JSON, or NULL) are the item ids.
+# A query's label is the JSON list of its items' grades (see Session.record).
+_SCHEMA_V2 = """
+CREATE TABLE ranking (
+    model   INTEGER PRIMARY KEY REFERENCES models (model),
+    offsets BLOB NOT NULL,
+    items   TEXT
+)
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
+
+
+def _add_ranking_table(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA_V2)
+
+
 #: ``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1 (run inside the open
-#: transaction of :meth:`Session.open`; it must not commit). Empty while version 1 is current.
-MIGRATIONS: dict[int, Migration] = {}
+#: transaction of :meth:`Session.open`; it must not commit).
+MIGRATIONS: dict[int, Migration] = {1: _add_ranking_table}
 
 _T = TypeVar("_T")
 
@@ -255,6 +298,10 @@ class SessionPlan:
     block_size, max_draws, draw_rule
         How the draw sequence is generated, and the cap on its length (that of
         :func:`~activeeval.evaluate`: 20·budget + 1000 draws, the budget in labels).
+    ranking : bool
+        A pool of ranked queries (``GradedRelevance`` models, DCG/ERR): ids are query ids, a
+        label is the grade of every item of the query (labels input ``id,item,grade``);
+        ``label_space`` holds the grades.
     """
 
     session_id: str
@@ -279,6 +326,7 @@ class SessionPlan:
     draw_rule: str
     created_at: str
     schema_version: int
+    ranking: bool = False
 
 
 @dataclass(frozen=True)
@@ -526,9 +574,13 @@ def _measure_spec(meas: Measure) -> dict[str, Any]:
         }
     if type(meas) in (ErrorRate, Accuracy, SquaredError, AbsoluteError):
         return {"class": type(meas).__name__}
+    if type(meas) is DCG:
+        return {"class": "DCG", "k": meas.k}
+    if type(meas) is ERR:
+        return {"class": "ERR", "k": meas.k, "max_grade": meas.max_grade}
     raise UnknownOptionError(
         f"measure: a session can store error_rate, accuracy, mse, mae, f1 (any β), precision, "
-        f"recall and CostMatrixLoss; got {meas!r}."
+        f"recall, CostMatrixLoss, and DCG/ERR for ranked pools; got {meas!r}."
     )
 
 
@@ -542,6 +594,10 @@ def _measure_from(spec: Mapping[str, Any]) -> Measure:
         return Recall(pos_label=spec["pos_label"])
     if cls == "CostMatrixLoss":
         return CostMatrixLoss(np.asarray(spec["cost_matrix"]), labels=spec["labels"])
+    if cls == "DCG":
+        return DCG(k=spec["k"])  # type: ignore[return-value]
+    if cls == "ERR":
+        return ERR(k=spec["k"], max_grade=spec["max_grade"])  # type: ignore[return-value]
     simple: dict[str, type[Measure]] = {
         "ErrorRate": ErrorRate,
         "Accuracy": Accuracy,
@@ -571,9 +627,13 @@ def _coerce_label(value: Any, label_space: Sequence[Any] | None, name: str) -> A
 
 
 def _fingerprint(
-    ids: NDArray[Any], predictions: Sequence[NDArray[np.float64]], costs: NDArray[Any] | None
+    ids: NDArray[Any],
+    predictions: Sequence[NDArray[np.float64]],
+    costs: NDArray[Any] | None,
+    ranking: Sequence[tuple[NDArray[np.int64], str | None]] | None = None,
 ) -> str:
-    """SHA-256 over the pool ids, every model's prediction array and the costs."""
+    """SHA-256 over the pool ids, every model's prediction array and the costs (and, for a
+    ranked pool, every model's query offsets and item ids)."""
     h = hashlib.sha256()
     if ids.dtype.kind == "i":
         h.update(b"activeeval-pool-v1\x00int64 ids\x00")
@@ -586,7 +646,24 @@ def _fingerprint(
         h.update(_f64(arr))
     h.update(b"\x00costs\x00")
     h.update(b"none" if costs is None else _f64(costs))
+    for j, (offsets, items) in enumerate(ranking or ()):
+        h.update(f"\x00ranking {j}\x00".encode())
+        h.update(np.ascontiguousarray(offsets, dtype="<i8").tobytes())
+        h.update(b"\x00items\x00" + (b"none" if items is None else items.encode()))
     return h.hexdigest()
+
+
+def _item_list(items: NDArray[Any]) -> list[Any]:
+    """Item ids as plain ints or strings (what JSON and a labels file can hold)."""
+    vals = [_py(v) for v in items.tolist()]
+    if all(isinstance(v, str) for v in vals) or all(
+        isinstance(v, int) and not isinstance(v, bool) for v in vals
+    ):
+        return vals
+    raise RankingItemsError(
+        f"items: a session stores item ids that are all integers or all strings; got "
+        f"{vals[:5]}. Map the item ids to integers or strings first."
+    )
 
 
 def _prediction_array(pred: Predictive) -> tuple[str, NDArray[np.float64], list[Any] | None]:
@@ -644,7 +721,7 @@ class Session:
         cls,
         path: str | os.PathLike[str],
         pools: Any,
-        measure: Measure | str,
+        measure: Measure | RankingMeasure | str,
         budget: float,
         *,
         method: str = "active",
@@ -668,20 +745,24 @@ class Session:
         pools : predictive or list of predictives
             One model's predictions on the pool (an evaluation), or a list of two or more
             models' predictions on the same pool (a comparison): ``Categorical``, ``Gaussian``
-            or an ``(m, K)`` array of class probabilities.
+            or an ``(m, K)`` array of class probabilities; or a ranker's ``GradedRelevance``
+            over m queries (two, with item ids, for a comparison).
         measure : Measure or str
             ``"error_rate"``, ``"accuracy"``, ``"mse"``, ``"mae"``, ``"f1"``,
-            ``"precision"``, ``"recall"``, or such a measure object (also ``CostMatrixLoss``).
+            ``"precision"``, ``"recall"``, or such a measure object (also ``CostMatrixLoss``);
+            for a ranked pool ``"dcg"``, ``"err"``, ``DCG(k)`` or ``ERR(k, max_grade)``.
         budget : float
             Labels to buy, or total cost when ``costs`` are given.
         method : str
             Evaluation: ``"active"`` (q*, Thm 4.1/4.2), ``"passive"``, ``"active_uniC"``,
             ``"active_lambda"``; comparison: also ``"active_0"``, ``"active_inf"``,
             ``"active_risk"`` (see :func:`~activeeval.comparison_distribution`).
+            Ranked pools: one of :data:`~activeeval.RANKING_METHODS` (eq. 6.10, 6.11).
         seed : int
             Non-negative seed of the draw sequence.
         costs : array-like of shape (m,), optional
-            Labeling cost per pool instance, strictly positive.
+            Labeling cost per pool instance, strictly positive. A ranked pool defaults to
+            its items' summed costs (:func:`~activeeval.ranking_query_costs`).
         level : float
             Confidence level of the reported intervals.
         pos_label : label, optional
@@ -709,11 +790,6 @@ class Session:
                 "status) or choose another file name."
             )
         models = list(pools) if isinstance(pools, list | tuple) else [pools]
-        if any(isinstance(mdl, GradedRelevance) for mdl in models):
-            raise ShapeError(
-                "pools: labeling sessions do not store ranking pools (GradedRelevance) yet; "
-                "run ranking campaigns with ae.evaluate / ae.compare and an oracle."
-            )
         if not models:
             raise ShapeError("pools: pass one model's predictions, or a list of two or more.")
         if isinstance(pools, list | tuple) and len(models) == 1:
@@ -721,6 +797,162 @@ class Session:
                 "pools: a comparison needs at least two models; pass a single model's "
                 "predictions (not a one-element list) to evaluate it."
             )
+        ranked = any(isinstance(mdl, GradedRelevance) for mdl in models)
+        ranking_rows: list[tuple[NDArray[np.int64], str | None]] | None = None
+        if ranked:
+            rels = cls._ranking_models(models, labels, pos_label, beta)
+            m = rels[0].n
+            preds: list[Any] = list(rels)
+            arrays = [r.proba for r in rels]
+            kind_name = "categorical"  # per item: a distribution over the grades
+            label_space: list[Any] | None = list(range(rels[0].n_grades))
+            ranking_rows = [
+                (r.offsets, None if r.items is None else json.dumps(_item_list(r.items)))
+                for r in rels
+            ]
+            lam = check_costs(costs, m) if costs is not None else ranking_query_costs(*rels)
+        else:
+            preds, arrays, kind_name, label_space = cls._classic_models(models, labels)
+            m = preds[0].n
+            lam = check_costs(costs, m)
+        pool_ids = _canonical_ids(ids, m)
+        b = _check_budget(budget, lam)
+        lv = check_level(level)
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ShapeError(f"seed: must be a non-negative integer, got {seed!r}.")
+        if int(block_size) < 1:
+            raise ShapeError(f"block_size: must be a positive integer, got {block_size!r}.")
+        comparison = len(preds) > 1
+        methods = (
+            RANKING_METHODS if ranked else COMPARISON_METHODS if comparison else EVALUATION_METHODS
+        )
+        method = check_option(method, methods, "method")
+        if names is None:
+            model_names = [f"model {j}" for j in range(len(preds))]
+        else:
+            model_names = [str(n) for n in names]
+            if len(model_names) != len(preds):
+                raise ShapeError(f"names: {len(model_names)} names for {len(preds)} models.")
+        meas: Any
+        if ranked:
+            if not isinstance(measure, RankingMeasure | str):
+                raise UnknownOptionError(
+                    f"measure: a ranked pool is evaluated with 'dcg', 'err', DCG(k) or "
+                    f"ERR(k, max_grade); got {measure!r}."
+                )
+            meas = (
+                get_ranking_measure(measure).bind(preds[0])
+                if len(preds) == 1
+                else _bind_pair(measure, preds[0], preds[1])
+            )
+            q = ranking_distribution(
+                preds if comparison else preds[0], meas, costs=lam, method=method
+            )
+            q = np.ascontiguousarray(check_distribution(q, "q", m), dtype=np.float64)
+        else:
+            if isinstance(measure, RankingMeasure):
+                raise UnknownOptionError(
+                    f"measure: {measure.name} scores ranked lists; pass a GradedRelevance pool "
+                    "(a ranker's lists with grade probabilities)."
+                )
+            meas = cls._plan_measure(measure, preds, label_space, pos_label, beta)
+            q = cls._plan_distribution(method, preds, meas, lam)
+        fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows)
+        max_draws = int(20 * (b if lam is None else b / lam.mean()) + 1000)
+        spec = _measure_spec(meas)
+        session_id = uuid.uuid4().hex
+        created = _now()
+        plan_row = (
+            "comparison" if comparison else "evaluation",
+            meas.name,
+            json.dumps(spec),
+            float(meas.beta) if isinstance(meas, FMeasure) else None,
+            json.dumps(_py(getattr(meas, "pos_label", None))),
+            method,
+            b,
+            int(seed),
+            lv,
+            m,
+            len(preds),
+            kind_name,
+            None if label_space is None else json.dumps(label_space),
+            fingerprint,
+            _f64(q),
+            int(block_size),
+            max_draws,
+            DRAW_RULE,
+            created,
+        )
+        from . import __version__
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{session_id}.tmp")
+        try:
+            conn = _connect(tmp, create=True)
+            try:
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                _configure(conn)
+                with _transaction(conn, write=True):
+                    for stmt in (_SCHEMA_V1 + ";" + _SCHEMA_V2).split(";"):
+                        if stmt.strip():
+                            conn.execute(stmt)
+                    conn.executemany(
+                        "INSERT INTO meta (key, value) VALUES (?, ?)",
+                        [
+                            ("schema_version", str(SCHEMA_VERSION)),
+                            ("application", "activeeval.session"),
+                            ("session_id", session_id),
+                            ("created_at", created),
+                            ("created_with", f"activeeval {__version__}"),
+                        ],
+                    )
+                    conn.execute(
+                        "INSERT INTO plan (singleton, kind, measure, measure_spec, beta, "
+                        "pos_label, method, budget, seed, level, pool_size, n_models, "
+                        "predictive_kind, label_space, fingerprint, q, block_size, max_draws, "
+                        "draw_rule, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "?, ?, ?, ?, ?, ?, ?)",
+                        plan_row,
+                    )
+                    conn.executemany(
+                        "INSERT INTO models (model, name, n_columns, predictions) "
+                        "VALUES (?, ?, ?, ?)",
+                        [
+                            (j, model_names[j], arr.shape[1], _f64(arr))
+                            for j, arr in enumerate(arrays)
+                        ],
+                    )
+                    if ranking_rows is not None:
+                        conn.executemany(
+                            "INSERT INTO ranking (model, offsets, items) VALUES (?, ?, ?)",
+                            [
+                                (j, np.ascontiguousarray(off, dtype="<i8").tobytes(), it)
+                                for j, (off, it) in enumerate(ranking_rows)
+                            ],
+                        )
+                    cost_col: list[Any] = [None] * m if lam is None else lam.tolist()
+                    conn.executemany(
+                        "INSERT INTO pool (position, id, cost) VALUES (?, ?, ?)",
+                        zip(range(m), pool_ids.tolist(), cost_col, strict=True),
+                    )
+                    conn.execute("INSERT INTO state (singleton, cursor) VALUES (1, 0)")
+            finally:
+                conn.close()  # the last connection checkpoints the WAL into the file
+            try:
+                os.link(tmp, target)  # atomic, and never replaces a store created meanwhile
+            except FileExistsError as exc:
+                raise StoreError(f"{target}: already exists; choose another file name.") from exc
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+        return cls.open(target)
+
+    @staticmethod
+    def _classic_models(
+        models: list[Any], labels: ArrayLike | None
+    ) -> tuple[list[Predictive], list[NDArray[np.float64]], str, list[Any] | None]:
+        """Classifiers' or regressors' predictions: validated, on one pool, one kind and one
+        label space."""
         preds: list[Predictive] = []
         for j, pool in enumerate(models):
             name = "pools" if len(models) == 1 else f"pools[{j}]"
@@ -756,108 +988,40 @@ class Session:
                 f"{next(s for s in spaces if s != spaces[0])}); give every model the same "
                 "classes in the same order."
             )
-        label_space = spaces[0]
-        pool_ids = _canonical_ids(ids, m)
-        lam = check_costs(costs, m)
-        b = _check_budget(budget, lam)
-        lv = check_level(level)
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise ShapeError(f"seed: must be a non-negative integer, got {seed!r}.")
-        if int(block_size) < 1:
-            raise ShapeError(f"block_size: must be a positive integer, got {block_size!r}.")
-        comparison = len(preds) > 1
-        method = check_option(
-            method, COMPARISON_METHODS if comparison else EVALUATION_METHODS, "method"
-        )
-        if names is None:
-            model_names = [f"model {j}" for j in range(len(preds))]
-        else:
-            model_names = [str(n) for n in names]
-            if len(model_names) != len(preds):
-                raise ShapeError(f"names: {len(model_names)} names for {len(preds)} models.")
-        meas = cls._plan_measure(measure, preds, label_space, pos_label, beta)
-        q = cls._plan_distribution(method, preds, meas, lam)
-        fingerprint = _fingerprint(pool_ids, arrays, lam)
-        max_draws = int(20 * (b if lam is None else b / lam.mean()) + 1000)
-        spec = _measure_spec(meas)
-        session_id = uuid.uuid4().hex
-        created = _now()
-        plan_row = (
-            "comparison" if comparison else "evaluation",
-            meas.name,
-            json.dumps(spec),
-            float(meas.beta) if isinstance(meas, FMeasure) else None,
-            json.dumps(_py(getattr(meas, "pos_label", None))),
-            method,
-            b,
-            int(seed),
-            lv,
-            m,
-            len(preds),
-            kinds.pop(),
-            None if label_space is None else json.dumps(label_space),
-            fingerprint,
-            _f64(q),
-            int(block_size),
-            max_draws,
-            DRAW_RULE,
-            created,
-        )
-        from . import __version__
+        return preds, arrays, kinds.pop(), spaces[0]
 
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{session_id}.tmp")
-        try:
-            conn = _connect(tmp, create=True)
-            try:
-                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                _configure(conn)
-                with _transaction(conn, write=True):
-                    for stmt in _SCHEMA_V1.split(";"):
-                        if stmt.strip():
-                            conn.execute(stmt)
-                    conn.executemany(
-                        "INSERT INTO meta (key, value) VALUES (?, ?)",
-                        [
-                            ("schema_version", str(SCHEMA_VERSION)),
-                            ("application", "activeeval.session"),
-                            ("session_id", session_id),
-                            ("created_at", created),
-                            ("created_with", f"activeeval {__version__}"),
-                        ],
-                    )
-                    conn.execute(
-                        "INSERT INTO plan (singleton, kind, measure, measure_spec, beta, "
-                        "pos_label, method, budget, seed, level, pool_size, n_models, "
-                        "predictive_kind, label_space, fingerprint, q, block_size, max_draws, "
-                        "draw_rule, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?, ?, ?)",
-                        plan_row,
-                    )
-                    conn.executemany(
-                        "INSERT INTO models (model, name, n_columns, predictions) "
-                        "VALUES (?, ?, ?, ?)",
-                        [
-                            (j, model_names[j], arr.shape[1], _f64(arr))
-                            for j, arr in enumerate(arrays)
-                        ],
-                    )
-                    cost_col: list[Any] = [None] * m if lam is None else lam.tolist()
-                    conn.executemany(
-                        "INSERT INTO pool (position, id, cost) VALUES (?, ?, ?)",
-                        zip(range(m), pool_ids.tolist(), cost_col, strict=True),
-                    )
-                    conn.execute("INSERT INTO state (singleton, cursor) VALUES (1, 0)")
-            finally:
-                conn.close()  # the last connection checkpoints the WAL into the file
-            try:
-                os.link(tmp, target)  # atomic, and never replaces a store created meanwhile
-            except FileExistsError as exc:
-                raise StoreError(f"{target}: already exists; choose another file name.") from exc
-        finally:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{tmp}{suffix}").unlink(missing_ok=True)
-        return cls.open(target)
+    @staticmethod
+    def _ranking_models(
+        models: list[Any], labels: ArrayLike | None, pos_label: Any, beta: float | None
+    ) -> list[GradedRelevance]:
+        """Rankers' relevance models: one (an evaluation) or two on the same queries with item
+        ids (a comparison labels the union of both lists, as :func:`~activeeval.compare`)."""
+        for j, mdl in enumerate(models):
+            if not isinstance(mdl, GradedRelevance):
+                raise ShapeError(
+                    f"pools[{j}]: is a {type(mdl).__name__}, but pools[0] is a ranked pool "
+                    "(GradedRelevance); compare rankers with rankers."
+                )
+        for name, value in (("labels", labels), ("pos_label", pos_label), ("beta", beta)):
+            if value is not None:
+                raise UnknownOptionError(
+                    f"{name}: does not apply to a ranked pool (grades are 0..G−1 and the "
+                    "measure is dcg or err)."
+                )
+        if len(models) > 2:
+            raise ShapeError(
+                f"pools: ranking comparisons take exactly two rankers, got {len(models)}; "
+                "compare them pairwise."
+            )
+        rels = list(_check_pair(models[0], models[1])) if len(models) == 2 else [models[0]]
+        for j, r in enumerate(rels):
+            if (r.lengths == 0).any():
+                q0 = int(np.flatnonzero(r.lengths == 0)[0])
+                raise ShapeError(
+                    f"pools[{j}]: query {q0} lists no item, so it has no grade to record; drop "
+                    "empty queries from a session's pool (their DCG and ERR are 0)."
+                )
+        return rels
 
     @staticmethod
     def _plan_measure(
@@ -1019,10 +1183,11 @@ class Session:
                     "SELECT name, n_columns, predictions FROM models ORDER BY model"
                 ).fetchall()
                 pool = c.execute("SELECT id, cost FROM pool ORDER BY position").fetchall()
-            return meta, plan, models, pool
+                ranking = c.execute("SELECT offsets, items FROM ranking ORDER BY model").fetchall()
+            return meta, plan, models, pool, ranking
 
         try:
-            meta, plan, models, pool = _with_retry(read, self.path)
+            meta, plan, models, pool, ranking = _with_retry(read, self.path)
         except sqlite3.DatabaseError as exc:
             raise NotAStoreError(f"{self.path}: the store is damaged ({exc}).") from exc
         if plan is None:
@@ -1055,8 +1220,12 @@ class Session:
         else:
             ids = np.array([str(v) for v in ids_list], dtype=object)
         costs = None if pool[0][1] is None else np.array([r[1] for r in pool], dtype=np.float64)
-        arrays = [_from_f64(blob, (m, k)) for _, k, blob in models]
-        if _fingerprint(ids, arrays, costs) != fingerprint:
+        structure = [(np.frombuffer(off, dtype="<i8").astype(np.int64), it) for off, it in ranking]
+        if ranking and len(ranking) != len(models):
+            raise StoreError(f"{self.path}: the ranking table does not cover every model.")
+        rows = [int(off[-1]) for off, _ in structure] if ranking else [m] * len(models)
+        arrays = [_from_f64(blob, (r, k)) for (_, k, blob), r in zip(models, rows, strict=True)]
+        if _fingerprint(ids, arrays, costs, structure or None) != fingerprint:
             raise StoreError(
                 f"{self.path}: the stored pool does not match its fingerprint; the file was "
                 "altered outside activeeval."
@@ -1067,9 +1236,26 @@ class Session:
         self._cdf = np.cumsum(self.q)
         self._cdf /= self._cdf[-1]
         self._index = pd.Index(ids)
-        self.predictives = [_predictive_from(pkind, a, label_space) for a in arrays]
         spec_dict = json.loads(spec)
-        self.measure: Measure = _measure_from(spec_dict)
+        meas: Any = _measure_from(spec_dict)
+        self._grade_keys: NDArray[Any] | None = None
+        self._grade_offsets: NDArray[np.int64] | None = None
+        if ranking:
+            rels = [
+                GradedRelevance(a, off, None if it is None else np.array(json.loads(it)))
+                for a, (off, it) in zip(arrays, structure, strict=True)
+            ]
+            self.predictives: list[Any] = list(rels)
+            if len(rels) == 1:
+                meas = meas.bind(rels[0])
+                self._grade_offsets = rels[0].offsets
+                self._grade_keys = rels[0].positions if rels[0].items is None else rels[0].items
+            else:
+                meas = _bind_pair(meas, rels[0], rels[1])
+                self._grade_keys, self._grade_offsets = ranking_union(rels[0], rels[1])
+        else:
+            self.predictives = [_predictive_from(pkind, a, label_space) for a in arrays]
+        self.measure: Any = meas
         self.plan = SessionPlan(
             session_id=meta["session_id"],
             kind=kind,
@@ -1093,6 +1279,7 @@ class Session:
             draw_rule=draw_rule,
             created_at=created,
             schema_version=int(meta["schema_version"]),
+            ranking=bool(ranking),
         )
         self._price = np.ones(m) if costs is None else costs
 
@@ -1331,6 +1518,8 @@ class Session:
         return [_py(v) for v in vals.tolist()]
 
     def _label_input(self, labels: Any, source: str) -> pd.DataFrame:
+        if self.plan.ranking:
+            return self._grade_input(labels, source)
         if isinstance(labels, pd.DataFrame):
             for col in ("id", "label"):
                 if col not in labels.columns:
@@ -1352,6 +1541,128 @@ class Session:
             f"{source}: expected a mapping id → label or a DataFrame with columns id,label; got "
             f"{type(labels).__name__}."
         )
+
+    def _grade_input(self, labels: Any, source: str) -> pd.DataFrame:
+        """A ranked pool's labels as rows id,item,grade (a mapping id → the grades of the
+        query's items in their order is expanded to such rows)."""
+        assert self._grade_keys is not None and self._grade_offsets is not None
+        if isinstance(labels, pd.DataFrame):
+            for col in ("id", "item", "grade"):
+                if col not in labels.columns:
+                    raise ShapeError(
+                        f"{source}: no column '{col}' (columns: "
+                        f"{', '.join(map(str, labels.columns))}); a ranked pool's labels table "
+                        "has columns id,item,grade (one row per item of each labeled query)."
+                    )
+            extra = ["session_id"] if "session_id" in labels.columns else []
+            return labels[["id", "item", "grade", *extra]]
+        if not isinstance(labels, Mapping):
+            raise ShapeError(
+                f"{source}: expected a mapping query id → grades or a DataFrame with columns "
+                f"id,item,grade; got {type(labels).__name__}."
+            )
+        ids = pd.Series(list(labels.keys()), dtype=object)
+        pos = self._positions(ids, source, "entry") if len(ids) else np.empty(0, np.intp)
+        rows_id, rows_item, rows_grade = [], [], []
+        for i, (key, grades) in enumerate(labels.items()):
+            lo, hi = int(self._grade_offsets[pos[i]]), int(self._grade_offsets[pos[i] + 1])
+            g = list(np.ravel(np.asarray(grades, dtype=object)))
+            if len(g) != hi - lo:
+                raise ShapeError(
+                    f"{source}: query {key!r} has {hi - lo} items to grade, got {len(g)} grades; "
+                    "give one grade per item, in the ranker's order (a comparison: the order "
+                    "of ranking_union)."
+                )
+            rows_id += [key] * len(g)
+            rows_item += [_py(v) for v in self._grade_keys[lo:hi].tolist()]
+            rows_grade += g
+        return pd.DataFrame(
+            {
+                "id": pd.Series(rows_id, dtype=object),
+                "item": pd.Series(rows_item, dtype=object),
+                "grade": pd.Series(rows_grade, dtype=object),
+            }
+        )
+
+    def _grade_values(
+        self, frame: pd.DataFrame, source: str, row_label: str
+    ) -> tuple[NDArray[np.intp], list[str]]:
+        """Rows id,item,grade → one label per query: the JSON list of its items' grades in
+        the stored order. Every item of a query must be graded; an item given twice with
+        different grades, an unknown item or a grade outside 0..G−1 is refused."""
+        keys, offsets = self._grade_keys, self._grade_offsets
+        assert keys is not None and offsets is not None
+        pos = self._positions(frame["id"], source, row_label)
+        n_grades = len(self.plan.label_space or ())
+        cells = frame["grade"]
+        g = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(g) & (np.floor(g) == g) & (g >= 0) & (g <= n_grades - 1)
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise LabelSpaceError(
+                f"{source}: {row_label} {frame.index[i]}, column 'grade': "
+                f"{_py(cells.iloc[i])!r} is not a grade 0, ..., {n_grades - 1} "
+                f"({int((~ok).sum())} such rows)."
+            )
+        item_cells = frame["item"]
+        ikeys: Any
+        if keys.dtype.kind in "iu":
+            num = pd.to_numeric(item_cells, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            fine = np.isfinite(num)
+            fine[fine] &= np.floor(num[fine]) == num[fine]
+            ikeys = np.where(fine, num, -1.0).astype(np.int64)
+        else:
+            fine = np.ones(len(frame), dtype=bool)
+            ikeys = item_cells.astype(str).str.strip().to_numpy(dtype=object)
+        queries = np.unique(pos)
+        lens = offsets[queries + 1] - offsets[queries]
+        ends = np.cumsum(lens)
+        slot = np.arange(int(ends[-1]) if lens.size else 0) - np.repeat(ends - lens, lens)
+        rows = np.repeat(offsets[queries], lens) + slot
+        cand = keys[rows] if keys.dtype.kind in "iu" else keys[rows].astype(str).astype(object)
+        index = pd.MultiIndex.from_arrays([np.repeat(queries, lens), cand])
+        loc = np.asarray(index.get_indexer(pd.MultiIndex.from_arrays([pos, ikeys])), np.intp)
+        bad = (loc < 0) | ~fine
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            q0 = int(pos[i])
+            shown = ", ".join(
+                repr(_py(v)) for v in keys[offsets[q0] : min(offsets[q0] + 3, offsets[q0 + 1])]
+            )
+            raise UnknownIdError(
+                f"{source}: {row_label} {frame.index[i]}, column 'item': "
+                f"{_py(item_cells.iloc[i])!r} is not an item of query "
+                f"{_py(self.ids[q0])!r} (its items: {shown or 'none'}"
+                f"{', ...' if offsets[q0 + 1] - offsets[q0] > 3 else ''})."
+            )
+        order = np.argsort(loc, kind="stable")
+        same = loc[order][1:] == loc[order][:-1]
+        clash = same & (g[order][1:] != g[order][:-1])
+        if clash.any():
+            j = int(np.flatnonzero(clash)[0])
+            a, b = int(order[j]), int(order[j + 1])
+            raise DuplicateIdError(
+                f"{source}: item {_py(item_cells.iloc[a])!r} of query {_py(self.ids[pos[a]])!r} "
+                f"appears on {row_label}s {frame.index[a]} and {frame.index[b]} with different "
+                f"grades ({_py(cells.iloc[a])!r}, {_py(cells.iloc[b])!r}); keep one row per "
+                "item."
+            )
+        grades = np.full(slot.shape[0], -1, dtype=np.int64)
+        grades[loc] = g.astype(np.int64)
+        missing = grades < 0
+        if missing.any():
+            j = int(np.flatnonzero(missing)[0])
+            q0 = int(np.repeat(queries, lens)[j])
+            n_miss = int(missing[np.repeat(queries, lens) == q0].sum())
+            raise ShapeError(
+                f"{source}: query {_py(self.ids[q0])!r} lacks the grade of item "
+                f"{_py(cand[j])!r} ({n_miss} of its {offsets[q0 + 1] - offsets[q0]} items "
+                "ungraded); a query is labeled with the grades of all its items, one row "
+                "id,item,grade each."
+            )
+        per_query = np.split(grades, ends[:-1])
+        return queries.astype(np.intp), [json.dumps(x.tolist()) for x in per_query]
 
     def record(
         self,
@@ -1384,7 +1695,10 @@ class Session:
         ----------
         labels : mapping or DataFrame
             ``{id: label}``, or a DataFrame with columns ``id``, ``label`` and optionally
-            ``session_id`` (other columns are ignored).
+            ``session_id`` (other columns are ignored). A ranked pool: a DataFrame with
+            columns ``id``, ``item``, ``grade``, one row for every item of each query (item
+            = the item id, or the 0-based rank when the ranker has no item ids), or
+            ``{query_id: grades}`` in the list's order (a comparison: ``ranking_union``'s).
         annotator : str, optional
             Who labeled them; stored with each label.
         overwrite : bool
@@ -1416,9 +1730,12 @@ class Session:
                 )
         if frame.shape[0] == 0:
             return RecordSummary(0, 0, 0)
-        pos = self._positions(frame["id"], source, row_label)
-        values = self._label_values(frame["label"], source, row_label)
-        pos, values = self._dedupe(frame, pos, values, source, row_label)
+        if self.plan.ranking:
+            pos, values = self._grade_values(frame, source, row_label)
+        else:
+            pos = self._positions(frame["id"], source, row_label)
+            values = self._label_values(frame["label"], source, row_label)
+            pos, values = self._dedupe(frame, pos, values, source, row_label)
         stored, handed = self._read(
             lambda c: (
                 {
@@ -1580,6 +1897,12 @@ class Session:
         return _first_true_run(labeled[draws]) if draws.size else 0
 
     def _label_array(self, by_pos: list[Any], idx: NDArray[np.intp]) -> NDArray[Any]:
+        if self.plan.ranking:  # one array of grades per draw (in the stored item order)
+            parsed = {p: np.asarray(json.loads(by_pos[p]), np.int64) for p in set(idx.tolist())}
+            out = np.empty(idx.shape[0], dtype=object)
+            for j, p in enumerate(idx.tolist()):
+                out[j] = parsed[p]
+            return out
         vals = [by_pos[i] for i in idx.tolist()]
         if self.plan.label_space is None:
             return np.array(vals, dtype=np.float64)
@@ -1628,7 +1951,16 @@ class Session:
         if idx.size == 0:
             nan = math.nan
             return SessionEstimate(nan, nan, (nan, nan), lv, 0, 0, self.measure.name, None)
-        est = estimate(self.measure, self.predictives[model].take(idx), y, q, indices=idx, level=lv)
+        if self.plan.ranking:  # as evaluate(..., estimator="snis") on a ranked pool
+            values = self._query_values(idx, y)[model]
+            zeros = np.zeros(idx.shape[0])
+            est = estimate(
+                QueryValue(self.measure), values, zeros, q, p=self._p_at(idx), indices=idx, level=lv
+            )
+        else:
+            est = estimate(
+                self.measure, self.predictives[model].take(idx), y, q, indices=idx, level=lv
+            )
         ci = est.confidence_interval(lv) if not math.isnan(est.estimate) else (math.nan, math.nan)
         return SessionEstimate(
             estimate=est.estimate,
@@ -1640,6 +1972,24 @@ class Session:
             measure=est.measure,
             inference=est,
         )
+
+    def _p_at(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The test distribution p(x) at the draws: uniform over the pool (as evaluate)."""
+        return np.full(idx.shape[0], 1.0 / self.plan.pool_size)
+
+    def _query_values(self, idx: NDArray[np.intp], y: NDArray[Any]) -> list[NDArray[np.float64]]:
+        """Per-draw ranking values ℓ(r(x), y) of every ranker (eq. 6.9) from the stored
+        grades (a comparison's in ranking_union order)."""
+        lens = np.fromiter((a.shape[0] for a in y), dtype=np.int64, count=y.shape[0])
+        offsets = np.zeros(lens.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        flat = np.concatenate(list(y)) if y.shape[0] else np.empty(0, np.int64)
+        if len(self.predictives) == 1:
+            return [ranking_values(self.measure, flat, offsets)]
+        a, b = ranking_pair_values(
+            self.predictives[0], self.predictives[1], self.measure, idx, flat
+        )
+        return [a, b]
 
     def compare(self) -> SessionComparison:
         """The comparison of the session's models from the labels recorded so far.
@@ -1664,9 +2014,20 @@ class Session:
             return SessionComparison(
                 nan, nan, nan, (nan, nan), 0, np.full(k, nan), lv, 0, 0, self.measure.name, None
             )
-        at = [p.take(idx) for p in self.predictives]
         if k == 2:
-            c = paired_test(self.measure, at, y, q, indices=idx, level=lv)
+            if self.plan.ranking:  # as compare(..., estimator="snis") on a ranked pool
+                c = paired_test(
+                    QueryValue(self.measure),
+                    self._query_values(idx, y),
+                    np.zeros(idx.shape[0]),
+                    q,
+                    p=self._p_at(idx),
+                    indices=idx,
+                    level=lv,
+                )
+            else:
+                at2 = [p.take(idx) for p in self.predictives]
+                c = paired_test(self.measure, at2, y, q, indices=idx, level=lv)
             ci = c.ci if not math.isnan(c.difference) else (math.nan, math.nan)
             return SessionComparison(
                 c.difference,
@@ -1681,6 +2042,7 @@ class Session:
                 c.measure,
                 c,
             )
+        at = [p.take(idx) for p in self.predictives]
         mc = multiple_comparison(self.measure, at, y, q, indices=idx)
         best, runner = mc.best, int(mc.ranking[1])
         table = mc.pairwise
@@ -1800,7 +2162,9 @@ class Session:
         Columns: ``id``, ``label``, ``annotator``, ``timestamp`` (UTC, ISO 8601), ``order``
         (1-based hand-out rank), ``batch``, ``first_draw`` (0-based index of the instance's
         first draw in the sequence), ``times_drawn`` (draws of it in the campaign so far),
-        ``q`` (its sampling probability) and ``session_id``.
+        ``q`` (its sampling probability) and ``session_id``. A ranked pool has one row per
+        item of each labeled query, with ``item`` and ``grade`` in place of ``label`` (the
+        columns id,item,grade a ranked labels input takes).
         """
 
         def read(c: sqlite3.Connection) -> tuple[list[Any], list[int]]:
@@ -1816,7 +2180,7 @@ class Session:
         rows, draws = self._read(read)
         counts = np.bincount(np.asarray(draws, dtype=np.intp), minlength=self.plan.pool_size)
         pos = np.array([r[0] for r in rows], dtype=np.intp)
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "id": pd.Series([_py(v) for v in self.ids[pos].tolist()], dtype=object),
                 "label": [r[1] for r in rows],
@@ -1830,6 +2194,17 @@ class Session:
                 "session_id": self.session_id,
             }
         )
+        if not self.plan.ranking:
+            return frame
+        keys, offsets = self._grade_keys, self._grade_offsets
+        assert keys is not None and offsets is not None
+        grades = [json.loads(v) for v in frame.pop("label")]
+        items = [[_py(k) for k in keys[offsets[p] : offsets[p + 1]].tolist()] for p in pos]
+        frame.insert(1, "item", pd.Series(items, dtype=object))
+        frame.insert(2, "grade", pd.Series(grades, dtype=object))
+        frame = frame.explode(["item", "grade"], ignore_index=True)
+        frame["grade"] = frame["grade"].astype(np.int64)
+        return frame
 
     def audit_frame(self) -> pd.DataFrame:
         """The audit table: every refused or accepted relabel, oldest first."""

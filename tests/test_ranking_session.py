@@ -1,0 +1,405 @@
+"""Labeling sessions on ranked pools (thesis Ch. 6; DESIGN.md "Command line": labels file
+``id,item,grade``): the session hands out query ids, takes the grade of every item of each
+query, and its estimate is the self-normalized estimate of eq. 3.31 over per-query DCG/ERR
+values — checked against a direct computation from the grades (an independent DCG/ERR) and
+against ``evaluate``/``compare`` with ``estimator="snis"`` on the same seed. Bad input is
+refused with the store unchanged; the command line reads ranked pool files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import activeeval as ae
+from activeeval.cli import main
+from activeeval.store import Session
+
+N_GRADES = 3
+
+
+def _dump(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def _pools(seed: int = 0, m: int = 50, vocab: int = 25):
+    """Two rankers over m queries (item ids from a shared vocabulary, so their lists
+    overlap), their relevance models, and a true grade for every (query, item)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(N_GRADES, size=(m, vocab), p=[0.6, 0.3, 0.1])
+    rels = []
+    for _ in range(2):
+        lens = rng.integers(2, 7, m)
+        off = np.r_[0, np.cumsum(lens)]
+        items = np.concatenate([rng.permutation(vocab)[:n] for n in lens])
+        proba = rng.dirichlet(np.ones(N_GRADES), off[-1])
+        rels.append(ae.GradedRelevance(proba, off, items=items))
+    return rels, truth
+
+
+def _grades(rel: ae.GradedRelevance, truth: np.ndarray, i: int) -> np.ndarray:
+    assert rel.items is not None
+    return truth[i, rel.items[rel.offsets[i] : rel.offsets[i + 1]]]
+
+
+def _dcg(grades: np.ndarray) -> float:
+    """Thesis eq. 6.1 with gain 2^y − 1 and discount 1/log2(rank + 1), written out."""
+    return float(sum((2.0**g - 1) / np.log2(r + 2) for r, g in enumerate(grades)))
+
+
+def _err(grades: np.ndarray, max_grade: int) -> float:
+    """Expected reciprocal rank (Chapelle et al., 2009), written out as a loop."""
+    out, go_on = 0.0, 1.0
+    for r, g in enumerate(grades):
+        stop = (2.0**g - 1) / 2.0**max_grade
+        out += go_on * stop / (r + 1)
+        go_on *= 1 - stop
+    return out
+
+
+def _rows(rel: ae.GradedRelevance, truth: np.ndarray, ids: list[int]) -> pd.DataFrame:
+    assert rel.items is not None
+    rows = [
+        (i, int(it), int(truth[i, it]))
+        for i in ids
+        for it in rel.items[rel.offsets[i] : rel.offsets[i + 1]]
+    ]
+    return pd.DataFrame(rows, columns=["id", "item", "grade"])
+
+
+def _union_rows(rels, truth: np.ndarray, ids: list[int]) -> pd.DataFrame:
+    frames = [_rows(r, truth, ids) for r in rels]
+    return pd.concat(frames).drop_duplicates(["id", "item"]).reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------ estimates
+def test_evaluation_session_is_the_snis_estimate_of_the_queries_dcg(tmp_path: Path) -> None:
+    (rel, _), truth = _pools()
+    s = Session.create(tmp_path / "r.db", rel, "dcg", 30, seed=4)
+    assert s.plan.ranking and s.plan.label_space == (0, 1, 2) and s.plan.measure == "dcg"
+    ids = s.next_batch(40)
+    assert len(ids) == 30 and len(set(ids)) == 30
+    s.record(_rows(rel, truth, ids).sample(frac=1.0, random_state=0))  # any row order
+    est = s.estimate()
+    # Direct: Σ v·DCG / Σ v over the draws, v = (1/m)/q (eq. 3.31), DCG from the grades.
+    frame = s.labels_frame()
+    draws = np.array(
+        [p for p in _session_draws(tmp_path / "r.db") if p in set(frame["id"].astype(int).tolist())]
+    )
+    values = np.array([_dcg(_grades(rel, truth, i)) for i in draws])
+    v = 1.0 / s.q[draws]
+    assert est.estimate == pytest.approx(float(v @ values / v.sum()), rel=1e-12)
+    assert est.n_labels == 30
+    # The same campaign through evaluate: bit-identical.
+    res = ae.evaluate(
+        rel,
+        lambda idx: [_grades(rel, truth, i) for i in idx],
+        "dcg",
+        budget=30,
+        random_state=4,
+        estimator="snis",
+    )
+    assert (est.estimate, est.stderr, est.n_draws) == (res.estimate, res.stderr, res.n_draws)
+    s.close()
+    again = Session.open(tmp_path / "r.db").estimate()
+    assert (again.estimate, again.stderr) == (est.estimate, est.stderr)
+
+
+def _session_draws(path: Path) -> list[int]:
+    conn = sqlite3.connect(path)
+    try:
+        cursor = conn.execute("SELECT cursor FROM state").fetchone()[0]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT position FROM draws WHERE seq < ? ORDER BY seq", (cursor,)
+            )
+        ]
+    finally:
+        conn.close()
+
+
+def test_comparison_session_labels_the_union_and_matches_compare(tmp_path: Path) -> None:
+    rels, truth = _pools(seed=1)
+    s = Session.create(tmp_path / "c.db", rels, "err", 25, seed=2)
+    assert s.plan.kind == "comparison" and s.plan.measure_spec == {
+        "class": "ERR",
+        "k": None,
+        "max_grade": N_GRADES - 1,
+    }
+    ids = s.next_batch(25)
+    s.record(_union_rows(rels, truth, ids))
+    c = s.compare()
+    res = ae.compare(
+        rels,
+        lambda idx: [truth[i, ae.ranking_union(*rels, [i])[0]] for i in idx],
+        "err",
+        budget=25,
+        random_state=2,
+        estimator="snis",
+    )
+    assert (c.difference, c.stderr, c.p_value) == (res.difference, res.stderr, res.p_value)
+    # Each ranker's estimate from an ERR written out, on the draws' grades.
+    draws = np.array(_session_draws(tmp_path / "c.db"))
+    v = 1.0 / s.q[draws]
+    for j, rel in enumerate(rels):
+        vals = np.array([_err(_grades(rel, truth, i), N_GRADES - 1) for i in draws])
+        assert s.estimate(j).estimate == pytest.approx(float(v @ vals / v.sum()), rel=1e-12)
+        assert c.estimates[j] == pytest.approx(float(v @ vals / v.sum()), rel=1e-12)
+
+
+def test_mapping_input_rows_input_and_export_store_the_same_labels(tmp_path: Path) -> None:
+    (rel, _), truth = _pools(seed=2)
+    a = Session.create(tmp_path / "a.db", rel, "dcg", 12, seed=0)
+    b = Session.create(tmp_path / "b.db", rel, "dcg", 12, seed=0)
+    ids = a.next_batch(12)
+    assert b.next_batch(12) == ids
+    a.record({i: _grades(rel, truth, i).tolist() for i in ids})
+    b.record(_rows(rel, truth, ids))
+    assert a.estimate().estimate == b.estimate().estimate
+    exported = a.labels_frame()
+    assert list(exported.columns[:3]) == ["id", "item", "grade"]
+    assert exported.shape[0] == int(rel.lengths[ids].sum())
+    done = a.record(exported)  # an export is a valid labels input: nothing changes
+    assert (done.n_new, done.n_unchanged, done.n_overwritten) == (0, 12, 0)
+    conn = sqlite3.connect(tmp_path / "a.db")
+    stored = dict(conn.execute("SELECT position, label FROM labels").fetchall())
+    conn.close()
+    assert stored[ids[0]] == json.dumps(_grades(rel, truth, ids[0]).tolist())
+
+
+def test_query_costs_come_from_the_item_costs(tmp_path: Path) -> None:
+    (rel, _), truth = _pools(seed=3)
+    rng = np.random.default_rng(0)
+    costly = ae.GradedRelevance(
+        rel.proba, rel.offsets, items=rel.items, costs=rng.uniform(0.5, 2.0, rel.total_items)
+    )
+    s = Session.create(tmp_path / "r.db", costly, "dcg", 10.0, seed=1)
+    assert s.plan.cost_sensitive
+    np.testing.assert_allclose(s.costs, ae.ranking_query_costs(costly), rtol=1e-15)
+    ids = s.next_batch(100)
+    s.record(_rows(costly, truth, ids))
+    prog = s.progress()
+    assert prog.cost_spent == pytest.approx(float(s.costs[ids].sum()))
+    assert prog.cost_spent <= 10.0 + 1e-9 and prog.finished
+
+
+# ------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "edit, error, match",
+    [
+        (lambda f: f.iloc[1:], ae.ShapeError, "lacks the grade of item"),
+        (
+            lambda f: f.assign(grade=f["grade"].where(f.index != 0, 3)),
+            ae.LabelSpaceError,
+            "grade 0, ..., 2",
+        ),
+        (
+            lambda f: f.assign(grade=f["grade"].astype(object).where(f.index != 0, "high")),
+            ae.LabelSpaceError,
+            "'high'",
+        ),
+        (lambda f: f.assign(grade=f["grade"].where(f.index != 0, 1.5)), ae.LabelSpaceError, "1.5"),
+        (
+            lambda f: f.assign(item=f["item"].where(f.index != 0, 999)),
+            ae.UnknownIdError,
+            "999 is not an item of query",
+        ),
+        (
+            lambda f: f.assign(id=f["id"].where(f.index != 0, 10**6)),
+            ae.UnknownIdError,
+            "not in this session's pool",
+        ),
+        (
+            lambda f: pd.concat([f, f.iloc[:1].assign(grade=(f["grade"].iloc[0] + 1) % 3)]),
+            ae.DuplicateIdError,
+            "different grades",
+        ),
+        (lambda f: f.rename(columns={"grade": "label"}), ae.ShapeError, "id,item,grade"),
+    ],
+    ids=[
+        "missing-item",
+        "grade-too-high",
+        "grade-text",
+        "grade-fraction",
+        "unknown-item",
+        "unknown-query",
+        "item-twice",
+        "id-label-columns",
+    ],
+)
+def test_bad_ranked_labels_are_refused_and_the_store_is_unchanged(
+    tmp_path: Path, edit, error, match
+) -> None:
+    (rel, _), truth = _pools(seed=4)
+    path = tmp_path / "r.db"
+    s = Session.create(path, rel, "dcg", 8, seed=0)
+    ids = s.next_batch(8)
+    rows = _rows(rel, truth, ids)
+    before = _dump(path)
+    with pytest.raises(error, match=match):
+        s.record(edit(rows))
+    assert _dump(path) == before
+    s.record(rows)  # the good input still records completely
+    assert s.progress().n_labels == 8
+
+
+def test_a_conflicting_regrade_is_refused_and_audited_unless_overwritten(tmp_path: Path) -> None:
+    (rel, _), truth = _pools(seed=5)
+    s = Session.create(tmp_path / "r.db", rel, "dcg", 5, seed=0)
+    ids = s.next_batch(5)
+    rows = _rows(rel, truth, ids)
+    s.record(rows, annotator="ann")
+    changed = rows.copy()
+    changed.loc[0, "grade"] = (changed.loc[0, "grade"] + 1) % N_GRADES
+    with pytest.raises(ae.LabelConflictError, match=f"id {ids[0]!r} is already labeled"):
+        s.record(changed, annotator="bob")
+    assert s.audit_frame()["action"].tolist() == ["refused"]
+    done = s.record(changed, annotator="bob", overwrite=True)
+    assert done.n_overwritten == 1
+    assert s.audit_frame()["action"].tolist() == ["refused", "overwrite"]
+    got = s.labels_frame()
+    assert (
+        got.loc[(got["id"] == ids[0]) & (got["item"] == rows.loc[0, "item"]), "grade"].item()
+        == (changed.loc[0, "grade"])
+    )
+
+
+def test_bad_ranked_plans_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    rels, _ = _pools(seed=6)
+    path = tmp_path / "r.db"
+    bare = ae.GradedRelevance(rels[0].proba, rels[0].offsets)  # no item ids
+    cases = [
+        (
+            lambda: Session.create(path, [rels[0], rels[1], rels[0]], "dcg", 5),
+            ae.ShapeError,
+            "exactly two",
+        ),
+        (lambda: Session.create(path, [bare, rels[1]], "dcg", 5), ae.RankingItemsError, "item ids"),
+        (
+            lambda: Session.create(path, rels[0], "dcg", 5, pos_label=1),
+            ae.UnknownOptionError,
+            "pos_label",
+        ),
+        (lambda: Session.create(path, rels[0], "f1", 5), ae.UnknownOptionError, "measure"),
+        (
+            lambda: Session.create(path, rels[0], "dcg", 5, method="active_0"),
+            ae.UnknownOptionError,
+            "method",
+        ),
+        (
+            lambda: Session.create(path, [rels[0], np.full((50, 2), 0.5)], "dcg", 5),
+            ae.ShapeError,
+            "rankers with rankers",
+        ),
+        (lambda: Session.create(path, rels[0], "dcg", 0.5), ae.BudgetError, "budget"),
+    ]
+    for make, error, match in cases:
+        with pytest.raises(error, match=match):
+            make()
+        assert not path.exists()
+
+
+def test_a_ranker_without_item_ids_records_items_by_rank(tmp_path: Path) -> None:
+    (rel, _), truth = _pools(seed=7)
+    bare = ae.GradedRelevance(rel.proba, rel.offsets)
+    s = Session.create(tmp_path / "r.db", bare, "dcg", 6, seed=0)
+    ids = s.next_batch(6)
+    rows = [
+        (i, r, int(g)) for i in ids for r, g in enumerate(_grades(rel, truth, i))
+    ]  # item = 0-based rank in the list
+    s.record(pd.DataFrame(rows, columns=["id", "item", "grade"]))
+    draws = np.array(_session_draws(tmp_path / "r.db"))
+    v = 1.0 / s.q[draws]
+    vals = np.array([_dcg(_grades(rel, truth, i)) for i in draws])
+    assert s.estimate().estimate == pytest.approx(float(v @ vals / v.sum()), rel=1e-12)
+
+
+# ------------------------------------------------------------------------- command line
+def _pool_file(path: Path, rel: ae.GradedRelevance, costs: bool = False) -> None:
+    assert rel.items is not None
+    q = np.repeat(np.arange(rel.n), rel.lengths)
+    frame = pd.DataFrame({"id": [f"q{i}" for i in q], "item": rel.items})
+    for g in range(rel.n_grades):
+        frame[f"p_{g}"] = rel.proba[:, g]
+    if costs:
+        frame["cost"] = 1.0 + (rel.items % 3)
+    frame.to_csv(path, index=False)
+
+
+def _run(*args: str | Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_cli_ranked_campaign_init_next_record_status_export(tmp_path: Path) -> None:
+    rels, truth = _pools(seed=8)
+    a, b = tmp_path / "A.csv", tmp_path / "B.csv"
+    _pool_file(a, rels[0], costs=True)
+    _pool_file(b, rels[1], costs=True)
+    store = tmp_path / "c.db"
+    code, out, err = _run(
+        "session", "init", store, "--pool", a, "--pool", b, "--measure", "dcg", "--budget", 30
+    )
+    assert code == 0, err
+    assert "comparison of 2 models on dcg, pool of 50 queries" in out
+    code, out, _ = _run("session", "next", store, "--k", 10)
+    ids = [int(x[1:]) for x in out.split()[1:]]
+    assert code == 0 and len(ids) == 10
+    labels = _union_rows(rels, truth, ids).assign(id=lambda f: "q" + f["id"].astype(str))
+    labels_csv = tmp_path / "labels.csv"
+    labels.iloc[1:].to_csv(labels_csv, index=False)
+    before = _dump(store)
+    code, _, err = _run("session", "record", store, labels_csv)
+    assert code == 2 and "lacks the grade of item" in err and _dump(store) == before
+    labels.to_csv(labels_csv, index=False)
+    code, out, err = _run("session", "record", store, labels_csv)
+    assert code == 0, err
+    code, out, _ = _run("session", "status", store, "--json")
+    status = json.loads(out)
+    with Session.open(store) as s:
+        c = s.compare()
+    assert status["n_labels"] == 10 and status["difference"] == c.difference
+    export = tmp_path / "export.csv"
+    assert _run("session", "export", store, export)[0] == 0
+    code, out, _ = _run("session", "record", store, export)
+    assert code == 0 and "0 new labels (10 unchanged" in out
+
+
+def test_cli_ranked_pool_file_errors_name_the_line_and_column(tmp_path: Path) -> None:
+    (rel, _), _ = _pools(seed=9)
+    good = tmp_path / "A.csv"
+    _pool_file(good, rel)
+    frame = pd.read_csv(good)
+    cases = {
+        "grades.csv": (frame.rename(columns={"p_2": "p_3"}), "p_0, p_1, ..., p_<G−1>"),
+        "dup.csv": (pd.concat([frame, frame.iloc[[0]]]), "already appears on line 2"),
+        "sum.csv": (
+            frame.assign(p_0=frame["p_0"].where(frame.index != 4, 0.9)),
+            "line 6, columns p_0,p_1,p_2",
+        ),
+    }
+    for name, (bad, message) in cases.items():
+        bad.to_csv(tmp_path / name, index=False)
+        code, _, err = _run(
+            "session",
+            "init",
+            tmp_path / f"{name}.db",
+            "--pool",
+            tmp_path / name,
+            "--measure",
+            "dcg",
+            "--budget",
+            5,
+        )
+        assert code == 2 and message in err, (name, err)
+        assert not (tmp_path / f"{name}.db").exists()
