@@ -560,3 +560,88 @@ def test_jackknife_falls_back_to_linearized_when_one_row_carries_half_the_denomi
             jk = assisted_estimate("f1", cat, idx, y[idx], **kw)
             lin = assisted_estimate("f1", cat, idx, y[idx], variance="linearized", **kw)
             assert jk.stderr == lin.stderr
+
+
+# ------------------------------------------------------------------ the domain of w
+def _rare_positive_pool(seed: int = 0, m: int = 5000):
+    """Few predicted positives (≈ 2% of the pool): q* for precision is zero elsewhere."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(seed)
+    p1 = expit(-5 + 2.5 * rng.normal(size=m))
+    y = (rng.random(m) < p1).astype(int)
+    return ae.Categorical(np.c_[1 - p1, p1]), y
+
+
+def test_precision_under_q_zero_off_the_domain_equals_the_estimate_on_the_domain() -> None:
+    # q* for precision vanishes on predicted negatives, where w ≡ 0. The estimate must be
+    # the one computed on the sub-pool of predicted positives alone (p renormalized there,
+    # where the domain is the whole pool) — the same draws, to 1e-12. Before the domain
+    # restriction the control variate's pool means were over the whole pool and the
+    # estimate came out as 2.1 for a precision of 0.75.
+    cat, y = _rare_positive_pool()
+    meas = ae.Precision(pos_label=1)
+    q = ae.optimal_distribution(cat, meas)
+    pp = np.flatnonzero(cat.predicted_index == 1)
+    assert np.all(q[cat.predicted_index == 0] == 0) and pp.size < 0.05 * cat.n
+    sub = cat.take(pp)
+    where = np.full(cat.n, -1)
+    where[pp] = np.arange(pp.size)
+    for seed in range(5):
+        res = ae.evaluate(cat, lambda i: y[i], meas, budget=30, random_state=seed)
+        full = assisted_estimate(meas, cat, res.indices, res.labels, pool_q=q)
+        alone = assisted_estimate(
+            meas, sub, where[res.indices], res.labels, pool_q=q[pp] / q[pp].sum()
+        )
+        assert full.estimate == pytest.approx(alone.estimate, rel=1e-12)
+        assert full.stderr == pytest.approx(alone.stderr, rel=1e-10)
+        assert res.estimate == pytest.approx(full.estimate, rel=1e-12)
+        wr = assisted_estimate(meas, cat, res.indices, res.labels, res.q)  # with replacement
+        wr_alone = assisted_estimate(meas, sub, where[res.indices], res.labels, res.q / q[pp].sum())
+        assert wr.estimate == pytest.approx(wr_alone.estimate, rel=1e-12)
+
+
+def test_precision_with_few_predicted_positives_is_unbiased_by_monte_carlo() -> None:
+    # 400 seeded campaigns of 30 labels under evaluate's default: the mean error is within
+    # 3 MC-SE of 0 (it was +1.39 before the domain restriction) and the MAE is below the
+    # thesis's estimator's on the same seeds (measured 0.052 vs 0.061 on 300).
+    cat, y = _rare_positive_pool()
+    truth = float(np.mean(y[cat.predicted_index == 1]))
+    reps = 400
+    err = np.empty(reps)
+    snis = np.empty(reps)
+    for r in range(reps):
+        err[r] = ae.evaluate(cat, lambda i: y[i], "precision", budget=30, random_state=r).estimate
+        snis[r] = ae.evaluate(
+            cat, lambda i: y[i], "precision", budget=30, random_state=r, estimator="snis"
+        ).estimate
+    err -= truth
+    snis -= truth
+    assert abs(err.mean()) < 3 * err.std() / np.sqrt(reps)
+    assert np.mean(np.abs(err)) < np.mean(np.abs(snis))
+
+
+def test_precision_comparison_restricts_to_the_union_of_the_models_domains() -> None:
+    # Two models with different predicted positives: the paired test on the pool equals the
+    # one on the sub-pool where either model predicts positive (same draws), to 1e-12.
+    cat, y = _rare_positive_pool(seed=1)
+    rng = np.random.default_rng(5)
+    p2 = np.clip(cat.proba[:, 1] + rng.normal(0, 0.15, cat.n), 0, 1)
+    other = ae.Categorical(np.c_[1 - p2, p2])
+    meas = ae.Precision(pos_label=1)
+    q = ae.optimal_distribution([cat, other], meas)
+    dom = (cat.predicted_index == 1) | (other.predicted_index == 1)
+    assert np.all(q[~dom] == 0)
+    idx = np.unique(ae.draw(q, 60, random_state=2))
+    keep = np.flatnonzero(dom)
+    where = np.full(cat.n, -1)
+    where[keep] = np.arange(keep.size)
+    qd = q[keep] / q[keep].sum()
+    full = assisted_paired_test(meas, [cat, other], idx, y[idx], pool_q=q)
+    alone = assisted_paired_test(
+        meas, [cat.take(keep), other.take(keep)], where[idx], y[idx], pool_q=qd
+    )
+    assert full.difference == pytest.approx(alone.difference, rel=1e-12)
+    assert full.stderr == pytest.approx(alone.stderr, rel=1e-10)
+    multi = assisted_multiple_comparison(meas, [cat, other], idx, y[idx], pool_q=q)
+    np.testing.assert_allclose(multi.estimates, full.estimates, rtol=1e-12)

@@ -298,38 +298,64 @@ def test_logit_interval_is_the_delta_method_on_the_logit_scale() -> None:
     )
 
 
-def test_logit_interval_falls_back_to_wilson_where_the_logit_does_not_exist() -> None:
-    # At Ĝ ∈ {0, 1} or se = 0 the logit interval is a point; with effective_n it is the
-    # Wilson interval of the effective count Ĝ·n_eff out of n_eff, checked against scipy's
-    # binomtest (integer n) and the closed form z²/(n + z²) for the upper end at 0 errors.
-    from scipy.stats import binomtest, norm
+def test_logit_interval_falls_back_to_clopper_pearson_at_an_estimate_of_0_or_1() -> None:
+    # At Ĝ ∈ {0, 1} the logit does not exist; with effective_n the interval is the
+    # Clopper–Pearson one for the count Ĝ·n_eff out of n_eff joined with the clipped Wald one,
+    # checked against scipy's binomtest (integer n) and the closed form 1 − (α/2)^(1/n);
+    # its ends are exactly 0 or 1 (it contains the estimate). Elsewhere nothing changes:
+    # Ĝ inside (0, 1) (se = 0 or not), and Ĝ outside [0, 1] (the clipped Wald interval).
+    from scipy.stats import binomtest
 
-    g = np.array([0.0, 1.0, 0.25, 0.03])
-    se = np.array([0.0, 0.0, 0.0, 0.01])
-    n = np.array([20.0, 15.0, 8.0, 50.0])
+    g = np.array([0.0, 1.0, 0.0, 0.25, 0.03, -0.79, 1.2])
+    se = np.array([0.0, 0.0, 0.3, 0.0, 0.01, 4.0, 0.05])
+    n = np.array([20.0, 15.0, 8.0, 8.0, 50.0, 20.0, 20.0])
     lo, hi = ae.logit_interval(g, se, 0.9, effective_n=n)
-    for i, k in ((0, 0), (1, 15), (2, 2)):
-        ref = binomtest(k, int(n[i])).proportion_ci(0.9, method="wilson")
+    plain = ae.logit_interval(g, se, 0.9)
+    for i, k in ((0, 0), (1, 15)):
+        ref = binomtest(k, int(n[i])).proportion_ci(0.9, method="exact")
         assert (lo[i], hi[i]) == pytest.approx((ref.low, ref.high), abs=1e-12)
-    z2 = norm.ppf(0.95) ** 2
-    assert (lo[0], hi[0]) == pytest.approx((0.0, z2 / (20 + z2)))
-    inside = ae.logit_interval(g[3:], se[3:], 0.9)  # the logit exists: unchanged
-    assert (lo[3], hi[3]) == pytest.approx((inside[0][0], inside[1][0]), rel=1e-15)
-    # An estimate with no error among uniform draws: evaluate's ci, without a warning.
-    est = ae.estimate("error_rate", np.zeros(30, int), np.zeros(30, int))
-    assert est.stderr == 0.0 and est.effective_n == 30
+    assert (lo[0], hi[0]) == (0.0, pytest.approx(1 - 0.05 ** (1 / 20)))
+    assert hi[1] == 1.0 and lo[1] == pytest.approx(0.05 ** (1 / 15))
+    assert (lo[2], hi[2]) == (0.0, max(plain[1][2], 1 - 0.05 ** (1 / 8)))  # joined with Wald
+    for i in (3, 4, 5, 6):
+        assert (lo[i], hi[i]) == (plain[0][i], plain[1][i])
+    assert (lo[5], hi[5]) == (0.0, 1.0)  # a wild estimate keeps its wide interval
+    # Broadcasting: scalars against arrays, and an unusable n (inf, 0, NaN) changes nothing.
+    b_lo, b_hi = ae.logit_interval(0.0, [0.0, 0.1], 0.95, 10)
+    assert b_lo.shape == (2,) and b_hi[0] == pytest.approx(1 - 0.025 ** (1 / 10))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ci = est.confidence_interval(0.95, "logit")
-    ref = binomtest(0, 30).proportion_ci(0.95, method="wilson")
-    assert ci == pytest.approx((ref.low, ref.high), abs=1e-12)
+        for bad in (np.inf, 0.0, np.nan):
+            assert ae.logit_interval(0.0, 0.0, 0.95, bad) == (0.0, 0.0)
+    # F-measures: the interval is on the share u of true positives among the units (w > 0)
+    # and mapped to F_β = u / (u + c(1 − u)); F1 (c = 1/2): 2u/(1 + u).
+    f_lo, f_hi = ae.logit_interval([0.0, 1.0], 0.0, 0.9, 12, unit_weights=(0.5, 0.5))
+    u_hi = 1 - 0.05 ** (1 / 12)
+    assert f_hi[0] == pytest.approx(2 * u_hi / (1 + u_hi))
+    u_lo = 0.05 ** (1 / 12)
+    assert f_lo[1] == pytest.approx(2 * u_lo / (1 + u_lo))
+    # An F1 of 0 among uniform draws (no true positive), through Estimate: no warning.
+    y = np.array([1, 1, 0, 0, 1, 0, 0, 0])
+    pred = np.array([0, 0, 1, 0, 0, 1, 0, 0])  # 3 false negatives, 2 false positives
+    est = ae.estimate(ae.FMeasure(pos_label=1), pred, y)
+    assert est.estimate == 0.0 and est.stderr == 0.0 and est.unit_weights == (0.5, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ci = est.confidence_interval(0.9, "logit")
+    u = 1 - 0.05 ** (1 / est.effective_n)
+    assert ci == (0.0, pytest.approx(2 * u / (1 + u)))
+    # An estimate inside (0, 1) with se = 0 keeps the degenerate-interval warning.
+    inside = ae.Estimate(0.25, 0.0, 8, 8, 8.0, True, measure="error_rate")
+    with pytest.warns(ae.DegenerateIntervalWarning):
+        assert inside.confidence_interval(method="logit") == pytest.approx((0.25, 0.25))
 
 
 def test_evaluate_covers_at_small_budgets_where_no_error_is_seen() -> None:
     # A well-specified pool with a 3.5% error rate; 300 seeded campaigns of 20 labels. Many
-    # see no error (Ĝ = 0, se = 0): the logit interval alone is then the point [0, 0] and
-    # covered 0.71 of such campaigns (measured); with the Wilson fallback the coverage is
-    # within 3 MC-SE (sqrt(.95·.05/300) ≈ 0.0126) of 0.95 or above it.
+    # see no error (Ĝ = 0, se = 0): the logit interval alone is then the point [0, 0], and
+    # covered 0.74 of all campaigns (measured); with the Clopper–Pearson fallback the
+    # coverage is within 3 MC-SE (sqrt(.95·.05/300) ≈ 0.0126) of 0.95 — checked on both
+    # sides, so that an interval that is simply wider fails too.
     rng = np.random.default_rng(0)
     m = 5000
     p1 = rng.beta(0.3, 8, m)
@@ -347,7 +373,7 @@ def test_evaluate_covers_at_small_budgets_where_no_error_is_seen() -> None:
             cover[r] = res.ci[0] <= truth <= res.ci[1]
             assert res.ci[1] > res.ci[0]
     assert point.mean() > 0.1  # the fallback is exercised
-    assert cover.mean() > 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+    assert abs(cover.mean() - 0.95) < 3 * math.sqrt(0.95 * 0.05 / reps)
 
 
 def test_evaluate_reports_the_logit_interval_and_it_covers_rare_error_rates() -> None:

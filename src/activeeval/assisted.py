@@ -16,6 +16,15 @@ classical difference estimator of survey sampling (Särndal, Swensson & Wretman,
 Parts of w that the model knows exactly (the predicted-positive indicator of an F-measure)
 have zero residual, so they are used exactly.
 
+Domain. The means Σ v x / Σ v estimate means over the region q samples. Where q vanishes on
+part of the pool — allowed only where w ≡ 0 for every label, e.g. q* for precision on the
+predicted negatives — they estimate means *given* that region, while μ_N, μ_D average over the
+whole pool: Ĝ would be off by the factor P(region) in the control-variate term (precision of
+0.75 estimated as 2.1 on a pool with 2% predicted positives). So the estimator works on the
+domain D where some compared model's w can be positive: rows drawn outside D (all of whose
+terms are 0) are dropped and μ_N, μ_D are taken under p renormalized on D. G is the same ratio
+on D, since every term vanishes off it; where D is the whole pool nothing changes.
+
 Variance. Linearizing N̂/D̂ around (N, D): Ĝ − G ≈ Σ_i u_i with
 
     u_i = v_i (z_i − z̄) / (D Σ_j v_j),   z_i = w_i(ℓ_i − G) − λ (m_N(x_i) − G m_D(x_i)),
@@ -477,17 +486,17 @@ def assisted_estimate(
     if isinstance(pred, Categorical):
         pred.label_index(y, "labels")
     p = _pool_distribution(pred.n, pool_weights)
-    pos, v, fpc = _rows(idx, q, pool_q, p)
-    ir, yr = idx[pos], y[pos]
     f = pred.point_prediction()
-    pool = _pool_moments(meas, pred, f, p)
+    (pos, v, fpc), p_dom = _domain(meas, [f], p, idx, _rows(idx, q, pool_q, p))
+    ir, yr = idx[pos], y[pos]
+    pool = _pool_moments(meas, pred, f, p_dom)
     w = meas.weight(f[ir], yr)
     wl = w * meas.loss(f[ir], yr)
     a = _estimate_from_terms(
         v, wl, w, pool.m_num[ir], pool.m_den[ir], pool, power, idx, lv, meas, fpc,
         bias_correction, _check_variance(variance),
     )  # fmt: skip
-    if fpc is not None and not np.any(fpc > 0) and np.isin(np.flatnonzero(p > 0), ir).all():
+    if fpc is not None and not np.any(fpc > 0) and np.isin(np.flatnonzero(p_dom > 0), ir).all():
         # Every instance with test mass labeled: v = p, so Ĝ is the exact pool value (the
         # control variate cancels) with stderr 0 — a point interval, as evaluate's census.
         a = replace(a, census=True)
@@ -516,6 +525,34 @@ def _rows(
             "the draws came from."
         )
     return _successive_rows(idx, qq, p)
+
+
+def _domain(
+    meas: Measure,
+    predictions: Sequence[NDArray[Any]],
+    p: NDArray[np.float64],
+    idx: NDArray[np.intp],
+    rows: tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64] | None],
+) -> tuple[
+    tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64] | None], NDArray[np.float64]
+]:
+    """Restrict the estimator to the domain D where some model's weight w can be positive
+    (module docstring, "Domain"): the rows drawn in D, and the test distribution renormalized
+    on D for the pool moments. Every term (wℓ, w, m_N, m_D) vanishes off D, so G is the same
+    ratio on D; but the self-normalized means over the rows estimate means *given the support
+    of q*, so the control variate's pool means must be taken over the same region — over the
+    whole pool they were off by the factor P(D) wherever q vanishes off D (precision: q* is
+    zero on predicted negatives). Nothing changes where D is the whole pool."""
+    dom = np.zeros(p.shape[0], dtype=bool)
+    for f in predictions:
+        dom |= np.asarray(meas.weight_can_be_positive(f), dtype=bool)
+    if dom.all():
+        return rows, p
+    mass = float(p @ dom)
+    pos, v, fpc = rows
+    keep = dom[idx[pos]]
+    p_dom = np.where(dom, p, 0.0) / mass if mass > 0 else p
+    return (pos[keep], v[keep], None if fpc is None else fpc[keep]), p_dom
 
 
 def _estimate_from_terms(
@@ -569,6 +606,7 @@ def _estimate_from_terms(
         binary_loss=meas.binary_loss,
         level=level,
         measure=meas.name,
+        unit_weights=meas.unit_weights,
         power=lam,
         finite=fpc is not None,
     )
@@ -630,8 +668,9 @@ def assisted_paired_test(
     lv = check_level(level)
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
-    pos, v, fpc = _rows(idx, q, pool_q, p)
-    parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p)
+    fs = [pr.point_prediction() for pr in preds]
+    (pos, v, fpc), p_dom = _domain(meas, fs, p, idx, _rows(idx, q, pool_q, p))
+    parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p_dom)
     return _paired_from_terms(
         v, parts, power, idx, lv, meas, fpc, bias_correction, _check_variance(variance)
     )
@@ -816,8 +855,9 @@ def assisted_multiple_comparison(
     meas = get_measure(measure, pos_label=pos_label).bind(mix)
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
-    pos, v, fpc = _rows(idx, q, pool_q, p)
-    parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p)
+    fs = [pr.point_prediction() for pr in preds]
+    (pos, v, fpc), p_dom = _domain(meas, fs, p, idx, _rows(idx, q, pool_q, p))
+    parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p_dom)
     lam = _difference_power(power, v, parts, np.triu_indices(k, 1), fpc)
     g, a, b = _terms_at(v, parts, lam, (fpc, meas.binary_loss) if bias_correction else None)
     u = _model_influences(v, parts, lam, a - lam * b, fpc, _check_variance(variance))

@@ -108,9 +108,9 @@ class EvaluationResult:
     ci : tuple of float
         Interval at ``level``: with the default model-assisted estimator and a measure in
         [0, 1] (0/1 loss: error rate, accuracy, F-measures, precision, recall) the Wald
-        interval on the logit scale (:func:`~activeeval.inference.logit_interval`; the Wilson
-        interval on Kish's effective n where the estimate is 0 or 1 or its stderr 0, e.g. no
-        error among few labels), else the Wald interval (Lemma 3.3; always with
+        interval on the logit scale (:func:`~activeeval.inference.logit_interval`; joined with
+        the Clopper–Pearson interval on Kish's effective n where the estimate is 0 or 1, e.g.
+        no error among the first labels), else the Wald interval (Lemma 3.3; always with
         ``estimator="snis"``, as in the thesis).
         :meth:`confidence_interval` gives the others.
     n_labels, n_draws : int

@@ -296,6 +296,9 @@ class Estimate:
     census : bool
         True when every pool instance that can move the measure was labeled, so the value is
         computed exactly (stderr 0, a point interval, no warning).
+    unit_weights : tuple of float or None
+        The measure's :attr:`~activeeval.measures.Measure.unit_weights` (F_β), for the
+        logit interval's fallback at Ĝ ∈ {0, 1}.
     """
 
     estimate: float
@@ -307,6 +310,7 @@ class Estimate:
     level: float = 0.95
     measure: str = ""
     census: bool = False
+    unit_weights: tuple[float, float] | None = None
 
     def confidence_interval(
         self, level: float | None = None, method: str = "wald"
@@ -317,7 +321,9 @@ class Estimate:
         the one-sample t interval when q = p (Bessel's correction). ``logit``: for a measure
         in [0, 1] (0/1 loss), the Wald interval on the logit scale mapped back,
         expit(logit Ĝ ± z·stderr/(Ĝ(1 − Ĝ))) (delta method; :func:`logit_interval`); at
-        Ĝ ∈ {0, 1} or stderr = 0, where it does not exist, the Wilson interval below.
+        Ĝ ∈ {0, 1}, where it does not exist, joined with the Clopper–Pearson interval
+        (below; for F-measures on the share of true positives among their units,
+        :func:`logit_interval`).
         ``wilson``, ``clopper-pearson``, ``agresti-coull``: binomial intervals for a 0/1
         loss, applied to the effective count Ĝ·n_eff out of n_eff (Kish's effective sample
         size; exactly the textbook intervals for uniform draws, w = 1).
@@ -332,9 +338,9 @@ class Estimate:
         if method == "logit":
             if not self.binary_loss:
                 raise _binomial_method_error(method, self.measure)
-            if se == 0.0 and not self.effective_n > 0:
+            if se == 0.0 and not (g in (0.0, 1.0) and self.effective_n > 0):
                 _warn_degenerate(self.measure or "estimate")
-            low, high = logit_interval(np.array(g), np.array(se), lv, self.effective_n)
+            low, high = logit_interval(g, se, lv, self.effective_n, unit_weights=self.unit_weights)
             return float(low), float(high)
         if method in ("wald", "t"):
             if se == 0.0:
@@ -376,6 +382,8 @@ def logit_interval(
     stderr: ArrayLike,
     level: float = 0.95,
     effective_n: ArrayLike | None = None,
+    *,
+    unit_weights: tuple[float, float] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Wald interval on the logit scale for estimates of a measure in [0, 1], elementwise.
 
@@ -383,17 +391,27 @@ def logit_interval(
     with the logistic function. It stays inside (0, 1) and is asymmetric, wider away from the
     nearer bound — where the sampling distribution of a rare-error estimate has its long
     tail, and where a symmetric Wald interval loses coverage because its standard error is
-    small exactly when few errors were seen.
+    small exactly when few errors were seen. Elsewhere (Ĝ outside (0, 1), no logit) the Wald
+    interval clipped to [0, 1] is returned: a point when se = 0.
 
-    Where it does not exist — an estimate of exactly 0 or 1 (no logit), or a standard error
-    of 0 (a point) — it is replaced, given ``effective_n``, by the Wilson interval for the
-    effective count Ĝ·n_eff out of n_eff (eq. 3.19–3.20; :func:`proportion_confint`), the
-    score interval the logit interval approaches as n grows: after 20 labels without an
-    error it reports [0, z²/(n_eff + z²)] instead of the point [0, 0]. Without
-    ``effective_n`` the clipped Wald interval is returned there (a point when se = 0).
+    With ``effective_n``, an estimate of exactly 0 or 1 — e.g. no error among the first few
+    labels, where se = 0 — gets the Clopper–Pearson interval for the count Ĝ·n_eff out of
+    n_eff (:func:`proportion_confint`) joined with the clipped Wald one: after 20 error-free
+    draws [0, 1 − (α/2)^(1/20)] = [0, 0.168] instead of the point [0, 0]. Clopper–Pearson
+    rather than Wilson because the boundary is where Wilson undercovers at small n (after one
+    labeled unit with ℓ = 1 its lower end is 0.21, Clopper–Pearson's α/2), and n_eff can be
+    that small. For a measure whose units are not equally weighted (``unit_weights`` =
+    (c_min, c_max) of :attr:`~activeeval.measures.Measure.unit_weights`, e.g. F_β, whose units
+    are true positives, false positives and false negatives) the interval is for the share u
+    of units with ℓ = 1 and is mapped to the measure's scale by u/(u + c(1 − u)), with c_min
+    for the upper end and c_max for the lower one (F1: 2u/(1 + u)).
     """
-    g = np.asarray(estimate, dtype=float)
-    se = np.asarray(stderr, dtype=float)
+    n_arr = None if effective_n is None else np.asarray(effective_n, dtype=float)
+    shape = np.broadcast_shapes(
+        np.shape(estimate), np.shape(stderr), () if n_arr is None else n_arr.shape
+    )
+    g = np.broadcast_to(np.asarray(estimate, dtype=float), shape)
+    se = np.broadcast_to(np.asarray(stderr, dtype=float), shape)
     z = float(stats.norm.isf((1 - check_level(level)) / 2))
     inside = (g > 0) & (g < 1)
     gi = np.where(inside, g, 0.5)
@@ -402,15 +420,18 @@ def logit_interval(
         half = z * se / (gi * (1 - gi))
         low = np.where(inside, special.expit(logit - half), np.clip(g - z * se, 0.0, 1.0))
         high = np.where(inside, special.expit(logit + half), np.clip(g + z * se, 0.0, 1.0))
-    if effective_n is not None:
-        n = np.broadcast_to(np.asarray(effective_n, dtype=float), g.shape)
-        score = (~inside | (se == 0)) & (n > 0) & ~np.isnan(g)
-        if np.any(score):
-            ns = n[score]
-            count = np.clip(g[score], 0.0, 1.0) * ns
-            wl, wh = proportion_confint(count, ns, level, "wilson")
-            low, high = np.array(low, dtype=float), np.array(high, dtype=float)
-            low[score], high[score] = wl, wh
+    if n_arr is not None:
+        n = np.broadcast_to(n_arr, shape)
+        edge = ((g == 0.0) | (g == 1.0)) & np.isfinite(n) & (n > 0)
+        if np.any(edge):
+            cp = proportion_confint(g[edge] * n[edge], n[edge], level, "clopper-pearson")
+            wl, wh = (np.atleast_1d(x) for x in cp)
+            if unit_weights is not None:
+                c_min, c_max = unit_weights
+                wh = wh / (wh + c_min * (1.0 - wh))
+                wl = wl / (wl + c_max * (1.0 - wl))
+            low[edge] = np.minimum(low[edge], wl)
+            high[edge] = np.maximum(high[edge], wh)
     return low, high
 
 
@@ -471,6 +492,7 @@ def estimate(
         binary_loss=meas.binary_loss,
         level=lv,
         measure=meas.name,
+        unit_weights=meas.unit_weights,
     )
 
 

@@ -60,6 +60,14 @@ class Measure:
     #: True for regular risks (w ≡ 1, eq. 3.1); False for ratio measures such as F-measures.
     regular: bool = True
 
+    @property
+    def unit_weights(self) -> tuple[float, float] | None:
+        """For a 0/1-loss measure that is not a proportion of its units (rows with w > 0):
+        the smallest and largest weight of a unit with ℓ = 0 relative to one with ℓ = 1, so
+        G = u / (u + c(1 − u)) for the units' share u with ℓ = 1 and some c between them.
+        None for proportions (error rate, accuracy, precision, recall)."""
+        return None
+
     # ----------------------------------------------------------------- per-instance parts
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
         """ℓ(f(x), y), elementwise with broadcasting."""
@@ -491,6 +499,17 @@ class FMeasure(Measure):
         """The thesis's trade-off η = 1 / (1 + β²) (eq. 3.26)."""
         b = float(self.beta)
         return 0.0 if math.isinf(b) else 1.0 / (1.0 + b * b)
+
+    @property
+    def unit_weights(self) -> tuple[float, float] | None:
+        """F_β's units are true positives (w = 1), false positives (w = η) and false
+        negatives (w = 1 − η): F_β = u / (u + c(1 − u)) for the share u of true positives,
+        c between min(η, 1 − η) and max(η, 1 − η). None for precision and recall (η ∈ {0, 1}),
+        which are proportions of their units."""
+        eta = self.eta
+        if not 0.0 < eta < 1.0:
+            return None
+        return min(eta, 1.0 - eta), max(eta, 1.0 - eta)
 
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> FMeasure:
         if self.pos_label is not None:

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..assisted import (
+    _domain,
     _estimate_from_terms,
     _pool_moments,
     _successive_rows,
@@ -59,10 +60,10 @@ def _runs(
     power: float | None = None,
     finite: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], Any]:
-    """Estimates, standard errors, λ and Kish's effective n (for the interval's Wilson
-    fallback) per (rep, budget), by the campaign's stopping rule, and the draws (for peers
-    run on the same samples). The thesis's estimator is the model-assisted one at λ = 0
-    with every draw a row; ``finite`` uses the distinct labeled instances as a
+    """Estimates, standard errors, λ and Kish's effective n (for the interval's
+    Clopper–Pearson fallback) per (rep, budget), by the campaign's stopping rule, and the
+    draws (for peers run on the same samples). The thesis's estimator is the model-assisted
+    one at λ = 0 with every draw a row; ``finite`` uses the distinct labeled instances as a
     without-replacement sample (what :func:`activeeval.evaluate` does; both
     tested equal to it). The model-assisted rows and the finite-population rows carry the
     default's ratio-bias correction and jackknife standard error; the thesis's estimator
@@ -71,7 +72,6 @@ def _runs(
     m = pred.n
     p = np.full(m, 1.0 / m)
     f = pred.point_prediction()
-    pool = _pool_moments(meas, pred, f, p)
     w_all = meas.weight(f, y)
     wl_all = w_all * meas.loss(f, y)
     v_all = 1.0 / (m * q)
@@ -80,14 +80,19 @@ def _runs(
     se = np.full(kept.shape, np.nan)
     lam = np.full(kept.shape, np.nan)
     n_eff = np.full(kept.shape, np.nan)
+    pool = None
     for r in range(reps):
         for j in range(budgets.shape[0]):
             idx = draws[r, : kept[r, j]]
-            if finite:
-                pos, v, fpc = _successive_rows(idx, q, p)
-                ir = idx[pos]
-            else:
-                ir, v, fpc = idx, v_all[idx], None
+            rows = (
+                _successive_rows(idx, q, p)
+                if finite
+                else (np.arange(idx.shape[0]), v_all[idx], None)
+            )
+            (pos, v, fpc), p_dom = _domain(meas, [f], p, idx, rows)  # as assisted_estimate
+            if pool is None:  # the domain, hence p_dom, is the same for every sample
+                pool = _pool_moments(meas, pred, f, p_dom)
+            ir = idx[pos]
             a = _estimate_from_terms(
                 v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
                 lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
@@ -185,7 +190,7 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
                 q, pred, meas, y, b, reps, seed=0, assisted=assisted, finite=finite
             )
             if assisted and meas.binary_loss:  # evaluate's interval for these estimators
-                lo, hi = logit_interval(est, se, 0.95, n_eff)
+                lo, hi = logit_interval(est, se, 0.95, n_eff, unit_weights=meas.unit_weights)
             else:
                 z = 1.959963984540054
                 lo, hi = est - z * se, est + z * se
@@ -257,7 +262,7 @@ def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
         "repetitions). MAE of "
         "the estimate against the whole-pool value; `cover@n` = coverage of the 95% "
         "interval `evaluate` reports for that estimator (model-assisted rows: Wald on the "
-        "logit scale for measures in [0, 1], Wilson on Kish's effective n where the "
+        "logit scale for measures in [0, 1], Clopper–Pearson on Kish's effective n where the "
         "estimate is 0 or 1; thesis, passive and oracle rows: Wald; the "
         "model-assisted and oracle rows with the jackknife standard error for ratio "
         "measures, the thesis and passive rows with the linearized one). "
@@ -326,7 +331,7 @@ def _summary(
         "on the passive curve; '> x' when passive does not get there within the largest "
         "budget); `oracle` = MAE with the true-label q ÷ MAE of the default; "
         "`cover` = coverage of the default's 95% interval (`evaluate`'s `ci`: Wald on the "
-        "logit scale for measures in [0, 1] with its Wilson fallback, Wald for MSE).",
+        "logit scale for measures in [0, 1] with its Clopper–Pearson fallback, Wald for MSE).",
         "",
         "| setting | n | ÷peer | best peer | ÷PPI++ same draws | ÷thesis | ÷passive | ×passive "
         "| oracle | cover |",
