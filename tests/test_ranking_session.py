@@ -253,6 +253,13 @@ def test_bad_ranked_labels_are_refused_and_the_store_is_unchanged(
     assert s.progress().n_labels == 8
 
 
+def test_items_to_grade_is_only_for_ranked_pools(tmp_path: Path) -> None:
+    proba = np.full((10, 2), 0.5)
+    with Session.create(tmp_path / "c.db", proba, "error_rate", 3) as s:
+        with pytest.raises(ae.ShapeError, match="not ranked"):
+            s.items_to_grade(s.next_batch(3))
+
+
 def test_a_conflicting_regrade_is_refused_and_audited_unless_overwritten(tmp_path: Path) -> None:
     (rel, _), truth = _pools(seed=5)
     s = Session.create(tmp_path / "r.db", rel, "dcg", 5, seed=0)
@@ -317,6 +324,9 @@ def test_a_ranker_without_item_ids_records_items_by_rank(tmp_path: Path) -> None
     rows = [
         (i, r, int(g)) for i in ids for r, g in enumerate(_grades(rel, truth, i))
     ]  # item = 0-based rank in the list
+    sheet = s.items_to_grade(ids)
+    assert sheet[["id", "item"]].values.tolist() == [[i, r] for i, r, _ in rows]
+    assert sheet["grade"].isna().all()
     s.record(pd.DataFrame(rows, columns=["id", "item", "grade"]))
     draws = np.array(_session_draws(tmp_path / "r.db"))
     v = 1.0 / s.q[draws]
@@ -352,10 +362,18 @@ def test_cli_ranked_campaign_init_next_record_status_export(tmp_path: Path) -> N
     )
     assert code == 0, err
     assert "comparison of 2 models on dcg, pool of 50 queries" in out
-    code, out, _ = _run("session", "next", store, "--k", 10)
-    ids = [int(x[1:]) for x in out.split()[1:]]
-    assert code == 0 and len(ids) == 10
-    labels = _union_rows(rels, truth, ids).assign(id=lambda f: "q" + f["id"].astype(str))
+    sheet_csv = tmp_path / "batch.csv"
+    code, out, _ = _run("session", "next", store, "--k", 10, "--out", sheet_csv)
+    sheet = pd.read_csv(sheet_csv)
+    assert code == 0 and list(sheet.columns) == ["id", "item", "grade"]
+    assert sheet["grade"].isna().all()  # the grades to fill in
+    ids = [int(x[1:]) for x in pd.unique(sheet["id"])]
+    assert len(ids) == 10
+    items, _ = ae.ranking_union(rels[0], rels[1], ids)  # both lists' union, query by query
+    assert sheet["item"].tolist() == items.tolist()
+    labels = sheet.assign(
+        grade=[truth[int(i[1:]), it] for i, it in zip(sheet["id"], sheet["item"], strict=True)]
+    )
     labels_csv = tmp_path / "labels.csv"
     labels.iloc[1:].to_csv(labels_csv, index=False)
     before = _dump(store)
@@ -403,3 +421,105 @@ def test_cli_ranked_pool_file_errors_name_the_line_and_column(tmp_path: Path) ->
         )
         assert code == 2 and message in err, (name, err)
         assert not (tmp_path / f"{name}.db").exists()
+
+
+def test_large_integer_item_ids_are_matched_exactly(tmp_path: Path) -> None:
+    # 64-bit item ids (e.g. hashes) beyond 2^53: matched as integers, never through float,
+    # so a neighbouring id that does not exist is refused rather than rounded onto one.
+    big = 2**53
+    rel = ae.GradedRelevance(np.full((4, 3), 1 / 3), [0, 2, 4], np.array([big + 1, big + 3, 5, 6]))
+    path = tmp_path / "r.db"
+    s = Session.create(path, rel, "dcg", 10, seed=0, method="passive")
+    s.next_batch(2)
+    before = _dump(path)
+    wrong = pd.DataFrame({"id": [0, 0], "item": [str(big), str(big + 3)], "grade": [2, 0]})
+    with pytest.raises(ae.UnknownIdError, match=f"'{big}' is not an item of query 0"):
+        s.record(wrong)
+    assert _dump(path) == before
+    rows = pd.DataFrame({"id": [0, 0], "item": [str(big + 3), str(big + 1)], "grade": [0, 2]})
+    s.record(rows)
+    s.record({1: [1, 1]})
+    got = s.labels_frame()
+    assert got.loc[got["id"] == 0, "item"].tolist() == [big + 1, big + 3]
+    assert got.loc[got["id"] == 0, "grade"].tolist() == [2, 0]
+
+
+def test_item_ids_a_labels_file_cannot_reproduce_are_refused(tmp_path: Path) -> None:
+    rel = ae.GradedRelevance(np.full((2, 3), 1 / 3), [0, 2], np.array([" a", "b"]))
+    with pytest.raises(ae.RankingItemsError, match="leading or trailing blanks"):
+        Session.create(tmp_path / "r.db", rel, "dcg", 1)
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_mapping_errors_name_the_query(tmp_path: Path) -> None:
+    (rel, _), truth = _pools(seed=10)
+    s = Session.create(tmp_path / "r.db", rel, "dcg", 3, seed=0)
+    ids = s.next_batch(3)
+    bad = {i: _grades(rel, truth, i).tolist() for i in ids}
+    bad[ids[1]][0] = 7
+    with pytest.raises(ae.LabelSpaceError, match=f"query {ids[1]!r}, column 'grade': 7"):
+        s.record(bad)
+
+
+def test_a_ranked_store_without_its_ranking_rows_is_refused(tmp_path: Path) -> None:
+    (rel, _), _ = _pools(seed=11)
+    path = tmp_path / "r.db"
+    Session.create(path, rel, "dcg", 3).close()
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM ranking")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ae.StoreError, match="altered outside activeeval"):
+        Session.open(path)
+
+
+def test_cli_two_ranked_files_agree_on_the_item_id_type(tmp_path: Path) -> None:
+    # File A's items all look like integers ('000'..), file B has one that does not ('x9'):
+    # both are read as the strings written, so '004' in A is '004' in B.
+    rows_a, rows_b = [], []
+    for q in range(6):
+        for k in range(3):
+            rows_a.append({"id": q, "item": f"{(q + k) % 8:03d}", "p_0": 0.5, "p_1": 0.5})
+            rows_b.append({"id": q, "item": f"{(q + k + 1) % 8:03d}", "p_0": 0.3, "p_1": 0.7})
+        rows_b.append({"id": q, "item": "x9", "p_0": 0.9, "p_1": 0.1})
+    a, b = tmp_path / "A.csv", tmp_path / "B.csv"
+    pd.DataFrame(rows_a).to_csv(a, index=False)
+    pd.DataFrame(rows_b).to_csv(b, index=False)
+    store = tmp_path / "c.db"
+    code, _, err = _run(
+        "session", "init", store, "--pool", a, "--pool", b, "--measure", "err", "--budget", 4
+    )
+    assert code == 0, err
+    sheet = tmp_path / "sheet.csv"
+    assert _run("session", "next", store, "--k", 4, "--out", sheet)[0] == 0
+    items = pd.read_csv(sheet, dtype=str)["item"].tolist()
+    assert "x9" in items and all(len(i) == 3 or i == "x9" for i in items)
+    filled = pd.read_csv(sheet, dtype=str).assign(grade=1)
+    filled.to_csv(sheet, index=False)
+    code, _, err = _run("session", "record", store, sheet)
+    assert code == 0, err
+
+
+def test_cli_bad_item_cells_exit_with_status_2(tmp_path: Path) -> None:
+    frame = pd.DataFrame(
+        {
+            "id": [1, 1, 2],
+            "item": pd.array([10, None, 11], dtype="Int64"),
+            "p_0": [0.5, 0.5, 0.5],
+            "p_1": [0.5, 0.5, 0.5],
+        }
+    )
+    path = tmp_path / "pool.parquet"
+    frame.to_parquet(path)
+    code, _, err = _run(
+        "session", "init", tmp_path / "s.db", "--pool", path, "--measure", "dcg", "--budget", 1
+    )
+    assert code == 2 and "row 2, column 'item' is empty" in err
+    huge = tmp_path / "huge.csv"
+    pd.DataFrame(
+        {"id": [1, 1], "item": ["99999999999999999999", "5"], "p_0": [0.5, 0.5], "p_1": [0.5, 0.5]}
+    ).to_csv(huge, index=False)
+    code, _, err = _run(
+        "session", "init", tmp_path / "h.db", "--pool", huge, "--measure", "dcg", "--budget", 1
+    )
+    assert code == 0, err  # too large for int64: the ids stay strings

@@ -30,7 +30,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -192,13 +192,22 @@ def _numbers(series: pd.Series, path: Path, row_label: str, column: str) -> NDAr
 
 
 def _keys(series: pd.Series, path: Path, row_label: str, column: str) -> NDArray[Any]:
-    """A key column as int64 when every cell looks like an integer, else as strings."""
-    if series.dtype.kind in "iu":
+    """A key column as int64 when every cell is an integer that int64 holds (integer text,
+    or integral numbers in a Parquet column), else as strings. Empty cells are refused."""
+    if series.dtype.kind in "iu" and not series.isna().any():
         return series.to_numpy(dtype=np.int64)
-    cells = _cells(series, path, row_label, column).map(str)
-    if cells.str.match(_INT_LIKE).all():
-        return cells.astype(np.int64).to_numpy()
-    return cells.to_numpy(dtype=object)
+    cells = _cells(series, path, row_label, column)
+    if series.dtype.kind == "f":
+        num = cells.to_numpy(dtype=float)
+        if np.all(np.isfinite(num) & (np.floor(num) == num) & (np.abs(num) < 2.0**53)):
+            return num.astype(np.int64)
+    text = cells.map(str)
+    if text.str.match(_INT_LIKE).all():
+        try:
+            return np.array([int(t) for t in text], dtype=np.int64)
+        except OverflowError:  # beyond int64: keep them as strings
+            pass
+    return text.to_numpy(dtype=object)
 
 
 def _ids(series: pd.Series, path: Path, row_label: str) -> NDArray[Any]:
@@ -241,6 +250,9 @@ class PoolFile:
         Line (CSV) or row (Parquet) number of each instance, for messages.
     row_label : str
         ``"line"`` or ``"row"``.
+    item_text : ndarray or None
+        A ranked pool's item ids as written (in the ``GradedRelevance``'s order), so that
+        several files can agree on one id type.
     """
 
     path: Path
@@ -249,6 +261,7 @@ class PoolFile:
     costs: NDArray[np.float64] | None
     rows: NDArray[Any]
     row_label: str
+    item_text: NDArray[Any] | None = None
 
 
 def read_pool_file(path: str | Path) -> PoolFile:
@@ -375,12 +388,29 @@ def _ranked_pool_file(frame: pd.DataFrame, p: Path, row_label: str) -> PoolFile:
     rel = GradedRelevance(proba, offsets, items=items[order], costs=item_costs)
     first_row = lines[order][offsets[:-1]]
     ids = np.asarray(uniques.to_numpy() if hasattr(uniques, "to_numpy") else uniques)
-    return PoolFile(p, ids, rel, None, first_row, row_label)
+    text = _cells(frame["item"], p, row_label, "item").map(str).to_numpy(dtype=object)[order]
+    return PoolFile(p, ids, rel, None, first_row, row_label, text)
+
+
+def _common_items(pools: list[PoolFile]) -> list[GradedRelevance]:
+    """Rankers' item ids of one type across the files: integers only if every file's are
+    (so that '004' in one file and 'x9' in another stay the strings they were written as)."""
+    texts = [f.item_text for f in pools]
+    rels = [f.predictive for f in pools]
+    assert all(t is not None for t in texts) and all(isinstance(r, GradedRelevance) for r in rels)
+    if all(r.items is not None and r.items.dtype.kind == "i" for r in rels):  # type: ignore[union-attr]
+        return rels  # type: ignore[return-value]
+    return [
+        GradedRelevance(r.proba, r.offsets, items=t, costs=r.item_costs)  # type: ignore[union-attr]
+        for r, t in zip(rels, texts, strict=True)
+    ]
 
 
 def _align(pools: list[PoolFile]) -> tuple[list[Any], NDArray[Any] | None]:
     """Put every model's rows in the first file's id order; same ids, same kind, same classes,
     and equal costs wherever several files give them."""
+    if all(isinstance(f.predictive, GradedRelevance) for f in pools):
+        pools = [replace(f, predictive=r) for f, r in zip(pools, _common_items(pools), strict=True)]
     base = pools[0]
     index = pd.Index(base.ids)
     preds: list[Any] = [base.predictive]
@@ -595,7 +625,8 @@ def session_init(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the ids to this CSV file (header 'id') instead of stdout.",
+    help="Write the ids to this CSV file (header 'id'; a ranked pool: a sheet id,item,grade "
+    "with the grades to fill in) instead of stdout.",
 )
 def session_next(store: Path, k: int, out: Path | None) -> None:
     """Ids to label next: pending ones first (idempotent), then new draws, within budget."""
@@ -603,7 +634,11 @@ def session_next(store: Path, k: int, out: Path | None) -> None:
 
     with _command(), Session.open(store) as s:
         ids = s.next_batch(k)
-        frame = pd.DataFrame({"id": pd.Series(ids, dtype=object)})
+        frame = (
+            s.items_to_grade(ids)  # a sheet id,item,grade with the grades to fill in
+            if s.plan.ranking
+            else pd.DataFrame({"id": pd.Series(ids, dtype=object)})
+        )
         if out is None:
             click.echo(frame.to_csv(index=False, lineterminator="\n"), nl=False)
         else:

@@ -653,12 +653,44 @@ def _fingerprint(
     return h.hexdigest()
 
 
+def _int_keys(cells: pd.Series) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Integer ids from cells holding ints, integral floats or integer text — exactly, also
+    beyond 2^53 (no detour through float) — and which cells held one."""
+    if cells.dtype.kind in "iu" and not cells.isna().any():
+        return cells.to_numpy(dtype=np.int64), np.ones(len(cells), dtype=bool)
+    out = np.full(len(cells), -1, dtype=np.int64)
+    ok = np.zeros(len(cells), dtype=bool)
+    for i, v in enumerate(cells.tolist()):  # the rows of one labels input, not the pool
+        x: int | None = None
+        try:
+            if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
+                x = int(v)
+            elif isinstance(v, float | np.floating) and float(v).is_integer():
+                x = int(v)
+            elif isinstance(v, str):
+                t = v.strip()
+                x = int(t) if t.lstrip("+-").isdigit() else None
+                if x is None and float(t).is_integer():
+                    x = int(float(t))
+        except (ValueError, OverflowError):
+            x = None
+        if x is not None and -(2**63) <= x < 2**63:
+            out[i], ok[i] = x, True
+    return out, ok
+
+
 def _item_list(items: NDArray[Any]) -> list[Any]:
     """Item ids as plain ints or strings (what JSON and a labels file can hold)."""
     vals = [_py(v) for v in items.tolist()]
-    if all(isinstance(v, str) for v in vals) or all(
-        isinstance(v, int) and not isinstance(v, bool) for v in vals
-    ):
+    if all(isinstance(v, str) for v in vals):
+        blank = next((v for v in vals if v != v.strip() or not v), None)
+        if blank is not None:
+            raise RankingItemsError(
+                f"items: item id {blank!r} is empty or has leading or trailing blanks, which a "
+                "labels file cannot reproduce; strip the item ids first."
+            )
+        return vals
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
         return vals
     raise RankingItemsError(
         f"items: a session stores item ids that are all integers or all strings; got "
@@ -1223,8 +1255,14 @@ class Session:
         structure = [(np.frombuffer(off, dtype="<i8").astype(np.int64), it) for off, it in ranking]
         if ranking and len(ranking) != len(models):
             raise StoreError(f"{self.path}: the ranking table does not cover every model.")
-        rows = [int(off[-1]) for off, _ in structure] if ranking else [m] * len(models)
-        arrays = [_from_f64(blob, (r, k)) for (_, k, blob), r in zip(models, rows, strict=True)]
+        rows = [int(off[-1]) for off, _ in structure if off.size] if ranking else [m] * len(models)
+        try:
+            arrays = [_from_f64(blob, (r, k)) for (_, k, blob), r in zip(models, rows, strict=True)]
+        except ValueError as exc:
+            raise StoreError(
+                f"{self.path}: the stored predictions do not fit the pool ({exc}); the file was "
+                "altered outside activeeval."
+            ) from exc
         if _fingerprint(ids, arrays, costs, structure or None) != fingerprint:
             raise StoreError(
                 f"{self.path}: the stored pool does not match its fingerprint; the file was "
@@ -1352,6 +1390,33 @@ class Session:
             raise ShapeError(f"k: must be a positive integer, got {k!r}.")
         positions = self._write(lambda c: self._hand_out(c, int(k)))
         return [_py(v) for v in self.ids[np.asarray(positions, dtype=np.intp)].tolist()]
+
+    def items_to_grade(self, ids: Sequence[Any]) -> pd.DataFrame:
+        """A ranked pool's grading sheet for the queries ``ids`` (e.g. from :meth:`next_batch`):
+        one row ``id, item`` per item to grade, in the stored order (the ranker's list; for a
+        comparison both lists' union, :func:`~activeeval.ranking_union`), and an empty
+        ``grade`` column to fill in and :meth:`record`. Items are the item ids, or the 0-based
+        rank when the ranker has none."""
+        if not self.plan.ranking:
+            raise ShapeError(
+                "items_to_grade: this session's pool is not ranked; label the ids themselves."
+            )
+        keys, offsets = self._grade_keys, self._grade_offsets
+        assert keys is not None and offsets is not None
+        pos = self._positions(pd.Series(list(ids), dtype=object), "ids", "entry")
+        lens = offsets[pos + 1] - offsets[pos]
+        ends = np.cumsum(lens)
+        rows = np.repeat(offsets[pos], lens) + np.arange(int(ends[-1]) if lens.size else 0)
+        rows -= np.repeat(ends - lens, lens)
+        return pd.DataFrame(
+            {
+                "id": pd.Series(
+                    [_py(v) for v in self.ids[np.repeat(pos, lens)].tolist()], dtype=object
+                ),
+                "item": pd.Series([_py(v) for v in keys[rows].tolist()], dtype=object),
+                "grade": pd.Series([None] * rows.shape[0], dtype=object),
+            }
+        )
 
     def _hand_out(self, c: sqlite3.Connection, k: int) -> list[int]:
         pending = self._pending(c)
@@ -1576,13 +1641,15 @@ class Session:
             rows_id += [key] * len(g)
             rows_item += [_py(v) for v in self._grade_keys[lo:hi].tolist()]
             rows_grade += g
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "id": pd.Series(rows_id, dtype=object),
                 "item": pd.Series(rows_item, dtype=object),
                 "grade": pd.Series(rows_grade, dtype=object),
             }
         )
+        frame.index = pd.Index([repr(_py(k)) for k in rows_id], dtype=object)  # for messages
+        return frame
 
     def _grade_values(
         self, frame: pd.DataFrame, source: str, row_label: str
@@ -1608,10 +1675,7 @@ class Session:
         item_cells = frame["item"]
         ikeys: Any
         if keys.dtype.kind in "iu":
-            num = pd.to_numeric(item_cells, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-            fine = np.isfinite(num)
-            fine[fine] &= np.floor(num[fine]) == num[fine]
-            ikeys = np.where(fine, num, -1.0).astype(np.int64)
+            ikeys, fine = _int_keys(item_cells)
         else:
             fine = np.ones(len(frame), dtype=bool)
             ikeys = item_cells.astype(str).str.strip().to_numpy(dtype=object)
@@ -1717,6 +1781,8 @@ class Session:
         """
         if int(chunk_size) < 1:
             raise ShapeError(f"chunk_size: must be a positive integer, got {chunk_size!r}.")
+        if self.plan.ranking and isinstance(labels, Mapping):
+            row_label = "query"  # the expanded rows are named by their query id
         frame = self._label_input(labels, source)
         if "session_id" in frame.columns:
             sid = frame["session_id"].map(lambda v: str(v).strip() if pd.notna(v) else "")
