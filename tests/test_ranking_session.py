@@ -523,3 +523,31 @@ def test_cli_bad_item_cells_exit_with_status_2(tmp_path: Path) -> None:
         "session", "init", tmp_path / "h.db", "--pool", huge, "--measure", "dcg", "--budget", 1
     )
     assert code == 0, err  # too large for int64: the ids stay strings
+
+
+def test_cli_depth_truncates_the_measure_and_shared_items_have_one_cost(tmp_path: Path) -> None:
+    rels, _ = _pools(seed=12)
+    a, b = tmp_path / "A.csv", tmp_path / "B.csv"
+    _pool_file(a, rels[0], costs=True)
+    _pool_file(b, rels[1], costs=True)
+    store = tmp_path / "d.db"
+    code, _, err = _run(
+        "session", "init", store, "--pool", a, "--measure", "err", "--depth", 3, "--budget", 5
+    )
+    assert code == 0, err
+    with Session.open(store) as s:
+        assert s.plan.measure_spec == {"class": "ERR", "k": 3, "max_grade": N_GRADES - 1}
+    code, _, err = _run(
+        "session", "init", tmp_path / "e.db", "--pool", a, "--measure", "error_rate",
+        "--depth", 3, "--budget", 5,
+    )  # fmt: skip
+    assert code == 2 and "--depth" in err
+    frame = pd.read_csv(b)
+    frame["cost"] = frame["cost"] + 0.5  # the same item now costs more in B than in A
+    frame.to_csv(b, index=False)
+    code, _, err = _run(
+        "session", "init", tmp_path / "f.db", "--pool", a, "--pool", b, "--measure", "dcg",
+        "--budget", 5,
+    )  # fmt: skip
+    assert code == 2 and "an item has one labeling cost" in err
+    assert not (tmp_path / "e.db").exists() and not (tmp_path / "f.db").exists()

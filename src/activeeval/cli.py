@@ -52,6 +52,7 @@ from ._validation import (
     NonFiniteError,
     ProbabilityRowsError,
     UnknownIdError,
+    UnknownOptionError,
 )
 from .predictive import Categorical, Gaussian, Predictive
 from .ranking import GradedRelevance
@@ -392,6 +393,27 @@ def _ranked_pool_file(frame: pd.DataFrame, p: Path, row_label: str) -> PoolFile:
     return PoolFile(p, ids, rel, None, first_row, row_label, text)
 
 
+def _check_shared_costs(pools: list[PoolFile], rels: list[GradedRelevance]) -> None:
+    """An item both rankers list has one labeling cost (as an instance has one cost)."""
+    from .ranking import _align as align_items
+
+    if len(rels) != 2 or rels[0].item_costs is None or rels[1].item_costs is None:
+        return
+    al = align_items(rels[0], rels[1])
+    shared = np.flatnonzero(al.partner1 >= 0)
+    c1, c2 = rels[0].item_costs[shared], rels[1].item_costs[al.partner1[shared]]
+    differ = np.flatnonzero(c1 != c2)
+    if differ.size:
+        k = int(differ[0])
+        j = int(shared[k])
+        assert rels[0].items is not None
+        raise InvalidCostsError(
+            f"{pools[1].path}: column 'cost' of item {_scalar(rels[0].items[j])!r} in query "
+            f"{_scalar(pools[0].ids[int(rels[0].query_of_item[j])])!r} differs from "
+            f"{pools[0].path}'s ({c2[k]:g} vs {c1[k]:g}); an item has one labeling cost."
+        )
+
+
 def _common_items(pools: list[PoolFile]) -> list[GradedRelevance]:
     """Rankers' item ids of one type across the files: integers only if every file's are
     (so that '004' in one file and 'x9' in another stay the strings they were written as)."""
@@ -463,6 +485,8 @@ def _align(pools: list[PoolFile]) -> tuple[list[Any], NDArray[Any] | None]:
                     f"{_scalar(base.ids[r])!r} ({c[r]:g} vs {costs[r]:g}); an instance has one "
                     "cost."
                 )
+    if all(isinstance(r, GradedRelevance) for r in preds):
+        _check_shared_costs(pools, preds)
     return preds, costs
 
 
@@ -570,6 +594,12 @@ def _budget_text(budget: float, cost_sensitive: bool) -> str:
     "active_inf, active_risk; ranked pools: also active_uniD).",
 )
 @click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level.")
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Ranked pools: truncation depth k of dcg/err (DCG@k); default the whole list.",
+)
 def session_init(
     store: Path,
     pools: tuple[Path, ...],
@@ -580,17 +610,27 @@ def session_init(
     seed: int,
     method: str,
     level: float,
+    depth: int | None,
 ) -> None:
     """Plan a campaign: read the pool file(s) and create STORE."""
+    from .ranking import DCG, ERR
     from .store import Session
 
     with _command():
         files = [read_pool_file(p) for p in pools]
         preds, costs = _align(files)
+        meas: Any = measure
+        if depth is not None:
+            key = measure.strip().lower()
+            if key not in ("dcg", "err"):
+                raise UnknownOptionError(
+                    f"--depth: truncates a ranking measure (dcg, err), not {measure!r}."
+                )
+            meas = DCG(k=depth) if key == "dcg" else ERR(k=depth)
         s = Session.create(
             store,
             preds[0] if len(preds) == 1 else preds,
-            measure,
+            meas,
             budget,
             method=method,
             seed=seed,
