@@ -645,3 +645,18 @@ def test_precision_comparison_restricts_to_the_union_of_the_models_domains() -> 
     assert full.stderr == pytest.approx(alone.stderr, rel=1e-10)
     multi = assisted_multiple_comparison(meas, [cat, other], idx, y[idx], pool_q=q)
     np.testing.assert_allclose(multi.estimates, full.estimates, rtol=1e-12)
+
+
+def test_a_pool_q_that_vanishes_inside_the_domain_is_warned_about() -> None:
+    cat, y, _ = _pool(seed=3, m=400)
+    q = np.full(400, 1 / 300)
+    q[:100] = 0.0  # error rate: every instance can move the estimate
+    idx = ae.draw(q, 80, random_state=0)
+    with pytest.warns(ae.ActiveEvalWarning, match="pool_q: is zero on 100 instances"):
+        assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # zero only off the domain: no warning
+        meas = ae.Precision(pos_label=1)
+        qp = ae.optimal_distribution(cat, meas)
+        idp = ae.draw(qp, 80, random_state=0)
+        assisted_estimate(meas, cat, idp, y[idp], pool_q=qp)

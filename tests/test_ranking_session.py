@@ -19,16 +19,9 @@ from click.testing import CliRunner
 import activeeval as ae
 from activeeval.cli import main
 from activeeval.store import Session
+from test_store import _dump  # the store's whole state as SQL
 
 N_GRADES = 3
-
-
-def _dump(path: Path) -> list[str]:
-    conn = sqlite3.connect(path)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
 
 
 def _pools(seed: int = 0, m: int = 50, vocab: int = 25):
@@ -551,3 +544,18 @@ def test_cli_depth_truncates_the_measure_and_shared_items_have_one_cost(tmp_path
     )  # fmt: skip
     assert code == 2 and "an item has one labeling cost" in err
     assert not (tmp_path / "e.db").exists() and not (tmp_path / "f.db").exists()
+
+
+def test_integer_item_cells_parse_exactly_in_every_form() -> None:
+    from activeeval.store import _int_keys
+
+    cells = pd.Series(
+        ["9007199254740993", " 5", "2.0", "x", "99999999999999999999", None, "-7"], dtype=object
+    )
+    keys, ok = _int_keys(cells)
+    assert ok.tolist() == [True, True, True, False, False, False, True]
+    assert keys[ok].tolist() == [2**53 + 1, 5, 2, -7]
+    keys, ok = _int_keys(pd.Series([1.0, 2.5, np.nan]))
+    assert ok.tolist() == [True, False, False] and keys[0] == 1
+    assert _int_keys(pd.Series([True, False]))[1].tolist() == [False, False]
+    assert _int_keys(pd.Series(pd.array([4, None], dtype="Int64")))[1].tolist() == [True, False]

@@ -150,6 +150,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from ._validation import (
+    ActiveEvalWarning,
     InvalidSamplingDistributionError,
     ShapeError,
     UndefinedEstimateWarning,
@@ -487,7 +488,7 @@ def assisted_estimate(
         pred.label_index(y, "labels")
     p = _pool_distribution(pred.n, pool_weights)
     f = pred.point_prediction()
-    (pos, v, fpc), p_dom = _domain(meas, [f], p, idx, _rows(idx, q, pool_q, p))
+    (pos, v, fpc), p_dom = _domain(meas, [f], p, idx, _rows(idx, q, pool_q, p), pool_q)
     ir, yr = idx[pos], y[pos]
     pool = _pool_moments(meas, pred, f, p_dom)
     w = meas.weight(f[ir], yr)
@@ -533,6 +534,7 @@ def _domain(
     p: NDArray[np.float64],
     idx: NDArray[np.intp],
     rows: tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64] | None],
+    pool_q: ArrayLike | None = None,
 ) -> tuple[
     tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64] | None], NDArray[np.float64]
 ]:
@@ -542,10 +544,22 @@ def _domain(
     ratio on D; but the self-normalized means over the rows estimate means *given the support
     of q*, so the control variate's pool means must be taken over the same region — over the
     whole pool they were off by the factor P(D) wherever q vanishes off D (precision: q* is
-    zero on predicted negatives). Nothing changes where D is the whole pool."""
+    zero on predicted negatives). Nothing changes where D is the whole pool. A ``pool_q``
+    that vanishes somewhere in D where p > 0 leaves those instances out of every estimate,
+    which is then not consistent: warned about (as ``mix=0`` is), not refused."""
     dom = np.zeros(p.shape[0], dtype=bool)
     for f in predictions:
         dom |= np.asarray(meas.weight_can_be_positive(f), dtype=bool)
+    if pool_q is not None:
+        missing = int(np.count_nonzero(dom & (p > 0) & (np.asarray(pool_q, dtype=float) <= 0)))
+        if missing:
+            warnings.warn(
+                f"pool_q: is zero on {missing} instances with test mass whose weight can be "
+                "positive; estimates ignore them and are not consistent for the whole pool. "
+                "Mix q with the pool distribution.",
+                ActiveEvalWarning,
+                stacklevel=3,
+            )
     if dom.all():
         return rows, p
     mass = float(p @ dom)
@@ -669,7 +683,7 @@ def assisted_paired_test(
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
     fs = [pr.point_prediction() for pr in preds]
-    (pos, v, fpc), p_dom = _domain(meas, fs, p, idx, _rows(idx, q, pool_q, p))
+    (pos, v, fpc), p_dom = _domain(meas, fs, p, idx, _rows(idx, q, pool_q, p), pool_q)
     parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p_dom)
     return _paired_from_terms(
         v, parts, power, idx, lv, meas, fpc, bias_correction, _check_variance(variance)
@@ -856,7 +870,7 @@ def assisted_multiple_comparison(
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
     fs = [pr.point_prediction() for pr in preds]
-    (pos, v, fpc), p_dom = _domain(meas, fs, p, idx, _rows(idx, q, pool_q, p))
+    (pos, v, fpc), p_dom = _domain(meas, fs, p, idx, _rows(idx, q, pool_q, p), pool_q)
     parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p_dom)
     lam = _difference_power(power, v, parts, np.triu_indices(k, 1), fpc)
     g, a, b = _terms_at(v, parts, lam, (fpc, meas.binary_loss) if bias_correction else None)

@@ -655,27 +655,31 @@ def _fingerprint(
 
 def _int_keys(cells: pd.Series) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """Integer ids from cells holding ints, integral floats or integer text — exactly, also
-    beyond 2^53 (no detour through float) — and which cells held one."""
-    if cells.dtype.kind in "iu" and not cells.isna().any():
-        return cells.to_numpy(dtype=np.int64), np.ones(len(cells), dtype=bool)
+    beyond 2^53 (integer text never goes through float) — and which cells held one."""
     out = np.full(len(cells), -1, dtype=np.int64)
     ok = np.zeros(len(cells), dtype=bool)
-    for i, v in enumerate(cells.tolist()):  # the rows of one labels input, not the pool
-        x: int | None = None
-        try:
-            if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
-                x = int(v)
-            elif isinstance(v, float | np.floating) and float(v).is_integer():
-                x = int(v)
-            elif isinstance(v, str):
-                t = v.strip()
-                x = int(t) if t.lstrip("+-").isdigit() else None
-                if x is None and float(t).is_integer():
-                    x = int(float(t))
-        except (ValueError, OverflowError):
-            x = None
-        if x is not None and -(2**63) <= x < 2**63:
-            out[i], ok[i] = x, True
+    if cells.dtype.kind in "iu" and not cells.isna().any():
+        return cells.to_numpy(dtype=np.int64), np.ones(len(cells), dtype=bool)
+    if cells.dtype.kind == "b":
+        return out, ok
+    text = cells.astype(str).str.strip()
+    digits = text.str.fullmatch(r"[+-]?\d+").fillna(False).to_numpy(dtype=bool)
+    if digits.any():
+        exact = pd.to_numeric(text[digits], errors="coerce").to_numpy()
+        if exact.dtype.kind == "i":  # int64 held every one of them
+            out[digits], ok[digits] = exact, True
+        else:  # some beyond int64: those are no item of an int64 pool; the others exactly
+            for i in np.flatnonzero(digits).tolist():
+                x = int(text.iloc[i])
+                if -(2**63) <= x < 2**63:
+                    out[i], ok[i] = x, True
+    rest = ~digits
+    if rest.any():  # integral numbers written as floats ("2.0", Parquet float columns)
+        num = pd.to_numeric(text[rest], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            fine = np.isfinite(num) & (np.floor(num) == num) & (np.abs(num) < 2.0**53)
+        where = np.flatnonzero(rest)[fine]
+        out[where], ok[where] = num[fine].astype(np.int64), True
     return out, ok
 
 
