@@ -557,8 +557,17 @@ def _fmt(x: float, digits: int = 4) -> str:
     return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
-def _budget_text(budget: float, cost_sensitive: bool) -> str:
-    return f"{budget:g} cost units" if cost_sensitive else f"{budget:g} labels"
+def _measure_text(plan: Any) -> str:
+    """The measure's name, with a ranking measure's truncation depth (dcg@10)."""
+    k = plan.measure_spec.get("k")
+    return plan.measure if k is None else f"{plan.measure}@{k}"
+
+
+def _budget_text(budget: float, cost_sensitive: bool, ranking: bool = False) -> str:
+    """The budget in its unit: cost units, else labels (queries for a ranked pool)."""
+    if cost_sensitive:
+        return f"{budget:g} cost units"
+    return f"{budget:g} {'queries' if ranking else 'labels'}"
 
 
 @session.command("init")
@@ -644,15 +653,16 @@ def session_init(
         with s:
             plan = s.plan
             what = (
-                f"evaluation of {plan.measure}"
+                f"evaluation of {_measure_text(plan)}"
                 if plan.kind == "evaluation"
-                else f"comparison of {plan.n_models} models on {plan.measure}"
+                else f"comparison of {plan.n_models} models on {_measure_text(plan)}"
             )
             pos = f" (positive class {plan.pos_label!r})" if plan.pos_label is not None else ""
             click.echo(
                 f"created {store}: {what}{pos}, pool of {plan.pool_size} "
                 f"{'queries' if plan.ranking else 'instances'}, method "
-                f"{plan.method}, budget {_budget_text(plan.budget, plan.cost_sensitive)}, "
+                f"{plan.method}, budget "
+                f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)}, "
                 f"seed {plan.seed}\nsession id {plan.session_id}\n"
                 f"next: activeeval session next {store} --k 20 --out batch.csv"
             )
@@ -694,7 +704,7 @@ def session_next(store: Path, k: int, out: Path | None) -> None:
             click.echo(
                 f"wrote {len(ids)} ids to {out} ({prog.n_pending} pending in all; "
                 f"{prog.committed:g} of "
-                f"{_budget_text(prog.budget, s.plan.cost_sensitive)} committed)"
+                f"{_budget_text(prog.budget, s.plan.cost_sensitive, s.plan.ranking)} committed)"
             )
 
 
@@ -730,7 +740,8 @@ def session_record(
         click.echo(
             f"recorded {done.n_new} new labels ({done.n_unchanged} unchanged, "
             f"{done.n_overwritten} overwritten) from {labels}; {prog.n_labels} labels, cost "
-            f"{prog.cost_spent:g} of {_budget_text(prog.budget, s.plan.cost_sensitive)}, "
+            f"{prog.cost_spent:g} of "
+            f"{_budget_text(prog.budget, s.plan.cost_sensitive, s.plan.ranking)}, "
             f"{prog.n_pending} pending"
         )
 
@@ -784,9 +795,10 @@ def _plot(s: Any, path: Path) -> None:
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     x_col = "cost" if plan.cost_sensitive else "n_labels"
-    what = plan.measure if plan.n_models == 1 else f"difference in {plan.measure} (model 0 − 1)"
+    name = _measure_text(plan)
+    what = name if plan.n_models == 1 else f"difference in {name} (model 0 − 1)"
     if plan.n_models > 2:
-        what = f"{plan.measure}: best − runner-up"
+        what = f"{name}: best − runner-up"
     if traj.empty:
         ax.text(0.5, 0.5, "no labels recorded yet", ha="center", va="center")
     else:
@@ -805,7 +817,7 @@ def _plot(s: Any, path: Path) -> None:
         ax.legend(loc="best")
     ax.set_xlabel("labeling cost spent" if plan.cost_sensitive else "labels")
     ax.set_ylabel(what)
-    ax.set_title(f"{s.path.name}: {plan.kind} of {plan.measure}, method {plan.method}")
+    ax.set_title(f"{s.path.name}: {plan.kind} of {_measure_text(plan)}, method {plan.method}")
     ax.set_xlim(left=0, right=plan.budget)
     fig.savefig(path, dpi=100)
 
@@ -839,10 +851,11 @@ def session_status(store: Path, as_json: bool, plot: Path | None) -> None:
             else ("all handed out; waiting for pending labels" if prog.finished else "in progress")
         )
         lines = [
-            f"session {plan.session_id} ({plan.kind}, {plan.measure}, method {plan.method}, "
+            f"session {plan.session_id} ({plan.kind}, {_measure_text(plan)}, method {plan.method}, "
             f"seed {plan.seed})",
             f"labels:   {prog.n_labels} recorded, {prog.n_pending} pending; cost "
-            f"{prog.cost_spent:g} of {_budget_text(plan.budget, plan.cost_sensitive)} ({pct}); "
+            f"{prog.cost_spent:g} of "
+            f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)} ({pct}); "
             f"{prog.n_draws} draws; {state}",
         ]
         lv = f"{plan.level:.0%}"
