@@ -205,8 +205,8 @@ def _keys(series: pd.Series, path: Path, row_label: str, column: str) -> NDArray
     text = cells.map(str)
     if text.str.match(_INT_LIKE).all():
         try:
-            return np.array([int(t) for t in text], dtype=np.int64)
-        except OverflowError:  # beyond int64: keep them as strings
+            return text.astype(np.int64).to_numpy()
+        except (OverflowError, ValueError):  # beyond int64: keep them as strings
             pass
     return text.to_numpy(dtype=object)
 
