@@ -488,7 +488,9 @@ def assisted_estimate(
         pred.label_index(y, "labels")
     p = _pool_distribution(pred.n, pool_weights)
     f = pred.point_prediction()
-    (pos, v, fpc), p_dom = _domain(meas, [f], p, idx, _rows(idx, q, pool_q, p), pool_q)
+    rows = _rows(idx, q, pool_q, p)
+    dom, p_dom = _domain(meas, [f], p, pool_q)
+    pos, v, fpc = _in_domain(dom, idx, rows)
     ir, yr = idx[pos], y[pos]
     pool = _pool_moments(meas, pred, f, p_dom)
     w = meas.weight(f[ir], yr)
@@ -532,21 +534,17 @@ def _domain(
     meas: Measure,
     predictions: Sequence[NDArray[Any]],
     p: NDArray[np.float64],
-    idx: NDArray[np.intp],
-    rows: tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64] | None],
     pool_q: ArrayLike | None = None,
-) -> tuple[
-    tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64] | None], NDArray[np.float64]
-]:
-    """Restrict the estimator to the domain D where some model's weight w can be positive
-    (module docstring, "Domain"): the rows drawn in D, and the test distribution renormalized
-    on D for the pool moments. Every term (wℓ, w, m_N, m_D) vanishes off D, so G is the same
+) -> tuple[NDArray[np.bool_] | None, NDArray[np.float64]]:
+    """The domain D where some model's weight w can be positive (module docstring,
+    "Domain") — None when it is the whole pool — and the test distribution renormalized on D
+    for the pool moments. Every term (wℓ, w, m_N, m_D) vanishes off D, so G is the same
     ratio on D; but the self-normalized means over the rows estimate means *given the support
     of q*, so the control variate's pool means must be taken over the same region — over the
     whole pool they were off by the factor P(D) wherever q vanishes off D (precision: q* is
-    zero on predicted negatives). Nothing changes where D is the whole pool. A ``pool_q``
-    that vanishes somewhere in D where p > 0 leaves those instances out of every estimate,
-    which is then not consistent: warned about (as ``mix=0`` is), not refused."""
+    zero on predicted negatives). A ``pool_q`` that vanishes somewhere in D where p > 0
+    leaves those instances out of every estimate, which is then not consistent: warned about
+    (as ``mix=0`` is), not refused. The rows are restricted by :func:`_in_domain`."""
     dom = np.zeros(p.shape[0], dtype=bool)
     for f in predictions:
         dom |= np.asarray(meas.weight_can_be_positive(f), dtype=bool)
@@ -561,12 +559,23 @@ def _domain(
                 stacklevel=3,
             )
     if dom.all():
-        return rows, p
+        return None, p
     mass = float(p @ dom)
+    return dom, (np.where(dom, p, 0.0) / mass if mass > 0 else p)
+
+
+def _in_domain(
+    dom: NDArray[np.bool_] | None,
+    idx: NDArray[np.intp],
+    rows: tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64] | None],
+) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64] | None]:
+    """The rows (positions in ``idx``, v, 1 − π) drawn in the domain :func:`_domain` found;
+    rows outside it have all terms 0 and are dropped."""
+    if dom is None:
+        return rows
     pos, v, fpc = rows
     keep = dom[idx[pos]]
-    p_dom = np.where(dom, p, 0.0) / mass if mass > 0 else p
-    return (pos[keep], v[keep], None if fpc is None else fpc[keep]), p_dom
+    return pos[keep], v[keep], None if fpc is None else fpc[keep]
 
 
 def _estimate_from_terms(
@@ -683,7 +692,9 @@ def assisted_paired_test(
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
     fs = [pr.point_prediction() for pr in preds]
-    (pos, v, fpc), p_dom = _domain(meas, fs, p, idx, _rows(idx, q, pool_q, p), pool_q)
+    rows = _rows(idx, q, pool_q, p)
+    dom, p_dom = _domain(meas, fs, p, pool_q)
+    pos, v, fpc = _in_domain(dom, idx, rows)
     parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p_dom)
     return _paired_from_terms(
         v, parts, power, idx, lv, meas, fpc, bias_correction, _check_variance(variance)
@@ -870,7 +881,9 @@ def assisted_multiple_comparison(
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
     fs = [pr.point_prediction() for pr in preds]
-    (pos, v, fpc), p_dom = _domain(meas, fs, p, idx, _rows(idx, q, pool_q, p), pool_q)
+    rows = _rows(idx, q, pool_q, p)
+    dom, p_dom = _domain(meas, fs, p, pool_q)
+    pos, v, fpc = _in_domain(dom, idx, rows)
     parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p_dom)
     lam = _difference_power(power, v, parts, np.triu_indices(k, 1), fpc)
     g, a, b = _terms_at(v, parts, lam, (fpc, meas.binary_loss) if bias_correction else None)

@@ -312,16 +312,21 @@ def read_pool_file(path: str | Path) -> PoolFile:
         raise InputFileError(
             f"{p}: no prediction columns (columns: {', '.join(frame.columns)}); {what}"
         )
-    costs = None
-    if "cost" in frame.columns:
-        costs = _numbers(frame["cost"], p, row_label, "cost")
-        if (costs <= 0).any():
-            r = int(np.flatnonzero(costs <= 0)[0])
-            raise InvalidCostsError(
-                f"{p}: {row_label} {lines[r]}, column 'cost': {costs[r]:g}; labeling costs must "
-                "be strictly positive (give free instances a small positive cost)."
-            )
-    return PoolFile(p, ids, predictive, costs, lines, row_label)
+    return PoolFile(p, ids, predictive, _costs(frame, p, row_label, "instances"), lines, row_label)
+
+
+def _costs(frame: pd.DataFrame, p: Path, row_label: str, what: str) -> NDArray[np.float64] | None:
+    """The optional ``cost`` column: finite and strictly positive."""
+    if "cost" not in frame.columns:
+        return None
+    costs = _numbers(frame["cost"], p, row_label, "cost")
+    if (costs <= 0).any():
+        r = int(np.flatnonzero(costs <= 0)[0])
+        raise InvalidCostsError(
+            f"{p}: {row_label} {frame.index[r]}, column 'cost': {costs[r]:g}; labeling costs must "
+            f"be strictly positive (give free {what} a small positive cost)."
+        )
+    return costs
 
 
 def _probabilities(
@@ -376,17 +381,10 @@ def _ranked_pool_file(frame: pd.DataFrame, p: Path, row_label: str) -> PoolFile:
     proba = _probabilities(frame, want, p, row_label)[order]
     offsets = np.zeros(len(uniques) + 1, dtype=np.int64)
     np.cumsum(np.bincount(codes, minlength=len(uniques)), out=offsets[1:])
-    item_costs = None
-    if "cost" in frame.columns:
-        item_costs = _numbers(frame["cost"], p, row_label, "cost")
-        if (item_costs <= 0).any():
-            r = int(np.flatnonzero(item_costs <= 0)[0])
-            raise InvalidCostsError(
-                f"{p}: {row_label} {lines[r]}, column 'cost': {item_costs[r]:g}; labeling costs "
-                "must be strictly positive (give free items a small positive cost)."
-            )
-        item_costs = item_costs[order]
-    rel = GradedRelevance(proba, offsets, items=items[order], costs=item_costs)
+    item_costs = _costs(frame, p, row_label, "items")
+    rel = GradedRelevance(
+        proba, offsets, items=items[order], costs=None if item_costs is None else item_costs[order]
+    )
     first_row = lines[order][offsets[:-1]]
     ids = np.asarray(uniques.to_numpy() if hasattr(uniques, "to_numpy") else uniques)
     text = _cells(frame["item"], p, row_label, "item").map(str).to_numpy(dtype=object)[order]

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from ..assisted import (
     _domain,
     _estimate_from_terms,
+    _in_domain,
     _pool_moments,
     _successive_rows,
     assisted_distribution,
@@ -80,7 +81,8 @@ def _runs(
     se = np.full(kept.shape, np.nan)
     lam = np.full(kept.shape, np.nan)
     n_eff = np.full(kept.shape, np.nan)
-    pool = None
+    dom, p_dom = _domain(meas, [f], p)  # as assisted_estimate
+    pool = _pool_moments(meas, pred, f, p_dom)
     for r in range(reps):
         for j in range(budgets.shape[0]):
             idx = draws[r, : kept[r, j]]
@@ -89,9 +91,7 @@ def _runs(
                 if finite
                 else (np.arange(idx.shape[0]), v_all[idx], None)
             )
-            (pos, v, fpc), p_dom = _domain(meas, [f], p, idx, rows)  # as assisted_estimate
-            if pool is None:  # the domain, hence p_dom, is the same for every sample
-                pool = _pool_moments(meas, pred, f, p_dom)
+            pos, v, fpc = _in_domain(dom, idx, rows)
             ir = idx[pos]
             a = _estimate_from_terms(
                 v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
