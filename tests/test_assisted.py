@@ -660,3 +660,101 @@ def test_a_pool_q_that_vanishes_inside_the_domain_is_warned_about() -> None:
         qp = ae.optimal_distribution(cat, meas)
         idp = ae.draw(qp, 80, random_state=0)
         assisted_estimate(meas, cat, idp, y[idp], pool_q=qp)
+
+
+def _two_models(seed: int, m: int = 3000):
+    """A well-specified pool (y ~ p) and two models: A reports p itself (calibrated), B a
+    distorted, noisy version of it — they disagree on part of the pool."""
+    rng = np.random.default_rng(seed)
+    p1 = rng.beta(0.6, 0.6, m)
+    y = (rng.random(m) < p1).astype(int)
+    pb = np.clip(p1**0.5 + rng.normal(0, 0.15, m), 0.02, 0.98)
+    return ae.Categorical(np.c_[1 - p1, p1]), ae.Categorical(np.c_[1 - pb, pb]), y, rng
+
+
+def test_paired_test_with_each_models_own_distribution_matches_a_direct_computation():
+    # Error rate, draws with replacement, ≥ MIN_DISAGREEMENTS disagreements: the estimate,
+    # the two coefficients and the standard error written out from the module docstring
+    # ("Comparisons"): per model j and source s, m^s_j(x) = 1 − P_s(y = f_j(x)); round r
+    # tunes λ ∈ [0, 1]² by least squares of v(Δa − Δā) on v(Δb^s − Δb̄^s) (scipy's L-BFGS-B
+    # here, not the library's bounded-variable solver); two rounds from λ = 0.
+    from scipy.optimize import minimize
+
+    from activeeval.assisted import MIN_DISAGREEMENTS
+
+    a_, b_, y, _ = _two_models(31)
+    q = ae.comparison_distribution([a_, b_], "error_rate")
+    idx = ae.draw(q, 200, random_state=2)
+    f = [a_.point_prediction(), b_.point_prediction()]
+    assert np.sum(f[0][idx] != f[1][idx]) >= MIN_DISAGREEMENTS
+    v = 1.0 / (a_.n * q[idx])
+    loss = [(fj[idx] != y[idx]).astype(float) for fj in f]
+    # m[s][j]: expected loss of model j under source s, on the pool
+    m = [[1.0 - src.proba[np.arange(a_.n), fj] for fj in f] for src in (a_, b_)]
+    lam = np.zeros(2)
+
+    def estimates(lam):
+        return np.array([
+            sum(lam[s] * m[s][j].mean() for s in range(2))
+            + v @ (loss[j] - sum(lam[s] * m[s][j][idx] for s in range(2))) / v.sum()
+            for j in range(2)
+        ])  # fmt: skip
+
+    for _ in range(2):
+        g = estimates(lam)
+        da = (loss[0] - g[0]) - (loss[1] - g[1])
+        db = [(m[s][0][idx] - g[0]) - (m[s][1][idx] - g[1]) for s in range(2)]
+
+        def centred(x):
+            return v * (x - v @ x / v.sum())
+
+        alpha, beta = centred(da), np.column_stack([centred(x) for x in db])
+        lam = minimize(lambda c, al=alpha, be=beta: np.sum((al - be @ c) ** 2), np.full(2, 0.5),
+                       bounds=[(0, 1), (0, 1)], method="L-BFGS-B", tol=1e-14).x  # fmt: skip
+    g = estimates(lam)
+    z = (loss[0] - g[0]) - (loss[1] - g[1]) - sum(lam[s] * db[s] for s in range(2))
+    u = v * (z - v @ z / v.sum()) / v.sum()
+    res = assisted_paired_test("error_rate", [a_, b_], idx, y[idx], q[idx])
+    assert 0 < lam[0] <= 1 and np.any(np.abs(lam - 0.5) > 0.05)  # not the mixture
+    assert res.difference == pytest.approx(g[0] - g[1], abs=1e-9)
+    assert res.stderr == pytest.approx(np.sqrt(u @ u), rel=1e-6)
+
+
+def test_paired_test_falls_back_to_the_mixture_with_few_disagreements():
+    from activeeval.assisted import MIN_DISAGREEMENTS, _disagreements
+
+    a_, b_, y, _ = _two_models(32)
+    q = ae.comparison_distribution([a_, b_], "error_rate")
+    mix = ae.Mixture([a_, b_])
+    f = [a_.point_prediction(), b_.point_prediction()]
+    for n, few in ((25, True), (200, False)):
+        idx = ae.draw(q, n, random_state=5)
+        assert (_disagreements(f, np.unique(idx)) < MIN_DISAGREEMENTS) == few
+        own = assisted_paired_test("error_rate", [a_, b_], idx, y[idx], q[idx])
+        one = assisted_paired_test("error_rate", [a_, b_], idx, y[idx], q[idx], mixture=mix)
+        assert (own == one) == few
+
+
+def test_each_models_own_distribution_lowers_the_variance_of_a_comparison():
+    # Seeded Monte Carlo on the comparison q, finite-population form (what compare does):
+    # the default is consistent (|bias| < 4 MC-SE), its 95% interval covers within 3 MC-SE
+    # of nominal, and its squared error is below that of the mixture as the one control
+    # variate on the same draws (paired difference below zero by more than 3 of its SE).
+    a_, b_, y, _ = _two_models(33)
+    f = [a_.point_prediction(), b_.point_prediction()]
+    truth = np.mean(f[0] != y) - np.mean(f[1] != y)
+    q = ae.comparison_distribution([a_, b_], "error_rate")
+    mix = ae.Mixture([a_, b_])
+    reps = 300
+    own, one, hit = np.empty(reps), np.empty(reps), np.empty(reps, bool)
+    for r in range(reps):
+        idx = ae.draw(q, 150, random_state=1000 + r)
+        c = assisted_paired_test("error_rate", [a_, b_], idx, y[idx], pool_q=q)
+        own[r], hit[r] = c.difference, abs(c.difference - truth) <= 1.959963984540054 * c.stderr
+        one[r] = assisted_paired_test(
+            "error_rate", [a_, b_], idx, y[idx], pool_q=q, mixture=mix
+        ).difference
+    assert abs(own.mean() - truth) < 4 * own.std() / np.sqrt(reps)
+    assert abs(hit.mean() - 0.95) < 3 * np.sqrt(0.95 * 0.05 / reps)
+    gain = (own - truth) ** 2 - (one - truth) ** 2
+    assert gain.mean() < -3 * gain.std() / np.sqrt(reps)

@@ -176,3 +176,38 @@ def test_assisted_runs_equal_the_campaign_and_the_snis_engine(measure: str) -> N
         old = assisted_estimate(meas, pa, res.indices, res.labels, res.q)
         assert old.estimate == pytest.approx(wr[0, j], rel=1e-12)
         assert old.stderr == pytest.approx(wr_se[0, j], rel=1e-9)
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1"])
+def test_pair_runs_equal_compare_with_either_estimator(measure: str) -> None:
+    from activeeval.assisted import MIN_DISAGREEMENTS, _disagreements
+    from activeeval.experiments.assisted import _pair_runs, _pair_terms
+
+    a, b, y, _ = _pool(5)
+    _, meas, dom, full = _pair_terms([a, b], ae.get_measure(measure, pos_label=1), y)
+    q = ae.comparison_distribution([a, b], meas)
+    budgets = np.array([25.0, 150.0])
+    seen = set()
+    for estimator, assisted, finite in (("assisted", True, True), ("snis", False, False)):
+        diff, se, _ = _pair_runs(q, full, dom, meas, budgets, 1, 3, assisted, finite)
+        for j, n in enumerate(budgets):
+            res = ae.compare([a, b], lambda i: y[i], meas, budget=n, random_state=3,
+                             estimator=estimator, progress=False)  # fmt: skip
+            assert res.difference == pytest.approx(diff[0, j], rel=1e-12)
+            assert res.stderr == pytest.approx(se[0, j], rel=1e-9)
+            labeled = np.unique(res.indices)
+            seen.add(_disagreements(full["predictions"], labeled) >= MIN_DISAGREEMENTS)
+    assert seen == {False, True}  # both choices of control-variate sources are exercised
+
+
+def test_assisted_smoke_reproduction_reports_single_models_and_pairs(tmp_path: Path) -> None:
+    from activeeval.experiments import assisted
+
+    out = assisted.run(tmp_path, reps=20, budgets=(50, 100, 200), smoke=True)
+    md = (tmp_path / "model_assisted.md").read_text()
+    assert "## Model pairs" in md and "/ error_rate Δ | 100 |" in md
+    pair = json.loads((tmp_path / "model_assisted_pairs.json").read_text())[0]
+    assert pair["truth"] == pytest.approx(pair["values"][0] - pair["values"][1])
+    for name in (assisted.DEFAULT, assisted.MIXTURE_CV, "active (thesis SNIS)", "passive"):
+        assert np.all(np.isfinite(pair["methods"][name]["mae"])), name
+    assert len(out["settings"]) == 2

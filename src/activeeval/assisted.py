@@ -91,6 +91,41 @@ removed most of the bias of Δ̂ (+0.034 → +0.019 at 100 labels, +0.0104 → +
 the linearized standard error the same: 0.765 → 0.739 … 0.931 → 0.913): the correction's own
 noise is not in the standard error, and for a test the interval is what counts.
 
+Comparisons. Δ̂ = Ĝ_A − Ĝ_B, each Ĝ_j the estimator above; both models' control variates
+come from the same distributions of p(y | x), so that Var[Δ̂] is that of the *differences* of
+their residuals, and λ is tuned for the difference (λ* regresses Δa = a_A − a_B on Δb). Which
+distribution? The thesis's mixture of the models (eq. 5.11) is symmetric: where the models
+disagree each is confident of its own prediction, and the mixture's predicted loss
+difference averages the two beliefs to about zero — for squared loss and Gaussian models
+exactly zero, (f_B − f_A)(2E[y] − f_A − f_B) with E[y] = (f_A + f_B)/2. So each model's own
+predictive distribution is a control variate of its own, m = Σ_s λ_s m^s over the sources
+s ∈ {A, B}, with λ ∈ [0, 1]² minimizing the sandwich variance of Δ̂: a least-squares
+regression of v(Δa − Δā) on the v(Δb^s − Δb̄^s) with box constraints (the vector form of
+the power tuning above; λ_A = λ_B = λ/2 is the mixture at coefficient λ). The labels decide
+whose beliefs predict the actual differences. For k models the k distributions are the
+sources and one λ serves every model, pooled over the pairs as for one coefficient.
+Measured on the comparison issue's pairs (comparison q of Thm 5.1): the best possible λ
+(fitted on the whole pool's true labels) leaves SD(Δ̂) ÷ SD(SNIS) at 0.97–1.00 with the
+mixture on all five pairs, and at 0.82 (email error rate), 0.94 (email F1), 0.62 (Default
+error rate), 0.88 (Default F1) and 0.82 (diamonds MSE) with the two models' own
+distributions. In 1,000 campaigns (finite-population form, same draws) the MAE of Δ̂ ÷ the
+mixture's at 50 / 100 / 200 labels: email error rate 0.72 / 0.76 / 0.76, email F1
+0.99 / 1.00 / 1.00, Default error rate 0.45 / 0.46 / 0.49, Default F1 0.87 / 0.92 / 0.94,
+diamonds MSE 0.86 / 0.88 / 0.87; coverage of the interval for Δ moved by at most 2 points
+(email error rate 0.947 / 0.946 / 0.942 → 0.930 / 0.935 / 0.928,
+``docs/results/model_assisted.md``).
+The gain comes from the instances where the models disagree: there a model's own
+distribution predicts who is right, and the residual of a good prediction is a rare event
+(the confident model was wrong), whose Wald interval needs many such instances. With
+uniform draws on Default (1.7% of the pool disagreements, 1,000 campaigns) the interval
+covered 0.81 at 400 labels (about 7 disagreements labeled; the mixture 0.94), 0.89 at 800
+and 0.94 from about 30 disagreements on. So the models' own distributions are used once at
+least :data:`MIN_DISAGREEMENTS` = 30 labeled instances have predictions that differ between
+some pair of models, and the mixture before. The comparison q puts most of its mass on
+disagreements (87% on email), so an active campaign switches within its first 35–50
+labels; a passive one on models that rarely disagree keeps the mixture. A fixed ``power``
+keeps the mixture (eq. 5.11) at that coefficient.
+
 Optimal sampling (the analogue of Thm 4.1). For λ = 1 and a model that is right in
 expectation, E[z | x] = 0, so the asymptotic variance is E_p[(p/q)·Var_y[w(ℓ − G) | x]]/D²
 and the Lagrangian argument of Thm 4.1 / Lemma 4.2 gives
@@ -147,7 +182,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
+from scipy import optimize, stats
 
 from ._validation import (
     ActiveEvalWarning,
@@ -308,14 +343,38 @@ def _tuned_power(
     influences (:func:`_design_influence`). ``a`` and ``b`` are (n,) or (n, P): with P columns
     (pairwise differences of models) each column is centred on its own v-weighted mean and the
     sums run over all columns."""
+    return float(_tuned_powers(v, a, [b], fpc)[0])
+
+
+def _tuned_powers(
+    v: NDArray[np.float64],
+    a: NDArray[np.float64],
+    bs: Sequence[NDArray[np.float64]],
+    fpc: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
+    """:func:`_tuned_power` for several control variates z = a − Σ_s λ_s b_s: the λ ∈ [0, 1]^S
+    minimizing Σ (α − Σ_s λ_s β_s)² — a least-squares regression of α on the β_s with box
+    constraints (bounded-variable least squares; for one control variate the clipped ratio).
+    A control variate whose β vanishes (e.g. equal for every model of a difference) gets
+    λ = 0."""
     sv = v.sum()
     vv = v if a.ndim == 1 else v[:, None]
-    alpha = _design_influence(vv * (a - (v @ a) / sv), fpc)
-    beta = _design_influence(vv * (b - (v @ b) / sv), fpc)
-    den = float(np.sum(beta * beta))
-    if not den > 0:
-        return 0.0
-    return float(np.clip(float(np.sum(alpha * beta)) / den, 0.0, 1.0))
+
+    def centred(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return _design_influence(vv * (x - (v @ x) / sv), fpc).ravel()
+
+    alpha = centred(a)
+    beta = np.column_stack([centred(b) for b in bs])
+    lam = np.zeros(beta.shape[1])
+    norms = np.einsum("ij,ij->j", beta, beta)
+    live = norms > 0
+    if live.sum() == 1:
+        j = int(np.flatnonzero(live)[0])
+        lam[j] = np.clip(float(alpha @ beta[:, j]) / norms[j], 0.0, 1.0)
+    elif live.any():
+        fit = optimize.lsq_linear(beta[:, live], alpha, bounds=(0.0, 1.0), method="bvls")
+        lam[live] = np.clip(fit.x, 0.0, 1.0)
+    return lam
 
 
 def _ratio_bias(
@@ -675,10 +734,14 @@ def assisted_paired_test(
 ) -> Comparison:
     """Paired comparison of two models with model-assisted estimates.
 
-    The control variates of both models come from one predictive distribution for p(y|x) —
-    the mixture of the two models (eq. 5.11) unless ``mixture`` is given — and a common λ is
-    tuned for the *difference*: λ* regresses a₀ − a₁ on b₀ − b₁, so Var[Δ̂] is minimized.
-    ``pool_q`` and ``variance`` as in :func:`assisted_estimate`. ``bias_correction=True``
+    Both models' control variates come from the same distributions of p(y | x), with
+    coefficients tuned for the *difference* so that Var[Δ̂] is minimized (module docstring,
+    "Comparisons"): each model's own predictive distribution, with λ ∈ [0, 1]² fitted by
+    box-constrained least squares, once the sample has :data:`MIN_DISAGREEMENTS` instances
+    on which the models' predictions differ; before that, or with a fixed ``power``, the
+    mixture of the two models (eq. 5.11) with one λ. A ``mixture`` given here is always the
+    one distribution (λ* regresses a₀ − a₁ on b₀ − b₁). ``pool_q`` and ``variance`` as in
+    :func:`assisted_estimate`. ``bias_correction=True``
     subtracts each model's estimated ratio bias (:func:`assisted_estimate`); it is off for
     comparisons because there it lowered the coverage of the interval for Δ (module
     docstring, "Ratio bias").
@@ -695,9 +758,10 @@ def assisted_paired_test(
     rows = _rows(idx, q, pool_q, p)
     dom, p_dom = _domain(meas, fs, p, pool_q)
     pos, v, fpc = _in_domain(dom, idx, rows)
-    parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p_dom)
+    sources = _sources(preds, mix, fs, idx[pos], power) if mixture is None else [mixture]
+    by_source = [_model_terms(meas, preds, src, idx[pos], y[pos], p_dom) for src in sources]
     return _paired_from_terms(
-        v, parts, power, idx, lv, meas, fpc, bias_correction, _check_variance(variance)
+        v, by_source, power, idx, lv, meas, fpc, bias_correction, _check_variance(variance)
     )
 
 
@@ -759,24 +823,88 @@ def _model_influences(
     return np.column_stack(cols)
 
 
-def _difference_power(
+def _combined(by_source: Sequence[Sequence[_Terms]], lam: NDArray[np.float64]) -> list[_Terms]:
+    """Every model's terms with the control variate Σ_s λ_s m^s: each source s (a predictive
+    distribution of p(y | x)) gives the models' m_N, m_D and their pool means, weighted by
+    λ_s; estimates from these terms use coefficient 1. Only the pool *means* enter an
+    estimate once the rows are sliced, so the combined pool arrays are left empty."""
+    out: list[_Terms] = []
+    for j, (wl, w, _mn, _md, _pool) in enumerate(by_source[0]):
+        terms = [src[j] for src in by_source]
+        mn = sum(float(c) * t[2] for c, t in zip(lam, terms, strict=True))
+        md = sum(float(c) * t[3] for c, t in zip(lam, terms, strict=True))
+        mu_n = sum(float(c) * t[4].mu_num for c, t in zip(lam, terms, strict=True))
+        mu_d = sum(float(c) * t[4].mu_den for c, t in zip(lam, terms, strict=True))
+        empty = np.empty(0)
+        out.append((wl, w, mn, md, _Pool(empty, empty, float(mu_n), float(mu_d))))
+    return out
+
+
+#: Labeled instances on which the models' predictions differ that a comparison needs before
+#: each model's own predictive distribution serves as a control variate (module docstring,
+#: "Comparisons"); with fewer, the mixture of the models is the one control variate.
+MIN_DISAGREEMENTS = 30
+
+
+def _sources(
+    preds: Sequence[Predictive],
+    mix: Predictive,
+    predictions: Sequence[NDArray[Any]],
+    rows: NDArray[Any],
+    power: float | None,
+) -> Sequence[Predictive]:
+    """The control-variate sources of a comparison (module docstring, "Comparisons"): every
+    model's own predictive distribution when λ is tuned and at least
+    :data:`MIN_DISAGREEMENTS` labeled rows have predictions that differ between some pair of
+    models; otherwise the mixture alone (eq. 5.11), as with a fixed ``power``."""
+    if power is not None or _disagreements(predictions, rows) < MIN_DISAGREEMENTS:
+        return [mix]
+    return preds
+
+
+def _disagreements(predictions: Sequence[NDArray[Any]], rows: NDArray[Any]) -> int:
+    """How many of the pool instances ``rows`` get different predictions from some pair of
+    models."""
+    first = predictions[0][rows]
+    differ = np.zeros(rows.shape[0], dtype=bool)
+    for f in predictions[1:]:
+        differ |= f[rows] != first
+    return int(differ.sum())
+
+
+def _source_powers(
     power: float | None,
     v: NDArray[np.float64],
-    parts: Sequence[_Terms],
+    by_source: Sequence[Sequence[_Terms]],
     pairs: tuple[NDArray[np.intp], NDArray[np.intp]],
     fpc: NDArray[np.float64] | None = None,
-) -> float:
-    """λ for differences of models: the given power, or two rounds (from λ = 0) of the λ*
-    pooled over the model pairs ``pairs`` (the paired test's λ* for one pair)."""
+) -> NDArray[np.float64]:
+    """The coefficients λ_s of a comparison's control variates (module docstring,
+    "Comparisons"): with a given ``power``, λ_s = power/S for each of the S sources (for the
+    models' own distributions, the equal mixture of eq. 5.11 at coefficient ``power``);
+    otherwise two rounds (from λ = 0) of the box-constrained regression
+    :func:`_tuned_powers` of the pairwise differences Δa on the sources' Δb^s, pooled over
+    the model pairs ``pairs``, with Ĝ and D̂ of the previous round."""
+    k = len(by_source)
     if power is not None:
-        return _check_power(power)
-    lam = 0.0
+        return np.full(k, _check_power(power) / k)
+    lam = np.zeros(k)
     ia, ib = pairs
     for _ in range(2):
-        g, a, b = _terms_at(v, parts, lam)
+        g, a, den = [], [], []
+        for t in _combined(by_source, lam):
+            gj, aj, _, dj = _assisted_parts(v, *t, 1.0)
+            g.append(gj)
+            den.append(float(dj))
+            a.append(aj / float(dj))
         if np.isnan(g).any():
-            return 0.0
-        lam = _tuned_power(v, a[:, ia] - a[:, ib], b[:, ia] - b[:, ib], fpc)
+            return np.zeros(k)
+        da = np.column_stack(a)
+        db = []
+        for src in by_source:
+            b = np.column_stack([(t[2] - g[j] * t[3]) / den[j] for j, t in enumerate(src)])
+            db.append(b[:, ia] - b[:, ib])
+        lam = _tuned_powers(v, da[:, ia] - da[:, ib], db, fpc)
     return lam
 
 
@@ -801,7 +929,7 @@ def _model_terms(
 
 def _paired_from_terms(
     v: NDArray[np.float64],
-    parts: Sequence[_Terms],
+    by_source: Sequence[Sequence[_Terms]],
     power: float | None,
     idx: NDArray[Any],
     level: float,
@@ -811,12 +939,14 @@ def _paired_from_terms(
     jackknife: bool = True,
 ) -> Comparison:
     """Paired model-assisted comparison from each model's per-row terms
-    (w·ℓ, w, m_N, m_D, pool moments; rows as in :func:`_estimate_from_terms`), λ tuned for
-    the difference."""
-    lam = _difference_power(power, v, parts, (np.array([0]), np.array([1])), fpc)
-    g, a, b = _terms_at(v, parts, lam, (fpc, meas.binary_loss) if bias_correction else None)
+    (w·ℓ, w, m_N, m_D, pool moments; rows as in :func:`_estimate_from_terms`) under each
+    control-variate source, the coefficients tuned for the difference
+    (:func:`_source_powers`)."""
+    lam = _source_powers(power, v, by_source, (np.array([0]), np.array([1])), fpc)
+    parts = _combined(by_source, lam)
+    g, a, b = _terms_at(v, parts, 1.0, (fpc, meas.binary_loss) if bias_correction else None)
     diff = _difference(g[0], g[1])
-    u = _model_influences(v, parts, lam, a - lam * b, fpc, jackknife)
+    u = _model_influences(v, parts, 1.0, a - b, fpc, jackknife)
     u = _design_influence(u[:, 0] - u[:, 1], fpc)
     se = float(math.sqrt(u @ u))
     if math.isnan(diff):
@@ -858,16 +988,19 @@ def assisted_multiple_comparison(
     """All pairwise comparisons of k ≥ 2 models with model-assisted estimates (thesis
     Sec. 3.2.3 with the estimator of this module).
 
-    The control variates of every model come from the mixture of the k models (eq. 5.11),
-    as for :func:`assisted_paired_test`. One coefficient λ serves all models, so that every
-    pairwise difference is a difference of the same estimates; it minimizes the summed
-    sandwich variance of all k(k−1)/2 differences with Ĝ_j and D̂_j held at the previous
-    round's values (the pairwise λ* of the paired test, pooled:
+    The control variates of every model come from the same sources as for
+    :func:`assisted_paired_test`: the k models' own predictive distributions once
+    :data:`MIN_DISAGREEMENTS` labeled instances get different predictions from some pair of
+    models, else (or with a fixed ``power``) the mixture of the k models (eq. 5.11). One
+    coefficient vector λ serves all models, so that every pairwise difference is a difference
+    of the same estimates; it minimizes the summed sandwich variance of all k(k−1)/2
+    differences with Ĝ_j and D̂_j held at the previous round's values (the paired test's
+    regression pooled over the pairs; for one source
     Σ_pairs Σ_i v_i²(Δa − Δā)(Δb − Δb̄) / Σ_pairs Σ_i v_i²(Δb − Δb̄)², clipped to [0, 1];
     two rounds, from λ = 0). Since D̂ moves with λ, this is not the exact minimizer of the
     plug-in variance; on F1 the tuned λ still lowered the true (Monte-Carlo) variance of the
     differences below both λ = 0 and λ = 1 in an independent check.
-    Model j's influence is u_j = v (z_j − z̄_j) / (D̂_j Σ v), z_j = a_j − λ b_j, and the table
+    Model j's influence is u_j = v (z_j − z̄_j) / (D̂_j Σ v), z_j = a_j − Σ_s λ_s b^s_j, and the table
     (Holm, Bonferroni, Tukey) is built from them exactly as for the thesis's estimator.
     ``pool_q``, ``variance`` and ``bias_correction`` (off by default) as in
     :func:`assisted_paired_test`.
@@ -884,10 +1017,12 @@ def assisted_multiple_comparison(
     rows = _rows(idx, q, pool_q, p)
     dom, p_dom = _domain(meas, fs, p, pool_q)
     pos, v, fpc = _in_domain(dom, idx, rows)
-    parts = _model_terms(meas, preds, mix, idx[pos], y[pos], p_dom)
-    lam = _difference_power(power, v, parts, np.triu_indices(k, 1), fpc)
-    g, a, b = _terms_at(v, parts, lam, (fpc, meas.binary_loss) if bias_correction else None)
-    u = _model_influences(v, parts, lam, a - lam * b, fpc, _check_variance(variance))
+    sources = _sources(preds, mix, fs, idx[pos], power)
+    by_source = [_model_terms(meas, preds, src, idx[pos], y[pos], p_dom) for src in sources]
+    lam = _source_powers(power, v, by_source, np.triu_indices(k, 1), fpc)
+    parts = _combined(by_source, lam)
+    g, a, b = _terms_at(v, parts, 1.0, (fpc, meas.binary_loss) if bias_correction else None)
+    u = _model_influences(v, parts, 1.0, a - b, fpc, _check_variance(variance))
     u = _design_influence(u, fpc)
     return _multiple_from_influence(g, u, int(np.unique(idx).size), meas, n_draws=idx.shape[0])
 

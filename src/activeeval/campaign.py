@@ -949,9 +949,10 @@ def compare(
     step : float, optional
         Labels (or cost) per sequential look; default budget / 20.
     estimator : {"assisted", "snis"}
-        ``"assisted"`` (default) compares model-assisted estimates with one control-variate
-        coefficient tuned for the differences
-        (:func:`~activeeval.assisted.assisted_paired_test`, for k > 2
+        ``"assisted"`` (default) compares model-assisted estimates, each model's own
+        predictive distribution a control variate with its coefficient tuned for the
+        differences once 30 labeled instances have differing predictions, the mixture of
+        the models before (:func:`~activeeval.assisted.assisted_paired_test`, for k > 2
         :func:`~activeeval.assisted.assisted_multiple_comparison`); ``"snis"`` is the thesis's
         paired Wald test / multiple comparison. ``active_neq`` always uses ``"snis"``.
 
@@ -1347,7 +1348,7 @@ def _compare_ranking(
         parts = [
             _value_terms(val[pos], pl, draws[pos]) for val, pl in zip(values, pools, strict=True)
         ]
-        return _paired_from_terms(v, parts, None, draws, lv, qv, fpc)
+        return _paired_from_terms(v, [parts], None, draws, lv, qv, fpc)
 
     rng = np.random.default_rng(random_state)
     with _bar(b, lam, progress) as bar:

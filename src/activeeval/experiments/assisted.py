@@ -21,9 +21,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..assisted import (
+    MIN_DISAGREEMENTS,
+    _disagreements,
     _domain,
     _estimate_from_terms,
     _in_domain,
+    _model_terms,
+    _paired_from_terms,
     _pool_moments,
     _successive_rows,
     assisted_distribution,
@@ -32,8 +36,14 @@ from ..assisted import (
 from ..datasets import EvaluationTask, load_task
 from ..inference import logit_interval
 from ..measures import ErrorRate, FMeasure, Measure, SquaredError
-from ..predictive import Predictive
-from ..sampling import optimal_distribution, passive_distribution
+from ..predictive import Mixture, Predictive
+from ..sampling import (
+    DEFAULT_MIX,
+    comparison_distribution,
+    optimal_distribution,
+    passive_distribution,
+)
+from .comparison import _fit_models
 from .models import fit_classifier, fit_regressor, pool_for, pool_predictive
 from .simulate import _Design, _draws_and_stops
 
@@ -114,25 +124,22 @@ def _peers_module() -> Any:
 
 
 def _ppi(
-    pred: Predictive,
-    meas: Measure,
-    y: NDArray[Any],
+    losses_true: NDArray[np.float64],
+    losses_pred: NDArray[np.float64],
     budgets: NDArray[np.float64],
     reps: int,
     seed: int,
     draws: Any = None,
     q: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64] | None:
-    """PPI++ (``ppi_py``) mean-loss estimates: uniform labels without replacement, or — with
-    ``draws`` = (draws, kept) from q — on exactly the draws of our campaign with importance
-    weights 1/q (``w``), the whole pool as the unlabeled set. None if not a mean of losses or
-    ppi_py is missing."""
+    """PPI++ (``ppi_py``) estimates of the pool mean of ``losses_true`` with ``losses_pred``
+    (the model's expectation of each loss) as the prediction: uniform labels without
+    replacement, or — with ``draws`` = (draws, kept) from q — on exactly the draws of our
+    campaign with importance weights 1/q (``w``), the whole pool as the unlabeled set. None
+    if ppi_py is missing."""
     peers = _peers_module()
-    if not meas.regular or peers is None:
+    if peers is None:
         return None
-    f = pred.point_prediction()
-    losses_true = meas.loss(f, y)
-    losses_pred = meas.conditional_expectations(pred, f)[0]
     if draws is None:
         return np.asarray(
             peers.run_ppi_mean(losses_true, losses_pred, [int(b) for b in budgets], reps, seed=seed)
@@ -194,7 +201,7 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
             else:
                 z = 1.959963984540054
                 lo, hi = est - z * se, est + z * se
-            cover = np.nanmean((lo <= truth) & (truth <= hi), axis=0)
+            cover = _covered(lo, hi, truth)
             row["methods"][name] = {
                 "mae": list(np.nanmean(np.abs(est - truth), axis=0)),
                 "mae_se": list(np.nanstd(np.abs(est - truth), axis=0) / np.sqrt(reps)),
@@ -212,7 +219,11 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
             # The estimator alone: PPI++ on exactly the default's draws from q*.
             (SAME_DRAWS, {"draws": drawn_by["active (thesis SNIS)"], "q": q_snis}),
         ):
-            ppi = _ppi(pred, meas, y, b, reps, seed=0, **kw)
+            ppi = (
+                _ppi(meas.loss(f, y), meas.conditional_expectations(pred, f)[0], b, reps, 0, **kw)
+                if meas.regular
+                else None
+            )
             if ppi is not None:
                 row["methods"][label] = {
                     "mae": list(np.nanmean(np.abs(ppi - truth), axis=0)),
@@ -222,10 +233,234 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
                 }
         results.append(row)
         print(f"{task_name:20s} {kind:14s} {meas.name:10s} ({time.time() - t0:.0f}s)", flush=True)
+    pairs = run_pairs(reps, budgets, smoke)
     out.mkdir(parents=True, exist_ok=True)
     (out / "model_assisted.json").write_text(json.dumps(results, indent=1))
-    _report(results, out, reps)
-    return {"settings": results}
+    (out / "model_assisted_pairs.json").write_text(json.dumps(pairs, indent=1))
+    _report(results, pairs, out, reps)
+    return {"settings": results, "pairs": pairs}
+
+
+PAIR_PLAN: list[tuple[str, tuple[str, str], Measure]] = [
+    ("email_shift", ("logistic", "gradient_boosting"), ErrorRate()),
+    ("email_shift", ("logistic", "gradient_boosting"), FMeasure(1.0, pos_label=1)),
+    ("default_skew", ("logistic", "gradient_boosting"), ErrorRate()),
+    ("diamonds_regression", ("gp_linear", "gp_matern"), SquaredError()),
+]
+
+
+def _pair_terms(
+    preds: list[Predictive], meas0: Measure, y: NDArray[Any]
+) -> tuple[Predictive, Measure, NDArray[np.bool_] | None, dict[str, Any]]:
+    """As :func:`~activeeval.assisted_paired_test` sets up a pair under uniform p: the
+    mixture, the bound measure, the domain and both models' terms on the whole pool under
+    each control-variate source, for both choices of sources: each model's own predictive
+    distribution (``"models"``) or the mixture alone (``"mixture"``); and the predictions,
+    which decide between them per sample."""
+    mix = Mixture(preds)
+    meas = meas0.bind(mix)
+    p = np.full(mix.n, 1.0 / mix.n)
+    fs = [pr.point_prediction() for pr in preds]
+    dom, p_dom = _domain(meas, fs, p)
+    whole = np.arange(mix.n)
+    terms = {
+        name: [_model_terms(meas, preds, src, whole, y, p_dom) for src in sources]
+        for name, sources in (("models", preds), ("mixture", [mix]))
+    }
+    return mix, meas, dom, {**terms, "predictions": fs}
+
+
+def _pair_runs(
+    q: NDArray[np.float64],
+    full: dict[str, Any],
+    dom: NDArray[np.bool_] | None,
+    meas: Measure,
+    budgets: NDArray[np.float64],
+    reps: int,
+    seed: int,
+    assisted: bool,
+    finite: bool = True,
+    mixture_only: bool = False,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], Any]:
+    """Δ̂ = Ĝ_A − Ĝ_B and its standard error per (rep, budget) for a model pair, by the
+    campaign's stopping rule, and the draws. ``full`` are :func:`_pair_terms`' terms on the
+    whole pool (sliced per sample); the estimator is :func:`assisted_paired_test`'s, which
+    takes each model's own distribution as a control variate once the sample has
+    :data:`~activeeval.assisted.MIN_DISAGREEMENTS` (``mixture_only``: never). λ = 0 with
+    every draw a row and the linearized standard error is the thesis's paired test; both
+    tested equal to :func:`activeeval.compare`."""
+    draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
+    m = q.shape[0]
+    p = np.full(m, 1.0 / m)
+    v_all = 1.0 / (m * q)
+    diff = np.full(kept.shape, np.nan)
+    se = np.full(kept.shape, np.nan)
+    for r in range(reps):
+        for j in range(budgets.shape[0]):
+            idx = draws[r, : kept[r, j]]
+            rows = (
+                _successive_rows(idx, q, p)
+                if finite
+                else (np.arange(idx.shape[0]), v_all[idx], None)
+            )
+            pos, v, fpc = _in_domain(dom, idx, rows)
+            ir = idx[pos]
+            per_model = (
+                assisted
+                and not mixture_only
+                and _disagreements(full["predictions"], ir) >= MIN_DISAGREEMENTS
+            )
+            by_source = [
+                [(wl[ir], w[ir], mn[ir], md[ir], pool) for wl, w, mn, md, pool in src]
+                for src in full["models" if per_model else "mixture"]
+            ]
+            c = _paired_from_terms(
+                v, by_source, None if assisted else 0.0, idx, 0.95, meas, fpc,
+                jackknife=assisted or finite,
+            )  # fmt: skip
+            diff[r, j], se[r, j] = c.difference, c.stderr
+    return diff, se, (draws, kept)
+
+
+def _difference_variance(
+    meas: Measure, mix: Predictive, fa: NDArray[Any], fb: NDArray[Any]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """E[d | x] and Var[d | x] of the loss difference d = ℓ(f_A, y) − ℓ(f_B, y) under the
+    common predictive distribution ``mix`` (by summation over its support)."""
+
+    def d(y: NDArray[Any]) -> NDArray[np.float64]:
+        return np.asarray(meas.loss(fa[:, None], y) - meas.loss(fb[:, None], y), dtype=float)
+
+    mean = mix.expect(d)
+    return mean, np.maximum(mix.expect(lambda y: d(y) ** 2) - mean**2, 0.0)
+
+
+def run_pairs(reps: int, budgets: tuple[int, ...], smoke: bool = False) -> list[dict[str, Any]]:
+    """The model pairs of the comparison issue: MAE of Δ̂ against the pool's Δ and coverage
+    of the 95% interval :func:`activeeval.compare` reports, for passive and the thesis's
+    paired test (SNIS), the default (model-assisted with each model's own predictive
+    distribution as a control variate, comparison q of Thm 5.1), the same with the mixture
+    of the two models as the one control variate, the model-assisted estimator under uniform
+    q and under the active-inference q, the oracle q, and — for differences of mean losses —
+    PPI++ on d = ℓ_A − ℓ_B with E[d | x] under the mixture, under model A and under model B
+    as the prediction (uniform labels; importance weights under the active-inference
+    q ∝ sqrt(Var[d | x]) of the mixture, mixed with uniform; on the default's draws)."""
+    b = np.asarray(budgets, dtype=float)
+    plan = PAIR_PLAN[:1] if smoke else PAIR_PLAN
+    tasks: dict[str, EvaluationTask] = {}
+    fitted: dict[tuple[str, str], Predictive] = {}
+    results = []
+    t0 = time.time()
+    for task_name, kinds, meas0 in plan:
+        if task_name not in tasks:
+            kw = {"pool_size": 5000} if task_name == "diamonds_regression" else {}
+            tasks[task_name] = load_task(task_name, **kw)  # the comparison issue's pools
+        task = tasks[task_name]
+        for kind in kinds:
+            if (task_name, kind) not in fitted:
+                fitted[(task_name, kind)] = _fit_models(task, [kind])[0]
+        preds = [fitted[(task_name, kind)] for kind in kinds]
+        mix, meas, dom, full = _pair_terms(preds, meas0, task.y_pool)
+        m = mix.n
+        p = np.full(m, 1.0 / m)
+        fs = full["predictions"]
+        wl = np.stack([t[0] for t in full["mixture"][0]])
+        w = np.stack([t[1] for t in full["mixture"][0]])
+        values = wl.sum(axis=1) / w.sum(axis=1)
+        truth = float(values[0] - values[1])
+        # The oracle: q ∝ p·|influence of Δ̂| from the true labels (no control variate).
+        u = (wl[0] - values[0] * w[0]) / w[0].mean() - (wl[1] - values[1] * w[1]) / w[1].mean()
+        q_oracle = np.abs(u) / np.abs(u).sum()
+        d_pred, d_var = _difference_variance(meas, mix, fs[0], fs[1])
+        s = np.sqrt(d_var)
+        q_ai = (
+            (1 - DEFAULT_MIX) * s / s.sum() + DEFAULT_MIX * p if meas.regular and s.sum() > 0 else p
+        )
+        q_cmp = comparison_distribution(preds, meas, method="active")
+        # name: (q, model-assisted, finite-population rows, the mixture as the only source)
+        methods: dict[str, tuple[NDArray[np.float64], bool, bool, bool]] = {
+            "passive": (p, False, False, False),
+            "active (thesis SNIS)": (q_cmp, False, False, False),
+            "assisted, uniform q": (p, True, True, False),
+            DEFAULT: (q_cmp, True, True, False),
+            MIXTURE_CV: (q_cmp, True, True, True),
+            ORACLE: (q_oracle, False, True, False),
+        }
+        if meas.regular:
+            methods["assisted, active-inference q"] = (q_ai, True, True, False)
+        row: dict[str, Any] = {
+            "task": task_name,
+            "model": " vs ".join(kinds),
+            "measure": meas.name,
+            "truth": truth,
+            "values": list(values),
+            "budgets": list(b),
+            "methods": {},
+        }
+        drawn_by: dict[str, Any] = {}
+        for name, (q, assisted, finite, mixture_only) in methods.items():
+            est, se, drawn_by[name] = _pair_runs(
+                q, full, dom, meas, b, reps, 0, assisted, finite, mixture_only
+            )
+            half = 1.959963984540054 * se
+            cover = _covered(est - half, est + half, truth)
+            row["methods"][name] = _curve(est, truth, reps, cover, np.sign(truth))
+        if meas.regular:
+            d_true = wl[0] - wl[1]  # w ≡ 1
+            preds_d = {
+                "mixture": d_pred,
+                kinds[0]: _difference_variance(meas, preds[0], fs[0], fs[1])[0],
+                kinds[1]: _difference_variance(meas, preds[1], fs[0], fs[1])[0],
+            }
+            for label, kw in (
+                ("peer PPI++ (uniform", {}),
+                (
+                    "peer PPI++ (active inference q",
+                    {"draws": drawn_by["assisted, active-inference q"], "q": q_ai},
+                ),
+                (SAME_DRAWS.removesuffix(")"), {"draws": drawn_by[DEFAULT], "q": q_cmp}),
+            ):
+                for source, yhat in preds_d.items():
+                    ppi = _ppi(d_true, yhat, b, reps, 0, **kw)
+                    if ppi is not None:
+                        row["methods"][f"{label}; Ŷ under {source})"] = _curve(
+                            ppi, truth, reps, None, np.sign(truth)
+                        )
+        results.append(row)
+        print(
+            f"pair {task_name:20s} {row['model']:30s} {meas.name:10s} ({time.time() - t0:.0f}s)",
+            flush=True,
+        )
+    return results
+
+
+def _covered(lo: NDArray[np.float64], hi: NDArray[np.float64], truth: float) -> NDArray[np.float64]:
+    """Share of intervals (per budget) that contain the pool value. An interval of zero width
+    at an exact estimate (every instance that matters labeled) covers: the tolerance is
+    rounding, 1e-12 of the value's scale."""
+    tol = 1e-12 * max(1.0, abs(truth))
+    return np.asarray(np.nanmean((lo - tol <= truth) & (truth <= hi + tol), axis=0))
+
+
+def _curve(
+    est: NDArray[np.float64],
+    truth: float,
+    reps: int,
+    cover: NDArray[np.float64] | None,
+    sign: float | None = None,
+) -> dict[str, Any]:
+    """MAE (± its MC standard error), coverage and — for a difference — the share of
+    estimates whose sign differs from the pool's Δ (the wrong model preferred)."""
+    err = np.abs(est - truth)
+    out: dict[str, Any] = {
+        "mae": list(np.nanmean(err, axis=0)),
+        "mae_se": list(np.nanstd(err, axis=0) / np.sqrt(reps)),
+        "coverage": None if cover is None else list(cover),
+        "power": None,
+    }
+    if sign is not None:
+        out["wrong_sign"] = list(np.mean(np.sign(est) != sign, axis=0))
+    return out
 
 
 def _peer_f1(out: Path) -> dict[tuple[str, str], dict[str, list[float]]]:
@@ -252,7 +487,9 @@ def _peer_reps(out: Path) -> str:
     return "/".join(str(r) for r in sorted(found)) or "no"
 
 
-def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
+def _report(
+    results: list[dict[str, Any]], pairs: list[dict[str, Any]], out: Path, reps: int
+) -> None:
     peer_f1 = _peer_f1(out)
     lines = [
         "# Model-assisted estimation vs the thesis's estimator and the peers",
@@ -267,55 +504,84 @@ def _report(results: list[dict[str, Any]], out: Path, reps: int) -> None:
         "model-assisted and oracle rows with the jackknife standard error for ratio "
         "measures, the thesis and passive rows with the linearized one). "
         "Model-assisted rows use each distinct labeled instance once (the finite-population "
-        "form, `evaluate`'s default) unless marked 'with-replacement form'.",
+        "form, `evaluate`'s default) unless marked 'with-replacement form'. An interval of "
+        "zero width at an exact estimate (every instance that matters labeled) counts as "
+        "covering.",
         "",
     ]
     for row in results:
-        b = row["budgets"]
         meths = dict(row["methods"])
         for name, mae in peer_f1.get((row["task"], row["model"]), {}).items():
             if row["measure"] == "f1":
                 meths[name] = {"mae": mae, "coverage": None, "power": None}
-        lines += [
-            f"## {row['task']} / {row['model']} / {row['measure']} (pool value {row['truth']:.4f})",
-            "",
-            "| method | "
-            + " | ".join(f"MAE@{int(x)}" for x in b)
-            + " | "
-            + " | ".join(f"cover@{int(x)}" for x in b)
-            + " | mean λ |",
-            "|" + "---|" * (2 + 2 * len(b)),
-        ]
-        for name, r in meths.items():
-            cov = r.get("coverage")
-            pw = r.get("power")
-            lines.append(
-                f"| {name} | "
-                + " | ".join(f"{v:.4f}" for v in r["mae"])
-                + " | "
-                + " | ".join("" if cov is None else f"{v:.3f}" for v in (cov or b))
-                + " | "
-                + ("" if pw is None else f"{np.nanmean(pw):.2f}")
-                + " |"
-            )
-        lines.append("")
-    lines += _summary(results, peer_f1)
+        title = f"{row['task']} / {row['model']} / {row['measure']}"
+        lines += _table(f"{title} (pool value {row['truth']:.4f})", row["budgets"], meths)
+    lines += [
+        "## Model pairs: the difference Δ = G_A − G_B",
+        "",
+        "The comparison issue's pairs, same protocol: MAE of Δ̂ against the pool's Δ and "
+        "coverage of the 95% Wald interval `compare` reports. The default is "
+        '`compare(method="active")`: the comparison q of Thm 5.1 and each model\'s own '
+        "predictive distribution as a control variate (once 30 labeled instances have "
+        "differing predictions; the mixture before); 'the mixture as one control variate' "
+        "is the same draws with the thesis's mixture (eq. 5.11) as the only source. PPI++ "
+        "estimates the mean of d = ℓ_A − ℓ_B with E[d | x] under the mixture, under model A "
+        "or under model B as its prediction; its active-inference q ∝ sqrt(Var[d | x]) "
+        "under the mixture, mixed with uniform. No peer compares F-measures.",
+        "",
+    ]
+    for row in pairs:
+        title = f"{row['task']} / {row['model']} / {row['measure']}"
+        values = ", ".join(f"{x:.4f}" for x in row["values"])
+        lines += _table(f"{title} (pool Δ {row['truth']:+.4f}; values {values})",
+                        row["budgets"], row["methods"])  # fmt: skip
+    lines += _summary(results, peer_f1, pairs)
     (out / "model_assisted.md").write_text("\n".join(lines) + "\n")
+
+
+def _table(title: str, b: list[float], meths: dict[str, Any]) -> list[str]:
+    lines = [
+        f"## {title}",
+        "",
+        "| method | "
+        + " | ".join(f"MAE@{int(x)}" for x in b)
+        + " | "
+        + " | ".join(f"cover@{int(x)}" for x in b)
+        + " | mean λ |",
+        "|" + "---|" * (2 + 2 * len(b)),
+    ]
+    for name, r in meths.items():
+        cov = r.get("coverage")
+        pw = r.get("power")
+        lines.append(
+            f"| {name} | "
+            + " | ".join(f"{v:.4f}" for v in r["mae"])
+            + " | "
+            + " | ".join("" if cov is None else f"{v:.3f}" for v in (cov or b))
+            + " | "
+            + ("" if pw is None else f"{np.nanmean(pw):.2f}")
+            + " |"
+        )
+    return [*lines, ""]
 
 
 DEFAULT = "assisted, q* (default)"  # evaluate(method="active") with its default estimator
 WITH_REPLACEMENT = "assisted, q*, every draw a row (with-replacement form)"
 ORACLE = "oracle q (true labels)"
 SAME_DRAWS = "PPI++ on the default's draws (importance weights, q*)"
+MIXTURE_CV = "assisted, q*, the mixture as one control variate"
 
 
 def _summary(
-    results: list[dict[str, Any]], peer_f1: dict[tuple[str, str], dict[str, list[float]]]
+    results: list[dict[str, Any]],
+    peer_f1: dict[tuple[str, str], dict[str, list[float]]],
+    pairs: list[dict[str, Any]] = (),  # type: ignore[assignment]
 ) -> list[str]:
     """The issue's figures per setting: MAE of the default ÷ the best peer (each peer with its
     own sampling), ÷ PPI++ on the default's own draws (the estimators alone) and ÷ the thesis's
     estimator, labels passive needs for the default's error, share of the oracle-q limit
-    reached (MAE_oracle ÷ MAE_default), and the default's interval coverage."""
+    reached (MAE_oracle ÷ MAE_default), and the default's interval coverage; model pairs
+    (the difference Δ) after the single models."""
     from .demo import labels_to_match
 
     lines = [
@@ -324,20 +590,22 @@ def _summary(
         "Per setting and budget n: `÷peer` = MAE of the default ÷ the lowest MAE of any peer "
         "method, each with its own sampling (PPI++ with uniform labels, PPI++ with importance "
         "weights under the active-inference q ∝ sqrt(Var[ℓ|x]), oasis OASIS, oasis Sawade "
-        "IS); `÷PPI++ same draws` = ÷ PPI++ with importance weights on exactly the default's "
+        "IS; for a pair, PPI++ with the best of its three predictions at that n); "
+        "`÷PPI++ same draws` = ÷ PPI++ with importance weights on exactly the default's "
         "draws (the two estimators alone; means of losses only); `÷thesis` = ÷ the thesis's "
         "estimator on the same q*; `÷passive` = ÷ passive's MAE at the same n; "
         "`×passive` = labels passive needs for the default's MAE ÷ n (log-log interpolation "
         "on the passive curve; '> x' when passive does not get there within the largest "
-        "budget); `oracle` = MAE with the true-label q ÷ MAE of the default; "
-        "`cover` = coverage of the default's 95% interval (`evaluate`'s `ci`: Wald on the "
-        "logit scale for measures in [0, 1] with its Clopper–Pearson fallback, Wald for MSE).",
+        "budget); `oracle` = MAE with the true-label q ÷ MAE of the default ('–' where the "
+        "default is exact); `cover` = coverage of the default's 95% interval (`evaluate`'s "
+        "`ci`: Wald on the logit scale for measures in [0, 1] with its Clopper–Pearson "
+        "fallback, Wald for MSE and for differences).",
         "",
         "| setting | n | ÷peer | best peer | ÷PPI++ same draws | ÷thesis | ÷passive | ×passive "
         "| oracle | cover |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for row in results:
+    for row in [*results, *pairs]:
         meths = dict(row["methods"])
         if row["measure"] == "f1":
             for name, mae in peer_f1.get((row["task"], row["model"]), {}).items():
@@ -345,24 +613,30 @@ def _summary(
         b = np.asarray(row["budgets"])
         d = meths[DEFAULT]
         peers = {k: v["mae"] for k, v in meths.items() if k.startswith("peer")}
-        same = meths.get(SAME_DRAWS)
+        same = [v["mae"] for k, v in meths.items() if k.startswith(SAME_DRAWS.removesuffix(")"))]
+        label = f"{row['task']} / {row['model']} / {row['measure']}"
         for j, n in enumerate(b):
             if n < 100:
                 continue
             best = min(peers, key=lambda k: peers[k][j]) if peers else None
-            ratio = f"{d['mae'][j] / peers[best][j]:.2f}" if best else "–"
             need = labels_to_match(b, np.asarray(meths["passive"]["mae"]), d["mae"][j])
             lines.append(
-                f"| {row['task']} / {row['model']} / {row['measure']} | {int(n)} | {ratio} | "
-                f"{(best or '–').removeprefix('peer').strip(' _')} | "
-                + ("–" if same is None else f"{d['mae'][j] / same['mae'][j]:.2f}")
-                + f" | {d['mae'][j] / meths['active (thesis SNIS)']['mae'][j]:.2f} | "
-                f"{d['mae'][j] / meths['passive']['mae'][j]:.2f} | "
+                f"| {label}{' Δ' if row in pairs else ''} | {int(n)} | "
+                + (_ratio(d["mae"][j], peers[best][j]) if best else "–")
+                + f" | {(best or '–').removeprefix('peer').strip(' _')} | "
+                + (_ratio(d["mae"][j], min(x[j] for x in same)) if same else "–")
+                + f" | {_ratio(d['mae'][j], meths['active (thesis SNIS)']['mae'][j])} | "
+                f"{_ratio(d['mae'][j], meths['passive']['mae'][j])} | "
                 + (f"{need / n:.2f}" if need <= b[-1] else f"> {b[-1] / n:.1f}")
-                + f" | {meths[ORACLE]['mae'][j] / d['mae'][j]:.2f} "
+                + f" | {_ratio(meths[ORACLE]['mae'][j], d['mae'][j])} "
                 f"| {d['coverage'][j]:.3f} |"
             )
     return [*lines, ""]
+
+
+def _ratio(a: float, b: float) -> str:
+    """a ÷ b to two places; '–' when b is 0 (an exact estimate)."""
+    return f"{a / b:.2f}" if b > 0 else "–"
 
 
 BATCH_PLAN = [

@@ -161,7 +161,7 @@ def _assisted_runs(
             if len(parts) == 1:
                 a: Any = _estimate_from_terms(v, *parts[0], None, idx, 0.95, qv, fpc)
             else:
-                a = _paired_from_terms(v, parts, None, idx, 0.95, qv, fpc)
+                a = _paired_from_terms(v, [parts], None, idx, 0.95, qv, fpc)
             est[r, j] = a.estimate if len(parts) == 1 else a.difference
             se[r, j] = a.stderr
     return est, se
