@@ -677,12 +677,15 @@ def test_paired_test_with_each_models_own_distribution_matches_a_direct_computat
     # the two coefficients and the standard error written out from the module docstring
     # ("Comparisons"): per model j and source s, m^s_j(x) = 1 − P_s(y = f_j(x)); round r
     # tunes λ ∈ [0, 1]² by least squares of v(Δa − Δā) on v(Δb^s − Δb̄^s) (scipy's L-BFGS-B
-    # here, not the library's bounded-variable solver); two rounds from λ = 0.
+    # here, not the library's bounded-variable solver); two rounds from λ = 0. The standard
+    # error is the jackknife with λ re-tuned without the deleted row (one step: the final
+    # round's regression without that row's terms, here both coefficients inside (0, 1)),
+    # each delete-one estimate summed afresh over the other rows.
     from scipy.optimize import minimize
 
     from activeeval.assisted import MIN_DISAGREEMENTS
 
-    a_, b_, y, _ = _two_models(31)
+    a_, b_, y, _ = _two_models(35)
     q = ae.comparison_distribution([a_, b_], "error_rate")
     idx = ae.draw(q, 200, random_state=2)
     f = [a_.point_prediction(), b_.point_prediction()]
@@ -693,10 +696,12 @@ def test_paired_test_with_each_models_own_distribution_matches_a_direct_computat
     m = [[1.0 - src.proba[np.arange(a_.n), fj] for fj in f] for src in (a_, b_)]
     lam = np.zeros(2)
 
-    def estimates(lam):
+    def estimates(lam, keep=slice(None)):
+        vk = v[keep]
         return np.array([
             sum(lam[s] * m[s][j].mean() for s in range(2))
-            + v @ (loss[j] - sum(lam[s] * m[s][j][idx] for s in range(2))) / v.sum()
+            + vk @ (loss[j][keep] - sum(lam[s] * m[s][j][idx][keep] for s in range(2)))
+            / vk.sum()
             for j in range(2)
         ])  # fmt: skip
 
@@ -711,13 +716,21 @@ def test_paired_test_with_each_models_own_distribution_matches_a_direct_computat
         alpha, beta = centred(da), np.column_stack([centred(x) for x in db])
         lam = minimize(lambda c, al=alpha, be=beta: np.sum((al - be @ c) ** 2), np.full(2, 0.5),
                        bounds=[(0, 1), (0, 1)], method="L-BFGS-B", tol=1e-14).x  # fmt: skip
+    assert np.all((lam > 0.01) & (lam < 0.99))  # both coefficients free
     g = estimates(lam)
-    z = (loss[0] - g[0]) - (loss[1] - g[1]) - sum(lam[s] * db[s] for s in range(2))
-    u = v * (z - v @ z / v.sum()) / v.sum()
+    eps = np.empty((v.size, 2))
+    for i in range(v.size):
+        keep = np.arange(v.size) != i
+        lam_i = np.linalg.solve(beta[keep].T @ beta[keep], beta[keep].T @ alpha[keep])
+        eps[i] = (1 - v[i] / v.sum()) * (g - estimates(np.clip(lam_i, 0, 1), keep))
+    eps -= eps.mean(axis=0)
     res = assisted_paired_test("error_rate", [a_, b_], idx, y[idx], q[idx])
-    assert 0 < lam[0] <= 1 and np.any(np.abs(lam - 0.5) > 0.05)  # not the mixture
     assert res.difference == pytest.approx(g[0] - g[1], abs=1e-9)
-    assert res.stderr == pytest.approx(np.sqrt(u @ u), rel=1e-6)
+    assert res.stderr == pytest.approx(np.sqrt(np.sum((eps[:, 0] - eps[:, 1]) ** 2)), rel=1e-6)
+    # With λ held fixed the jackknife of this linear statistic is the sandwich — smaller.
+    z = da - sum(lam[s] * db[s] for s in range(2))
+    u = v * (z - v @ z / v.sum()) / v.sum()
+    assert np.sqrt(u @ u) < res.stderr
 
 
 def test_paired_test_falls_back_to_the_mixture_with_few_disagreements():

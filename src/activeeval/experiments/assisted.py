@@ -635,8 +635,11 @@ def _summary(
 
 
 def _ratio(a: float, b: float) -> str:
-    """a ÷ b to two places; '–' when b is 0 (an exact estimate)."""
-    return f"{a / b:.2f}" if b > 0 else "–"
+    """a ÷ b to two places; '–' when b is 0 up to rounding (an exact estimate), '> 100' for
+    a nearly exact one."""
+    if not b > 1e-12:
+        return "–"
+    return f"{a / b:.2f}" if a / b < 100 else "> 100"
 
 
 BATCH_PLAN = [
