@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,37 +80,51 @@ def _runs(
     tested equal to it). The model-assisted rows and the finite-population rows carry the
     default's ratio-bias correction and jackknife standard error; the thesis's estimator
     (λ = 0, every draw a row) has neither (Lemma 3.4's linearized standard error)."""
-    draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
     m = pred.n
     p = np.full(m, 1.0 / m)
     f = pred.point_prediction()
     w_all = meas.weight(f, y)
     wl_all = w_all * meas.loss(f, y)
-    v_all = 1.0 / (m * q)
     lam_fixed = power if assisted else 0.0
-    est = np.full(kept.shape, np.nan)
-    se = np.full(kept.shape, np.nan)
-    lam = np.full(kept.shape, np.nan)
-    n_eff = np.full(kept.shape, np.nan)
     dom, p_dom = _domain(meas, [f], p)  # as assisted_estimate
     pool = _pool_moments(meas, pred, f, p_dom)
-    for r in range(reps):
-        for j in range(budgets.shape[0]):
-            idx = draws[r, : kept[r, j]]
-            rows = (
-                _successive_rows(idx, q, p)
-                if finite
-                else (np.arange(idx.shape[0]), v_all[idx], None)
-            )
-            pos, v, fpc = _in_domain(dom, idx, rows)
-            ir = idx[pos]
-            a = _estimate_from_terms(
-                v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
-                lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
-            )  # fmt: skip
-            est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
-            n_eff[r, j] = a.effective_n
+    draws, kept, samples = _samples(q, budgets, reps, seed, dom, finite)
+    est, se, lam, n_eff = (np.full(kept.shape, np.nan) for _ in range(4))
+    for r, j, idx, ir, v, fpc in samples:
+        a = _estimate_from_terms(
+            v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
+            lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
+        )  # fmt: skip
+        est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
+        n_eff[r, j] = a.effective_n
     return est, se, lam, n_eff, (draws, kept)
+
+
+def _samples(
+    q: NDArray[np.float64],
+    budgets: NDArray[np.float64],
+    reps: int,
+    seed: int,
+    dom: NDArray[np.bool_] | None,
+    finite: bool,
+) -> tuple[NDArray[np.intp], NDArray[np.intp], Iterator[tuple[Any, ...]]]:
+    """The campaigns' draws from q by the stopping rule (uniform p), and per (rep, budget)
+    the estimator's rows in the domain: (r, j, draws, their pool indices, v, 1 − π) — the
+    distinct instances of a successive sample (``finite``) or every draw with v = p/q."""
+    draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
+    m = q.shape[0]
+    p = np.full(m, 1.0 / m)
+    v_all = 1.0 / (m * q)
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        for r in range(reps):
+            for j in range(budgets.shape[0]):
+                idx = draws[r, : kept[r, j]]
+                every = (np.arange(idx.shape[0]), v_all[idx], None)
+                pos, v, fpc = _in_domain(dom, idx, _successive_rows(idx, q, p) if finite else every)
+                yield r, j, idx, idx[pos], v, fpc
+
+    return draws, kept, rows()
 
 
 def _peers_module() -> Any:
@@ -289,36 +304,24 @@ def _pair_runs(
     :data:`~activeeval.assisted.MIN_DISAGREEMENTS` (``mixture_only``: never). λ = 0 with
     every draw a row and the linearized standard error is the thesis's paired test; both
     tested equal to :func:`activeeval.compare`."""
-    draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
-    m = q.shape[0]
-    p = np.full(m, 1.0 / m)
-    v_all = 1.0 / (m * q)
+    draws, kept, samples = _samples(q, budgets, reps, seed, dom, finite)
     diff = np.full(kept.shape, np.nan)
     se = np.full(kept.shape, np.nan)
-    for r in range(reps):
-        for j in range(budgets.shape[0]):
-            idx = draws[r, : kept[r, j]]
-            rows = (
-                _successive_rows(idx, q, p)
-                if finite
-                else (np.arange(idx.shape[0]), v_all[idx], None)
-            )
-            pos, v, fpc = _in_domain(dom, idx, rows)
-            ir = idx[pos]
-            per_model = (
-                assisted
-                and not mixture_only
-                and _disagreements(full["predictions"], ir) >= MIN_DISAGREEMENTS
-            )
-            by_source = [
-                [(wl[ir], w[ir], mn[ir], md[ir], pool) for wl, w, mn, md, pool in src]
-                for src in full["models" if per_model else "mixture"]
-            ]
-            c = _paired_from_terms(
-                v, by_source, None if assisted else 0.0, idx, 0.95, meas, fpc,
-                jackknife=assisted or finite,
-            )  # fmt: skip
-            diff[r, j], se[r, j] = c.difference, c.stderr
+    for r, j, idx, ir, v, fpc in samples:
+        per_model = (
+            assisted
+            and not mixture_only
+            and _disagreements(full["predictions"], ir) >= MIN_DISAGREEMENTS
+        )
+        by_source = [
+            [(wl[ir], w[ir], mn[ir], md[ir], pool) for wl, w, mn, md, pool in src]
+            for src in full["models" if per_model else "mixture"]
+        ]
+        c = _paired_from_terms(
+            v, by_source, None if assisted else 0.0, idx, 0.95, meas, fpc,
+            jackknife=assisted or finite,
+        )  # fmt: skip
+        diff[r, j], se[r, j] = c.difference, c.stderr
     return diff, se, (draws, kept)
 
 
