@@ -119,8 +119,13 @@ def _import_ppi() -> None:
         _ppi_error = f"{type(exc).__name__}: {exc}"
 
 
-_import_oasis()
-_import_ppi()
+# A peer's import installed a process-wide "ignore every warning" filter (measured: after
+# `import peers` warnings.filters began with ('ignore', None, Warning)), which silenced
+# activeeval's own warnings — and a test's warnings-as-errors — for the rest of the process.
+# The imports keep their filters to themselves.
+with warnings.catch_warnings():
+    _import_oasis()
+    _import_ppi()
 
 
 def oasis_available() -> bool:

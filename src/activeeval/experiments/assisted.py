@@ -114,14 +114,16 @@ def _samples(
     draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
     m = q.shape[0]
     p = np.full(m, 1.0 / m)
-    v_all = 1.0 / (m * q)
 
     def rows() -> Iterator[tuple[Any, ...]]:
         for r in range(reps):
             for j in range(budgets.shape[0]):
                 idx = draws[r, : kept[r, j]]
-                every = (np.arange(idx.shape[0]), v_all[idx], None)
-                pos, v, fpc = _in_domain(dom, idx, _successive_rows(idx, q, p) if finite else every)
+                if finite:
+                    pos, v, fpc = _in_domain(dom, idx, _successive_rows(idx, q, p))
+                else:  # q > 0 where drawn (the oracle q vanishes elsewhere)
+                    every = (np.arange(idx.shape[0]), 1.0 / (m * q[idx]), None)
+                    pos, v, fpc = _in_domain(dom, idx, every)
                 yield r, j, idx, idx[pos], v, fpc
 
     return draws, kept, rows()
