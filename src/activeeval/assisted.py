@@ -1133,11 +1133,11 @@ def assisted_multiple_comparison(
     pos, v, fpc = _in_domain(dom, idx, rows)
     sources = _sources(preds, mix, fs, idx[pos], power)
     by_source = [_model_terms(meas, preds, src, idx[pos], y[pos], p_dom) for src in sources]
-    lam, rows = _source_powers(power, v, by_source, np.triu_indices(k, 1), fpc)
+    lam, reg = _source_powers(power, v, by_source, np.triu_indices(k, 1), fpc)
     parts = _combined(by_source, lam)
     g, a, b = _terms_at(v, parts, 1.0, (fpc, meas.binary_loss) if bias_correction else None)
     jk = _check_variance(variance)
-    u = _comparison_influences(v, by_source, lam, rows, parts, a - b, fpc, jk)
+    u = _comparison_influences(v, by_source, lam, reg, parts, a - b, fpc, jk)
     u = _design_influence(u, fpc)
     return _multiple_from_influence(g, u, int(np.unique(idx).size), meas, n_draws=idx.shape[0])
 

@@ -358,8 +358,8 @@ def run_pairs(reps: int, budgets: tuple[int, ...], smoke: bool = False) -> list[
     t0 = time.time()
     for task_name, kinds, meas0 in plan:
         if task_name not in tasks:
-            kw = {"pool_size": 5000} if task_name == "diamonds_regression" else {}
-            tasks[task_name] = load_task(task_name, **kw)  # the comparison issue's pools
+            size = {"pool_size": 5000} if task_name == "diamonds_regression" else {}
+            tasks[task_name] = load_task(task_name, **size)  # the comparison issue's pools
         task = tasks[task_name]
         for kind in kinds:
             if (task_name, kind) not in fitted:
@@ -417,14 +417,15 @@ def run_pairs(reps: int, budgets: tuple[int, ...], smoke: bool = False) -> list[
                 kinds[0]: _difference_variance(meas, preds[0], fs[0], fs[1])[0],
                 kinds[1]: _difference_variance(meas, preds[1], fs[0], fs[1])[0],
             }
-            for label, kw in (
+            peer_runs: list[tuple[str, dict[str, Any]]] = [
                 ("peer PPI++ (uniform", {}),
                 (
                     "peer PPI++ (active inference q",
                     {"draws": drawn_by["assisted, active-inference q"], "q": q_ai},
                 ),
                 (SAME_DRAWS.removesuffix(")"), {"draws": drawn_by[DEFAULT], "q": q_cmp}),
-            ):
+            ]
+            for label, kw in peer_runs:
                 for source, yhat in preds_d.items():
                     ppi = _ppi(d_true, yhat, b, reps, 0, **kw)
                     if ppi is not None:
