@@ -771,3 +771,21 @@ def test_each_models_own_distribution_lowers_the_variance_of_a_comparison():
     assert abs(hit.mean() - 0.95) < 3 * np.sqrt(0.95 * 0.05 / reps)
     gain = (own - truth) ** 2 - (one - truth) ** 2
     assert gain.mean() < -3 * gain.std() / np.sqrt(reps)
+
+
+def test_collinear_sources_get_the_smallest_coefficients():
+    # Squared loss under two Gaussian models: E_A[d | x] = −E_B[d | x], so only λ_A − λ_B is
+    # identified. The tuned λ is the smallest minimizer: one coefficient 0, the other the
+    # one-column least-squares coefficient (closed form), clipped to [0, 1].
+    from activeeval.assisted import _box_least_squares
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        b = rng.normal(size=300) * rng.lognormal(size=300)
+        beta = np.stack([b, -b], axis=-1)[:, None, :] * rng.uniform(0.5, 2.0)
+        c = rng.uniform(-1.2, 1.2)
+        alpha = (c * beta[:, :, 0] + rng.normal(size=(300, 1))).reshape(300, 1)
+        lam = _box_least_squares(alpha, beta)
+        one = float(alpha[:, 0] @ beta[:, 0, 0] / (beta[:, 0, 0] @ beta[:, 0, 0]))
+        expected = np.array([max(min(one, 1.0), 0.0), max(min(-one, 1.0), 0.0)])
+        np.testing.assert_allclose(lam, expected, atol=1e-7)
