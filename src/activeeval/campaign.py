@@ -953,8 +953,10 @@ def compare(
         predictive distribution a control variate with its coefficient tuned for the
         differences once 30 labeled instances have differing predictions, the mixture of
         the models before (:func:`~activeeval.assisted.assisted_paired_test`, for k > 2
-        :func:`~activeeval.assisted.assisted_multiple_comparison`); ``"snis"`` is the thesis's
-        paired Wald test / multiple comparison. ``active_neq`` always uses ``"snis"``.
+        :func:`~activeeval.assisted.assisted_multiple_comparison`; two rankers: each
+        query's expected measure under the rankers' grade models, shared items under their
+        mixture, eq. 5.11, with one coefficient); ``"snis"`` is the thesis's paired Wald
+        test / multiple comparison. ``active_neq`` always uses ``"snis"``.
 
     Returns
     -------
