@@ -507,6 +507,21 @@ def _from_f64(b: bytes, shape: tuple[int, ...]) -> NDArray[np.float64]:
     return np.frombuffer(b, dtype="<f8").astype(np.float64).reshape(shape)
 
 
+def _refuse_cells(
+    ok: NDArray[np.bool_], source: str, row_label: str, cells: pd.Series, column: str, what: str
+) -> None:
+    """LabelSpaceError naming the first row whose cell in ``column`` fails ``ok`` (``cells``
+    indexed by the rows' names for messages), its value, what it should be and how many rows
+    fail; nothing when every row passes."""
+    if ok.all():
+        return
+    i = int(np.flatnonzero(~ok)[0])
+    raise LabelSpaceError(
+        f"{source}: {row_label} {cells.index[i]}, column '{column}': "
+        f"{_py(cells.iloc[i])!r} is not {what} ({int((~ok).sum())} such rows)."
+    )
+
+
 def _py(x: Any) -> Any:
     """A plain Python scalar (numpy scalars unwrapped) for SQLite and JSON."""
     return x.item() if isinstance(x, np.generic) else x
@@ -1577,13 +1592,7 @@ class Session:
             vals = raw.astype(str).to_numpy(dtype=object)
             ok = np.ones(len(raw), dtype=bool)
         ok &= pd.Index(list(space)).get_indexer(vals) >= 0
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise LabelSpaceError(
-                f"{source}: {row_label} {labels.index[i]}, column 'label': "
-                f"{_py(labels.iloc[i])!r} is not in the label space {list(space)} "
-                f"({int((~ok).sum())} such rows)."
-            )
+        _refuse_cells(ok, source, row_label, labels, "label", f"in the label space {list(space)}")
         return [_py(v) for v in vals.tolist()]
 
     def _label_input(self, labels: Any, source: str) -> pd.DataFrame:
@@ -1669,13 +1678,7 @@ class Session:
         g = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         with np.errstate(invalid="ignore"):
             ok = np.isfinite(g) & (np.floor(g) == g) & (g >= 0) & (g <= n_grades - 1)
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise LabelSpaceError(
-                f"{source}: {row_label} {frame.index[i]}, column 'grade': "
-                f"{_py(cells.iloc[i])!r} is not a grade 0, ..., {n_grades - 1} "
-                f"({int((~ok).sum())} such rows)."
-            )
+        _refuse_cells(ok, source, row_label, cells, "grade", f"a grade 0, ..., {n_grades - 1}")
         item_cells = frame["item"]
         ikeys: Any
         if keys.dtype.kind in "iu":
