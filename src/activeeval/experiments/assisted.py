@@ -376,11 +376,6 @@ def run_pairs(reps: int, budgets: tuple[int, ...], smoke: bool = False) -> list[
         # The oracle: q ∝ p·|influence of Δ̂| from the true labels (no control variate).
         u = (wl[0] - values[0] * w[0]) / w[0].mean() - (wl[1] - values[1] * w[1]) / w[1].mean()
         q_oracle = np.abs(u) / np.abs(u).sum()
-        d_pred, d_var = _difference_variance(meas, mix, fs[0], fs[1])
-        s = np.sqrt(d_var)
-        q_ai = (
-            (1 - DEFAULT_MIX) * s / s.sum() + DEFAULT_MIX * p if meas.regular and s.sum() > 0 else p
-        )
         q_cmp = comparison_distribution(preds, meas, method="active")
         # name: (q, model-assisted, finite-population rows, the mixture as the only source)
         methods: dict[str, tuple[NDArray[np.float64], bool, bool, bool]] = {
@@ -391,7 +386,10 @@ def run_pairs(reps: int, budgets: tuple[int, ...], smoke: bool = False) -> list[
             MIXTURE_CV: (q_cmp, True, True, True),
             ORACLE: (q_oracle, False, True, False),
         }
-        if meas.regular:
+        if meas.regular:  # a difference of mean losses: the peers' active-inference q
+            d_pred, d_var = _difference_variance(meas, mix, fs[0], fs[1])
+            s = np.sqrt(d_var)
+            q_ai = (1 - DEFAULT_MIX) * s / s.sum() + DEFAULT_MIX * p if s.sum() > 0 else p
             methods["assisted, active-inference q"] = (q_ai, True, True, False)
         row: dict[str, Any] = {
             "task": task_name,
