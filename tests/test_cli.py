@@ -216,6 +216,36 @@ def test_parquet_pool_with_costs_and_string_classes(task: dict[str, Path]) -> No
     assert status["cost_spent"] == pytest.approx(frame.set_index("id").loc[ids, "cost"].sum())
 
 
+def test_zero_padded_ids_are_handed_out_and_exported_as_written(tmp_path: Path) -> None:
+    # '007' is not the integer 7: read as one, the ids came back as '7' (which no longer
+    # joins with the user's data), and a pool holding both '007' and '7' was refused.
+    ids = ["007", "7", "010", "0", "-3"]
+    pool = tmp_path / "pool.csv"
+    pool.write_text("id,p_0,p_1\n" + "".join(f"{i},0.5,0.5\n" for i in ids))
+    store = tmp_path / "s.db"
+    code, _, err = _run("session", "init", store, "--pool", pool, "--measure", "error_rate",
+                        "--budget", "5")  # fmt: skip
+    assert code == 0, err
+    batch = tmp_path / "batch.csv"
+    assert _run("session", "next", store, "--k", "5", "--out", batch)[0] == 0
+    handed = pd.read_csv(batch, dtype=str)["id"].tolist()
+    assert sorted(handed) == sorted(ids)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("id,label\n" + "".join(f"{i},{int(i == '007')}\n" for i in ids))
+    assert _run("session", "record", store, labels)[0] == 0
+    out = tmp_path / "export.csv"
+    assert _run("session", "export", store, out)[0] == 0
+    exported = pd.read_csv(out, dtype=str).set_index("id")["label"]
+    assert exported.to_dict() == {i: str(int(i == "007")) for i in ids}
+    # Canonical integer text (and Parquet integers) still gives integer ids.
+    pool.write_text("id,p_0,p_1\n7,0.5,0.5\n-3,0.5,0.5\n0,0.5,0.5\n")
+    other = tmp_path / "t.db"
+    assert _run("session", "init", other, "--pool", pool, "--measure", "error_rate",
+                "--budget", "2")[0] == 0  # fmt: skip
+    with Session.open(other) as s:
+        assert s.ids.dtype.kind == "i"
+
+
 # -------------------------------------------------------------------------- bad input
 
 HEAD = "id,p_0,p_1\n"

@@ -4,8 +4,10 @@ File formats (part of the contract):
 
 * **Pool file**, CSV (UTF-8) or Parquet, one per model, all with the same ids: a column ``id``;
   a classifier's class probabilities in columns ``p_<label>`` (the labels are read as integers
-  if every one looks like an integer, else as strings), or a regressor's predictive ``mean``
-  and ``var``; optionally a labeling ``cost`` per instance (strictly positive).
+  if every one is an integer written without sign or leading zeros, else as strings; the
+  same rule for ids and item ids, so that ``007`` is handed out and exported as written), or a
+  regressor's predictive ``mean`` and ``var``; optionally a labeling ``cost`` per instance
+  (strictly positive).
 * **Ranked pool file** (a ranking function, thesis Ch. 6; measures ``dcg``, ``err``): one row
   per item of each query's ranked list, in the ranker's order (best first): the query ``id``,
   the ``item`` id (unique within its query; the same item id in two rankers' files marks the
@@ -59,7 +61,10 @@ from .ranking import GradedRelevance
 
 __all__ = ["PoolFile", "main", "read_labels_file", "read_pool_file"]
 
-_INT_LIKE = r"^[+-]?\d+$"
+# An integer written as Python/int64 would write it back: no sign but '-', no leading zeros.
+# Ids and labels are read as integers only if every one is such text, so '007' stays the
+# string '007' (handed out and exported as written) and is not the same id as '7'.
+_INT_LIKE = r"^-?(?:0|[1-9]\d*)$"
 
 
 def _scalar(x: Any) -> Any:
