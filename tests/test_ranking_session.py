@@ -559,3 +559,35 @@ def test_integer_item_cells_parse_exactly_in_every_form() -> None:
     assert ok.tolist() == [True, False, False] and keys[0] == 1
     assert _int_keys(pd.Series([True, False]))[1].tolist() == [False, False]
     assert _int_keys(pd.Series(pd.array([4, None], dtype="Int64")))[1].tolist() == [True, False]
+
+
+def test_cli_the_measure_decides_whether_a_pool_file_is_ranked(tmp_path: Path) -> None:
+    # A classifier's pool file may carry an 'item' column of its own (a product, a document):
+    # with a classifier measure it is one more ignored column, not a ranked pool.
+    clf = tmp_path / "clf.csv"
+    pd.DataFrame(
+        {"id": [1, 2, 3], "item": ["a", "b", "a"], "p_0": [0.2, 0.6, 0.5], "p_1": [0.8, 0.4, 0.5]}
+    ).to_csv(clf, index=False)
+    code, out, err = _run(
+        "session", "init", tmp_path / "c.db", "--pool", clf, "--measure", "error_rate",
+        "--budget", 2,
+    )  # fmt: skip
+    assert code == 0 and "pool of 3 instances" in out, err
+    # A ranked file (repeated query ids) with a classifier measure, and a classifier file with
+    # a ranking measure: each refused, saying which file the measure needs.
+    rels, _ = _pools(seed=13)
+    ranked = tmp_path / "ranked.csv"
+    _pool_file(ranked, rels[0])
+    code, _, err = _run(
+        "session", "init", tmp_path / "r.db", "--pool", ranked, "--measure", "error_rate",
+        "--budget", 2,
+    )  # fmt: skip
+    assert code == 2 and "repeated ids, as a ranked pool file has" in err
+    assert "--measure dcg or err" in err
+    plain = tmp_path / "plain.csv"
+    pd.read_csv(clf).drop(columns="item").to_csv(plain, index=False)
+    code, _, err = _run(
+        "session", "init", tmp_path / "p.db", "--pool", plain, "--measure", "dcg", "--budget", 2
+    )
+    assert code == 2 and "no column 'item'" in err and "a ranked pool file" in err
+    assert not any((tmp_path / n).exists() for n in ("r.db", "p.db"))

@@ -270,8 +270,12 @@ class PoolFile:
     item_text: NDArray[Any] | None = None
 
 
-def read_pool_file(path: str | Path) -> PoolFile:
+def read_pool_file(path: str | Path, ranked: bool | None = None) -> PoolFile:
     """Read a pool file (see the module docstring for the format).
+
+    ``ranked`` says which kind of file is expected: a ranked pool (``True``, what
+    ``--measure dcg|err`` reads) or a classifier's or regressor's pool (``False``; an ``item``
+    column is then one more ignored column). ``None`` decides by the ``item`` column.
 
     Raises
     ------
@@ -285,8 +289,17 @@ def read_pool_file(path: str | Path) -> PoolFile:
     _require(frame, p, ("id",), what)
     if frame.shape[0] == 0:
         raise EmptyPoolError(f"{p}: has no rows; a pool needs at least one instance.")
-    if "item" in frame.columns:
+    if ranked is None:
+        ranked = "item" in frame.columns
+    if ranked:
+        _require(frame, p, ("item",), "a ranked pool file (measures dcg, err) has one row per "
+                 "item of each query: id,item,p_0..p_<G−1>[,cost].")  # fmt: skip
         return _ranked_pool_file(frame, p, row_label)
+    if "item" in frame.columns and frame["id"].duplicated().any():
+        raise InputFileError(
+            f"{p}: has an 'item' column and repeated ids, as a ranked pool file has; a ranked "
+            "pool is evaluated with --measure dcg or err."
+        )
     ids = _ids(frame["id"], p, row_label)
     pcols = [c for c in frame.columns if c.startswith("p_")]
     regression = [c for c in ("mean", "var") if c in frame.columns]
@@ -366,7 +379,7 @@ def _ranked_pool_file(frame: pd.DataFrame, p: Path, row_label: str) -> PoolFile:
     want = [f"p_{g}" for g in range(len(pcols))]
     if len(pcols) < 2 or sorted(pcols, key=lambda c: (len(c), c)) != want:
         raise InputFileError(
-            f"{p}: a ranked pool file (it has an 'item' column) needs grade-probability columns "
+            f"{p}: a ranked pool file needs grade-probability columns "
             f"p_0, p_1, ..., p_<G−1> for grades 0..G−1; got {pcols or 'none'}."
         )
     qids = _keys(frame["id"], p, row_label, "id")
@@ -629,16 +642,16 @@ def session_init(
     from .store import Session
 
     with _command():
-        files = [read_pool_file(p) for p in pools]
-        preds, costs = _align(files)
+        key = measure.strip().lower()
         meas: Any = measure
         if depth is not None:
-            key = measure.strip().lower()
             if key not in ("dcg", "err"):
                 raise UnknownOptionError(
                     f"--depth: truncates a ranking measure (dcg, err), not {measure!r}."
                 )
             meas = DCG(k=depth) if key == "dcg" else ERR(k=depth)
+        files = [read_pool_file(p, ranked=key in ("dcg", "err")) for p in pools]
+        preds, costs = _align(files)
         s = Session.create(
             store,
             preds[0] if len(preds) == 1 else preds,
