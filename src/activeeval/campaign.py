@@ -467,26 +467,47 @@ def evaluate(
     draws, spent, draw_q = acq.draws, acq.spent, acq.draw_q
     y = acq.book.lookup(draws)
     pw = pool_distribution(predictive.n, pool_weights)
-    est: Estimate
-    census = _census(meas, predictive, acq.book, pw, lv, draws.shape[0])
-    if census is not None:
-        est = census
-    elif estimator == "assisted" and acq.switched:
+    if (
+        estimator == "assisted"
+        and acq.switched
+        and _census(meas, predictive, draws, y, pw, lv) is None
+    ):
         # Batch-adaptive: q changed between batches, so the with-replacement form. Without
         # the ratio-bias correction, which assumes draws from one q: on email F1 at 200
         # labels in batches of 50 it turned a bias of +0.0015 into −0.0081 and raised the MAE
         # by 0.0048 ± 0.0010 (150 paired campaigns).
-        est = assisted_estimate(
+        est: Estimate = assisted_estimate(
             meas, predictive, draws, y, draw_q, pool_weights=pw, level=lv, bias_correction=False
         )
-    elif estimator == "assisted":
-        est = assisted_estimate(meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=qq)
+        interval = "logit" if est.binary_loss else "wald"
     else:
-        est = estimate(
-            meas, predictive.take(draws), y, draw_q, p=pw[draws], indices=draws, level=lv
-        )
-    interval = "logit" if estimator == "assisted" and est.binary_loss else "wald"
+        est, interval = _static_estimate(meas, predictive, draws, y, qq, pw, lv, estimator)
     return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y, interval=interval)
+
+
+def _static_estimate(
+    meas: Measure,
+    predictive: Predictive,
+    draws: NDArray[np.intp],
+    y: NDArray[Any],
+    q: NDArray[np.float64],
+    pw: NDArray[np.float64],
+    lv: float,
+    estimator: str,
+) -> tuple[Estimate, str]:
+    """The estimate from draws i.i.d. from the pool distribution ``q`` (labels ``y`` per
+    draw), and the interval method to report with it — what :func:`evaluate` and a session
+    (:meth:`~activeeval.Session.estimate`) report: the exact value once every instance that can
+    move the measure is labeled; else the model-assisted estimator in its finite-population
+    form (logit interval for measures in [0, 1]) or the thesis's (Wald)."""
+    est = _census(meas, predictive, draws, y, pw, lv)
+    if est is None and estimator == "assisted":
+        est = assisted_estimate(meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q)
+    elif est is None:
+        est = estimate(
+            meas, predictive.take(draws), y, q[draws], p=pw[draws], indices=draws, level=lv
+        )
+    return est, "logit" if estimator == "assisted" and est.binary_loss else "wald"
 
 
 def _evaluation_result(
@@ -616,26 +637,27 @@ def _run_in_batches(
 def _census(
     meas: Measure,
     predictive: Predictive,
-    book: _LabelBook,
+    draws: NDArray[np.intp],
+    y: NDArray[Any],
     pw: NDArray[np.float64],
     level: float,
-    n_draws: int,
 ) -> Estimate | None:
     """The exact value when every pool instance that can move the measure (p > 0 and a weight
-    that can be positive) is labeled — e.g. precision once all predicted positives are — with
-    standard error 0; None otherwise."""
+    that can be positive) is among the labeled ``draws`` — e.g. precision once all predicted
+    positives are — with standard error 0; None otherwise."""
     f = predictive.point_prediction()
     needed = meas.weight_can_be_positive(f) & (pw > 0)
-    if not np.all(book.known[needed]):
+    idx, first = np.unique(draws, return_index=True)
+    if not _covers(idx, needed):
         return None
-    idx, y = book.acquired()
-    w = meas.weight(f[idx], y) * pw[idx]
+    yl = y[first]
+    w = meas.weight(f[idx], yl) * pw[idx]
     total = float(w.sum())
-    value = float(w @ meas.loss(f[idx], y)) / total if total > 0 else math.nan
+    value = float(w @ meas.loss(f[idx], yl)) / total if total > 0 else math.nan
     return Estimate(
         value,
         0.0,
-        n_draws,
+        int(draws.shape[0]),
         int(idx.shape[0]),
         float(idx.shape[0]),
         meas.binary_loss,
@@ -1024,19 +1046,9 @@ def compare(
 
         draws, stopped_early = _run_comparison(acq, b, sequential, step, alpha, p_value)
     y = acq.book.lookup(draws)
-    diff, se, pv, best, est, cmp = _compare_sample(
+    diff, se, pv, best, est, cmp = _static_comparison(
         meas, preds, y, draws, qq, pw, support_mass, lv, estimator
     )
-    if len(preds) == 2 and support_mass == 1.0 and acq.book.known[pw > 0].all():
-        # Census: every instance with test mass is labeled, so both values are exact.
-        lab, y_lab = acq.book.acquired()
-        exact = []
-        for pr in preds:
-            f = pr.point_prediction()[lab]
-            w = meas.weight(f, y_lab) * pw[lab]
-            exact.append(float(w @ meas.loss(f, y_lab)) / w.sum() if w.sum() > 0 else math.nan)
-        cmp = _exact_comparison(exact, draws.shape[0], lab.shape[0], lv, meas)
-        diff, se, pv, best, est = cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact)
     z = stats.norm.isf((1 - lv) / 2)
     return ComparisonResult(
         difference=diff,
@@ -1058,6 +1070,38 @@ def compare(
         comparison=cmp,
         stopped_early=stopped_early,
     )
+
+
+def _static_comparison(
+    meas: Measure,
+    preds: list[Predictive],
+    y: NDArray[Any],
+    draws: NDArray[np.intp],
+    q: NDArray[np.float64],
+    pw: NDArray[np.float64],
+    support_mass: float,
+    level: float,
+    estimator: str,
+) -> tuple[float, float, float, int, NDArray[np.float64], Any]:
+    """:func:`_compare_sample`, and for two models the exact values with stderr 0 once every
+    instance with test mass is among the labeled ``draws`` (a census) — what :func:`compare`
+    and a comparison session (:meth:`~activeeval.Session.compare`) report."""
+    idx, first = np.unique(draws, return_index=True)
+    if len(preds) == 2 and support_mass == 1.0 and _covers(idx, pw > 0):
+        yl = y[first]
+        exact = []
+        for pr in preds:
+            f = pr.point_prediction()[idx]
+            w = meas.weight(f, yl) * pw[idx]
+            exact.append(float(w @ meas.loss(f, yl)) / w.sum() if w.sum() > 0 else math.nan)
+        cmp = _exact_comparison(exact, draws.shape[0], idx.shape[0], level, meas)
+        return cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact), cmp
+    return _compare_sample(meas, preds, y, draws, q, pw, support_mass, level, estimator)
+
+
+def _covers(units: NDArray[np.intp], needed: NDArray[np.bool_]) -> bool:
+    """Whether the distinct pool indices ``units`` include every instance in ``needed``."""
+    return int(np.count_nonzero(needed[units])) == int(np.count_nonzero(needed))
 
 
 def _compare_sample(
@@ -1110,6 +1154,41 @@ def _compare_sample(
 
 
 # ------------------------------------------------------------------------- ranked pools
+
+
+def _ranking_pair_pools(rel1: GradedRelevance, rel2: GradedRelevance, meas: Any, pw: Any) -> Any:
+    """The two rankers' control-variate pool moments (the mixture of their grade models)."""
+    return [_value_pool(ranking_expectation(r, meas), pw) for r in ranking_mixed_pair(rel1, rel2)]
+
+
+def _ranking_comparison(
+    meas: Any,
+    draws: NDArray[np.intp],
+    values: tuple[NDArray[np.float64], NDArray[np.float64]],
+    q: NDArray[np.float64],
+    pw: NDArray[np.float64],
+    lv: float,
+    estimator: str,
+    pools: Any,
+    census: bool = True,
+) -> Comparison:
+    """Two rankers' paired test from query draws i.i.d. from ``q`` with per-draw values —
+    what :func:`compare` and a ranked comparison session report; with ``census``, the exact
+    values once every query with test mass is labeled. ``pools``: the control variate's pool
+    moments (:func:`_ranking_pair_pools`) for the model-assisted estimator."""
+    qv = QueryValue(meas)
+    units, first = np.unique(draws, return_index=True)
+    if census and _covers(units, pw > 0):  # both rankers' values are exact
+        exact = [float(pw[units] @ val[first]) for val in values]
+        return _exact_comparison(exact, draws.shape[0], units.shape[0], lv, qv)
+    if estimator == "snis":
+        zeros = np.zeros(draws.shape[0])
+        return paired_test(qv, list(values), zeros, q[draws], p=pw[draws], indices=draws, level=lv)
+    pos, v, fpc = _successive_rows(draws, q, pw)
+    parts = [_value_terms(val[pos], pl, draws[pos]) for val, pl in zip(values, pools, strict=True)]
+    return _paired_from_terms(v, [parts], None, draws, lv, qv, fpc)
+
+
 def _is_ranking(predictions: Any) -> bool:
     if isinstance(predictions, GradedRelevance):
         return True
@@ -1264,32 +1343,40 @@ def _evaluate_ranking(
     draws, draw_q = acq.draws, acq.draw_q
     flat, offsets = book.grades(book.lookup(draws))
     values = ranking_values(meas, flat, offsets)
-    qv = QueryValue(meas)
-    est: Estimate
-    if book.known[pw > 0].all():  # every query that counts is labeled: the exact value
-        first = np.unique(draws, return_index=True)[1]
-        exact = float(pw[draws[first]] @ values[first])
-        est = Estimate(
-            exact,
-            0.0,
-            draws.shape[0],
-            first.shape[0],
-            float(first.shape[0]),
-            False,
-            lv,
-            meas.name,
-            census=True,
-        )
-    elif estimator == "assisted":
-        expect = ranking_expectation(rel, meas)
-        pos, v, fpc = _successive_rows(draws, qq, pw)
-        terms = _value_terms(values[pos], _value_pool(expect, pw), draws[pos])
-        est = _estimate_from_terms(v, *terms, None, draws, lv, qv, fpc)
-    else:
-        est = estimate(
-            qv, values, np.zeros(draws.shape[0]), draw_q, p=pw[draws], indices=draws, level=lv
-        )
+    est = _ranking_estimate(meas, rel, draws, values, qq, pw, lv, estimator)
     return _evaluation_result(est, lv, acq.spent, b, method, draws, draw_q, flat, offsets)
+
+
+def _ranking_estimate(
+    meas: Any,
+    rel: GradedRelevance,
+    draws: NDArray[np.intp],
+    values: NDArray[np.float64],
+    q: NDArray[np.float64],
+    pw: NDArray[np.float64],
+    lv: float,
+    estimator: str,
+    pool: Any = None,
+) -> Estimate:
+    """A ranker's estimate from query draws i.i.d. from ``q`` with per-draw values ℓ(r(x), y)
+    (eq. 6.9) — what :func:`evaluate` and a ranked session report: the exact value once every
+    query with test mass is labeled, else the model-assisted or the thesis's estimator
+    (``pool``: the control variate's pool moments, computed if not given)."""
+    qv = QueryValue(meas)
+    units, first = np.unique(draws, return_index=True)
+    if _covers(units, pw > 0):  # every query that counts is labeled: the exact value
+        exact = float(pw[units] @ values[first])
+        n = units.shape[0]
+        return Estimate(exact, 0.0, draws.shape[0], n, float(n), False, lv, meas.name, census=True)
+    if estimator == "assisted":
+        if pool is None:
+            pool = _value_pool(ranking_expectation(rel, meas), pw)
+        pos, v, fpc = _successive_rows(draws, q, pw)
+        terms = _value_terms(values[pos], pool, draws[pos])
+        return _estimate_from_terms(v, *terms, None, draws, lv, qv, fpc)
+    return estimate(
+        qv, values, np.zeros(draws.shape[0]), q[draws], p=pw[draws], indices=draws, level=lv
+    )
 
 
 def _compare_ranking(
@@ -1331,26 +1418,12 @@ def _compare_ranking(
     )
     union_offsets = ranking_union(rel1, rel2)[1]
     book = _GradeBook(np.diff(union_offsets), rel1.n_grades)
-    qv = QueryValue(meas)
-    pools = (
-        [_value_pool(ranking_expectation(r, meas), pw) for r in ranking_mixed_pair(rel1, rel2)]
-        if estimator == "assisted"
-        else []
-    )
+    pools = _ranking_pair_pools(rel1, rel2, meas, pw) if estimator == "assisted" else None
 
-    def test(draws: NDArray[np.intp]) -> Comparison:
+    def test(draws: NDArray[np.intp], census: bool = False) -> Comparison:
         flat, _ = book.grades(book.lookup(draws))
         values = ranking_pair_values(rel1, rel2, meas, draws, flat)
-        if estimator == "snis":
-            zeros = np.zeros(draws.shape[0])
-            return paired_test(
-                qv, list(values), zeros, qq[draws], p=pw[draws], indices=draws, level=lv
-            )
-        pos, v, fpc = _successive_rows(draws, qq, pw)
-        parts = [
-            _value_terms(val[pos], pl, draws[pos]) for val, pl in zip(values, pools, strict=True)
-        ]
-        return _paired_from_terms(v, [parts], None, draws, lv, qv, fpc)
+        return _ranking_comparison(meas, draws, values, qq, pw, lv, estimator, pools, census)
 
     rng = np.random.default_rng(random_state)
     with _bar(b, lam, progress) as bar:
@@ -1358,13 +1431,7 @@ def _compare_ranking(
         draws, stopped_early = _run_comparison(
             acq, b, sequential, step, alpha, lambda d: _p_and_se(test(d))
         )
-    c = test(draws)
-    if book.known[pw > 0].all():  # census: both rankers' values are exact
-        lab = np.flatnonzero(book.known)
-        grades, _ = book.grades(book.lookup(lab))
-        v1, v2 = ranking_pair_values(rel1, rel2, meas, lab, grades)
-        exact = [float(pw[lab] @ v1), float(pw[lab] @ v2)]
-        c = _exact_comparison(exact, draws.shape[0], lab.shape[0], lv, qv)
+    c = test(draws, census=True)
     flat, offsets = book.grades(book.lookup(draws))
     return ComparisonResult(
         difference=c.difference,
