@@ -663,3 +663,25 @@ def test_two_processes_recording_at_once_both_succeed(tmp_path: Path) -> None:
         assert (frame.loc[part, "label"].to_numpy() == y[part]).all()
     for part in halves.values():  # each waited out the holder, beyond SQLite's busy timeout
         assert frame.loc[part, "timestamp"].min() > released
+
+
+def test_init_stores_the_estimator_and_status_reports_it(task: dict[str, Path]) -> None:
+    for how in ("assisted", "snis"):
+        store = task["dir"] / f"{how}.db"
+        args = ["--estimator", how] if how == "snis" else []  # assisted is the default
+        code, out, err = _run("session", "init", store, "--pool", task["a"], "--measure", "f1",
+                              "--budget", 30, *args)  # fmt: skip
+        assert code == 0 and f"estimator {how}" in out, err
+        _campaign(task, store)
+        code, out, _ = _run("session", "status", store)
+        assert code == 0 and f"estimator {how}," in out
+        status = json.loads(_run("session", "status", store, "--json")[1])
+        with Session.open(store) as s:
+            assert s.plan.estimator == how
+            e = s.estimate()
+            assert (status["estimate"], status["stderr"]) == (e.estimate, e.stderr)
+            assert e.interval == ("logit" if how == "assisted" else "wald")
+    code, _, err = _run("session", "init", task["dir"] / "x.db", "--pool", task["a"], "--measure",
+                        "f1", "--budget", 30, "--estimator", "ols")  # fmt: skip
+    assert code == 2 and "estimator" in err and "'assisted'" in err
+    assert not (task["dir"] / "x.db").exists()

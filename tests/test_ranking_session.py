@@ -75,14 +75,14 @@ def _union_rows(rels, truth: np.ndarray, ids: list[int]) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------ estimates
-def test_evaluation_session_is_the_snis_estimate_of_the_queries_dcg(tmp_path: Path) -> None:
+def test_evaluation_session_is_evaluate_and_the_snis_sum_of_the_queries_dcg(tmp_path: Path) -> None:
     (rel, _), truth = _pools()
     s = Session.create(tmp_path / "r.db", rel, "dcg", 30, seed=4)
     assert s.plan.ranking and s.plan.label_space == (0, 1, 2) and s.plan.measure == "dcg"
     ids = s.next_batch(40)
     assert len(ids) == 30 and len(set(ids)) == 30
     s.record(_rows(rel, truth, ids).sample(frac=1.0, random_state=0))  # any row order
-    est = s.estimate()
+    est = s.estimate(estimator="snis")
     # Direct: Σ v·DCG / Σ v over the draws, v = (1/m)/q (eq. 3.31), DCG from the grades.
     frame = s.labels_frame()
     draws = np.array(
@@ -92,19 +92,23 @@ def test_evaluation_session_is_the_snis_estimate_of_the_queries_dcg(tmp_path: Pa
     v = 1.0 / s.q[draws]
     assert est.estimate == pytest.approx(float(v @ values / v.sum()), rel=1e-12)
     assert est.n_labels == 30
-    # The same campaign through evaluate: bit-identical.
-    res = ae.evaluate(
-        rel,
-        lambda idx: [_grades(rel, truth, i) for i in idx],
-        "dcg",
-        budget=30,
-        random_state=4,
-        estimator="snis",
-    )
-    assert (est.estimate, est.stderr, est.n_draws) == (res.estimate, res.stderr, res.n_draws)
+    # The same campaign through evaluate, with either estimator: bit-identical.
+    for how in ("snis", "assisted"):
+        res = ae.evaluate(
+            rel,
+            lambda idx: [_grades(rel, truth, i) for i in idx],
+            "dcg",
+            budget=30,
+            random_state=4,
+            estimator=how,
+        )
+        got = s.estimate(estimator=how)
+        assert (got.estimate, got.stderr, got.ci) == (res.estimate, res.stderr, res.ci)
+        assert got.n_draws == res.n_draws
+    assert s.estimate().estimate == res.estimate != est.estimate  # the default: assisted
     s.close()
     again = Session.open(tmp_path / "r.db").estimate()
-    assert (again.estimate, again.stderr) == (est.estimate, est.stderr)
+    assert (again.estimate, again.stderr) == (res.estimate, res.stderr)
 
 
 def _session_draws(path: Path) -> list[int]:
@@ -131,23 +135,26 @@ def test_comparison_session_labels_the_union_and_matches_compare(tmp_path: Path)
     }
     ids = s.next_batch(25)
     s.record(_union_rows(rels, truth, ids))
-    c = s.compare()
-    res = ae.compare(
-        rels,
-        lambda idx: [truth[i, ae.ranking_union(*rels, [i])[0]] for i in idx],
-        "err",
-        budget=25,
-        random_state=2,
-        estimator="snis",
-    )
-    assert (c.difference, c.stderr, c.p_value) == (res.difference, res.stderr, res.p_value)
+    for how in ("assisted", "snis"):  # the session's default, then the thesis's
+        c = s.compare() if how == "assisted" else s.compare(estimator="snis")
+        res = ae.compare(
+            rels,
+            lambda idx: [truth[i, ae.ranking_union(*rels, [i])[0]] for i in idx],
+            "err",
+            budget=25,
+            random_state=2,
+            estimator=how,
+        )
+        assert (c.difference, c.stderr, c.p_value) == (res.difference, res.stderr, res.p_value)
+        assert c.ci == res.ci and list(c.estimates) == list(res.estimates)
     # Each ranker's estimate from an ERR written out, on the draws' grades.
     draws = np.array(_session_draws(tmp_path / "c.db"))
     v = 1.0 / s.q[draws]
     for j, rel in enumerate(rels):
         vals = np.array([_err(_grades(rel, truth, i), N_GRADES - 1) for i in draws])
-        assert s.estimate(j).estimate == pytest.approx(float(v @ vals / v.sum()), rel=1e-12)
-        assert c.estimates[j] == pytest.approx(float(v @ vals / v.sum()), rel=1e-12)
+        direct = float(v @ vals / v.sum())
+        assert s.estimate(j, estimator="snis").estimate == pytest.approx(direct, rel=1e-12)
+        assert c.estimates[j] == pytest.approx(direct, rel=1e-12)
 
 
 def test_mapping_input_rows_input_and_export_store_the_same_labels(tmp_path: Path) -> None:
@@ -324,7 +331,8 @@ def test_a_ranker_without_item_ids_records_items_by_rank(tmp_path: Path) -> None
     draws = np.array(_session_draws(tmp_path / "r.db"))
     v = 1.0 / s.q[draws]
     vals = np.array([_dcg(_grades(rel, truth, i)) for i in draws])
-    assert s.estimate().estimate == pytest.approx(float(v @ vals / v.sum()), rel=1e-12)
+    direct = float(v @ vals / v.sum())
+    assert s.estimate(estimator="snis").estimate == pytest.approx(direct, rel=1e-12)
 
 
 # ------------------------------------------------------------------------- command line

@@ -36,6 +36,11 @@ from hypothesis import strategies as st
 
 import activeeval as ae
 from activeeval import store as store_mod
+from activeeval.assisted import (
+    assisted_estimate,
+    assisted_multiple_comparison,
+    assisted_paired_test,
+)
 from activeeval.store import Session
 
 # ----------------------------------------------------------------------------- helpers
@@ -253,27 +258,36 @@ def test_pending_ids_count_against_the_budget(tmp_path: Path) -> None:
 def test_session_reproduces_evaluate_with_the_same_seed(tmp_path: Path) -> None:
     """Block 0 is ``default_rng([seed, 0])``, whose stream NumPy's SeedSequence makes equal to
     ``default_rng(seed)``'s, which ``evaluate`` draws from; with one block covering the whole
-    campaign the session must buy the same labels and give the same SNIS estimate."""
+    campaign the session must buy the same labels and give the same estimate, interval
+    included, with either estimator (the session's own, or overridden per call)."""
     proba, y = _pool(500, seed=7)
     costs = np.random.default_rng(8).uniform(0.5, 2.0, 500)
 
     def oracle(idx: np.ndarray) -> np.ndarray:
         return y[idx]
 
-    for c, budget in ((None, 80), (costs, 90.0)):
-        path = tmp_path / f"s{c is None}.db"
-        s = Session.create(path, proba, "f1", budget, costs=c, seed=5, block_size=100_000)
+    for c, budget, how in ((None, 80, "assisted"), (costs, 90.0, "assisted"), (None, 80, "snis")):
+        path = tmp_path / f"s{c is None}{how}.db"
+        s = Session.create(
+            path, proba, "f1", budget, costs=c, seed=5, block_size=100_000, estimator=how
+        )
+        assert s.plan.estimator == how
         _label_all(s, y, 13)
+        ref = ae.evaluate(proba, oracle, "f1", budget, costs=c, random_state=5, estimator=how)
         got = s.estimate()
-        ref = ae.evaluate(proba, oracle, "f1", budget, costs=c, random_state=5, estimator="snis")
         draws = [r[1] for r in _draws(path)][: got.n_draws]
         assert draws == ref.indices.tolist()
         np.testing.assert_array_equal(s.q[draws], ref.q)
-        # evaluate weights by p/q with p = 1/m, the session by 1/q: equal up to rounding.
-        assert got.estimate == pytest.approx(ref.estimate, rel=1e-12)
-        assert got.stderr == pytest.approx(ref.stderr, rel=1e-12)
+        assert (got.estimate, got.stderr, got.ci) == (ref.estimate, ref.stderr, ref.ci)
+        assert got.interval == ref.interval == ("logit" if how == "assisted" else "wald")
         assert (got.n_labels, got.n_draws) == (ref.n_labels, ref.n_draws)
         assert s.progress().cost_spent == pytest.approx(ref.cost)
+        other = "snis" if how == "assisted" else "assisted"
+        alt = ae.evaluate(proba, oracle, "f1", budget, costs=c, random_state=5, estimator=other)
+        assert s.estimate(estimator=other).ci == alt.ci and alt.estimate != ref.estimate
+        s.close()
+        with Session.open(path) as again:  # the plan keeps the estimator
+            assert again.plan.estimator == how and again.estimate().ci == ref.ci
 
 
 # --------------------------------------------------------------------------- labels
@@ -403,16 +417,9 @@ def test_string_ids_and_string_labels(tmp_path: Path) -> None:
     while batch := s.next_batch(10):
         s.record({i: names[y[int(i[5:])]] for i in batch})
     got = s.estimate()
-    draws = [r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws]
-    q = s.q[draws]
-    ref = ae.estimate(
-        ae.Recall(pos_label="spam"),
-        ae.Categorical(proba[draws], labels=names),
-        names[y[draws]],
-        q,
-        indices=draws,
-    )
-    assert (got.estimate, got.stderr) == (ref.estimate, ref.stderr)
+    draws = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
+    _check_both(s, ae.Recall(pos_label="spam"), ae.Categorical(proba, labels=names), draws,
+                names[y[draws]])  # fmt: skip
 
 
 def test_regression_session_with_gaussian_predictions(tmp_path: Path) -> None:
@@ -425,10 +432,8 @@ def test_regression_session_with_gaussian_predictions(tmp_path: Path) -> None:
         s.record({i: float(y[i]) for i in batch})
     got = s.estimate()
     draws = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
-    ref = ae.estimate(
-        "mse", ae.Gaussian(mean[draws], var[draws]), y[draws], s.q[draws], indices=draws
-    )
-    assert (got.estimate, got.stderr, got.n_labels) == (ref.estimate, ref.stderr, 40)
+    _check_both(s, "mse", ae.Gaussian(mean, var), draws, y[draws])
+    assert got.n_labels == 40
     with pytest.raises(ae.LabelSpaceError, match="finite"):
         s.record({s.labels_frame()["id"].iloc[0]: math.inf})
 
@@ -445,16 +450,28 @@ def test_estimate_uses_the_longest_fully_labeled_prefix_of_the_draws(tmp_path: P
     draws = np.array([r[1] for r in _draws(tmp_path / "s.db")][: s.progress().n_draws])
     n = int(np.flatnonzero(draws == hole)[0])  # the prefix ends before the hole's first draw
     idx = draws[:n]
-    ref = ae.estimate("error_rate", proba[idx], y[idx], s.q[idx], indices=idx)
     got = s.estimate()
-    assert (got.estimate, got.stderr, got.n_draws, got.n_labels) == (
-        ref.estimate,
-        ref.stderr,
-        n,
-        17,
-    )
-    assert got.ci == ref.confidence_interval(0.95)
+    assert (got.n_draws, got.n_labels) == (n, 17)
+    _check_both(s, "error_rate", ae.Categorical(proba), idx, y[idx])
     assert s.progress().n_estimation_draws == n
+
+
+def _check_both(s: Session, measure: Any, pred: Any, draws: Any, labels: Any) -> None:
+    """The session's estimate and interval with either estimator equal the library's on its
+    labeled prefix ``draws``: the model-assisted estimator's finite-population form with the
+    session's q (logit interval for [0, 1] measures), and eq. 3.31 (Wald). Up to rounding: the
+    session normalizes p = 1/m as evaluate does (tested bit-identical to evaluate above)."""
+    ref = assisted_estimate(measure, pred, draws, labels, pool_q=s.q)
+    got = s.estimate(estimator="assisted")
+    method = "logit" if ref.binary_loss else "wald"
+    want = (ref.estimate, ref.stderr, *ref.confidence_interval(0.95, method))
+    assert (got.estimate, got.stderr, *got.ci) == pytest.approx(want, rel=1e-12)
+    assert got.interval == method
+    ref = ae.estimate(measure, pred.take(draws), labels, s.q[draws], indices=draws)
+    got = s.estimate(estimator="snis")
+    want = (ref.estimate, ref.stderr, *ref.confidence_interval(0.95))
+    assert (got.estimate, got.stderr, *got.ci) == pytest.approx(want, rel=1e-12)
+    assert got.interval == "wald"
 
 
 def test_estimate_before_any_label_is_nan(tmp_path: Path) -> None:
@@ -487,20 +504,29 @@ def test_compare_two_models_is_the_paired_test_on_the_prefix(tmp_path: Path) -> 
     q = ae.comparison_distribution([ae.Categorical(p) for p in models], "error_rate")
     assert s.q.tobytes() == q.tobytes()
     _label_all(s, y, 30)
-    got = s.compare()
+    got = s.compare(estimator="snis")
     idx = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
     ref = ae.paired_test(
         "error_rate", [models[0][idx], models[1][idx]], y[idx], q[idx], indices=idx
     )
-    assert (got.difference, got.stderr, got.p_value, got.best) == (
-        ref.difference,
-        ref.stderr,
-        ref.p_value,
-        ref.best,
+    want = (ref.difference, ref.stderr, ref.p_value, *ref.ci, *ref.estimates)
+    assert (got.difference, got.stderr, got.p_value, *got.ci, *got.estimates) == pytest.approx(
+        want, rel=1e-12
     )
-    assert got.ci == ref.ci and got.n_labels == 120
+    assert got.best == ref.best and got.n_labels == 120
     for j in (0, 1):
-        assert s.estimate(model=j).estimate == ref.estimates[j]
+        assert s.estimate(model=j, estimator="snis").estimate == pytest.approx(
+            ref.estimates[j], rel=1e-12
+        )
+    # The session's own estimator, the default: the model-assisted paired test.
+    got = s.compare()
+    preds = [ae.Categorical(p) for p in models]
+    ref = assisted_paired_test("error_rate", preds, idx, y[idx], pool_q=q)
+    want = (ref.difference, ref.stderr, ref.p_value, *ref.ci, *ref.estimates)
+    assert (got.difference, got.stderr, got.p_value, *got.ci, *got.estimates) == pytest.approx(
+        want, rel=1e-12
+    )
+    assert got.best == ref.best
 
 
 def test_compare_k_models_reports_best_against_runner_up_holm(tmp_path: Path) -> None:
@@ -512,14 +538,22 @@ def test_compare_k_models_reports_best_against_runner_up_holm(tmp_path: Path) ->
     ]
     s = Session.create(tmp_path / "s.db", models, "accuracy", 150, seed=2)
     _label_all(s, y, 50)
-    got = s.compare()
+    got = s.compare(estimator="snis")
     idx = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
     mc = ae.multiple_comparison("accuracy", [m[idx] for m in models], y[idx], s.q[idx], indices=idx)
     best, runner = mc.ranking[0], mc.ranking[1]
     assert got.best == best
-    np.testing.assert_array_equal(got.estimates, mc.estimates)
+    np.testing.assert_allclose(got.estimates, mc.estimates, rtol=1e-12)
     assert got.difference == pytest.approx(mc.estimates[best] - mc.estimates[runner], abs=1e-15)
-    assert got.p_value == mc.adjusted_p_value(best, runner, "holm")
+    assert got.p_value == pytest.approx(mc.adjusted_p_value(best, runner, "holm"), rel=1e-12)
+    got = s.compare()  # the default: the model-assisted multiple comparison
+    preds = [ae.Categorical(m) for m in models]
+    mc = assisted_multiple_comparison("accuracy", preds, idx, y[idx], pool_q=s.q)
+    best, runner = mc.ranking[0], mc.ranking[1]
+    assert got.best == best
+    np.testing.assert_allclose(got.estimates, mc.estimates, rtol=1e-12)
+    assert got.difference == pytest.approx(mc.estimates[best] - mc.estimates[runner], abs=1e-15)
+    assert got.p_value == pytest.approx(mc.adjusted_p_value(best, runner, "holm"), rel=1e-12)
 
 
 # ---------------------------------------------------------------------- bad creation
@@ -778,8 +812,8 @@ def test_demo_session_campaign_matches_evaluate() -> None:
     proba, y = _pool(300, seed=1)
     lines: list[str] = []
     out = session_campaign(ae.Categorical(proba), lambda idx: y[idx], budget=40, echo=lines.append)
-    ref = ae.evaluate(proba, lambda idx: y[idx], "error_rate", 40, random_state=0, estimator="snis")
-    assert out["session_error_rate"] == pytest.approx(ref.estimate, rel=1e-12)
+    ref = ae.evaluate(proba, lambda idx: y[idx], "error_rate", 40, random_state=0)
+    assert out["session_error_rate"] == ref.estimate
     assert any(line.strip().startswith("session") for line in lines)
 
 
@@ -788,6 +822,28 @@ def test_create_refuses_a_ranked_pool_with_an_empty_query(tmp_path) -> None:
     with pytest.raises(ae.ShapeError, match="query 1 lists no item"):
         Session.create(tmp_path / "s.db", rel, "dcg", 2)
     assert not (tmp_path / "s.db").exists()
+
+
+def test_a_store_written_before_the_estimator_choice_keeps_reporting_the_thesis_estimator(
+    tmp_path: Path,
+) -> None:
+    # Stores created before sessions had an estimator hold no 'estimator' key: they reported
+    # eq. 3.31, and go on doing so (an estimate does not change under the user's feet).
+    proba, y = _pool()
+    path = tmp_path / "s.db"
+    with Session.create(path, proba, "error_rate", 20, seed=2) as s:
+        s.record({i: int(y[i]) for i in s.next_batch(20)})
+        snis = s.estimate(estimator="snis")
+        assert s.estimate().estimate != snis.estimate
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DELETE FROM meta WHERE key = 'estimator'")
+    conn.close()
+    with Session.open(path) as s:
+        assert s.plan.estimator == "snis"
+        assert (s.estimate().estimate, s.estimate().ci) == (snis.estimate, snis.ci)
+    with pytest.raises(ae.UnknownOptionError, match="estimator"):
+        Session.create(tmp_path / "t.db", proba, "error_rate", 20, estimator="ols")
 
 
 def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -> None:

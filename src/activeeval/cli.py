@@ -625,6 +625,13 @@ def _budget_text(budget: float, cost_sensitive: bool, ranking: bool = False) -> 
     default=None,
     help="Ranked pools: truncation depth k of dcg/err (DCG@k); default the whole list.",
 )
+@click.option(
+    "--estimator",
+    default="assisted",
+    show_default=True,
+    help="assisted (the model-assisted estimator, as evaluate/compare) or snis (the thesis's "
+    "eq. 3.31, for reproduction).",
+)
 def session_init(
     store: Path,
     pools: tuple[Path, ...],
@@ -636,6 +643,7 @@ def session_init(
     method: str,
     level: float,
     depth: int | None,
+    estimator: str,
 ) -> None:
     """Plan a campaign: read the pool file(s) and create STORE."""
     from .ranking import DCG, ERR
@@ -665,6 +673,7 @@ def session_init(
             ids=files[0].ids,
             beta=beta,
             names=[str(f.path) for f in files],
+            estimator=estimator,
         )
         with s:
             plan = s.plan
@@ -677,7 +686,7 @@ def session_init(
             click.echo(
                 f"created {store}: {what}{pos}, pool of {plan.pool_size} "
                 f"{'queries' if plan.ranking else 'instances'}, method "
-                f"{plan.method}, budget "
+                f"{plan.method}, estimator {plan.estimator}, budget "
                 f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)}, "
                 f"seed {plan.seed}\nsession id {plan.session_id}\n"
                 f"next: activeeval session next {store} --k 20 --out batch.csv"
@@ -833,7 +842,10 @@ def _plot(s: Any, path: Path) -> None:
         ax.legend(loc="best")
     ax.set_xlabel("labeling cost spent" if plan.cost_sensitive else "labels")
     ax.set_ylabel(what)
-    ax.set_title(f"{s.path.name}: {plan.kind} of {_measure_text(plan)}, method {plan.method}")
+    ax.set_title(
+        f"{s.path.name}: {plan.kind} of {_measure_text(plan)}, method {plan.method}, "
+        f"estimator {plan.estimator}"
+    )
     ax.set_xlim(left=0, right=plan.budget)
     fig.savefig(path, dpi=100)
 
@@ -868,7 +880,7 @@ def session_status(store: Path, as_json: bool, plot: Path | None) -> None:
         )
         lines = [
             f"session {plan.session_id} ({plan.kind}, {_measure_text(plan)}, method {plan.method}, "
-            f"seed {plan.seed})",
+            f"estimator {plan.estimator}, seed {plan.seed})",
             f"labels:   {prog.n_labels} recorded, {prog.n_pending} pending; cost "
             f"{prog.cost_spent:g} of "
             f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)} ({pct}); "

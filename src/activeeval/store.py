@@ -6,11 +6,12 @@ later — possibly from several annotators, processes or machine restarts. Every
 estimate depends on is stored, so a reopened session continues exactly where it stopped and
 gives bit-identical estimates:
 
-* the **plan** — measure and its parameters (positive class, β), sampling method, budget, seed,
-  confidence level, the pool's ids, labeling costs and every model's predictions, a SHA-256
-  fingerprint over them, and the sampling distribution q itself as float64 bytes (q is never
-  recomputed, so a change to :func:`~activeeval.sampling.optimal_distribution` in a later
-  version cannot change a running session);
+* the **plan** — measure and its parameters (positive class, β), sampling method, estimator,
+  budget, seed, confidence level, the pool's ids, labeling costs and every model's
+  predictions, a SHA-256 fingerprint over them, and the sampling distribution q itself as
+  float64 bytes (q is never recomputed, so a change to
+  :func:`~activeeval.sampling.optimal_distribution` in a later version cannot change a
+  running session);
 * the **draw sequence** x₁, x₂, … ~ q i.i.d., each draw with its q(xᵢ). Block b of
   ``block_size`` draws comes from ``np.random.default_rng([seed, b])`` by inverse-CDF lookup in
   cumsum(q), so the sequence is a function of (q, seed) alone — not of how many times
@@ -38,8 +39,14 @@ Ranked pools (thesis Ch. 6). With ``GradedRelevance`` models (one ranker, or two
 ids) the pool's instances are queries: a query is handed out, its label is the grade of every
 item of its list (of both lists' union for a comparison, in :func:`~activeeval.ranking_union`
 order), recorded from rows ``id,item,grade`` and stored as one JSON list per query, and the
-estimate is eq. 3.31 over per-query DCG/ERR values — what ``evaluate``/``compare`` with
-``estimator="snis"`` compute from the same draws.
+estimate is over per-query DCG/ERR values.
+
+Estimates. A session reports what :func:`~activeeval.evaluate` / :func:`~activeeval.compare`
+report for the same draws, bit for bit, with the estimator fixed in its plan: the
+model-assisted one by default, the thesis's eq. 3.31 (``estimator="snis"``) for reproduction.
+Stores created before the plan held an estimator report eq. 3.31, as they always did. The
+plan stores the estimator's name; its computation is the installed version's (eq. 3.31 is
+fixed; the model-assisted estimator's tuning may improve between versions).
 
 Schema. ``meta`` holds ``schema_version``; :data:`MIGRATIONS` maps a version k to the function
 that upgrades a store from k to k + 1, applied in one transaction when a store is opened. A store
@@ -90,14 +97,20 @@ from ._validation import (
     check_level,
     check_option,
 )
-from .campaign import _check_budget
+from .assisted import _value_pool
+from .campaign import (
+    ESTIMATORS,
+    _check_budget,
+    _ranking_comparison,
+    _ranking_estimate,
+    _ranking_pair_pools,
+    _static_comparison,
+    _static_estimate,
+)
 from .inference import (
     Comparison,
     Estimate,
     MultipleComparison,
-    estimate,
-    multiple_comparison,
-    paired_test,
 )
 from .measures import (
     AbsoluteError,
@@ -117,12 +130,12 @@ from .ranking import (
     ERR,
     RANKING_METHODS,
     GradedRelevance,
-    QueryValue,
     RankingMeasure,
     _bind_pair,
     _check_pair,
     get_ranking_measure,
     ranking_distribution,
+    ranking_expectation,
     ranking_pair_values,
     ranking_query_costs,
     ranking_union,
@@ -302,6 +315,9 @@ class SessionPlan:
         A pool of ranked queries (``GradedRelevance`` models, DCG/ERR): ids are query ids, a
         label is the grade of every item of the query (labels input ``id,item,grade``);
         ``label_space`` holds the grades.
+    estimator : {"assisted", "snis"}
+        The estimator the session reports (:meth:`Session.estimate`); stores written before
+        sessions had a choice report the thesis's, ``"snis"``.
     """
 
     session_id: str
@@ -327,6 +343,7 @@ class SessionPlan:
     created_at: str
     schema_version: int
     ranking: bool = False
+    estimator: str = "snis"
 
 
 @dataclass(frozen=True)
@@ -386,14 +403,18 @@ class SessionEstimate:
     Attributes
     ----------
     estimate, stderr : float
-        Self-normalized importance-sampling estimate (eq. 3.31) and its sandwich standard error
-        (Lemma 3.4) on the labeled prefix of the draws; NaN before the first label.
+        The estimate and its standard error on the labeled prefix of the draws, by the
+        session's estimator (what :func:`~activeeval.evaluate` reports for the same draws);
+        NaN before the first label.
     ci : tuple of float
-        Wald interval at ``level``.
+        The interval at ``level`` by ``interval``.
     n_labels, n_draws : int
         Distinct labeled instances and draws in the prefix.
     inference : Estimate or None
         The underlying :class:`~activeeval.inference.Estimate` (None before the first label).
+    interval : str
+        How ``ci`` was formed: ``"logit"`` (the model-assisted estimator of a measure in
+        [0, 1], with its Clopper–Pearson fallback at 0 or 1) or ``"wald"``.
     """
 
     estimate: float
@@ -404,14 +425,16 @@ class SessionEstimate:
     n_draws: int
     measure: str
     inference: Estimate | None
+    interval: str = "wald"
 
     def confidence_interval(
-        self, level: float | None = None, method: str = "wald"
+        self, level: float | None = None, method: str | None = None
     ) -> tuple[float, float]:
-        """Interval by any method of :meth:`Estimate.confidence_interval`."""
+        """Interval by any method of :meth:`Estimate.confidence_interval` (default: the
+        session's, ``interval``)."""
         if self.inference is None:
             return math.nan, math.nan
-        return self.inference.confidence_interval(level, method)
+        return self.inference.confidence_interval(level, method or self.interval)
 
 
 @dataclass(frozen=True, eq=False)
@@ -785,6 +808,7 @@ class Session:
         beta: float | None = None,
         names: Sequence[str] | None = None,
         block_size: int = DEFAULT_BLOCK_SIZE,
+        estimator: str = "assisted",
     ) -> Session:
         """Plan a campaign and write it to a new store at ``path``.
 
@@ -829,6 +853,11 @@ class Session:
             A name per model (default ``model 0``, ``model 1``, ...).
         block_size : int
             Draws generated per block of the draw sequence.
+        estimator : {"assisted", "snis"}
+            The estimator the session reports, as :func:`~activeeval.evaluate`'s: the
+            model-assisted one (default; its finite-population form, logit interval for
+            measures in [0, 1]) or the thesis's (eq. 3.31, Wald interval), for reproduction.
+            Stored in the plan; :meth:`estimate` and :meth:`compare` can override it.
 
         Returns
         -------
@@ -878,6 +907,7 @@ class Session:
             RANKING_METHODS if ranked else COMPARISON_METHODS if comparison else EVALUATION_METHODS
         )
         method = check_option(method, methods, "method")
+        estimator = check_option(estimator, ESTIMATORS, "estimator")
         if names is None:
             model_names = [f"model {j}" for j in range(len(preds))]
         else:
@@ -955,6 +985,7 @@ class Session:
                             ("session_id", session_id),
                             ("created_at", created),
                             ("created_with", f"activeeval {__version__}"),
+                            ("estimator", estimator),
                         ],
                     )
                     conn.execute(
@@ -1337,7 +1368,10 @@ class Session:
             created_at=created,
             schema_version=int(meta["schema_version"]),
             ranking=bool(ranking),
+            estimator=meta.get("estimator", "snis"),
         )
+        self._pw = np.full(m, 1.0 / m)  # the test distribution: uniform over the pool
+        self._moments: Any = None  # a ranked pool's control-variate moments, when first needed
         self._price = np.ones(m) if costs is None else costs
 
     def close(self) -> None:
@@ -1990,22 +2024,29 @@ class Session:
         idx = draws[:n]
         return idx, q[:n], self._label_array(by_pos, idx)
 
-    def estimate(self, model: int = 0) -> SessionEstimate:
+    def estimate(self, model: int = 0, *, estimator: str | None = None) -> SessionEstimate:
         """The performance estimate from the labels recorded so far.
 
-        Uses :func:`~activeeval.inference.estimate` (eq. 3.31 with the sandwich standard error
-        of Lemma 3.4) on the longest *prefix* of the draw sequence whose instances are all
-        labeled, each draw weighted by the q it was drawn with. Taking a prefix keeps the
-        argument behind the estimator valid while labels arrive out of order: the draws are
-        i.i.d. from q, and the prefix ends at a point decided by the draws themselves and the
-        order of labeling — never by the values of the labels beyond it — so the estimate is
-        that of an i.i.d. sample stopped at a stopping time. Using every labeled draw instead
-        would let which labels came back first (e.g. the easy ones) decide which draws count.
+        The estimate :func:`~activeeval.evaluate` reports for the same draws (bit for bit), on
+        the longest *prefix* of the draw sequence whose instances are all labeled: by default
+        the model-assisted estimator (:mod:`activeeval.assisted`) in its finite-population
+        form — the distinct instances of a prefix of i.i.d. draws from q are a successive
+        sample — with the logit interval for measures in [0, 1]; ``"snis"``: the thesis's
+        eq. 3.31 with the sandwich standard error of Lemma 3.4, every draw weighted by its q;
+        once every instance that can move the measure is labeled, the exact value. Taking a
+        prefix keeps the argument behind the estimator valid while labels arrive out of
+        order: the draws are i.i.d. from q, and the prefix ends at a point decided by the
+        draws themselves and the order of labeling — never by the values of the labels beyond
+        it — so the estimate is that of an i.i.d. sample stopped at a stopping time. Using
+        every labeled draw instead would let which labels came back first (e.g. the easy
+        ones) decide which draws count.
 
         Parameters
         ----------
         model : int
             For comparison sessions, which model to estimate (all models share the draws).
+        estimator : {"assisted", "snis"}, optional
+            Overrides the session's estimator (``plan.estimator``).
 
         Returns
         -------
@@ -2014,27 +2055,36 @@ class Session:
         """
         if not 0 <= model < self.plan.n_models:
             raise ShapeError(f"model: must be in [0, {self.plan.n_models}), got {model}.")
-        idx, q, y = self._data()
-        return self._estimate_on(idx, q, y, model)
+        how = self._estimator(estimator)
+        idx, _, y = self._data()
+        return self._estimate_on(idx, y, model, how)
+
+    def _estimator(self, estimator: str | None) -> str:
+        if estimator is None:
+            return self.plan.estimator
+        return check_option(estimator, ESTIMATORS, "estimator")
 
     def _estimate_on(
-        self, idx: NDArray[np.intp], q: NDArray[np.float64], y: NDArray[Any], model: int
+        self, idx: NDArray[np.intp], y: NDArray[Any], model: int, estimator: str
     ) -> SessionEstimate:
         lv = self.plan.level
         if idx.size == 0:
             nan = math.nan
             return SessionEstimate(nan, nan, (nan, nan), lv, 0, 0, self.measure.name, None)
-        if self.plan.ranking:  # as evaluate(..., estimator="snis") on a ranked pool
+        interval = "wald"
+        if self.plan.ranking:  # as evaluate (one ranker) / compare (two) on a ranked pool
             values = self._query_values(idx, y)[model]
-            zeros = np.zeros(idx.shape[0])
-            est = estimate(
-                QueryValue(self.measure), values, zeros, q, p=self._p_at(idx), indices=idx, level=lv
-            )
+            pool = self._ranking_moments()[model] if estimator == "assisted" else None
+            est = _ranking_estimate(
+                self.measure, self.predictives[model], idx, values, self.q, self._pw, lv,
+                estimator, pool,
+            )  # fmt: skip
         else:
-            est = estimate(
-                self.measure, self.predictives[model].take(idx), y, q, indices=idx, level=lv
+            est, interval = _static_estimate(
+                self.measure, self.predictives[model], idx, y, self.q, self._pw, lv, estimator
             )
-        ci = est.confidence_interval(lv) if not math.isnan(est.estimate) else (math.nan, math.nan)
+        nan_ci = (math.nan, math.nan)
+        ci = nan_ci if math.isnan(est.estimate) else est.confidence_interval(lv, interval)
         return SessionEstimate(
             estimate=est.estimate,
             stderr=est.stderr,
@@ -2044,11 +2094,20 @@ class Session:
             n_draws=est.n_draws,
             measure=est.measure,
             inference=est,
+            interval=interval,
         )
 
-    def _p_at(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
-        """The test distribution p(x) at the draws: uniform over the pool (as evaluate)."""
-        return np.full(idx.shape[0], 1.0 / self.plan.pool_size)
+    def _ranking_moments(self) -> list[Any]:
+        """Each ranker's control-variate pool moments (computed once per open session): its own
+        grade model's for one ranker, the mixture of both for two (as evaluate / compare)."""
+        if self._moments is None:
+            rels = self.predictives
+            self._moments = (
+                _ranking_pair_pools(rels[0], rels[1], self.measure, self._pw)
+                if len(rels) == 2
+                else [_value_pool(ranking_expectation(rels[0], self.measure), self._pw)]
+            )
+        return list(self._moments)
 
     def _query_values(self, idx: NDArray[np.intp], y: NDArray[Any]) -> list[NDArray[np.float64]]:
         """Per-draw ranking values ℓ(r(x), y) of every ranker (eq. 6.9) from the stored
@@ -2064,21 +2123,26 @@ class Session:
         )
         return [a, b]
 
-    def compare(self) -> SessionComparison:
-        """The comparison of the session's models from the labels recorded so far.
+    def compare(self, *, estimator: str | None = None) -> SessionComparison:
+        """The comparison of the session's models from the labels recorded so far: what
+        :func:`~activeeval.compare` reports for the same draws, on the labeled prefix of the
+        draws (see :meth:`estimate`).
 
-        Two models: :func:`~activeeval.inference.paired_test` (Δ = G[f₀] − G[f₁], Wald test,
-        eq. 3.21–3.24); k > 2: :func:`~activeeval.inference.multiple_comparison`, reporting the
-        best model against the runner-up with its Holm-adjusted p-value. Both on the labeled
-        prefix of the draws, as :meth:`estimate`.
+        Two models: Δ = G[f₀] − G[f₁] with the paired Wald test (eq. 3.21–3.24) — by default
+        from the model-assisted estimator with each model's own predictive distribution as a
+        control variate (:func:`~activeeval.assisted.assisted_paired_test`), ``"snis"`` the
+        thesis's paired test; k > 2: the multiple comparison (Holm), reporting the best model
+        against the runner-up with its Holm-adjusted p-value. ``estimator`` overrides the
+        session's (``plan.estimator``).
         """
         if self.plan.n_models < 2:
             raise ShapeError("compare: this session evaluates one model; use estimate() instead.")
-        idx, q, y = self._data()
-        return self._compare_on(idx, q, y)
+        how = self._estimator(estimator)
+        idx, _, y = self._data()
+        return self._compare_on(idx, y, how)
 
     def _compare_on(
-        self, idx: NDArray[np.intp], q: NDArray[np.float64], y: NDArray[Any]
+        self, idx: NDArray[np.intp], y: NDArray[Any], estimator: str
     ) -> SessionComparison:
         lv = self.plan.level
         k = self.plan.n_models
@@ -2087,65 +2151,38 @@ class Session:
             return SessionComparison(
                 nan, nan, nan, (nan, nan), 0, np.full(k, nan), lv, 0, 0, self.measure.name, None
             )
-        if k == 2:
-            if self.plan.ranking:  # as compare(..., estimator="snis") on a ranked pool
-                c = paired_test(
-                    QueryValue(self.measure),
-                    self._query_values(idx, y),
-                    np.zeros(idx.shape[0]),
-                    q,
-                    p=self._p_at(idx),
-                    indices=idx,
-                    level=lv,
-                )
-            else:
-                at2 = [p.take(idx) for p in self.predictives]
-                c = paired_test(self.measure, at2, y, q, indices=idx, level=lv)
-            ci = c.ci if not math.isnan(c.difference) else (math.nan, math.nan)
-            return SessionComparison(
-                c.difference,
-                c.stderr,
-                c.p_value,
-                ci,
-                c.best,
-                np.array(c.estimates),
-                lv,
-                c.n_labels,
-                c.n_draws,
-                c.measure,
-                c,
+        if self.plan.ranking:  # two rankers, as compare on a ranked pool
+            values = self._query_values(idx, y)
+            pools = self._ranking_moments() if estimator == "assisted" else None
+            c = _ranking_comparison(
+                self.measure, idx, (values[0], values[1]), self.q, self._pw, lv, estimator, pools
             )
-        at = [p.take(idx) for p in self.predictives]
-        mc = multiple_comparison(self.measure, at, y, q, indices=idx)
-        best, runner = mc.best, int(mc.ranking[1])
-        table = mc.pairwise
-        row = table[(table["a"] == min(best, runner)) & (table["b"] == max(best, runner))].iloc[0]
-        diff = float((1.0 if best < runner else -1.0) * row["difference"])
-        se = float(row["stderr"])
+            diff, se, pv, best, est, cmp = (
+                c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c,
+            )  # fmt: skip
+        else:
+            diff, se, pv, best, est, cmp = _static_comparison(
+                self.measure, self.predictives, y, idx, self.q, self._pw, 1.0, lv, estimator
+            )
         z = float(stats.norm.isf((1 - lv) / 2))
+        nan_ci = (math.nan, math.nan)
+        ci = nan_ci if math.isnan(diff) else (float(diff - z * se), float(diff + z * se))
         return SessionComparison(
-            diff,
-            se,
-            float(row["p_holm"]),
-            (diff - z * se, diff + z * se),
-            best,
-            mc.estimates,
-            lv,
-            mc.n_labels,
-            mc.n_draws,
-            mc.measure,
-            mc,
-        )
+            float(diff), float(se), float(pv), ci, int(best), np.asarray(est, dtype=float), lv,
+            cmp.n_labels, cmp.n_draws, cmp.measure, cmp,
+        )  # fmt: skip
 
-    def trajectory(self, max_points: int = 60) -> pd.DataFrame:
+    def trajectory(self, max_points: int = 60, *, estimator: str | None = None) -> pd.DataFrame:
         """The estimate recomputed on growing labeled prefixes of the draws, for plots.
 
         Each point is a prefix that ends just before the first draw of a not-yet-counted
         instance (a stopping time of the draw sequence). Columns: ``n_labels``, ``cost``,
         ``n_draws``, ``estimate``, ``stderr``, ``low``, ``high`` — for comparisons the
-        difference, its standard error and interval, plus ``p_value``.
+        difference, its standard error and interval, plus ``p_value``. ``estimator`` overrides
+        the session's.
         """
-        idx, q, y = self._data()
+        how = self._estimator(estimator)
+        idx, _, y = self._data()
         if idx.size == 0:
             return pd.DataFrame(
                 columns=["n_labels", "cost", "n_draws", "estimate", "stderr", "low", "high"]
@@ -2165,10 +2202,10 @@ class Session:
                 n = int(ends[j])
                 row: dict[str, float] = {"n_labels": j + 1, "cost": float(spent[j]), "n_draws": n}
                 if self.plan.n_models == 1:
-                    e = self._estimate_on(idx[:n], q[:n], y[:n], 0)
+                    e = self._estimate_on(idx[:n], y[:n], 0, how)
                     row.update(estimate=e.estimate, stderr=e.stderr, low=e.ci[0], high=e.ci[1])
                 else:
-                    cm = self._compare_on(idx[:n], q[:n], y[:n])
+                    cm = self._compare_on(idx[:n], y[:n], how)
                     row.update(
                         estimate=cm.difference,
                         stderr=cm.stderr,

@@ -132,9 +132,9 @@ def session_campaign(
 ) -> dict[str, float]:
     """The same job as a labeling session on disk (:class:`~activeeval.store.Session`): create
     a store, hand out ``batch`` ids at a time, record the oracle's labels, estimate; printed
-    next to :func:`~activeeval.evaluate` with the same (self-normalized) estimator and seed.
-    A campaign within the session's first block of draws (1,024) draws exactly what
-    ``evaluate`` draws, so the two agree up to rounding."""
+    next to :func:`~activeeval.evaluate` with the same (default, model-assisted) estimator and
+    seed. A campaign within the session's first block of draws (1,024) draws exactly what
+    ``evaluate`` draws, so the two agree exactly."""
     import tempfile
     from pathlib import Path
 
@@ -148,7 +148,7 @@ def session_campaign(
                 s.record(dict(zip(ids, np.asarray(oracle(idx)).tolist(), strict=True)))
         with Session.open(store) as s:  # a reopened session gives the same estimate
             est = s.estimate()
-    ref = evaluate(pred, oracle, "error_rate", budget=budget, random_state=seed, estimator="snis")
+    ref = evaluate(pred, oracle, "error_rate", budget=budget, random_state=seed)
     echo(f"== labeling session on disk ({budget} labels, {batch} per batch), error_rate:")
     echo(
         f"   session  {est.estimate:.4f}  95% CI [{est.ci[0]:.4f}, {est.ci[1]:.4f}]  "
