@@ -650,10 +650,7 @@ def _census(
     idx, first = np.unique(draws, return_index=True)
     if not _covers(idx, needed):
         return None
-    yl = y[first]
-    w = meas.weight(f[idx], yl) * pw[idx]
-    total = float(w.sum())
-    value = float(w @ meas.loss(f[idx], yl)) / total if total > 0 else math.nan
+    value = _exact_value(meas, f[idx], y[first], pw[idx])
     return Estimate(
         value,
         0.0,
@@ -1046,8 +1043,8 @@ def compare(
 
         draws, stopped_early = _run_comparison(acq, b, sequential, step, alpha, p_value)
     y = acq.book.lookup(draws)
-    diff, se, pv, best, est, cmp = _static_comparison(
-        meas, preds, y, draws, qq, pw, support_mass, lv, estimator
+    diff, se, pv, best, est, cmp = _compare_sample(
+        meas, preds, y, draws, qq, pw, support_mass, lv, estimator, census=True
     )
     z = stats.norm.isf((1 - lv) / 2)
     return ComparisonResult(
@@ -1072,31 +1069,11 @@ def compare(
     )
 
 
-def _static_comparison(
-    meas: Measure,
-    preds: list[Predictive],
-    y: NDArray[Any],
-    draws: NDArray[np.intp],
-    q: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    support_mass: float,
-    level: float,
-    estimator: str,
-) -> tuple[float, float, float, int, NDArray[np.float64], Any]:
-    """:func:`_compare_sample`, and for two models the exact values with stderr 0 once every
-    instance with test mass is among the labeled ``draws`` (a census) — what :func:`compare`
-    and a comparison session (:meth:`~activeeval.Session.compare`) report."""
-    idx, first = np.unique(draws, return_index=True)
-    if len(preds) == 2 and support_mass == 1.0 and _covers(idx, pw > 0):
-        yl = y[first]
-        exact = []
-        for pr in preds:
-            f = pr.point_prediction()[idx]
-            w = meas.weight(f, yl) * pw[idx]
-            exact.append(float(w @ meas.loss(f, yl)) / w.sum() if w.sum() > 0 else math.nan)
-        cmp = _exact_comparison(exact, draws.shape[0], idx.shape[0], level, meas)
-        return cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact), cmp
-    return _compare_sample(meas, preds, y, draws, q, pw, support_mass, level, estimator)
+def _exact_value(meas: Measure, f: NDArray[Any], y: NDArray[Any], p: NDArray[np.float64]) -> float:
+    """G = Σ p w ℓ / Σ p w over labeled instances that include all of G's support (a census)."""
+    w = meas.weight(f, y) * p
+    total = float(w.sum())
+    return float(w @ meas.loss(f, y)) / total if total > 0 else math.nan
 
 
 def _covers(units: NDArray[np.intp], needed: NDArray[np.bool_]) -> bool:
@@ -1114,8 +1091,18 @@ def _compare_sample(
     support_mass: float,
     level: float,
     estimator: str = "snis",
+    census: bool = False,
 ) -> tuple[float, float, float, int, NDArray[np.float64], Any]:
-    """Difference, stderr, p-value, best index, estimates and the full comparison object."""
+    """Difference, stderr, p-value, best index, estimates and the full comparison object; with
+    ``census``, for two models the exact values with stderr 0 once every instance with test
+    mass is among the labeled ``draws`` — what :func:`compare` and a comparison session
+    (:meth:`~activeeval.Session.compare`) report at the end."""
+    units, first = np.unique(draws, return_index=True)
+    if census and len(preds) == 2 and support_mass == 1.0 and _covers(units, pw > 0):
+        f_at = [pr.point_prediction()[units] for pr in preds]
+        exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
+        cmp = _exact_comparison(exact, draws.shape[0], units.shape[0], level, meas)
+        return cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact), cmp
     at = [p.take(draws) for p in preds]
     if len(preds) == 2 and estimator == "assisted":
         c = assisted_paired_test(meas, preds, draws, y, pool_weights=pw, level=level, pool_q=q)

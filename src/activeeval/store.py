@@ -101,10 +101,10 @@ from .assisted import _value_pool
 from .campaign import (
     ESTIMATORS,
     _check_budget,
+    _compare_sample,
     _ranking_comparison,
     _ranking_estimate,
     _ranking_pair_pools,
-    _static_comparison,
     _static_estimate,
 )
 from .inference import (
@@ -2161,8 +2161,8 @@ class Session:
                 c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c,
             )  # fmt: skip
         else:
-            diff, se, pv, best, est, cmp = _static_comparison(
-                self.measure, self.predictives, y, idx, self.q, self._pw, 1.0, lv, estimator
+            diff, se, pv, best, est, cmp = _compare_sample(
+                self.measure, self.predictives, y, idx, self.q, self._pw, 1.0, lv, estimator, True
             )
         z = float(stats.norm.isf((1 - lv) / 2))
         nan_ci = (math.nan, math.nan)
