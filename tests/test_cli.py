@@ -219,15 +219,15 @@ def test_parquet_pool_with_costs_and_string_classes(task: dict[str, Path]) -> No
 def test_zero_padded_ids_are_handed_out_and_exported_as_written(tmp_path: Path) -> None:
     # '007' is not the integer 7: read as one, the ids came back as '7' (which no longer
     # joins with the user's data), and a pool holding both '007' and '7' was refused.
-    ids = ["007", "7", "010", "0", "-3"]
+    ids = ["007", "7", "010", "0", "-3", "-0"]
     pool = tmp_path / "pool.csv"
     pool.write_text("id,p_0,p_1\n" + "".join(f"{i},0.5,0.5\n" for i in ids))
     store = tmp_path / "s.db"
     code, _, err = _run("session", "init", store, "--pool", pool, "--measure", "error_rate",
-                        "--budget", "5")  # fmt: skip
+                        "--budget", "6")  # fmt: skip
     assert code == 0, err
     batch = tmp_path / "batch.csv"
-    assert _run("session", "next", store, "--k", "5", "--out", batch)[0] == 0
+    assert _run("session", "next", store, "--k", "6", "--out", batch)[0] == 0
     handed = pd.read_csv(batch, dtype=str)["id"].tolist()
     assert sorted(handed) == sorted(ids)
     labels = tmp_path / "labels.csv"

@@ -61,10 +61,10 @@ from .ranking import GradedRelevance
 
 __all__ = ["PoolFile", "main", "read_labels_file", "read_pool_file"]
 
-# An integer written as Python/int64 would write it back: no sign but '-', no leading zeros.
+# An integer as Python/int64 writes it back: no '+', no '-0', no leading zeros.
 # Ids and labels are read as integers only if every one is such text, so '007' stays the
 # string '007' (handed out and exported as written) and is not the same id as '7'.
-_INT_LIKE = r"^-?(?:0|[1-9]\d*)$"
+_INT_LIKE = r"^(?:0|-?[1-9]\d*)$"
 
 
 def _scalar(x: Any) -> Any:
