@@ -1101,12 +1101,13 @@ def _compare_sample(
     ``census``, for two models the exact values with stderr 0 once every instance with test
     mass is among the labeled ``draws`` — what :func:`compare` and a comparison session
     (:meth:`~activeeval.Session.compare`) report at the end."""
-    units, first = np.unique(draws, return_index=True)
-    if census and len(preds) == 2 and support_mass == 1.0 and _covers(units, pw > 0):
-        f_at = [pr.point_prediction()[units] for pr in preds]
-        exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
-        cmp = _exact_comparison(exact, draws.shape[0], units.shape[0], level, meas)
-        return cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact), cmp
+    if census and len(preds) == 2 and support_mass == 1.0:
+        units, first = np.unique(draws, return_index=True)
+        if _covers(units, pw > 0):
+            f_at = [pr.point_prediction()[units] for pr in preds]
+            exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
+            cmp = _exact_comparison(exact, draws.shape[0], units.shape[0], level, meas)
+            return cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact), cmp
     at = [p.take(draws) for p in preds]
     if len(preds) == 2 and estimator == "assisted":
         c = assisted_paired_test(meas, preds, draws, y, pool_weights=pw, level=level, pool_q=q)
@@ -1161,17 +1162,18 @@ def _ranking_comparison(
     lv: float,
     estimator: str,
     pools: Any,
-    census: bool = True,
+    census: bool = False,
 ) -> Comparison:
     """Two rankers' paired test from query draws i.i.d. from ``q`` with per-draw values —
     what :func:`compare` and a ranked comparison session report; with ``census``, the exact
     values once every query with test mass is labeled. ``pools``: the control variate's pool
     moments (:func:`_ranking_pair_pools`) for the model-assisted estimator."""
     qv = QueryValue(meas)
-    units, first = np.unique(draws, return_index=True)
-    if census and _covers(units, pw > 0):  # both rankers' values are exact
-        exact = [float(pw[units] @ val[first]) for val in values]
-        return _exact_comparison(exact, draws.shape[0], units.shape[0], lv, qv)
+    if census:
+        units, first = np.unique(draws, return_index=True)
+        if _covers(units, pw > 0):  # both rankers' values are exact
+            exact = [float(pw[units] @ val[first]) for val in values]
+            return _exact_comparison(exact, draws.shape[0], units.shape[0], lv, qv)
     if estimator == "snis":
         zeros = np.zeros(draws.shape[0])
         return paired_test(qv, list(values), zeros, q[draws], p=pw[draws], indices=draws, level=lv)

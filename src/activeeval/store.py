@@ -2159,8 +2159,9 @@ class Session:
             values = self._query_values(idx, y)
             pools = self._ranking_moments() if estimator == "assisted" else None
             c = _ranking_comparison(
-                self.measure, idx, (values[0], values[1]), self.q, self._pw, lv, estimator, pools
-            )
+                self.measure, idx, (values[0], values[1]), self.q, self._pw, lv, estimator, pools,
+                census=True,
+            )  # fmt: skip
             diff, se, pv, best, est, cmp = (
                 c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c,
             )  # fmt: skip
