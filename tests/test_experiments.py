@@ -176,6 +176,13 @@ def test_assisted_runs_equal_the_campaign_and_the_snis_engine(measure: str) -> N
         old = assisted_estimate(meas, pa, res.indices, res.labels, res.q)
         assert old.estimate == pytest.approx(wr[0, j], rel=1e-12)
         assert old.stderr == pytest.approx(wr_se[0, j], rel=1e-9)
+    # With the pool's features (here the model's own probabilities plus noise).
+    x = np.column_stack([pa.proba, np.random.default_rng(2).normal(size=pa.n)])
+    fe, fse, *_ = _runs(q, pa, meas, y, budgets, 2, seed=3, assisted=True, features=x)
+    for j, b in enumerate(budgets):
+        res = ae.evaluate(pa, lambda i: y[i], meas, budget=b, q=q, random_state=3, features=x)
+        assert res.estimate == pytest.approx(fe[0, j], rel=1e-12)
+        assert res.stderr == pytest.approx(fse[0, j], rel=1e-9)
 
 
 @pytest.mark.parametrize("measure", ["error_rate", "f1"])

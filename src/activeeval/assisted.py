@@ -141,6 +141,40 @@ disagreements (87% on email), so an active campaign switches within its first 35
 labels; a passive one on models that rarely disagree keeps the mixture. A fixed ``power``
 keeps the mixture (eq. 5.11) at that coefficient.
 
+Pool features (beyond the model). The model's m_N, m_D are one prediction of each
+instance's loss; labeled instances *near* an unlabeled one are another, which the model does
+not use: near-duplicates (the same e-mail sent twice) share their label, and a region where
+the model is miscalibrated shows it in its labeled residuals. Given the pool's features x
+(``features=``, one row per instance), a second control variate smooths the labeled residuals
+r_i = (w_i ℓ_i − m_N(x_i), w_i − m_D(x_i)) over the pool,
+
+    s(x) = Σ_{i ≠ x} K(x, x_i) r_i / (Σ_{i ≠ x} K(x, x_i) + κ),
+
+K Gaussian with bandwidth h (:data:`DEFAULT_BANDWIDTH` on features standardized to mean 0 and
+variance 1), κ = 1 a pseudo-count that keeps s near 0 (the model) where few labeled neighbours
+are near. A labeled instance never smooths its own residual (the sum skips i = x), so its
+control variate does not contain its own label: the leave-one-out principle of the LOOP
+estimator (Wu & Gagnon-Bartsch, 2018) and of cross-fitting in prediction-powered inference.
+Both variates enter as sources of the vector power tuning above, m + λ_s s with (λ, λ_s) ∈
+[0, 1]² fitted by the box-constrained regression (the same as a comparison's sources): where
+the features carry nothing beyond the model, λ_s ≈ 0 and the estimator is the one without
+features; where they do, Var[Ĝ] shrinks by the share of the residual variance that the
+neighbours predict. For a comparison, the smoothed residuals of every model (under the
+mixture of eq. 5.11) are one more source.
+Standard error. Row i's label enters its neighbours' s as well as its own term, so the
+jackknife deletes it from both: it re-tunes (λ, λ_s) without row i, as for comparisons, and
+replaces s by s₍ᵢ₎ ≈ s − ∂s/∂δ_i, δ_i unit i's weight in the smoother (an infinitesimal
+jackknife for that part; :func:`_smoothed`). Measured on a simulated pool of tight clusters
+with nearly pure labels (1,500 instances, error rate, 100 labels, 400–1,000 campaigns):
+holding s fixed, the interval covered 0.913–0.936; deleting unit i from s exactly, 0.95–0.98,
+the standard error 1.15–1.28 times the true spread (with one or two labeled neighbours,
+deleting one halves the smoother's shrinkage, a nonlinearity the jackknife overstates);
+with the derivative, SD ÷ mean SE 0.99 (uniform q) and 0.89 (q*). On the e-mail pool
+(1,000 campaigns, q*, 100–400 labels) SD ÷ SE is 0.99–1.04 with features, 0.96–1.06
+without. The finite-population form only: with draws as rows (batch-adaptive q) a row is
+not a unit, and s is held fixed. Cost: O(m·n·d) for the kernel, in blocks of bounded
+memory; on 10⁷ instances with 20 features and 800 labels, about a minute.
+
 Optimal sampling (the analogue of Thm 4.1). For λ = 1 and a model that is right in
 expectation, E[z | x] = 0, so the asymptotic variance is E_p[(p/q)·Var_y[w(ℓ − G) | x]]/D²
 and the Lagrangian argument of Thm 4.1 / Lemma 4.2 gives
@@ -205,6 +239,7 @@ from ._validation import (
     ShapeError,
     UndefinedEstimateWarning,
     check_costs,
+    check_finite_array,
     check_level,
     check_option,
 )
@@ -237,6 +272,14 @@ __all__ = [
     "assisted_paired_test",
 ]
 
+#: Bandwidth h of the residual smoother's Gaussian kernel K(x, x') = exp(−|x − x'|²/(2h²)) on
+#: standardized features (module docstring, "Pool features").
+DEFAULT_BANDWIDTH = 0.3
+#: The residual smoother's pseudo-count κ (module docstring, "Pool features").
+SMOOTHER_PRIOR = 1.0
+#: Kernel entries computed at once by the smoother (32 MB of float64).
+_KERNEL_BLOCK = 1 << 22
+
 
 @dataclass(frozen=True)
 class _Pool:
@@ -258,11 +301,14 @@ def _pool_moments(
 @dataclass(frozen=True)
 class AssistedEstimate(Estimate):
     """An :class:`~activeeval.inference.Estimate` from the model-assisted estimator, with the
-    control-variate coefficient that was used (0 = the thesis's SNIS estimator) and whether
-    it is the finite-population form (one row per distinct labeled instance)."""
+    control-variate coefficient that was used (0 = the thesis's SNIS estimator), whether
+    it is the finite-population form (one row per distinct labeled instance) and, with pool
+    features, the coefficient λ_s of the smoothed residuals (module docstring, "Pool
+    features"; None without features)."""
 
     power: float = 1.0
     finite: bool = False
+    feature_power: float | None = None
 
     @property
     def _rows(self) -> int:
@@ -426,8 +472,9 @@ def _refit_jackknife(
     v: NDArray[np.float64],
     by_source: Sequence[Sequence[Any]],
     lam: NDArray[np.float64],
-    rows: tuple[NDArray[np.float64], NDArray[np.float64]],
+    rows: tuple[NDArray[np.float64], NDArray[np.float64]] | None,
     fpc: NDArray[np.float64] | None,
+    dropped: Sequence[Any] | None = None,
 ) -> NDArray[np.float64] | None:
     """Jackknife influences (n, k) of every model's estimate with the coefficients re-tuned
     without the deleted row (module docstring, "Comparisons"): ε_i = (1 − v_i/Σv)(Ĝ − Ĝ₍ᵢ₎)
@@ -436,13 +483,16 @@ def _refit_jackknife(
     step: the coefficients at a bound stay there, the others are re-solved and clipped to
     [0, 1]. Fitting λ on the sample whose standard error it then minimizes makes that
     standard error too small exactly where λ overfits; deleting a row with its influence
-    on λ puts that variability back. None where the plain jackknife does not apply (a row
-    carrying half a denominator)."""
-    alpha, beta = rows
+    on λ puts that variability back. ``rows`` None (a given ``power``): λ stays. A source
+    whose control variate depends on the labels (the smoothed residuals, module docstring
+    "Pool features") has per source and model in ``dropped`` the arrays of
+    :func:`_smoother_source` for deleting row i from it too. None where the plain jackknife
+    does not apply (a row carrying half a denominator)."""
     n, s_count = v.shape[0], lam.shape[0]
     lam_i = np.tile(lam, (n, 1))
     free = np.flatnonzero((lam > 0.0) & (lam < 1.0))
-    if free.size:
+    if rows is not None and free.size:
+        alpha, beta = rows
         fixed = np.setdiff1d(np.arange(s_count), free)
         own = np.einsum("ips,ipt->ist", beta, beta)  # row i's share of the Gram matrix
         gram = own.sum(axis=0)[None] - own
@@ -450,6 +500,7 @@ def _refit_jackknife(
         rhs = cross[:, free] - gram[:, free][:, :, fixed] @ lam[fixed]
         step = np.einsum("ist,it->is", np.linalg.pinv(gram[:, free][:, :, free]), rhs)
         lam_i[:, free] = np.clip(step, 0.0, 1.0)
+    drops = [None] * s_count if dropped is None else list(dropped)
     sv = v.sum()
     rest = sv - v
     if not np.all(rest > 0):
@@ -463,13 +514,15 @@ def _refit_jackknife(
         tn, td = v @ mn, v @ md
         num = lam @ mu_n + (v @ wl - lam @ tn) / sv
         den = lam @ mu_d + (v @ w - lam @ td) / sv
+        # Without row i: the pool means and Σ_{j≠i} v_j m_j of every source, (n, S).
+        mu_ni, mu_di = np.tile(mu_n, (n, 1)), np.tile(mu_d, (n, 1))
+        tn_i, td_i = tn[None] - v[:, None] * mn, td[None] - v[:, None] * md
+        for src, drop in enumerate(drops):
+            if drop is not None:
+                mu_ni[:, src], mu_di[:, src], tn_i[:, src], td_i[:, src] = drop[j]
         with np.errstate(divide="ignore", invalid="ignore"):
-            num_i = (
-                lam_i @ mu_n + (v @ wl - v * wl - np.sum(lam_i * (tn - v[:, None] * mn), 1)) / rest
-            )
-            den_i = (
-                lam_i @ mu_d + (v @ w - v * w - np.sum(lam_i * (td - v[:, None] * md), 1)) / rest
-            )
+            num_i = np.sum(lam_i * mu_ni, 1) + (v @ wl - v * wl - np.sum(lam_i * tn_i, 1)) / rest
+            den_i = np.sum(lam_i * mu_di, 1) + (v @ w - v * w - np.sum(lam_i * td_i, 1)) / rest
             eps[:, j] = (num / den - num_i / den_i) * rest / sv
         if not (den > 0 and np.all(den_i > 0.5 * den) and np.all(np.isfinite(eps[:, j]))):
             return None
@@ -564,6 +617,134 @@ def _successive_rows(
     return first, p[units] / pi, 1.0 - pi
 
 
+def _standardized(features: ArrayLike, m: int) -> NDArray[np.float64]:
+    """The pool features as an (m, d) array with every column of positive variance scaled to
+    mean 0 and variance 1 (constant columns carry nothing and are dropped)."""
+    x = check_finite_array(features, "features")
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[0] != m:
+        raise ShapeError(
+            f"features: need one row of numbers per pool instance, shape ({m}, d); got shape "
+            f"{x.shape}. Encode categorical features numerically (e.g. one-hot) first."
+        )
+    sd = x.std(axis=0)
+    keep = sd > 0
+    return (x[:, keep] - x[:, keep].mean(axis=0)) / sd[keep]
+
+
+def _check_bandwidth(bandwidth: float) -> float:
+    h = float(bandwidth)
+    if not (math.isfinite(h) and h > 0):
+        raise ShapeError(
+            f"bandwidth: the smoother's kernel bandwidth must be a positive number, got "
+            f"{bandwidth}; it is in units of the standardized features (default "
+            f"{DEFAULT_BANDWIDTH})."
+        )
+    return h
+
+
+def _smoothed(
+    z: NDArray[np.float64],
+    units: NDArray[np.intp],
+    resid: NDArray[np.float64],
+    p: NDArray[np.float64],
+    bandwidth: float,
+    v: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], Any]:
+    """The residual smoother s(x) = Σ_{i ≠ x} K(x, x_i) r_i / (Σ_{i ≠ x} K(x, x_i) + κ) of the
+    labeled ``units`` (sorted, distinct) with residual columns ``resid`` (n, c): its p-weighted
+    pool mean (c,) and its values at the units (n, c), each unit's own term left out (module
+    docstring, "Pool features").
+
+    With the units' estimator weights ``v``, also what the jackknife needs to delete unit i
+    from the smoother: with δ_i unit i's weight in both sums, ∂s(x)/∂δ_i = K(x, x_i)(r_i −
+    s(x)) / (W(x) + κ), W = Σ K, and s₍ᵢ₎ ≈ s − ∂s/∂δ_i (the infinitesimal jackknife), giving
+    the pool mean of s₍ᵢ₎ (n, c) and Σ_{j ≠ i} v_j s₍ᵢ₎(x_j) (n, c). Linearized, not exact:
+    the exact deletion overstated the standard error where a unit has one or two labeled
+    neighbours, whose shrinkage it halves (module docstring, "Pool features"). Each is a
+    vector-matrix product with the kernel block, so the pass stays O(m·n·(d + c)). Blocks of
+    pool rows keep memory bounded; squared distances come from |a|² + |b|² − 2a·b (BLAS)."""
+    m, n = z.shape[0], units.shape[0]
+    c = resid.shape[1]
+    mean = np.zeros(c)
+    at = np.zeros(resid.shape)
+    # Σ_x p_x K_xi / (W_x + κ) and Σ_x p_x s_x K_xi / (W_x + κ); the same over the units with v.
+    pk, psk, vk, vsk = np.zeros(n), np.zeros((c, n)), np.zeros(n), np.zeros((c, n))
+    if z.shape[1] and n:
+        zu = z[units]
+        su = np.einsum("ij,ij->i", zu, zu)
+        step = max(1, _KERNEL_BLOCK // n)
+        scale = -0.5 / bandwidth**2
+        for lo in range(0, m, step):
+            zc = z[lo : lo + step]
+            d2 = np.einsum("ij,ij->i", zc, zc)[:, None] + su[None, :] - 2.0 * (zc @ zu.T)
+            k = np.exp(scale * np.maximum(d2, 0.0))
+            a, b = np.searchsorted(units, [lo, lo + zc.shape[0]])
+            own = np.arange(a, b)
+            here = units[own] - lo
+            k[here, own] = 0.0  # a unit never smooths its own residual
+            inv_den = 1.0 / (k.sum(axis=1) + SMOOTHER_PRIOR)
+            s = (k @ resid) * inv_den[:, None]
+            pc = p[lo : lo + step]
+            mean += pc @ s
+            at[own] = s[here]
+            if v is not None:
+                g = pc * inv_den
+                pk += g @ k
+                psk += (g[:, None] * s).T @ k
+                gv = v[own] * inv_den[here]
+                vk += gv @ k[here]
+                vsk += (gv[:, None] * s[here]).T @ k[here]
+    if v is None:
+        return mean, at, None
+    mean_i = mean[None, :] - (resid * pk[:, None] - psk.T)
+    t_i = (v @ at)[None, :] - v[:, None] * at - (resid * vk[:, None] - vsk.T)
+    return mean, at, (mean_i, t_i)
+
+
+def _smoother_source(
+    z: NDArray[np.float64],
+    parts: Sequence[_Terms],
+    rows: NDArray[np.intp],
+    p: NDArray[np.float64],
+    bandwidth: float,
+    v: NDArray[np.float64] | None = None,
+) -> tuple[list[_Terms], list[Any] | None]:
+    """The control-variate source of the smoothed residuals (module docstring, "Pool
+    features"): for each model's terms (w·ℓ, w, m_N, m_D, pool) at the pool instances
+    ``rows``, the smoother of its residuals w·ℓ − m_N and w − m_D at the rows, with pool means
+    under ``p`` (the test distribution on the domain). Repeated rows of one instance (draws
+    with replacement) are one labeled unit. With the rows' weights ``v`` and distinct rows
+    (the finite-population form), also per model the jackknife's arrays for deleting row i
+    from the sample and the smoother (:func:`_smoothed`): the pool means of s₍ᵢ₎ for m_N and
+    m_D and Σ_{j ≠ i} v_j s₍ᵢ₎ at the rows, each (n,); else None."""
+    units, first, inv = np.unique(rows, return_index=True, return_inverse=True)
+    resid = np.column_stack(
+        [c for wl, w, mn, md, _ in parts for c in ((wl - mn)[first], (w - md)[first])]
+    )
+    vu = v[first] if v is not None and units.shape[0] == rows.shape[0] else None
+    mean, at, dropped = _smoothed(z, units, resid, p, bandwidth, vu)
+    empty = np.empty(0)
+    terms: list[_Terms] = [
+        (
+            wl,
+            w,
+            at[inv, 2 * j],
+            at[inv, 2 * j + 1],
+            _Pool(empty, empty, float(mean[2 * j]), float(mean[2 * j + 1])),
+        )
+        for j, (wl, w, *_rest) in enumerate(parts)
+    ]
+    if dropped is None:
+        return terms, None
+    mu_i, t_i = dropped[0][inv], dropped[1][inv]
+    return terms, [
+        (mu_i[:, 2 * j], mu_i[:, 2 * j + 1], t_i[:, 2 * j], t_i[:, 2 * j + 1])
+        for j in range(len(parts))
+    ]
+
+
 def _check_power(power: float) -> float:
     if not 0.0 <= float(power) <= 1.0:
         raise ShapeError(f"power: the control-variate coefficient must lie in [0, 1], got {power}.")
@@ -603,6 +784,8 @@ def assisted_estimate(
     pool_q: ArrayLike | None = None,
     bias_correction: bool = True,
     variance: str = "jackknife",
+    features: ArrayLike | None = None,
+    bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> AssistedEstimate:
     """Model-assisted estimate of a generalized risk from labeled draws (module docstring).
 
@@ -637,6 +820,12 @@ def assisted_estimate(
         Standard error from Berger & Skinner's jackknife influences (default) or from the
         linearized ones (Lemma 3.4's sandwich; module docstring, "Standard error"). The two
         are identical for means of losses.
+    features : array-like of shape (m, d), optional
+        The pool's features, numeric. The labeled residuals, kernel-smoothed over them, are a
+        second control variate with its own tuned coefficient (module docstring, "Pool
+        features"); it helps where near neighbours share labels the model gets wrong.
+    bandwidth : float
+        The smoother's Gaussian kernel bandwidth in standardized feature units.
     """
     pred = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred)
@@ -653,10 +842,22 @@ def assisted_estimate(
     pool = _pool_moments(meas, pred, f, p_dom)
     w = meas.weight(f[ir], yr)
     wl = w * meas.loss(f[ir], yr)
-    a = _estimate_from_terms(
-        v, wl, w, pool.m_num[ir], pool.m_den[ir], pool, power, idx, lv, meas, fpc,
-        bias_correction, _check_variance(variance),
-    )  # fmt: skip
+    jk = _check_variance(variance)
+    z = None if features is None else _standardized(features, pred.n)
+    h = _check_bandwidth(bandwidth)
+    if z is None or z.shape[1] == 0:  # no features, or only constant ones: nothing to smooth
+        a = _estimate_from_terms(
+            v, wl, w, pool.m_num[ir], pool.m_den[ir], pool, power, idx, lv, meas, fpc,
+            bias_correction, jk,
+        )  # fmt: skip
+        if z is not None:
+            a = replace(a, feature_power=0.0)
+    else:
+        base = [(wl, w, pool.m_num[ir], pool.m_den[ir], pool)]
+        smooth, dropped = _smoother_source(z, base, ir, p_dom, h, v)
+        a = _estimate_from_sources(
+            v, [base, smooth], power, idx, lv, meas, fpc, bias_correction, jk, [None, dropped]
+        )
     if fpc is not None and not np.any(fpc > 0) and np.isin(np.flatnonzero(p_dom > 0), ir).all():
         # Every instance with test mass labeled: v = p, so Ĝ is the exact pool value (the
         # control variate cancels) with stderr 0 — a point interval, as evaluate's census.
@@ -760,22 +961,43 @@ def _estimate_from_terms(
     g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
     if bias_correction:
         g = _debiased(g, v, (wl, w, mn, md, pool), lam, float(den), fpc, meas.binary_loss)
-    if math.isnan(g):
-        warnings.warn(
-            f"{meas.name}: the model-assisted estimate is undefined (no labeled instance has "
-            "test mass p > 0, or D̂ ≤ 0, e.g. precision before any predicted positive); "
-            "returning NaN. Label more instances.",
-            UndefinedEstimateWarning,
-            stacklevel=3,
-        )
-        se = math.nan
-    else:
+    se = math.nan
+    if not _undefined(g, meas):
         u = _influence(v, a - lam * b, float(den))
         if jackknife:
             jk = _jackknife_influence(v, (wl, w, mn, md, pool), lam, u, fpc)
             u = u if jk is None else jk
         u = _design_influence(u, fpc)
         se = float(math.sqrt(u @ u))
+    return _single_result(g, se, v, w, idx, level, meas, lam, fpc)
+
+
+def _undefined(g: float, meas: Measure) -> bool:
+    """Whether Ĝ is NaN, with the warning that says why."""
+    if math.isnan(g):
+        warnings.warn(
+            f"{meas.name}: the model-assisted estimate is undefined (no labeled instance has "
+            "test mass p > 0, or D̂ ≤ 0, e.g. precision before any predicted positive); "
+            "returning NaN. Label more instances.",
+            UndefinedEstimateWarning,
+            stacklevel=4,
+        )
+        return True
+    return False
+
+
+def _single_result(
+    g: float,
+    se: float,
+    v: NDArray[np.float64],
+    w: NDArray[np.float64],
+    idx: NDArray[Any],
+    level: float,
+    meas: Measure,
+    lam: float,
+    fpc: NDArray[np.float64] | None,
+    feature_power: float | None = None,
+) -> AssistedEstimate:
     vw = v * w
     n_eff = float(vw.sum() ** 2 / (vw @ vw)) if (vw @ vw) > 0 else 0.0
     return AssistedEstimate(
@@ -790,7 +1012,38 @@ def _estimate_from_terms(
         unit_weights=meas.unit_weights,
         power=lam,
         finite=fpc is not None,
+        feature_power=feature_power,
     )
+
+
+def _estimate_from_sources(
+    v: NDArray[np.float64],
+    by_source: Sequence[Sequence[_Terms]],
+    power: float | None,
+    idx: NDArray[Any],
+    level: float,
+    meas: Measure,
+    fpc: NDArray[np.float64] | None,
+    bias_correction: bool,
+    jackknife: bool,
+    dropped: Sequence[Any] | None = None,
+) -> AssistedEstimate:
+    """One model's estimate with its own control variate and the smoothed residuals as two
+    sources (module docstring, "Pool features"): (λ, λ_s) by the box-constrained regression
+    of the model's a on both b's, the estimate at Σ_s λ_s m^s, and the jackknife that
+    re-tunes both without the deleted row (the comparison machinery with one model)."""
+    lam, reg = _source_powers(power, v, by_source, None, fpc, smoothers=1)
+    parts = _combined(by_source, lam)
+    debias = (fpc, meas.binary_loss) if bias_correction else None
+    g, a, b = _terms_at(v, parts, 1.0, debias)
+    se = math.nan
+    if not _undefined(float(g[0]), meas):
+        u = _comparison_influences(v, by_source, lam, reg, parts, a - b, fpc, jackknife, dropped)
+        u = _design_influence(u[:, 0], fpc)
+        se = float(math.sqrt(u @ u))
+    w = by_source[0][0][1]
+    lam_m, lam_s = float(lam[0]), float(lam[1])
+    return _single_result(float(g[0]), se, v, w, idx, level, meas, lam_m, fpc, lam_s)
 
 
 def _choose_power(
@@ -976,22 +1229,25 @@ def _source_powers(
     power: float | None,
     v: NDArray[np.float64],
     by_source: Sequence[Sequence[_Terms]],
-    pairs: tuple[NDArray[np.intp], NDArray[np.intp]],
+    pairs: tuple[NDArray[np.intp], NDArray[np.intp]] | None,
     fpc: NDArray[np.float64] | None = None,
+    smoothers: int = 0,
 ) -> tuple[NDArray[np.float64], tuple[NDArray[np.float64], NDArray[np.float64]] | None]:
     """The coefficients λ_s of a comparison's control variates (module docstring,
     "Comparisons"): with a given ``power``, λ_s = power/S for each of the S sources (for the
     models' own distributions, the equal mixture of eq. 5.11 at coefficient ``power``);
     otherwise two rounds (from λ = 0) of the box-constrained regression
     :func:`_tuned_powers` of the pairwise differences Δa on the sources' Δb^s, pooled over
-    the model pairs ``pairs``, with Ĝ and D̂ of the previous round; and the final round's
-    regression rows (None for a given ``power``) for :func:`_refit_jackknife`."""
+    the model pairs ``pairs`` (None for one model: its own a on its b^s), with Ĝ and D̂ of the
+    previous round; and the final round's regression rows (None for a given ``power``) for
+    :func:`_refit_jackknife`. The last ``smoothers`` sources are smoothed residuals (module
+    docstring, "Pool features"), which a given ``power`` weights by ``power`` each."""
     k = len(by_source)
     if power is not None:
-        return np.full(k, _check_power(power) / k), None
+        c, models = _check_power(power), k - smoothers
+        return np.r_[np.full(models, c / models), np.full(smoothers, c)], None
     lam = np.zeros(k)
     rows = None
-    ia, ib = pairs
     for _ in range(2):
         g, a, den = [], [], []
         for t in _combined(by_source, lam):
@@ -1002,11 +1258,14 @@ def _source_powers(
         if np.isnan(g).any():
             return np.zeros(k), None
         da = np.column_stack(a)
-        db = []
-        for src in by_source:
-            b = np.column_stack([(t[2] - g[j] * t[3]) / den[j] for j, t in enumerate(src)])
-            db.append(b[:, ia] - b[:, ib])
-        rows = _power_regression(v, da[:, ia] - da[:, ib], db, fpc)
+        db = [
+            np.column_stack([(t[2] - g[j] * t[3]) / den[j] for j, t in enumerate(src)])
+            for src in by_source
+        ]
+        if pairs is not None:
+            ia, ib = pairs
+            da, db = da[:, ia] - da[:, ib], [b[:, ia] - b[:, ib] for b in db]
+        rows = _power_regression(v, da, db, fpc)
         lam = _box_least_squares(*rows)
     return lam, rows
 
@@ -1020,12 +1279,14 @@ def _comparison_influences(
     z: NDArray[np.float64],
     fpc: NDArray[np.float64] | None,
     jackknife: bool,
+    dropped: Sequence[Any] | None = None,
 ) -> NDArray[np.float64]:
     """Every model's influences (n, k) for a comparison: :func:`_model_influences`, or —
-    with several control-variate sources tuned on the sample — the jackknife that re-tunes
-    them (:func:`_refit_jackknife`) where it applies."""
-    if jackknife and rows is not None and len(by_source) > 1:
-        eps = _refit_jackknife(v, by_source, lam, rows, fpc)
+    with several control-variate sources tuned on the sample, or a source that depends on
+    the labels (``dropped``, :func:`_refit_jackknife`) — the jackknife that re-tunes them
+    and deletes each row from that source too, where it applies."""
+    if jackknife and (rows is not None or dropped is not None) and len(by_source) > 1:
+        eps = _refit_jackknife(v, by_source, lam, rows, fpc, dropped)
         if eps is not None:
             return eps
     return _model_influences(v, parts, 1.0, z, fpc, jackknife)

@@ -38,6 +38,7 @@ from ._validation import (
 from .assisted import (
     _estimate_from_terms,
     _paired_from_terms,
+    _standardized,
     _successive_rows,
     _value_pool,
     _value_terms,
@@ -349,6 +350,7 @@ def evaluate(
     batch_size: float | None = None,
     max_draws: int | None = None,
     progress: bool | None = None,
+    features: ArrayLike | None = None,
 ) -> EvaluationResult:
     """Estimate a model's performance on the pool from labels bought within a budget.
 
@@ -414,6 +416,13 @@ def evaluate(
         Cap on draws (repeats of labeled instances are free); default 20·budget + 1000.
     progress : bool, optional
         Show a progress bar; by default one appears only if the campaign runs over a second.
+    features : array-like of shape (m, d), optional
+        The pool's features (numeric, one row per instance) for the model-assisted
+        estimator: the labeled residuals, kernel-smoothed over the standardized features,
+        become a second control variate with its own tuned coefficient
+        (:mod:`activeeval.assisted`, "Pool features"). It pays where neighbours share
+        labels the model gets wrong (near-duplicates, locally miscalibrated regions) and
+        costs nothing measurable elsewhere; O(m·n·d) time.
 
     Returns
     -------
@@ -424,6 +433,7 @@ def evaluate(
     Thesis Algorithm 2, Thm 4.1, Thm 4.2; Bennett & Carvalho (2010) for ``stratified``.
     """
     if _is_ranking(predictions):
+        _no_features(features, "ranking pools")
         return _evaluate_ranking(
             predictions, oracle, measure, budget, method, costs, level, random_state,
             pool_weights, q, mix, estimator, batch_size, max_draws, progress,
@@ -432,6 +442,10 @@ def evaluate(
     meas = get_measure(measure, pos_label=pos_label).bind(predictive)
     method = check_option(method, EVALUATE_METHODS, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
+    if estimator == "snis" or (method == "stratified" and q is None):
+        _no_features(features, f"estimator={estimator!r}, method={method!r}")
+    if features is not None:  # checked before any label is bought
+        _standardized(features, predictive.n)
     lam = check_costs(costs, predictive.n)
     lv = check_level(level)
     b = _check_budget(budget, lam)
@@ -477,7 +491,7 @@ def evaluate(
         if estimator == "assisted":
             est = assisted_estimate(
                 meas, predictive, draws, y, draw_q, pool_weights=pw, level=lv,
-                bias_correction=False,
+                bias_correction=False, features=features,
             )  # fmt: skip
         else:
             est = estimate(
@@ -485,8 +499,19 @@ def evaluate(
             )
         interval = "logit" if estimator == "assisted" and est.binary_loss else "wald"
     else:
-        est, interval = _static_estimate(meas, predictive, draws, y, qq, pw, lv, estimator)
+        est, interval = _static_estimate(
+            meas, predictive, draws, y, qq, pw, lv, estimator, features
+        )
     return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y, interval=interval)
+
+
+def _no_features(features: ArrayLike | None, where: str) -> None:
+    """Pool features serve only the model-assisted estimator of a classifier or regressor."""
+    if features is not None:
+        raise ShapeError(
+            f"features: only the model-assisted estimator of a classifier or regressor uses "
+            f"pool features, not {where}; drop features or use estimator='assisted'."
+        )
 
 
 def _static_estimate(
@@ -498,15 +523,19 @@ def _static_estimate(
     pw: NDArray[np.float64],
     lv: float,
     estimator: str,
+    features: ArrayLike | None = None,
 ) -> tuple[Estimate, str]:
     """The estimate from draws i.i.d. from the pool distribution ``q`` (labels ``y`` per
     draw), and the interval method to report with it — what :func:`evaluate` and a session
     (:meth:`~activeeval.Session.estimate`) report: the exact value once every instance that can
     move the measure is labeled; else the model-assisted estimator in its finite-population
-    form (logit interval for measures in [0, 1]) or the thesis's (Wald)."""
+    form (logit interval for measures in [0, 1]; with the pool's ``features`` as a second
+    control variate) or the thesis's (Wald)."""
     est = _census(meas, predictive, draws, y, pw, lv)
     if est is None and estimator == "assisted":
-        est = assisted_estimate(meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q)
+        est = assisted_estimate(
+            meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q, features=features
+        )
     elif est is None:
         est = estimate(
             meas, predictive.take(draws), y, q[draws], p=pw[draws], indices=draws, level=lv

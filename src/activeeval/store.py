@@ -98,11 +98,12 @@ from ._validation import (
     check_level,
     check_option,
 )
-from .assisted import _value_pool
+from .assisted import _standardized, _value_pool
 from .campaign import (
     ESTIMATORS,
     _check_budget,
     _compare_sample,
+    _no_features,
     _ranking_comparison,
     _ranking_estimate,
     _ranking_pair_pools,
@@ -2025,7 +2026,13 @@ class Session:
         idx = draws[:n]
         return idx, q[:n], self._label_array(by_pos, idx)
 
-    def estimate(self, model: int = 0, *, estimator: str | None = None) -> SessionEstimate:
+    def estimate(
+        self,
+        model: int = 0,
+        *,
+        estimator: str | None = None,
+        features: ArrayLike | None = None,
+    ) -> SessionEstimate:
         """The performance estimate from the labels recorded so far.
 
         The estimate :func:`~activeeval.evaluate` reports for the same draws (bit for bit), on
@@ -2051,6 +2058,10 @@ class Session:
             For comparison sessions, which model to estimate (all models share the draws).
         estimator : {"assisted", "snis"}, optional
             Overrides the session's estimator (``plan.estimator``).
+        features : array-like of shape (m, d), optional
+            The pool's features, one row per instance in the pool's order at creation, for
+            the model-assisted estimator's second control variate (as
+            :func:`~activeeval.evaluate`'s ``features``); not stored.
 
         Returns
         -------
@@ -2060,8 +2071,15 @@ class Session:
         if not 0 <= model < self.plan.n_models:
             raise ShapeError(f"model: must be in [0, {self.plan.n_models}), got {model}.")
         how = self._estimator(estimator)
+        self._check_features(features, how)
         idx, _, y = self._data()
-        return self._estimate_on(idx, y, model, how)
+        return self._estimate_on(idx, y, model, how, features)
+
+    def _check_features(self, features: ArrayLike | None, estimator: str) -> None:
+        if self.plan.ranking or estimator == "snis":
+            _no_features(features, "ranking pools" if self.plan.ranking else "estimator='snis'")
+        elif features is not None:
+            _standardized(features, self.plan.pool_size)
 
     def _estimator(self, estimator: str | None) -> str:
         if estimator is None:
@@ -2069,7 +2087,12 @@ class Session:
         return check_option(estimator, ESTIMATORS, "estimator")
 
     def _estimate_on(
-        self, idx: NDArray[np.intp], y: NDArray[Any], model: int, estimator: str
+        self,
+        idx: NDArray[np.intp],
+        y: NDArray[Any],
+        model: int,
+        estimator: str,
+        features: ArrayLike | None = None,
     ) -> SessionEstimate:
         lv = self.plan.level
         if idx.size == 0:
@@ -2085,8 +2108,9 @@ class Session:
             )  # fmt: skip
         else:
             est, interval = _static_estimate(
-                self.measure, self.predictives[model], idx, y, self.q, self._pw, lv, estimator
-            )
+                self.measure, self.predictives[model], idx, y, self.q, self._pw, lv, estimator,
+                features,
+            )  # fmt: skip
         nan_ci = (math.nan, math.nan)
         ci = nan_ci if math.isnan(est.estimate) else est.confidence_interval(lv, interval)
         return SessionEstimate(
@@ -2177,16 +2201,25 @@ class Session:
             cmp.n_labels, cmp.n_draws, cmp.measure, cmp,
         )  # fmt: skip
 
-    def trajectory(self, max_points: int = 60, *, estimator: str | None = None) -> pd.DataFrame:
+    def trajectory(
+        self,
+        max_points: int = 60,
+        *,
+        estimator: str | None = None,
+        features: ArrayLike | None = None,
+    ) -> pd.DataFrame:
         """The estimate recomputed on growing labeled prefixes of the draws, for plots.
 
         Each point is a prefix that ends just before the first draw of a not-yet-counted
         instance (a stopping time of the draw sequence). Columns: ``n_labels``, ``cost``,
         ``n_draws``, ``estimate``, ``stderr``, ``low``, ``high`` — for comparisons the
         difference, its standard error and interval, plus ``p_value``. ``estimator`` overrides
-        the session's.
+        the session's; ``features`` as in :meth:`estimate` (one-model sessions).
         """
         how = self._estimator(estimator)
+        self._check_features(features, how)
+        if features is not None and self.plan.n_models > 1:
+            _no_features(features, "a comparison's trajectory")
         idx, _, y = self._data()
         if idx.size == 0:
             return pd.DataFrame(
@@ -2207,7 +2240,7 @@ class Session:
                 n = int(ends[j])
                 row: dict[str, float] = {"n_labels": j + 1, "cost": float(spent[j]), "n_draws": n}
                 if self.plan.n_models == 1:
-                    e = self._estimate_on(idx[:n], y[:n], 0, how)
+                    e = self._estimate_on(idx[:n], y[:n], 0, how, features)
                     row.update(estimate=e.estimate, stderr=e.stderr, low=e.ci[0], high=e.ci[1])
                 else:
                     cm = self._compare_on(idx[:n], y[:n], how)

@@ -22,14 +22,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..assisted import (
+    DEFAULT_BANDWIDTH,
     MIN_DISAGREEMENTS,
     _disagreements,
     _domain,
+    _estimate_from_sources,
     _estimate_from_terms,
     _in_domain,
     _model_terms,
     _paired_from_terms,
     _pool_moments,
+    _smoother_source,
+    _standardized,
     _successive_rows,
     assisted_distribution,
     assisted_estimate,
@@ -71,6 +75,7 @@ def _runs(
     assisted: bool,
     power: float | None = None,
     finite: bool = True,
+    features: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], Any]:
     """Estimates, standard errors, λ and Kish's effective n (for the interval's
     Clopper–Pearson fallback) per (rep, budget), by the campaign's stopping rule, and the
@@ -79,7 +84,9 @@ def _runs(
     without-replacement sample (what :func:`activeeval.evaluate` does; both
     tested equal to it). The model-assisted rows and the finite-population rows carry the
     default's ratio-bias correction and jackknife standard error; the thesis's estimator
-    (λ = 0, every draw a row) has neither (Lemma 3.4's linearized standard error)."""
+    (λ = 0, every draw a row) has neither (Lemma 3.4's linearized standard error). With the
+    pool's ``features`` the model-assisted estimator adds the smoothed residuals as its
+    second control variate (what ``evaluate(..., features=)`` does; tested equal)."""
     m = pred.n
     p = np.full(m, 1.0 / m)
     f = pred.point_prediction()
@@ -90,11 +97,19 @@ def _runs(
     pool = _pool_moments(meas, pred, f, p_dom)
     draws, kept, samples = _samples(q, budgets, reps, seed, dom, finite)
     est, se, lam, n_eff = (np.full(kept.shape, np.nan) for _ in range(4))
+    z = None if features is None else _standardized(features, m)
     for r, j, idx, ir, v, fpc in samples:
-        a = _estimate_from_terms(
-            v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
-            lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
-        )  # fmt: skip
+        base = [(wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool)]
+        if z is None:
+            a = _estimate_from_terms(
+                v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
+                lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
+            )  # fmt: skip
+        else:
+            smooth, dropped = _smoother_source(z, base, ir, p_dom, DEFAULT_BANDWIDTH, v)
+            a = _estimate_from_sources(
+                v, [base, smooth], lam_fixed, idx, 0.95, meas, fpc, True, True, [None, dropped]
+            )
         est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
         n_eff[r, j] = a.effective_n
     return est, se, lam, n_eff, (draws, kept)
@@ -186,19 +201,24 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
         q_pass = passive_distribution(m)
         q_snis = optimal_distribution(pred, meas)
         q_assist = assisted_distribution(pred, meas)
+        q_var = assisted_distribution(pred, meas, floor=0.0, mix=VARIANCE_MIX)
         a_true = w**2 * (meas.loss(f, y) - truth) ** 2
         q_oracle = np.sqrt(a_true) / np.sqrt(a_true).sum()
-        # name: (q, model-assisted, finite-population rows)
-        methods: dict[str, tuple[NDArray[np.float64], bool, bool]] = {
-            "passive": (q_pass, False, False),
-            "active (thesis SNIS)": (q_snis, False, False),
-            "assisted, uniform q": (q_pass, True, True),
-            DEFAULT: (q_snis, True, True),
-            WITH_REPLACEMENT: (q_snis, True, False),
-            "assisted, own q": (q_assist, True, True),
+        x = task.X_pool
+        # name: (q, model-assisted, finite-population rows, pool features)
+        methods: dict[str, tuple[NDArray[np.float64], bool, bool, Any]] = {
+            "passive": (q_pass, False, False, None),
+            "active (thesis SNIS)": (q_snis, False, False, None),
+            "assisted, uniform q": (q_pass, True, True, None),
+            DEFAULT: (q_snis, True, True, None),
+            WITH_REPLACEMENT: (q_snis, True, False, None),
+            "assisted, own q": (q_assist, True, True, None),
+            VARIANCE_Q: (q_var, True, True, None),
+            FEATURES: (q_snis, True, True, x),
+            VARIANCE_Q_FEATURES: (q_var, True, True, x),
             # The limit: the default's design and estimator with q from the true labels,
             # which needs no control variate (λ = 0).
-            ORACLE: (q_oracle, False, True),
+            ORACLE: (q_oracle, False, True, None),
         }
         row: dict[str, Any] = {
             "task": task_name,
@@ -209,9 +229,9 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
             "methods": {},
         }
         drawn_by: dict[str, Any] = {}
-        for name, (q, assisted, finite) in methods.items():
+        for name, (q, assisted, finite, feats) in methods.items():
             est, se, lam, n_eff, drawn_by[name] = _runs(
-                q, pred, meas, y, b, reps, seed=0, assisted=assisted, finite=finite
+                q, pred, meas, y, b, reps, seed=0, assisted=assisted, finite=finite, features=feats
             )
             if assisted and meas.binary_loss:  # evaluate's interval for these estimators
                 lo, hi = logit_interval(est, se, 0.95, n_eff, unit_weights=meas.unit_weights)
@@ -574,6 +594,12 @@ WITH_REPLACEMENT = "assisted, q*, every draw a row (with-replacement form)"
 ORACLE = "oracle q (true labels)"
 SAME_DRAWS = "PPI++ on the default's draws (importance weights, q*)"
 MIXTURE_CV = "assisted, q*, the mixture as one control variate"
+FEATURES = "assisted, q*, + pool features"  # evaluate(method="active", features=X)
+#: The model-assisted estimator's variance q (module assisted, eq. next to Thm 4.1) without
+#: the floor, mixed with this share of p.
+VARIANCE_MIX = 0.05
+VARIANCE_Q = f"assisted, variance q (floor 0, mix {VARIANCE_MIX})"
+VARIANCE_Q_FEATURES = f"{VARIANCE_Q}, + pool features"
 
 
 def _summary(
@@ -603,11 +629,13 @@ def _summary(
         "budget); `oracle` = MAE with the true-label q ÷ MAE of the default ('–' where the "
         "default is exact); `cover` = coverage of the default's 95% interval (`evaluate`'s "
         "`ci`: Wald on the logit scale for measures in [0, 1] with its Clopper–Pearson "
-        "fallback, Wald for MSE and for differences).",
+        "fallback, Wald for MSE and for differences); `features: ÷peer`, `cover` = the same "
+        "for the default given the pool's features (`evaluate(..., features=X)`, the "
+        "smoothed residuals as a second control variate; single models only).",
         "",
         "| setting | n | ÷peer | best peer | ÷PPI++ same draws | ÷thesis | ÷passive | ×passive "
-        "| oracle | cover |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| oracle | cover | features: ÷peer | features: cover |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in [*results, *pairs]:
         meths = dict(row["methods"])
@@ -633,7 +661,13 @@ def _summary(
                 f"{_ratio(d['mae'][j], meths['passive']['mae'][j])} | "
                 + (f"{need / n:.2f}" if need <= b[-1] else f"> {b[-1] / n:.1f}")
                 + f" | {_ratio(meths[ORACLE]['mae'][j], d['mae'][j])} "
-                f"| {d['coverage'][j]:.3f} |"
+                f"| {d['coverage'][j]:.3f} | "
+                + (
+                    f"{_ratio(meths[FEATURES]['mae'][j], peers[best][j]) if best else '–'} | "
+                    f"{meths[FEATURES]['coverage'][j]:.3f} |"
+                    if FEATURES in meths
+                    else "– | – |"
+                )
             )
     return [*lines, ""]
 
