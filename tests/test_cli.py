@@ -685,3 +685,48 @@ def test_init_stores_the_estimator_and_status_reports_it(task: dict[str, Path]) 
                         "f1", "--budget", 30, "--estimator", "ols")  # fmt: skip
     assert code == 2 and "estimator" in err and "'assisted'" in err
     assert not (task["dir"] / "x.db").exists()
+
+
+def test_status_with_a_features_file(task: dict[str, Path]) -> None:
+    """``status --features`` reads id + numeric columns in any row order and reports what
+    ``Session.estimate(features=...)`` reports in pool order; bad files exit 2 naming the
+    line and column, and a comparison session refuses the option."""
+    store = task["dir"] / "s.db"
+    init = ["session", "init", store, "--pool", task["a"], "--measure", "error_rate"]
+    assert _run(*init, "--budget", "60", "--seed", "3")[0] == 0
+    _campaign(task, store)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 2))
+    x[:, 1] = pd.read_csv(task["truth"])["label"] + 0.01 * rng.normal(size=300)  # informative
+    frame = pd.DataFrame({"id": np.arange(1000, 1300), "f1": x[:, 0], "f2": x[:, 1]})
+    path = task["dir"] / "features.csv"
+    frame.sample(frac=1.0, random_state=2).to_csv(path, index=False)
+    code, out, err = _run("session", "status", store, "--json", "--features", path)
+    assert code == 0, err
+    status = json.loads(out)
+    with Session.open(store) as s:
+        e = s.estimate(features=x)
+        plain = s.estimate()
+    assert status["estimate"] == e.estimate and status["ci"] == list(e.ci)
+    assert e.estimate != plain.estimate
+    code, _, err = _run("session", "status", store, "--plot", task["dir"] / "p.png",
+                        "--features", path)  # fmt: skip
+    assert code == 0, err
+    bad = frame.astype({"f2": object})
+    bad.loc[7, "f2"] = "n/a"
+    bad.to_csv(path, index=False)
+    code, _, err = _run("session", "status", store, "--features", path)
+    assert code == 2 and f"{path}: line 9, column 'f2': 'n/a' is not a number" in err
+    frame.iloc[:-1].to_csv(path, index=False)
+    code, _, err = _run("session", "status", store, "--features", path)
+    assert code == 2 and "no row for 1 of the pool's 300 ids (e.g. 1299)" in err
+    frame.assign(id=frame["id"] + 1).to_csv(path, index=False)
+    code, _, err = _run("session", "status", store, "--features", path)
+    assert code == 2 and "line 301, column 'id': id 1300 is not in this session's pool" in err
+    pair = task["dir"] / "pair.db"
+    code, _, err = _run("session", "init", pair, "--pool", task["a"], "--pool", task["b"],
+                        "--measure", "error_rate", "--budget", "20")  # fmt: skip
+    assert code == 0, err
+    frame.to_csv(path, index=False)
+    code, _, err = _run("session", "status", pair, "--features", path)
+    assert code == 2 and "--features: pool features serve" in err

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 import activeeval as ae
 import activeeval.assisted as assisted_module
@@ -227,6 +228,9 @@ def test_evaluate_and_sessions_report_the_same_estimate_with_features(tmp_path) 
     assert (got.estimate, got.stderr, got.ci) == (res.estimate, res.stderr, res.ci)
     traj = s.trajectory(5, features=x)
     assert traj["estimate"].iloc[-1] == res.estimate
+    wide = ae.evaluate(cat, oracle, "f1", 120, random_state=9, pos_label=1, features=x,
+                       bandwidth=2.0)  # fmt: skip
+    assert s.estimate(features=x, bandwidth=2.0).estimate == wide.estimate != res.estimate
     # Batch-adaptive draws keep each draw's q, in the with-replacement form.
     b = ae.evaluate(cat, oracle, "f1", 120, random_state=9, pos_label=1, features=x,
                     batch_size=40)  # fmt: skip
@@ -254,10 +258,19 @@ def test_features_that_cannot_be_used_are_refused_before_any_label(tmp_path) -> 
         ae.evaluate(cat, oracle, "error_rate", 50, estimator="snis", features=x)
     with pytest.raises(ShapeError, match="features: only the model-assisted estimator"):
         ae.evaluate(cat, oracle, "error_rate", 50, method="stratified", features=x)
+    with pytest.raises(ShapeError, match="features: need a dense real array; a sparse"):
+        ae.evaluate(cat, oracle, "error_rate", 50, features=scipy.sparse.csr_matrix(x))
+    huge = x.copy()
+    huge[:2, 1] = 1e308  # finite, but its mean and spread overflow
+    with pytest.raises(ShapeError, match="features: column 1 has values too large"):
+        ae.evaluate(cat, oracle, "error_rate", 50, features=huge)
+    with pytest.raises(ShapeError, match=r"bandwidth: .* positive number"):
+        ae.evaluate(cat, oracle, "error_rate", 50, features=x, bandwidth=1e-300)
     assert asked == []
     idx = np.arange(30)
-    with pytest.raises(ShapeError, match="bandwidth: .* positive"):
-        assisted_estimate("error_rate", cat, idx, y[idx], features=x, bandwidth=0.0)
+    for h in (0.0, "0.3", math.inf, True):
+        with pytest.raises(ShapeError, match=r"bandwidth: .* positive number"):
+            assisted_estimate("error_rate", cat, idx, y[idx], features=x, bandwidth=h)
     s = Session.create(tmp_path / "s.db", cat.proba, "error_rate", 20, seed=1)
     with pytest.raises(ShapeError, match="features: only the model-assisted estimator"):
         s.estimate(estimator="snis", features=x)

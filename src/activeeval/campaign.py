@@ -36,6 +36,8 @@ from ._validation import (
     pool_distribution,
 )
 from .assisted import (
+    DEFAULT_BANDWIDTH,
+    _check_bandwidth,
     _estimate_from_terms,
     _paired_from_terms,
     _standardized,
@@ -351,6 +353,7 @@ def evaluate(
     max_draws: int | None = None,
     progress: bool | None = None,
     features: ArrayLike | None = None,
+    bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> EvaluationResult:
     """Estimate a model's performance on the pool from labels bought within a budget.
 
@@ -423,6 +426,9 @@ def evaluate(
         (:mod:`activeeval.assisted`, "Pool features"). It pays where neighbours share
         labels the model gets wrong (near-duplicates, locally miscalibrated regions) and
         costs nothing measurable elsewhere; O(m·n·d) time.
+    bandwidth : float
+        The smoother's Gaussian kernel bandwidth on the standardized features; with the
+        default, in 10 or more dimensions only near-duplicates are neighbours.
 
     Returns
     -------
@@ -446,6 +452,7 @@ def evaluate(
         _no_features(features, f"estimator={estimator!r}, method={method!r}")
     if features is not None:  # checked before any label is bought
         _standardized(features, predictive.n)
+        _check_bandwidth(bandwidth)
     lam = check_costs(costs, predictive.n)
     lv = check_level(level)
     b = _check_budget(budget, lam)
@@ -491,7 +498,7 @@ def evaluate(
         if estimator == "assisted":
             est = assisted_estimate(
                 meas, predictive, draws, y, draw_q, pool_weights=pw, level=lv,
-                bias_correction=False, features=features,
+                bias_correction=False, features=features, bandwidth=bandwidth,
             )  # fmt: skip
         else:
             est = estimate(
@@ -500,7 +507,7 @@ def evaluate(
         interval = "logit" if estimator == "assisted" and est.binary_loss else "wald"
     else:
         est, interval = _static_estimate(
-            meas, predictive, draws, y, qq, pw, lv, estimator, features
+            meas, predictive, draws, y, qq, pw, lv, estimator, features, bandwidth
         )
     return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y, interval=interval)
 
@@ -524,6 +531,7 @@ def _static_estimate(
     lv: float,
     estimator: str,
     features: ArrayLike | None = None,
+    bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> tuple[Estimate, str]:
     """The estimate from draws i.i.d. from the pool distribution ``q`` (labels ``y`` per
     draw), and the interval method to report with it — what :func:`evaluate` and a session
@@ -534,8 +542,9 @@ def _static_estimate(
     est = _census(meas, predictive, draws, y, pw, lv)
     if est is None and estimator == "assisted":
         est = assisted_estimate(
-            meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q, features=features
-        )
+            meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q, features=features,
+            bandwidth=bandwidth,
+        )  # fmt: skip
     elif est is None:
         est = estimate(
             meas, predictive.take(draws), y, q[draws], p=pw[draws], indices=draws, level=lv

@@ -53,6 +53,7 @@ from ._validation import (
     LabelSpaceError,
     NonFiniteError,
     ProbabilityRowsError,
+    ShapeError,
     UnknownIdError,
     UnknownOptionError,
 )
@@ -229,6 +230,40 @@ def _ids(series: pd.Series, path: Path, row_label: str) -> NDArray[Any]:
             f"already appears on {row_label} {series.index[where[0]]}; ids must be unique."
         )
     return ids
+
+
+def read_features_file(path: str | Path, pool_ids: NDArray[Any]) -> NDArray[np.float64]:
+    """A features file (CSV or Parquet: an ``id`` column and one numeric column per feature)
+    as an (m, d) array in the order of ``pool_ids``, every pool id on exactly one row; ids
+    read as in a pool file. Unknown, missing or repeated ids and cells that are not finite
+    numbers are refused naming the line (row) and column."""
+    p = Path(path)
+    frame, row_label = _read_table(p)
+    what = "a features file has an 'id' column and one numeric column per feature."
+    _require(frame, p, ("id",), what)
+    names = [c for c in frame.columns if c != "id"]
+    if not names:
+        raise InputFileError(f"{p}: no feature column besides 'id'; {what}")
+    ids = _ids(frame["id"], p, row_label)
+    pos = pd.Index(pool_ids).get_indexer(ids)
+    if (pos < 0).any():
+        i = int(np.flatnonzero(pos < 0)[0])
+        raise InputFileError(
+            f"{p}: {row_label} {frame.index[i]}, column 'id': id {_scalar(ids[i])!r} is not in "
+            f"this session's pool ({int((pos < 0).sum())} unknown ids in all)."
+        )
+    m = pool_ids.shape[0]
+    if pos.shape[0] < m:
+        have = np.zeros(m, dtype=bool)
+        have[pos] = True
+        first = _scalar(pool_ids[np.flatnonzero(~have)[0]])
+        raise InputFileError(
+            f"{p}: no row for {m - pos.shape[0]} of the pool's {m} ids (e.g. {first!r}); the "
+            "features file needs one row per pool instance."
+        )
+    x = np.empty((m, len(names)))
+    x[pos] = np.column_stack([_numbers(frame[c], p, row_label, c) for c in names])
+    return x
 
 
 def _class_labels(columns: list[str]) -> NDArray[Any]:
@@ -777,7 +812,7 @@ def _nan_to_none(x: Any) -> Any:
     return x
 
 
-def _status_dict(s: Any) -> dict[str, Any]:
+def _status_dict(s: Any, features: NDArray[np.float64] | None = None) -> dict[str, Any]:
     prog = s.progress()
     plan = s.plan
     out: dict[str, Any] = {
@@ -788,7 +823,7 @@ def _status_dict(s: Any) -> dict[str, Any]:
         "budget": plan.budget,
     }
     if plan.n_models == 1:
-        e = s.estimate()
+        e = s.estimate(features=features)
         out.update(
             estimate=_nan_to_none(e.estimate),
             stderr=_nan_to_none(e.stderr),
@@ -809,13 +844,13 @@ def _status_dict(s: Any) -> dict[str, Any]:
     return out
 
 
-def _plot(s: Any, path: Path) -> None:
+def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> None:
     """Estimate (or difference) ± interval against labels spent, Agg backend."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     plan = s.plan
-    traj = s.trajectory()
+    traj = s.trajectory(features=features)
     fig = Figure(figsize=(6.4, 4.0), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -859,15 +894,30 @@ def _plot(s: Any, path: Path) -> None:
     default=None,
     help="Write a PNG of the estimate ± interval against labels spent.",
 )
-def session_status(store: Path, as_json: bool, plot: Path | None) -> None:
+@click.option(
+    "--features",
+    type=_FILE,
+    default=None,
+    help="CSV/Parquet of the pool's features (id + numeric columns): labeled neighbours "
+    "become a second control variate of the estimate (one-model sessions).",
+)
+def session_status(store: Path, as_json: bool, plot: Path | None, features: Path | None) -> None:
     """Labels and cost spent against the budget, the estimate and its interval (or the
     difference, p-value and best model)."""
     from .store import Session
 
     with _command(), Session.open(store) as s:
-        status = _status_dict(s)
+        x = None
+        if features is not None:
+            if s.plan.n_models > 1 or s.plan.ranking:
+                raise ShapeError(
+                    "--features: pool features serve the estimate of a one-model session of a "
+                    "classifier or regressor; drop --features for this session."
+                )
+            x = read_features_file(features, s.ids)
+        status = _status_dict(s, x)
         if plot is not None:
-            _plot(s, plot)
+            _plot(s, plot, x)
         if as_json:
             click.echo(json.dumps(status, indent=2))
             return

@@ -98,7 +98,7 @@ from ._validation import (
     check_level,
     check_option,
 )
-from .assisted import _standardized, _value_pool
+from .assisted import DEFAULT_BANDWIDTH, _check_bandwidth, _standardized, _value_pool
 from .campaign import (
     ESTIMATORS,
     _check_budget,
@@ -2032,6 +2032,7 @@ class Session:
         *,
         estimator: str | None = None,
         features: ArrayLike | None = None,
+        bandwidth: float = DEFAULT_BANDWIDTH,
     ) -> SessionEstimate:
         """The performance estimate from the labels recorded so far.
 
@@ -2062,6 +2063,8 @@ class Session:
             The pool's features, one row per instance in the pool's order at creation, for
             the model-assisted estimator's second control variate (as
             :func:`~activeeval.evaluate`'s ``features``); not stored.
+        bandwidth : float
+            The smoother's kernel bandwidth (as :func:`~activeeval.evaluate`'s).
 
         Returns
         -------
@@ -2071,15 +2074,16 @@ class Session:
         if not 0 <= model < self.plan.n_models:
             raise ShapeError(f"model: must be in [0, {self.plan.n_models}), got {model}.")
         how = self._estimator(estimator)
-        self._check_features(features, how)
+        self._check_features(features, how, bandwidth)
         idx, _, y = self._data()
-        return self._estimate_on(idx, y, model, how, features)
+        return self._estimate_on(idx, y, model, how, features, bandwidth)
 
-    def _check_features(self, features: ArrayLike | None, estimator: str) -> None:
+    def _check_features(self, features: ArrayLike | None, estimator: str, bandwidth: float) -> None:
         if self.plan.ranking or estimator == "snis":
             _no_features(features, "ranking pools" if self.plan.ranking else "estimator='snis'")
         elif features is not None:
             _standardized(features, self.plan.pool_size)
+            _check_bandwidth(bandwidth)
 
     def _estimator(self, estimator: str | None) -> str:
         if estimator is None:
@@ -2093,6 +2097,7 @@ class Session:
         model: int,
         estimator: str,
         features: ArrayLike | None = None,
+        bandwidth: float = DEFAULT_BANDWIDTH,
     ) -> SessionEstimate:
         lv = self.plan.level
         if idx.size == 0:
@@ -2109,7 +2114,7 @@ class Session:
         else:
             est, interval = _static_estimate(
                 self.measure, self.predictives[model], idx, y, self.q, self._pw, lv, estimator,
-                features,
+                features, bandwidth,
             )  # fmt: skip
         nan_ci = (math.nan, math.nan)
         ci = nan_ci if math.isnan(est.estimate) else est.confidence_interval(lv, interval)
@@ -2207,6 +2212,7 @@ class Session:
         *,
         estimator: str | None = None,
         features: ArrayLike | None = None,
+        bandwidth: float = DEFAULT_BANDWIDTH,
     ) -> pd.DataFrame:
         """The estimate recomputed on growing labeled prefixes of the draws, for plots.
 
@@ -2214,10 +2220,11 @@ class Session:
         instance (a stopping time of the draw sequence). Columns: ``n_labels``, ``cost``,
         ``n_draws``, ``estimate``, ``stderr``, ``low``, ``high`` — for comparisons the
         difference, its standard error and interval, plus ``p_value``. ``estimator`` overrides
-        the session's; ``features`` as in :meth:`estimate` (one-model sessions).
+        the session's; ``features``, ``bandwidth`` as in :meth:`estimate` (one-model
+        sessions).
         """
         how = self._estimator(estimator)
-        self._check_features(features, how)
+        self._check_features(features, how, bandwidth)
         if features is not None and self.plan.n_models > 1:
             _no_features(features, "a comparison's trajectory")
         idx, _, y = self._data()
@@ -2240,7 +2247,7 @@ class Session:
                 n = int(ends[j])
                 row: dict[str, float] = {"n_labels": j + 1, "cost": float(spent[j]), "n_draws": n}
                 if self.plan.n_models == 1:
-                    e = self._estimate_on(idx[:n], y[:n], 0, how, features)
+                    e = self._estimate_on(idx[:n], y[:n], 0, how, features, bandwidth)
                     row.update(estimate=e.estimate, stderr=e.stderr, low=e.ci[0], high=e.ci[1])
                 else:
                     cm = self._compare_on(idx[:n], y[:n], how)

@@ -215,7 +215,6 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
             "assisted, own q": (q_assist, True, True, None),
             VARIANCE_Q: (q_var, True, True, None),
             FEATURES: (q_snis, True, True, x),
-            VARIANCE_Q_FEATURES: (q_var, True, True, x),
             # The limit: the default's design and estimator with q from the true labels,
             # which needs no control variate (λ = 0).
             ORACLE: (q_oracle, False, True, None),
@@ -599,7 +598,6 @@ FEATURES = "assisted, q*, + pool features"  # evaluate(method="active", features
 #: the floor, mixed with this share of p.
 VARIANCE_MIX = 0.05
 VARIANCE_Q = f"assisted, variance q (floor 0, mix {VARIANCE_MIX})"
-VARIANCE_Q_FEATURES = f"{VARIANCE_Q}, + pool features"
 
 
 def _summary(
