@@ -276,3 +276,11 @@ def test_features_that_cannot_be_used_are_refused_before_any_label(tmp_path) -> 
         s.estimate(estimator="snis", features=x)
     with pytest.raises(ShapeError, match=r"features: need one row"):
         s.estimate(features=x[:, :, None])
+
+
+def test_ranking_pools_refuse_features() -> None:
+    rng = np.random.default_rng(0)
+    offsets = np.arange(0, 31, 3)  # 10 queries of 3 items
+    rel = ae.GradedRelevance(rng.dirichlet(np.ones(3), size=30), offsets)
+    with pytest.raises(ShapeError, match="not ranking pools; drop features"):
+        ae.evaluate(rel, lambda i: None, "dcg", 5, features=np.zeros((10, 2)))

@@ -515,9 +515,10 @@ def evaluate(
 def _no_features(features: ArrayLike | None, where: str) -> None:
     """Pool features serve only the model-assisted estimator of a classifier or regressor."""
     if features is not None:
+        fix = "drop features" if "ranking" in where else "drop features or use estimator='assisted'"
         raise ShapeError(
             f"features: only the model-assisted estimator of a classifier or regressor uses "
-            f"pool features, not {where}; drop features or use estimator='assisted'."
+            f"pool features, not {where}; {fix}."
         )
 
 
