@@ -176,7 +176,7 @@ holding s fixed, the interval covered 0.913–0.936; deleting unit i from s exac
 the standard error 1.15–1.28 times the true spread (with one or two labeled neighbours,
 deleting one halves the smoother's shrinkage, a nonlinearity the jackknife overstates);
 with the derivative, SD ÷ mean SE 0.99 (uniform q) and 0.89 (q*). On the e-mail pool
-(1,000 campaigns, q*, 100–400 labels) SD ÷ SE is 0.99–1.04 with features, 0.96–1.06
+(1,000 campaigns, q*, 100–400 labels) SD ÷ SE is 0.98–1.04 with features, 0.96–1.06
 without. The finite-population form only: with draws as rows (batch-adaptive q) a row is
 not a unit, and s is held fixed. Cost: O(m·n·d) for the kernel, in blocks of bounded
 memory; measured 19 s on one core for 10⁶ instances with 20 features and 800 labels (0.1 s
