@@ -2,7 +2,8 @@
 
 Same pools, same label budgets, one run: passive (uniform, SNIS), thesis active (q*, SNIS),
 activeeval's model-assisted estimator with power tuning under uniform draws, under the thesis's
-q* (the default) and under its own variance-optimal q, the oracle q from the true labels, and
+q* (the default; also given the pool's features) and under its own variance-optimal q
+(with its floor, and without it), the oracle q from the true labels, and
 PPI++ (``ppi_py``, the model's expected loss as the prediction) for measures that are means of
 losses: with uniform labels, with importance weights under the active-inference
 q ∝ sqrt(Var[ℓ|x]) (Zrnic & Candès, 2024; the draws of "assisted, own q"), and with importance
