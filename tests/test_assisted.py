@@ -5,6 +5,7 @@ distribution against a direct enumeration."""
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -800,3 +801,24 @@ def test_collinear_sources_get_the_smallest_coefficients():
         one = float(alpha[:, 0] @ beta[:, 0, 0] / (beta[:, 0, 0] @ beta[:, 0, 0]))
         expected = np.array([max(min(one, 1.0), 0.0), max(min(-one, 1.0), 0.0)])
         np.testing.assert_allclose(lam, expected, atol=1e-7)
+
+
+def test_no_labeled_row_in_the_domain_gives_nan_not_a_crash() -> None:
+    """Precision with every labeled instance predicted negative by every model: no row has
+    test mass, so every estimate is undefined — NaN with a warning, for one model (with and
+    without features), a pair and k models. The comparisons raised IndexError before."""
+    cat, y, _ = _pool(3, m=200)
+    cat2 = ae.Categorical(cat.proba[:, ::-1] * 0.2 + cat.proba * 0.8)
+    f, f2 = cat.point_prediction(), cat2.point_prediction()
+    idx = np.flatnonzero((f == 0) & (f2 == 0))[:3]
+    x = np.random.default_rng(0).normal(size=(cat.n, 2))
+    for feats in (None, x):
+        with pytest.warns(ae.UndefinedEstimateWarning):
+            e = assisted_estimate("precision", cat, idx, y[idx], pos_label=1, features=feats)
+        assert math.isnan(e.estimate) and math.isnan(e.stderr)
+    with pytest.warns(ae.UndefinedEstimateWarning):
+        c = assisted_paired_test("precision", [cat, cat2], idx, y[idx], pos_label=1)
+    assert math.isnan(c.difference) and math.isnan(c.stderr) and math.isnan(c.p_value)
+    with pytest.warns(ae.UndefinedEstimateWarning):
+        mc = assisted_multiple_comparison("precision", [cat, cat2, cat], idx, y[idx], pos_label=1)
+    assert mc.pairwise["difference"].isna().all()

@@ -366,9 +366,9 @@ def _denominator_terms(
 ) -> NDArray[np.float64] | None:
     """The rows' terms w − λ m_D of D̂, or None when they are all equal: then D̂ is a constant
     and Ĝ linear in one weighted mean (means of losses, rankings), with no ratio bias and
-    no curvature for the jackknife to add."""
+    no curvature for the jackknife to add; also None without rows."""
     rd = w - lam * md
-    return rd if np.any(rd != rd[0]) else None
+    return rd if rd.size and np.any(rd != rd[0]) else None
 
 
 def _jackknife_influence(
@@ -1073,13 +1073,11 @@ def _estimate_from_sources(
     sources (module docstring, "Pool features"): (λ, λ_s) by the box-constrained regression
     of the model's a on both b's, the estimate at Σ_s λ_s m^s, and the jackknife that
     re-tunes both without the deleted row (the comparison machinery with one model)."""
-    lam, reg = _source_powers(power, v, by_source, None, fpc, smoothers=1)
-    parts = _combined(by_source, lam)
-    debias = (fpc, meas.binary_loss) if bias_correction else None
-    g, a, b = _terms_at(v, parts, 1.0, debias)
+    lam, g, u = _fit_sources(
+        v, by_source, power, None, fpc, meas, bias_correction, jackknife, dropped
+    )
     se = math.nan
     if not _undefined(float(g[0]), meas):
-        u = _comparison_influences(v, by_source, lam, reg, parts, a - b, fpc, jackknife, dropped)
         u = _design_influence(u[:, 0], fpc)
         se = float(math.sqrt(u @ u))
     w = by_source[0][0][1]
@@ -1311,6 +1309,32 @@ def _source_powers(
     return lam, rows
 
 
+def _fit_sources(
+    v: NDArray[np.float64],
+    by_source: Sequence[Sequence[_Terms]],
+    power: float | None,
+    pairs: tuple[NDArray[np.intp], NDArray[np.intp]] | None,
+    fpc: NDArray[np.float64] | None,
+    meas: Measure,
+    bias_correction: bool,
+    jackknife: bool,
+    dropped: Sequence[Any] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The coefficients λ_s of the control-variate sources (:func:`_source_powers`; the last
+    source the smoothed residuals when ``dropped`` is given), every model's estimate at
+    Σ_s λ_s m^s (k,) and its per-row influences (n, k) before the design's transform
+    (:func:`_comparison_influences`; NaN where some estimate is undefined) — one model, a
+    pair, or k models."""
+    smoothers = 0 if dropped is None else 1
+    lam, reg = _source_powers(power, v, by_source, pairs, fpc, smoothers)
+    parts = _combined(by_source, lam)
+    g, a, b = _terms_at(v, parts, 1.0, (fpc, meas.binary_loss) if bias_correction else None)
+    if np.isnan(g).any():  # some Ĝ undefined (e.g. no labeled row in the domain): no SE
+        return lam, g, np.full(a.shape, math.nan)
+    u = _comparison_influences(v, by_source, lam, reg, parts, a - b, fpc, jackknife, dropped)
+    return lam, g, u
+
+
 def _comparison_influences(
     v: NDArray[np.float64],
     by_source: Sequence[Sequence[_Terms]],
@@ -1367,16 +1391,14 @@ def _paired_from_terms(
     (w·ℓ, w, m_N, m_D, pool moments; rows as in :func:`_estimate_from_terms`) under each
     control-variate source, the coefficients tuned for the difference
     (:func:`_source_powers`)."""
-    lam, rows = _source_powers(power, v, by_source, (np.array([0]), np.array([1])), fpc)
-    parts = _combined(by_source, lam)
-    g, a, b = _terms_at(v, parts, 1.0, (fpc, meas.binary_loss) if bias_correction else None)
+    pairs = (np.array([0]), np.array([1]))
+    _, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jackknife)
     diff = _difference(g[0], g[1])
-    u = _comparison_influences(v, by_source, lam, rows, parts, a - b, fpc, jackknife)
     u = _design_influence(u[:, 0] - u[:, 1], fpc)
     se = float(math.sqrt(u @ u))
     if math.isnan(diff):
         _warn_undefined(meas.name)
-        pv = math.nan
+        pv = se = math.nan
     elif diff == 0.0:
         pv = 1.0
     elif se == 0.0:
@@ -1444,11 +1466,9 @@ def assisted_multiple_comparison(
     pos, v, fpc = _in_domain(dom, idx, rows)
     sources = _sources(preds, mix, fs, idx[pos], power)
     by_source = [_model_terms(meas, preds, src, idx[pos], y[pos], p_dom) for src in sources]
-    lam, reg = _source_powers(power, v, by_source, np.triu_indices(k, 1), fpc)
-    parts = _combined(by_source, lam)
-    g, a, b = _terms_at(v, parts, 1.0, (fpc, meas.binary_loss) if bias_correction else None)
     jk = _check_variance(variance)
-    u = _comparison_influences(v, by_source, lam, reg, parts, a - b, fpc, jk)
+    pairs = np.triu_indices(k, 1)
+    _, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jk)
     u = _design_influence(u, fpc)
     return _multiple_from_influence(g, u, int(np.unique(idx).size), meas, n_draws=idx.shape[0])
 
