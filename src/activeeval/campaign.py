@@ -448,11 +448,9 @@ def evaluate(
     meas = get_measure(measure, pos_label=pos_label).bind(predictive)
     method = check_option(method, EVALUATE_METHODS, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
-    if estimator == "snis" or (method == "stratified" and q is None):
-        _no_features(features, f"estimator={estimator!r}, method={method!r}")
-    if features is not None:  # checked before any label is bought
-        _standardized(features, predictive.n)
-        _check_bandwidth(bandwidth)
+    snis_or_strata = estimator == "snis" or (method == "stratified" and q is None)
+    where = f"estimator={estimator!r}, method={method!r}" if snis_or_strata else ""
+    _check_features(features, bandwidth, predictive.n, where)  # before any label is bought
     lam = check_costs(costs, predictive.n)
     lv = check_level(level)
     b = _check_budget(budget, lam)
@@ -510,6 +508,16 @@ def evaluate(
             meas, predictive, draws, y, qq, pw, lv, estimator, features, bandwidth
         )
     return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y, interval=interval)
+
+
+def _check_features(features: ArrayLike | None, bandwidth: float, m: int, refused: str) -> None:
+    """Features that cannot serve (``refused`` says where, when non-empty) are refused, and
+    usable ones validated, so that bad input fails before labels are bought."""
+    if refused:
+        _no_features(features, refused)
+    elif features is not None:
+        _standardized(features, m)
+        _check_bandwidth(bandwidth)
 
 
 def _no_features(features: ArrayLike | None, where: str) -> None:

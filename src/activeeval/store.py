@@ -98,10 +98,11 @@ from ._validation import (
     check_level,
     check_option,
 )
-from .assisted import DEFAULT_BANDWIDTH, _check_bandwidth, _standardized, _value_pool
+from .assisted import DEFAULT_BANDWIDTH, _value_pool
 from .campaign import (
     ESTIMATORS,
     _check_budget,
+    _check_features,
     _compare_sample,
     _no_features,
     _ranking_comparison,
@@ -2079,11 +2080,10 @@ class Session:
         return self._estimate_on(idx, y, model, how, features, bandwidth)
 
     def _check_features(self, features: ArrayLike | None, estimator: str, bandwidth: float) -> None:
-        if self.plan.ranking or estimator == "snis":
-            _no_features(features, "ranking pools" if self.plan.ranking else "estimator='snis'")
-        elif features is not None:
-            _standardized(features, self.plan.pool_size)
-            _check_bandwidth(bandwidth)
+        where = "ranking pools" if self.plan.ranking else ""
+        if estimator == "snis" and not where:
+            where = "estimator='snis'"
+        _check_features(features, bandwidth, self.plan.pool_size, where)
 
     def _estimator(self, estimator: str | None) -> str:
         if estimator is None:
