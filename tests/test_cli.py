@@ -690,7 +690,7 @@ def test_init_stores_the_estimator_and_status_reports_it(task: dict[str, Path]) 
 def test_status_with_a_features_file(task: dict[str, Path]) -> None:
     """``status --features`` reads id + numeric columns in any row order and reports what
     ``Session.estimate(features=...)`` reports in pool order; bad files exit 2 naming the
-    line and column, and a comparison session refuses the option."""
+    line and column; a comparison session reports ``Session.compare(features=...)``."""
     store = task["dir"] / "s.db"
     init = ["session", "init", store, "--pool", task["a"], "--measure", "error_rate"]
     assert _run(*init, "--budget", "60", "--seed", "3")[0] == 0
@@ -725,8 +725,18 @@ def test_status_with_a_features_file(task: dict[str, Path]) -> None:
     assert code == 2 and "line 301, column 'id': id 1300 is not in this session's pool" in err
     pair = task["dir"] / "pair.db"
     code, _, err = _run("session", "init", pair, "--pool", task["a"], "--pool", task["b"],
-                        "--measure", "error_rate", "--budget", "20")  # fmt: skip
+                        "--measure", "error_rate", "--budget", "60", "--seed", "3")  # fmt: skip
     assert code == 0, err
+    _campaign(task, pair)
     frame.to_csv(path, index=False)
-    code, _, err = _run("session", "status", pair, "--features", path)
-    assert code == 2 and "--features: pool features serve" in err
+    code, out, err = _run("session", "status", pair, "--json", "--features", path)
+    assert code == 0, err
+    status = json.loads(out)
+    with Session.open(pair) as s:
+        c = s.compare(features=x)
+        plain = s.compare()
+    assert status["difference"] == c.difference and status["ci"] == list(c.ci)
+    assert c.difference != plain.difference
+    code, _, err = _run("session", "status", pair, "--plot", task["dir"] / "q.png",
+                        "--features", path)  # fmt: skip
+    assert code == 0, err

@@ -205,6 +205,17 @@ def test_pair_runs_equal_compare_with_either_estimator(measure: str) -> None:
             labeled = np.unique(res.indices)
             seen.add(_disagreements(full["predictions"], labeled) >= MIN_DISAGREEMENTS)
     assert seen == {False, True}  # both choices of control-variate sources are exercised
+    # With the pool's features (the two models' probabilities plus noise).
+    x = np.column_stack([a.proba, b.proba, np.random.default_rng(2).normal(size=a.n)])
+    diff, se, _ = _pair_runs(q, full, dom, meas, budgets, 1, 3, True, True, features=x)
+    for j, n in enumerate(budgets):
+        res = ae.compare([a, b], lambda i: y[i], meas, budget=n, random_state=3, features=x,
+                         progress=False)  # fmt: skip
+        assert res.difference == pytest.approx(diff[0, j], rel=1e-12)
+        assert res.stderr == pytest.approx(se[0, j], rel=1e-9)
+        plain = ae.compare([a, b], lambda i: y[i], meas, budget=n, random_state=3,
+                           progress=False)  # fmt: skip
+        assert plain.difference != res.difference
 
 
 def test_assisted_smoke_reproduction_reports_single_models_and_pairs(tmp_path: Path) -> None:
@@ -215,6 +226,7 @@ def test_assisted_smoke_reproduction_reports_single_models_and_pairs(tmp_path: P
     assert "## Model pairs" in md and "/ error_rate Δ | 100 |" in md
     pair = json.loads((tmp_path / "model_assisted_pairs.json").read_text())[0]
     assert pair["truth"] == pytest.approx(pair["values"][0] - pair["values"][1])
-    for name in (assisted.DEFAULT, assisted.MIXTURE_CV, "active (thesis SNIS)", "passive"):
+    for name in (assisted.DEFAULT, assisted.MIXTURE_CV, assisted.PAIR_FEATURES,
+                 "active (thesis SNIS)", "passive"):  # fmt: skip
         assert np.all(np.isfinite(pair["methods"][name]["mae"])), name
     assert len(out["settings"]) == 2

@@ -684,11 +684,13 @@ def _smoothed(
     p: NDArray[np.float64],
     bandwidth: float,
     v: NDArray[np.float64] | None = None,
+    groups: NDArray[np.intp] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], Any]:
     """The residual smoother s(x) = Σ_{i ≠ x} K(x, x_i) r_i / (Σ_{i ≠ x} K(x, x_i) + κ) of the
     labeled ``units`` (sorted, distinct) with residual columns ``resid`` (n, c): its p-weighted
     pool mean (c,) and its values at the units (n, c), each unit's own term left out (module
-    docstring, "Pool features").
+    docstring, "Pool features"). With ``groups`` (a code per pool instance), K(x, x_i) = 0
+    unless x and x_i share their group.
 
     With the units' estimator weights ``v``, also what the jackknife needs to delete unit i
     from the smoother: with δ_i unit i's weight in both sums, ∂s(x)/∂δ_i = K(x, x_i)(r_i −
@@ -719,6 +721,8 @@ def _smoothed(
             # Weights below e^-50 ≈ 2e-22 of κ are set to 0: they cannot move s beyond
             # rounding, and products of such weights would underflow to subnormals.
             k[k < -50.0] = -np.inf
+            if groups is not None:
+                k[groups[lo : lo + step, None] != groups[units][None, :]] = -np.inf
             np.exp(k, out=k)
             a, b = np.searchsorted(units, [lo, lo + zc.shape[0]])
             own = np.arange(a, b)
@@ -751,10 +755,12 @@ def _smoother_source(
     p: NDArray[np.float64],
     bandwidth: float,
     v: NDArray[np.float64] | None = None,
+    groups: NDArray[np.intp] | None = None,
 ) -> tuple[list[_Terms], list[Any] | None]:
     """The control-variate source of the smoothed residuals (module docstring, "Pool
     features"): for each model's terms (w·ℓ, w, m_N, m_D, pool) at the pool instances
-    ``rows``, the smoother of its residuals w·ℓ − m_N and w − m_D at the rows, with pool means
+    ``rows``, the smoother of its residuals w·ℓ − m_N and w − m_D at the rows, within the
+    ``groups`` of :func:`_prediction_groups`, with pool means
     under ``p`` (the test distribution on the domain). Repeated rows of one instance (draws
     with replacement) are one labeled unit. With the rows' weights ``v`` and distinct rows
     (the finite-population form), also per model the jackknife's arrays for deleting row i
@@ -765,7 +771,7 @@ def _smoother_source(
         [c for wl, w, mn, md, _ in parts for c in ((wl - mn)[first], (w - md)[first])]
     )
     vu = v[first] if v is not None and units.shape[0] == rows.shape[0] else None
-    mean, at, dropped = _smoothed(z, units, resid, p, bandwidth, vu)
+    mean, at, dropped = _smoothed(z, units, resid, p, bandwidth, vu, groups)
     empty = np.empty(0)
     terms: list[_Terms] = [
         (
@@ -784,6 +790,49 @@ def _smoother_source(
         (mu_i[:, 2 * j], mu_i[:, 2 * j + 1], t_i[:, 2 * j], t_i[:, 2 * j + 1])
         for j in range(len(parts))
     ]
+
+
+def _with_smoother(
+    z: NDArray[np.float64] | None,
+    by_source: Sequence[Sequence[_Terms]],
+    reference: Sequence[_Terms],
+    rows: NDArray[np.intp],
+    p: NDArray[np.float64],
+    bandwidth: float,
+    v: NDArray[np.float64],
+    groups: NDArray[np.intp] | None,
+) -> tuple[list[Sequence[_Terms]], list[Any] | None]:
+    """The control-variate sources with the smoothed residuals of ``reference`` (the terms of
+    one model of p(y | x), per compared model) appended as the last source, and the
+    jackknife's deletion arrays per source (None for the model sources; module docstring,
+    "Pool features"); the sources unchanged and None without usable features (none given, or
+    every column constant)."""
+    if z is None or z.shape[1] == 0:
+        return list(by_source), None
+    smooth, dropped = _smoother_source(z, reference, rows, p, bandwidth, v, groups)
+    return [*by_source, smooth], [None] * len(by_source) + [dropped]
+
+
+def _prediction_groups(
+    preds: Sequence[Predictive], predictions: Sequence[NDArray[Any]]
+) -> NDArray[np.intp] | None:
+    """The smoother's groups (module docstring, "Pool features"): a labeled instance smooths
+    only instances with the same point predictions — for classifiers the tuple of the
+    models' predicted classes, for continuous predictions which models predict equal values
+    (for one model, one group: None). A residual that is zero whatever the label (a
+    difference where the models agree; an F-measure's w − m_D on predicted positives) then
+    stays zero, and a neighbour across a decision boundary, whose loss is the opposite
+    event, does not count."""
+    if all(isinstance(pr, Categorical) for pr in preds):
+        keys = np.column_stack([np.unique(f, return_inverse=True)[1] for f in predictions])
+    else:
+        k = len(predictions)
+        keys = np.column_stack(
+            [predictions[a] == predictions[b] for a in range(k) for b in range(a + 1, k)]
+            or [np.zeros(predictions[0].shape[0], dtype=bool)]
+        )
+    codes = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1)
+    return codes if codes.max(initial=0) > 0 else None
 
 
 def _check_power(power: float) -> float:
@@ -895,9 +944,10 @@ def assisted_estimate(
             a = replace(a, feature_power=0.0)
     else:
         base = [(wl, w, pool.m_num[ir], pool.m_den[ir], pool)]
-        smooth, dropped = _smoother_source(z, base, ir, p_dom, h, v)
+        groups = _prediction_groups([pred], [f])
+        by_source, dropped = _with_smoother(z, [base], base, ir, p_dom, h, v, groups)
         a = _estimate_from_sources(
-            v, [base, smooth], power, idx, lv, meas, fpc, bias_correction, jk, [None, dropped]
+            v, by_source, power, idx, lv, meas, fpc, bias_correction, jk, dropped
         )
     if fpc is not None and not np.any(fpc > 0) and np.isin(np.flatnonzero(p_dom > 0), ir).all():
         # Every instance with test mass labeled: v = p, so Ĝ is the exact pool value (the
@@ -1122,6 +1172,8 @@ def assisted_paired_test(
     pool_q: ArrayLike | None = None,
     bias_correction: bool = False,
     variance: str = "jackknife",
+    features: ArrayLike | None = None,
+    bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> Comparison:
     """Paired comparison of two models with model-assisted estimates.
 
@@ -1131,8 +1183,10 @@ def assisted_paired_test(
     box-constrained least squares, once the sample has :data:`MIN_DISAGREEMENTS` instances
     on which the models' predictions differ; before that, or with a fixed ``power``, the
     mixture of the two models (eq. 5.11) with one λ. A ``mixture`` given here is always the
-    one distribution (λ* regresses a₀ − a₁ on b₀ − b₁). ``pool_q`` and ``variance`` as in
-    :func:`assisted_estimate`. ``bias_correction=True``
+    one distribution (λ* regresses a₀ − a₁ on b₀ − b₁). ``pool_q``, ``variance``,
+    ``features`` and ``bandwidth`` as in :func:`assisted_estimate`; with features, each
+    model's labeled residuals under the mixture, smoothed over the pool, are one more source
+    with its own coefficient (module docstring, "Pool features"). ``bias_correction=True``
     subtracts each model's estimated ratio bias (:func:`assisted_estimate`); it is off for
     comparisons because there it lowered the coverage of the interval for Δ (module
     docstring, "Ratio bias").
@@ -1145,15 +1199,18 @@ def assisted_paired_test(
     lv = check_level(level)
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
+    z = None if features is None else _standardized(features, mix.n)
+    h = _check_bandwidth(bandwidth)
+    jk = _check_variance(variance)
     fs = [pr.point_prediction() for pr in preds]
     rows = _rows(idx, q, pool_q, p)
     dom, p_dom = _domain(meas, fs, p, pool_q)
     pos, v, fpc = _in_domain(dom, idx, rows)
     sources = _sources(preds, mix, fs, idx[pos], power) if mixture is None else [mixture]
-    by_source = [_model_terms(meas, preds, src, idx[pos], y[pos], p_dom) for src in sources]
-    return _paired_from_terms(
-        v, by_source, power, idx, lv, meas, fpc, bias_correction, _check_variance(variance)
+    by_source, dropped = _comparison_sources(
+        meas, preds, mix, sources, idx[pos], y[pos], p_dom, z, h, v
     )
+    return _paired_from_terms(v, by_source, power, idx, lv, meas, fpc, bias_correction, jk, dropped)
 
 
 _Terms = tuple[Any, Any, Any, Any, _Pool]
@@ -1357,6 +1414,32 @@ def _comparison_influences(
     return _model_influences(v, parts, 1.0, z, fpc, jackknife)
 
 
+def _comparison_sources(
+    meas: Measure,
+    preds: Sequence[Predictive],
+    mix: Predictive,
+    sources: Sequence[Predictive],
+    rows: NDArray[Any],
+    y: NDArray[Any],
+    p: NDArray[np.float64],
+    z: NDArray[np.float64] | None,
+    bandwidth: float,
+    v: NDArray[np.float64],
+) -> tuple[list[Sequence[_Terms]], list[Any] | None]:
+    """Every compared model's terms under each control-variate source (:func:`_model_terms`)
+    at the pool instances ``rows``, and with pool features the smoothed residuals under the
+    mixture ``mix`` as the last source (:func:`_with_smoother`): the models' difference of
+    residuals is smoothed, whichever sources the labels then weight."""
+    by_source: list[Sequence[_Terms]] = [
+        _model_terms(meas, preds, src, rows, y, p) for src in sources
+    ]
+    if z is None or z.shape[1] == 0:  # nothing to smooth: skip the mixture's terms
+        return by_source, None
+    ref = by_source[0] if sources[0] is mix else _model_terms(meas, preds, mix, rows, y, p)
+    groups = _prediction_groups(preds, [pr.point_prediction() for pr in preds])
+    return _with_smoother(z, by_source, ref, rows, p, bandwidth, v, groups)
+
+
 def _model_terms(
     meas: Measure,
     preds: Sequence[Predictive],
@@ -1386,13 +1469,17 @@ def _paired_from_terms(
     fpc: NDArray[np.float64] | None = None,
     bias_correction: bool = False,
     jackknife: bool = True,
+    dropped: Sequence[Any] | None = None,
 ) -> Comparison:
     """Paired model-assisted comparison from each model's per-row terms
     (w·ℓ, w, m_N, m_D, pool moments; rows as in :func:`_estimate_from_terms`) under each
     control-variate source, the coefficients tuned for the difference
-    (:func:`_source_powers`)."""
+    (:func:`_source_powers`); the last source the smoothed residuals when ``dropped`` is
+    given (:func:`_with_smoother`)."""
     pairs = (np.array([0]), np.array([1]))
-    _, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jackknife)
+    _, g, u = _fit_sources(
+        v, by_source, power, pairs, fpc, meas, bias_correction, jackknife, dropped
+    )
     diff = _difference(g[0], g[1])
     u = _design_influence(u[:, 0] - u[:, 1], fpc)
     se = float(math.sqrt(u @ u))
@@ -1431,6 +1518,8 @@ def assisted_multiple_comparison(
     pool_q: ArrayLike | None = None,
     bias_correction: bool = False,
     variance: str = "jackknife",
+    features: ArrayLike | None = None,
+    bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> MultipleComparison:
     """All pairwise comparisons of k ≥ 2 models with model-assisted estimates (thesis
     Sec. 3.2.3 with the estimator of this module).
@@ -1449,8 +1538,8 @@ def assisted_multiple_comparison(
     differences below both λ = 0 and λ = 1 in an independent check.
     Model j's influence is u_j = v (z_j − z̄_j) / (D̂_j Σ v), z_j = a_j − Σ_s λ_s b^s_j, and the table
     (Holm, Bonferroni, Tukey) is built from them exactly as for the thesis's estimator.
-    ``pool_q``, ``variance`` and ``bias_correction`` (off by default) as in
-    :func:`assisted_paired_test`.
+    ``pool_q``, ``variance``, ``features``, ``bandwidth`` and ``bias_correction`` (off by
+    default) as in :func:`assisted_paired_test`.
     """
     preds = [as_predictive(pr, f"predictives[{k}]") for k, pr in enumerate(predictives)]
     k = len(preds)
@@ -1460,15 +1549,19 @@ def assisted_multiple_comparison(
     meas = get_measure(measure, pos_label=pos_label).bind(mix)
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
+    z = None if features is None else _standardized(features, mix.n)
+    h = _check_bandwidth(bandwidth)
+    jk = _check_variance(variance)
     fs = [pr.point_prediction() for pr in preds]
     rows = _rows(idx, q, pool_q, p)
     dom, p_dom = _domain(meas, fs, p, pool_q)
     pos, v, fpc = _in_domain(dom, idx, rows)
     sources = _sources(preds, mix, fs, idx[pos], power)
-    by_source = [_model_terms(meas, preds, src, idx[pos], y[pos], p_dom) for src in sources]
-    jk = _check_variance(variance)
+    by_source, dropped = _comparison_sources(
+        meas, preds, mix, sources, idx[pos], y[pos], p_dom, z, h, v
+    )
     pairs = np.triu_indices(k, 1)
-    _, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jk)
+    _, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jk, dropped)
     u = _design_influence(u, fpc)
     return _multiple_from_influence(g, u, int(np.unique(idx).size), meas, n_draws=idx.shape[0])
 

@@ -988,6 +988,8 @@ def compare(
     estimator: str = "assisted",
     max_draws: int | None = None,
     progress: bool | None = None,
+    features: ArrayLike | None = None,
+    bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> ComparisonResult:
     """Compare two or more models on the pool from labels bought within a budget.
 
@@ -1027,6 +1029,12 @@ def compare(
         query's expected measure under the rankers' grade models, shared items under their
         mixture, eq. 5.11, with one coefficient); ``"snis"`` is the thesis's paired Wald
         test / multiple comparison. ``active_neq`` always uses ``"snis"``.
+    features, bandwidth
+        As for :func:`evaluate`, with the model-assisted estimator: each model's labeled
+        residuals under the mixture of the models, smoothed over the pool's features, are
+        one more control variate with its own coefficient, tuned for the differences
+        (:mod:`activeeval.assisted`, "Pool features"). It pays where near neighbours share
+        which model is right.
 
     Returns
     -------
@@ -1047,6 +1055,7 @@ def compare(
     Thesis Algorithm 3, Thm 5.1, Cor. 5.1–5.2, eq. 5.16, Table 5.1.
     """
     if _is_ranking(predictions):
+        _no_features(features, "ranking pools")
         return _compare_ranking(
             list(predictions), oracle, measure, budget, method, costs, level, random_state,
             pool_weights, mix, sequential, alpha, step, estimator, max_draws, progress,
@@ -1062,8 +1071,11 @@ def compare(
             )
     method = check_option(method, COMPARE_METHODS, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
+    where = f"estimator={estimator!r}" if estimator == "snis" else ""
     if method == "active_neq":
         estimator = "snis"
+        where = "method='active_neq' (the thesis's estimator)"
+    _check_features(features, bandwidth, preds[0].n, where)  # before any label is bought
     meas = get_measure(measure, pos_label=pos_label).bind(Mixture(preds))
     if method == "active_neq" and not meas.regular:
         raise ShapeError(
@@ -1089,13 +1101,16 @@ def compare(
 
         def p_value(draws: NDArray[np.intp]) -> tuple[float, float]:
             y = acq.book.lookup(draws)
-            res = _compare_sample(meas, preds, y, draws, qq, pw, support_mass, lv, estimator)
+            res = _compare_sample(
+                meas, preds, y, draws, qq, pw, support_mass, lv, estimator, False, features,
+                bandwidth,
+            )  # fmt: skip
             return res[2], res[1]
 
         draws, stopped_early = _run_comparison(acq, b, sequential, step, alpha, p_value)
     y = acq.book.lookup(draws)
     diff, se, pv, best, est, cmp = _compare_sample(
-        meas, preds, y, draws, qq, pw, support_mass, lv, estimator, census=True
+        meas, preds, y, draws, qq, pw, support_mass, lv, estimator, True, features, bandwidth
     )
     z = stats.norm.isf((1 - lv) / 2)
     return ComparisonResult(
@@ -1143,11 +1158,14 @@ def _compare_sample(
     level: float,
     estimator: str = "snis",
     census: bool = False,
+    features: ArrayLike | None = None,
+    bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> tuple[float, float, float, int, NDArray[np.float64], Any]:
     """Difference, stderr, p-value, best index, estimates and the full comparison object; with
     ``census``, for two models the exact values with stderr 0 once every instance with test
     mass is among the labeled ``draws`` — what :func:`compare` and a comparison session
-    (:meth:`~activeeval.Session.compare`) report at the end."""
+    (:meth:`~activeeval.Session.compare`) report at the end. ``features`` serve the
+    model-assisted estimator only (validated by the caller)."""
     if census and len(preds) == 2 and support_mass == 1.0:
         units, first = np.unique(draws, return_index=True)
         if _covers(units, pw > 0):
@@ -1157,7 +1175,10 @@ def _compare_sample(
             return cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact), cmp
     at = [p.take(draws) for p in preds]
     if len(preds) == 2 and estimator == "assisted":
-        c = assisted_paired_test(meas, preds, draws, y, pool_weights=pw, level=level, pool_q=q)
+        c = assisted_paired_test(
+            meas, preds, draws, y, pool_weights=pw, level=level, pool_q=q, features=features,
+            bandwidth=bandwidth,
+        )  # fmt: skip
         return c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
     if len(preds) == 2:
         c = paired_test(
@@ -1173,7 +1194,10 @@ def _compare_sample(
         est = np.array(c.estimates if support_mass == 1.0 else (np.nan, np.nan))
         return c.difference, c.stderr, c.p_value, c.best, est, c
     if estimator == "assisted":
-        mc = assisted_multiple_comparison(meas, preds, draws, y, pool_weights=pw, pool_q=q)
+        mc = assisted_multiple_comparison(
+            meas, preds, draws, y, pool_weights=pw, pool_q=q, features=features,
+            bandwidth=bandwidth,
+        )  # fmt: skip
     else:
         mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
     best = mc.best

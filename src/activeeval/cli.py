@@ -831,7 +831,7 @@ def _status_dict(s: Any, features: NDArray[np.float64] | None = None) -> dict[st
             level=plan.level,
         )
     else:
-        c = s.compare()
+        c = s.compare(features=features)
         out.update(
             estimate=[_nan_to_none(float(v)) for v in c.estimates],
             stderr=_nan_to_none(c.stderr),
@@ -899,7 +899,7 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
     type=_FILE,
     default=None,
     help="CSV/Parquet of the pool's features (id + numeric columns): labeled neighbours "
-    "become a second control variate of the estimate (one-model sessions).",
+    "become a second control variate of the estimate or comparison.",
 )
 def session_status(store: Path, as_json: bool, plot: Path | None, features: Path | None) -> None:
     """Labels and cost spent against the budget, the estimate and its interval (or the
@@ -909,10 +909,10 @@ def session_status(store: Path, as_json: bool, plot: Path | None, features: Path
     with _command(), Session.open(store) as s:
         x = None
         if features is not None:
-            if s.plan.n_models > 1 or s.plan.ranking:
+            if s.plan.ranking:
                 raise ShapeError(
-                    "--features: pool features serve the estimate of a one-model session of a "
-                    "classifier or regressor; drop --features for this session."
+                    "--features: pool features serve sessions of classifiers or regressors, "
+                    "not a ranked pool; drop --features for this session."
                 )
             x = read_features_file(features, s.ids)
         status = _status_dict(s, x)

@@ -104,7 +104,6 @@ from .campaign import (
     _check_budget,
     _check_features,
     _compare_sample,
-    _no_features,
     _ranking_comparison,
     _ranking_estimate,
     _ranking_pair_pools,
@@ -2156,7 +2155,13 @@ class Session:
         )
         return [a, b]
 
-    def compare(self, *, estimator: str | None = None) -> SessionComparison:
+    def compare(
+        self,
+        *,
+        estimator: str | None = None,
+        features: ArrayLike | None = None,
+        bandwidth: float = DEFAULT_BANDWIDTH,
+    ) -> SessionComparison:
         """The comparison of the session's models from the labels recorded so far: what
         :func:`~activeeval.compare` reports for the same draws, on the labeled prefix of the
         draws (see :meth:`estimate`).
@@ -2166,16 +2171,23 @@ class Session:
         control variate (:func:`~activeeval.assisted.assisted_paired_test`), ``"snis"`` the
         thesis's paired test; k > 2: the multiple comparison (Holm), reporting the best model
         against the runner-up with its Holm-adjusted p-value. ``estimator`` overrides the
-        session's (``plan.estimator``).
+        session's (``plan.estimator``); ``features``, ``bandwidth`` as in :meth:`estimate`
+        (:func:`~activeeval.compare`'s).
         """
         if self.plan.n_models < 2:
             raise ShapeError("compare: this session evaluates one model; use estimate() instead.")
         how = self._estimator(estimator)
+        self._check_features(features, how, bandwidth)
         idx, _, y = self._data()
-        return self._compare_on(idx, y, how)
+        return self._compare_on(idx, y, how, features, bandwidth)
 
     def _compare_on(
-        self, idx: NDArray[np.intp], y: NDArray[Any], estimator: str
+        self,
+        idx: NDArray[np.intp],
+        y: NDArray[Any],
+        estimator: str,
+        features: ArrayLike | None = None,
+        bandwidth: float = DEFAULT_BANDWIDTH,
     ) -> SessionComparison:
         lv = self.plan.level
         k = self.plan.n_models
@@ -2196,8 +2208,9 @@ class Session:
             )  # fmt: skip
         else:
             diff, se, pv, best, est, cmp = _compare_sample(
-                self.measure, self.predictives, y, idx, self.q, self._pw, 1.0, lv, estimator, True
-            )
+                self.measure, self.predictives, y, idx, self.q, self._pw, 1.0, lv, estimator, True,
+                features, bandwidth,
+            )  # fmt: skip
         z = float(stats.norm.isf((1 - lv) / 2))
         nan_ci = (math.nan, math.nan)
         ci = nan_ci if math.isnan(diff) else (float(diff - z * se), float(diff + z * se))
@@ -2220,13 +2233,10 @@ class Session:
         instance (a stopping time of the draw sequence). Columns: ``n_labels``, ``cost``,
         ``n_draws``, ``estimate``, ``stderr``, ``low``, ``high`` — for comparisons the
         difference, its standard error and interval, plus ``p_value``. ``estimator`` overrides
-        the session's; ``features``, ``bandwidth`` as in :meth:`estimate` (one-model
-        sessions).
+        the session's; ``features``, ``bandwidth`` as in :meth:`estimate`.
         """
         how = self._estimator(estimator)
         self._check_features(features, how, bandwidth)
-        if features is not None and self.plan.n_models > 1:
-            _no_features(features, "a comparison's trajectory")
         idx, _, y = self._data()
         if idx.size == 0:
             return pd.DataFrame(
@@ -2250,7 +2260,7 @@ class Session:
                     e = self._estimate_on(idx[:n], y[:n], 0, how, features, bandwidth)
                     row.update(estimate=e.estimate, stderr=e.stderr, low=e.ci[0], high=e.ci[1])
                 else:
-                    cm = self._compare_on(idx[:n], y[:n], how)
+                    cm = self._compare_on(idx[:n], y[:n], how, features, bandwidth)
                     row.update(
                         estimate=cm.difference,
                         stderr=cm.stderr,

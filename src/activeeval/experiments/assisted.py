@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +33,10 @@ from ..assisted import (
     _model_terms,
     _paired_from_terms,
     _pool_moments,
-    _smoother_source,
+    _prediction_groups,
     _standardized,
     _successive_rows,
+    _with_smoother,
     assisted_distribution,
     assisted_estimate,
 )
@@ -99,6 +100,7 @@ def _runs(
     draws, kept, samples = _samples(q, budgets, reps, seed, dom, finite)
     est, se, lam, n_eff = (np.full(kept.shape, np.nan) for _ in range(4))
     z = None if features is None else _standardized(features, m)
+    groups = _prediction_groups([pred], [f])
     for r, j, idx, ir, v, fpc in samples:
         base = [(wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool)]
         if z is None:
@@ -107,9 +109,10 @@ def _runs(
                 lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
             )  # fmt: skip
         else:
-            smooth, dropped = _smoother_source(z, base, ir, p_dom, DEFAULT_BANDWIDTH, v)
+            by_source, dropped = _with_smoother(z, [base], base, ir, p_dom, DEFAULT_BANDWIDTH,
+                                                v, groups)  # fmt: skip
             a = _estimate_from_sources(
-                v, [base, smooth], lam_fixed, idx, 0.95, meas, fpc, True, True, [None, dropped]
+                v, by_source, lam_fixed, idx, 0.95, meas, fpc, True, True, dropped
             )
         est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
         n_eff[r, j] = a.effective_n
@@ -292,8 +295,9 @@ def _pair_terms(
     """As :func:`~activeeval.assisted_paired_test` sets up a pair under uniform p: the
     mixture, the bound measure, the domain and both models' terms on the whole pool under
     each control-variate source, for both choices of sources: each model's own predictive
-    distribution (``"models"``) or the mixture alone (``"mixture"``); and the predictions,
-    which decide between them per sample."""
+    distribution (``"models"``) or the mixture alone (``"mixture"``); the predictions,
+    which decide between them per sample; the models and the test distribution on the
+    domain, for the smoother of pool features."""
     mix = Mixture(preds)
     meas = meas0.bind(mix)
     p = np.full(mix.n, 1.0 / mix.n)
@@ -304,7 +308,7 @@ def _pair_terms(
         name: [_model_terms(meas, preds, src, whole, y, p_dom) for src in sources]
         for name, sources in (("models", preds), ("mixture", [mix]))
     }
-    return mix, meas, dom, {**terms, "predictions": fs}
+    return mix, meas, dom, {**terms, "predictions": fs, "preds": preds, "p_dom": p_dom}
 
 
 def _pair_runs(
@@ -318,6 +322,7 @@ def _pair_runs(
     assisted: bool,
     finite: bool = True,
     mixture_only: bool = False,
+    features: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], Any]:
     """Δ̂ = Ĝ_A − Ĝ_B and its standard error per (rep, budget) for a model pair, by the
     campaign's stopping rule, and the draws. ``full`` are :func:`_pair_terms`' terms on the
@@ -325,23 +330,31 @@ def _pair_runs(
     takes each model's own distribution as a control variate once the sample has
     :data:`~activeeval.assisted.MIN_DISAGREEMENTS` (``mixture_only``: never). λ = 0 with
     every draw a row and the linearized standard error is the thesis's paired test; both
-    tested equal to :func:`activeeval.compare`."""
+    tested equal to :func:`activeeval.compare`. With the pool's ``features`` the smoothed
+    residuals under the mixture are one more source (what ``compare(..., features=)``
+    does; tested equal)."""
     draws, kept, samples = _samples(q, budgets, reps, seed, dom, finite)
     diff = np.full(kept.shape, np.nan)
     se = np.full(kept.shape, np.nan)
+    z = None if features is None else _standardized(features, q.shape[0])
+    groups = _prediction_groups(full["preds"], full["predictions"])
+    p_dom = full["p_dom"]
+
+    def at(src: Sequence[Any], ir: NDArray[np.intp]) -> list[Any]:
+        return [(wl[ir], w[ir], mn[ir], md[ir], pool) for wl, w, mn, md, pool in src]
+
     for r, j, idx, ir, v, fpc in samples:
         per_model = (
             assisted
             and not mixture_only
             and _disagreements(full["predictions"], ir) >= MIN_DISAGREEMENTS
         )
-        by_source = [
-            [(wl[ir], w[ir], mn[ir], md[ir], pool) for wl, w, mn, md, pool in src]
-            for src in full["models" if per_model else "mixture"]
-        ]
+        models = [at(src, ir) for src in full["models" if per_model else "mixture"]]
+        ref = at(full["mixture"][0], ir)
+        by_source, dropped = _with_smoother(z, models, ref, ir, p_dom, DEFAULT_BANDWIDTH, v, groups)
         c = _paired_from_terms(
             v, by_source, None if assisted else 0.0, idx, 0.95, meas, fpc,
-            jackknife=assisted or finite,
+            jackknife=assisted or finite, dropped=dropped,
         )  # fmt: skip
         diff[r, j], se[r, j] = c.difference, c.stderr
     return diff, se, (draws, kept)
@@ -397,20 +410,22 @@ def run_pairs(reps: int, budgets: tuple[int, ...], smoke: bool = False) -> list[
         u = (wl[0] - values[0] * w[0]) / w[0].mean() - (wl[1] - values[1] * w[1]) / w[1].mean()
         q_oracle = np.abs(u) / np.abs(u).sum()
         q_cmp = comparison_distribution(preds, meas, method="active")
-        # name: (q, model-assisted, finite-population rows, the mixture as the only source)
-        methods: dict[str, tuple[NDArray[np.float64], bool, bool, bool]] = {
-            "passive": (p, False, False, False),
-            "active (thesis SNIS)": (q_cmp, False, False, False),
-            "assisted, uniform q": (p, True, True, False),
-            DEFAULT: (q_cmp, True, True, False),
-            MIXTURE_CV: (q_cmp, True, True, True),
-            ORACLE: (q_oracle, False, True, False),
+        # name: (q, model-assisted, finite-population rows, the mixture as the only source,
+        # pool features)
+        methods: dict[str, tuple[NDArray[np.float64], bool, bool, bool, Any]] = {
+            "passive": (p, False, False, False, None),
+            "active (thesis SNIS)": (q_cmp, False, False, False, None),
+            "assisted, uniform q": (p, True, True, False, None),
+            DEFAULT: (q_cmp, True, True, False, None),
+            MIXTURE_CV: (q_cmp, True, True, True, None),
+            PAIR_FEATURES: (q_cmp, True, True, False, task.X_pool),
+            ORACLE: (q_oracle, False, True, False, None),
         }
         if meas.regular:  # a difference of mean losses: the peers' active-inference q
             d_pred, d_var = _difference_variance(meas, mix, fs[0], fs[1])
             s = np.sqrt(d_var)
             q_ai = (1 - DEFAULT_MIX) * s / s.sum() + DEFAULT_MIX * p if s.sum() > 0 else p
-            methods["assisted, active-inference q"] = (q_ai, True, True, False)
+            methods["assisted, active-inference q"] = (q_ai, True, True, False, None)
         row: dict[str, Any] = {
             "task": task_name,
             "model": " vs ".join(kinds),
@@ -421,9 +436,9 @@ def run_pairs(reps: int, budgets: tuple[int, ...], smoke: bool = False) -> list[
             "methods": {},
         }
         drawn_by: dict[str, Any] = {}
-        for name, (q, assisted, finite, mixture_only) in methods.items():
+        for name, (q, assisted, finite, mixture_only, feats) in methods.items():
             est, se, drawn_by[name] = _pair_runs(
-                q, full, dom, meas, b, reps, 0, assisted, finite, mixture_only
+                q, full, dom, meas, b, reps, 0, assisted, finite, mixture_only, feats
             )
             half = 1.959963984540054 * se
             cover = _covered(est - half, est + half, truth)
@@ -595,6 +610,7 @@ ORACLE = "oracle q (true labels)"
 SAME_DRAWS = "PPI++ on the default's draws (importance weights, q*)"
 MIXTURE_CV = "assisted, q*, the mixture as one control variate"
 FEATURES = "assisted, q*, + pool features"  # evaluate(method="active", features=X)
+PAIR_FEATURES = "assisted, comparison q, + pool features"  # compare(..., features=X)
 #: The model-assisted estimator's variance q (module assisted, eq. next to Thm 4.1) without
 #: the floor, mixed with this share of p.
 VARIANCE_MIX = 0.05
@@ -629,8 +645,9 @@ def _summary(
         "default is exact); `cover` = coverage of the default's 95% interval (`evaluate`'s "
         "`ci`: Wald on the logit scale for measures in [0, 1] with its Clopper–Pearson "
         "fallback, Wald for MSE and for differences); `features: ÷peer`, `cover` = the same "
-        "for the default given the pool's features (`evaluate(..., features=X)`, the "
-        "smoothed residuals as a second control variate; single models only).",
+        "for the default given the pool's features (`evaluate(..., features=X)`, "
+        "`compare(..., features=X)` for a pair: the smoothed residuals as one more control "
+        "variate).",
         "",
         "| setting | n | ÷peer | best peer | ÷PPI++ same draws | ÷thesis | ÷passive | ×passive "
         "| oracle | cover | features: ÷peer | features: cover |",
@@ -646,6 +663,7 @@ def _summary(
         peers = {k: v["mae"] for k, v in meths.items() if k.startswith("peer")}
         same = [v["mae"] for k, v in meths.items() if k.startswith(SAME_DRAWS.removesuffix(")"))]
         label = f"{row['task']} / {row['model']} / {row['measure']}"
+        feats = meths.get(FEATURES, meths.get(PAIR_FEATURES))
         for j, n in enumerate(b):
             if n < 100:
                 continue
@@ -662,9 +680,9 @@ def _summary(
                 + f" | {_ratio(meths[ORACLE]['mae'][j], d['mae'][j])} "
                 f"| {d['coverage'][j]:.3f} | "
                 + (
-                    f"{_ratio(meths[FEATURES]['mae'][j], peers[best][j]) if best else '–'} | "
-                    f"{meths[FEATURES]['coverage'][j]:.3f} |"
-                    if FEATURES in meths
+                    f"{_ratio(feats['mae'][j], peers[best][j]) if best else '–'} | "
+                    f"{feats['coverage'][j]:.3f} |"
+                    if feats is not None
                     else "– | – |"
                 )
             )
