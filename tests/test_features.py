@@ -453,3 +453,25 @@ def test_comparisons_refuse_features_they_cannot_use(tmp_path) -> None:
     rel = [ae.GradedRelevance(rng.dirichlet(np.ones(3), size=30), offsets) for _ in range(2)]
     with pytest.raises(ShapeError, match="not ranking pools; drop features"):
         ae.compare(rel, lambda i: None, "dcg", 5, features=np.zeros((10, 2)))
+
+
+def test_smoother_groups_are_the_models_point_predictions() -> None:
+    """One classifier: its predicted classes (string labels too); several: the tuple of
+    their predicted classes; continuous predictions: which models predict equal values (one
+    regressor: no groups)."""
+    from activeeval.assisted import _prediction_groups
+
+    a = ae.Categorical(np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]), ["n", "y"])
+    b = ae.Categorical(np.array([[0.1, 0.9], [0.2, 0.8], [0.6, 0.4], [0.8, 0.2]]), ["n", "y"])
+    fa, fb = a.point_prediction(), b.point_prediction()
+    ga = _prediction_groups([a], [fa])
+    assert (ga[0] == ga[2]) and (ga[1] == ga[3]) and ga[0] != ga[1]
+    gab = _prediction_groups([a, b], [fa, fb])  # (n,y) (y,y) (n,n) (y,n): four groups
+    assert np.unique(gab).size == 4
+    g1 = ae.Gaussian(np.array([1.0, 2.0, 3.0]), np.ones(3))
+    g2 = ae.Gaussian(np.array([1.0, 2.5, 3.0]), np.ones(3))
+    assert _prediction_groups([g1], [g1.point_prediction()]) is None
+    g12 = _prediction_groups([g1, g2], [g1.point_prediction(), g2.point_prediction()])
+    assert g12[0] == g12[2] != g12[1]
+    same = _prediction_groups([g1, g1], [g1.point_prediction()] * 2)
+    assert same is None  # the models agree everywhere: one group

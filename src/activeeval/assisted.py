@@ -166,7 +166,23 @@ regression (the same as a comparison's sources): where the features carry nothin
 model, λ_s ≈ 0 and the estimate is the one without features (its standard error differs
 slightly, by the jackknife re-tuning λ; features with no variance take the path without
 features exactly); where they do, Var[Ĝ] shrinks by the share of the residual variance that
-the neighbours predict. Comparisons do not take features yet.
+the neighbours predict.
+Groups. The sums run only over labeled instances with the same point predictions as x
+(:func:`_prediction_groups`: a classifier's predicted class; for several models the tuple of
+their predicted classes, or for continuous predictions which models predict equal values).
+A residual that is zero whatever the label then stays zero — a difference where the models
+agree, an F-measure's w − m_D on the predicted positives — and a neighbour across the
+decision boundary, whose loss is the opposite event, does not count.
+Comparisons. Each model's residuals under the mixture of the models (eq. 5.11) are smoothed,
+and that source enters the vector power tuning beside the models' own distributions, with
+its coefficient tuned for the differences; the jackknife deletes each row from it as above.
+The groups matter most here: without them, on the e-mail error-rate pair (comparison q, 300
+campaigns of 100 labels) features raised the MAE of Δ̂ 1.66-fold and the interval covered
+0.79, since labeled disagreements smoothed a nonzero residual difference onto agreeing
+neighbours, where it is 0 for every label, and only the rare agreement draws could correct
+it; with them the MAE fell to 0.63 of the estimate without features (coverage 0.947 against
+0.950), and on single models the groups changed the MAE by −1.5% … +0.1% (e-mail error rate,
+F1 and naive Bayes, 100–800 labels, same draws).
 Standard error. Row i's label enters its neighbours' s as well as its own term, so the
 jackknife deletes it from both: it re-tunes (λ, λ_s) without row i, as for comparisons, and
 replaces s by s₍ᵢ₎ ≈ s − ∂s/∂δ_i, δ_i unit i's weight in the smoother (an infinitesimal
