@@ -475,3 +475,36 @@ def test_smoother_groups_are_the_models_point_predictions() -> None:
     assert g12[0] == g12[2] != g12[1]
     same = _prediction_groups([g1, g1], [g1.point_prediction()] * 2)
     assert same is None  # the models agree everywhere: one group
+    mixed = ae.Mixture([a, b])  # a mixture of classifiers is a classifier
+    collapsed = mixed.collapse()
+    np.testing.assert_array_equal(
+        _prediction_groups([mixed], [mixed.point_prediction()]),
+        _prediction_groups([collapsed], [collapsed.point_prediction()]),
+    )
+
+
+def test_with_replacement_form_holds_the_smoother_fixed() -> None:
+    """Draws as rows (v = p/q per draw, e.g. a batch-adaptive campaign): the jackknife deletes
+    row i from the sample only, with s held fixed, whether or not some draw repeats (written
+    out at power 1: ε_i = (Ĝ − Ĝ₍ᵢ₎)(1 − v_i/Σv), centred, SE = sqrt(Σ ε²))."""
+    cat, y, x = _clustered_pool(3, m=300, clusters=30)
+    meas = ae.get_measure("error_rate").bind(cat)
+    f = cat.point_prediction()
+    q = ae.optimal_distribution(cat, meas)
+    z = _standardize(x)
+    mn, _ = meas.conditional_expectations(cat, f)
+    for draws, seed in ((25, 3), (400, 1)):  # distinct draws, and draws with repeats
+        idx = ae.draw(q, draws, random_state=seed)
+        got = assisted_estimate(meas, cat, idx, y[idx], q[idx], power=1.0, features=x)
+        units = np.unique(idx)
+        r = (f[units] != y[units]) - mn[units]
+        s = _smoother_by_loops(z, units, r[:, None], 0.3, groups=f)[:, 0]
+        v = (1 / cat.n) / q[idx]
+        e = (f[idx] != y[idx]) - mn[idx] - s[idx]
+        g = mn.mean() + s.mean() + (v @ e) / v.sum()
+        g_i = mn.mean() + s.mean() + (v @ e - v * e) / (v.sum() - v)
+        eps = (g - g_i) * (1 - v / v.sum())
+        eps -= eps.mean()
+        assert got.estimate == pytest.approx(g, abs=1e-12)
+        assert got.stderr == pytest.approx(math.sqrt(eps @ eps), rel=1e-9)
+        assert (units.size == idx.size) == (draws == 25)

@@ -110,7 +110,7 @@ def _runs(
             )  # fmt: skip
         else:
             by_source, dropped = _with_smoother(z, [base], base, ir, p_dom, DEFAULT_BANDWIDTH,
-                                                v, groups)  # fmt: skip
+                                                v, groups, fpc)  # fmt: skip
             a = _estimate_from_sources(
                 v, by_source, lam_fixed, idx, 0.95, meas, fpc, True, True, dropped
             )
@@ -351,7 +351,9 @@ def _pair_runs(
         )
         models = [at(src, ir) for src in full["models" if per_model else "mixture"]]
         ref = at(full["mixture"][0], ir)
-        by_source, dropped = _with_smoother(z, models, ref, ir, p_dom, DEFAULT_BANDWIDTH, v, groups)
+        by_source, dropped = _with_smoother(
+            z, models, ref, ir, p_dom, DEFAULT_BANDWIDTH, v, groups, fpc
+        )
         c = _paired_from_terms(
             v, by_source, None if assisted else 0.0, idx, 0.95, meas, fpc,
             jackknife=assisted or finite, dropped=dropped,
