@@ -192,7 +192,15 @@ def test_features_unbiased_cover_and_cut_the_error_where_neighbours_share_labels
     cat, y, x = _clustered_pool(0)
     truth = float(np.mean(cat.point_prediction() != y))
     reps = 300
-    out = _campaigns(cat, y, x, method, reps)
+    _unbiased_covering_and_better(_campaigns(cat, y, x, method, reps), truth)
+
+
+def _unbiased_covering_and_better(out: np.ndarray, truth: float) -> None:
+    """``out`` (reps, 2, 3): estimate and interval without [:, 0] and with [:, 1] features on
+    the same draws. With features: bias within 4 MC standard errors of 0, coverage within 3
+    MC standard errors of 0.95, MSE lower by more than 4 standard errors of the paired
+    difference and below 0.8 of the MSE without."""
+    reps = out.shape[0]
     err = out[:, :, 0] - truth
     assert abs(err[:, 1].mean()) < 4 * err[:, 1].std() / math.sqrt(reps)
     cover = np.mean((out[:, 1, 1] <= truth) & (truth <= out[:, 1, 2]))
@@ -381,7 +389,7 @@ def test_pair_with_features_is_unbiased_covers_and_gains_where_neighbours_agree(
     with and without features on the same draws: with features Δ̂ has no bias beyond 4 MC
     standard errors, the 95% interval for Δ covers within 3 MC standard errors of 0.95, and
     the mean squared error is lower by more than 4 standard errors of the paired
-    difference."""
+    difference, and below 0.8 of the MSE without (measured: 0.28)."""
     a, b, y, x = _clustered_pool(0, models=2)
     truth = float(np.mean(a.point_prediction() != y) - np.mean(b.point_prediction() != y))
     reps = 300
@@ -391,12 +399,7 @@ def test_pair_with_features_is_unbiased_covers_and_gains_where_neighbours_agree(
             res = ae.compare([a, b], lambda i: y[i], "error_rate", 100, random_state=r,
                              features=feats)  # fmt: skip
             out[r, j] = res.difference, res.ci[0], res.ci[1]
-    err = out[:, :, 0] - truth
-    assert abs(err[:, 1].mean()) < 4 * err[:, 1].std() / math.sqrt(reps)
-    cover = np.mean((out[:, 1, 1] <= truth) & (truth <= out[:, 1, 2]))
-    assert abs(cover - 0.95) < 3 * math.sqrt(0.95 * 0.05 / reps)
-    gain = err[:, 1] ** 2 - err[:, 0] ** 2
-    assert gain.mean() + 4 * gain.std() / math.sqrt(reps) < 0
+    _unbiased_covering_and_better(out, truth)
 
 
 def test_compare_and_comparison_sessions_agree_with_features(tmp_path) -> None:
