@@ -9,6 +9,8 @@ losses: with uniform labels, with importance weights under the active-inference
 q ∝ sqrt(Var[ℓ|x]) (Zrnic & Candès, 2024; the draws of "assisted, own q"), and with importance
 weights on exactly the default's draws (the two estimators alone). The oasis peers' F1 numbers
 come from the active-estimation run (same pools and budgets, ``active_estimation.json``).
+The comparison issue's model pairs likewise, with ``compare``'s default and the same given
+the pool's features.
 """
 
 from __future__ import annotations
