@@ -1239,10 +1239,10 @@ def assisted_paired_test(
     lv = check_level(level)
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
+    jk = _check_variance(variance)
     v, fpc, by_source, dropped = _comparison_rows(
         meas, preds, mix, idx, y, q, pool_q, p, power, features, bandwidth, mixture is not None
     )
-    jk = _check_variance(variance)
     return _paired_from_terms(v, by_source, power, idx, lv, meas, fpc, bias_correction, jk, dropped)
 
 
@@ -1594,10 +1594,10 @@ def assisted_multiple_comparison(
     meas = get_measure(measure, pos_label=pos_label).bind(mix)
     idx, y = _check_draws(indices, labels, mix.n)
     p = _pool_distribution(mix.n, pool_weights)
+    jk = _check_variance(variance)
     v, fpc, by_source, dropped = _comparison_rows(
         meas, preds, mix, idx, y, q, pool_q, p, power, features, bandwidth
     )
-    jk = _check_variance(variance)
     pairs = np.triu_indices(k, 1)
     _, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jk, dropped)
     u = _design_influence(u, fpc)
