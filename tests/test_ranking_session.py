@@ -388,6 +388,8 @@ def test_cli_ranked_campaign_init_next_record_status_export(tmp_path: Path) -> N
     with Session.open(store) as s:
         c = s.compare()
     assert status["n_labels"] == 10 and status["difference"] == c.difference
+    code, _, err = _run("session", "status", store, "--features", a)  # any existing file
+    assert code == 2 and "not ranking pools; drop features" in err
     export = tmp_path / "export.csv"
     assert _run("session", "export", store, export)[0] == 0
     code, out, _ = _run("session", "record", store, export)

@@ -520,8 +520,9 @@ def _check_features(features: ArrayLike | None, bandwidth: float, m: int, refuse
         _check_bandwidth(bandwidth)
 
 
-def _no_features(features: ArrayLike | None, where: str) -> None:
-    """Pool features serve only the model-assisted estimator of a classifier or regressor."""
+def _no_features(features: object, where: str) -> None:
+    """Pool features (given in any form: an array, or the CLI's file) serve only the
+    model-assisted estimator of a classifier or regressor."""
     if features is not None:
         fix = "drop features" if "ranking" in where else "drop features or use estimator='assisted'"
         raise ShapeError(

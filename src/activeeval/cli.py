@@ -53,7 +53,6 @@ from ._validation import (
     LabelSpaceError,
     NonFiniteError,
     ProbabilityRowsError,
-    ShapeError,
     UnknownIdError,
     UnknownOptionError,
 )
@@ -904,16 +903,14 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
 def session_status(store: Path, as_json: bool, plot: Path | None, features: Path | None) -> None:
     """Labels and cost spent against the budget, the estimate and its interval (or the
     difference, p-value and best model)."""
+    from .campaign import _no_features
     from .store import Session
 
     with _command(), Session.open(store) as s:
         x = None
         if features is not None:
-            if s.plan.ranking:
-                raise ShapeError(
-                    "--features: pool features serve sessions of classifiers or regressors, "
-                    "not a ranked pool; drop --features for this session."
-                )
+            if s.plan.ranking:  # refused before the file is read, as Session would refuse it
+                _no_features(features, "ranking pools")
             x = read_features_file(features, s.ids)
         status = _status_dict(s, x)
         if plot is not None:
