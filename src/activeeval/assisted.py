@@ -667,6 +667,18 @@ def _successive_rows(
 def _standardized(features: ArrayLike, m: int) -> NDArray[np.float64]:
     """The pool features as an (m, d) array with every column of positive variance scaled to
     mean 0 and variance 1 (constant columns carry nothing and are dropped)."""
+    x, centre, sd = _feature_moments(features, m)
+    keep = sd > 0
+    return (x[:, keep] - centre[keep]) / sd[keep]
+
+
+def _feature_moments(
+    features: ArrayLike, m: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The pool features checked (dense, real, finite, one row per instance, columns that
+    can be standardized) as an (m, d) array with its column means and standard deviations:
+    what :func:`_standardized` needs, and all that validating them before labels are bought
+    needs (without building the standardized copy)."""
     if hasattr(features, "toarray") or np.iscomplexobj(features):
         raise ShapeError(
             "features: need a dense real array; a sparse matrix (e.g. word counts) is best "
@@ -689,8 +701,7 @@ def _standardized(features: ArrayLike, m: int) -> NDArray[np.float64]:
             f"features: column {j} has values too large to standardize (overflow); rescale "
             "it (e.g. to its logarithm or to units of its spread)."
         )
-    keep = sd > 0
-    return (x[:, keep] - centre[keep]) / sd[keep]
+    return x, centre, sd
 
 
 def _check_bandwidth(bandwidth: float) -> float:

@@ -39,8 +39,8 @@ from .assisted import (
     DEFAULT_BANDWIDTH,
     _check_bandwidth,
     _estimate_from_terms,
+    _feature_moments,
     _paired_from_terms,
-    _standardized,
     _successive_rows,
     _value_pool,
     _value_terms,
@@ -516,7 +516,7 @@ def _check_features(features: ArrayLike | None, bandwidth: float, m: int, refuse
     if refused:
         _no_features(features, refused)
     elif features is not None:
-        _standardized(features, m)
+        _feature_moments(features, m)  # the checks, without the standardized copy
         _check_bandwidth(bandwidth)
 
 
