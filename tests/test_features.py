@@ -370,6 +370,7 @@ def test_pair_with_features_at_fixed_power_is_the_written_out_difference(measure
     assert got.difference == pytest.approx(g0 - g1, abs=1e-12)
     d, c = e0 - e1, 1 - pi
     assert got.stderr == pytest.approx(math.sqrt(c @ (d - (c @ d) / c.sum()) ** 2), rel=1e-9)
+    assert got.feature_power == 0.7
     # Three models: the same sums under the mixture of all three, one coefficient for all.
     third = ae.Categorical(np.column_stack([1 - a.proba[:, 1] ** 2, a.proba[:, 1] ** 2]))
     mix3 = ae.Mixture([a, b, third])
@@ -382,6 +383,32 @@ def test_pair_with_features_at_fixed_power_is_the_written_out_difference(measure
         for pr in (a, b, third)
     ]
     np.testing.assert_allclose(mc.estimates, want, rtol=0, atol=1e-12)
+    assert mc.feature_power == 0.7
+
+
+def test_comparisons_report_the_features_coefficient() -> None:
+    """``feature_power`` of a pair and of k models: None without features; with constant
+    features 0 and the comparison without features, bit for bit; tuned on a pool whose
+    clusters predict the residuals, inside (0, 1] and carried by ``compare``'s result."""
+    a, b, c, y, x = _clustered_pool(7, m=600, clusters=30, models=3)
+    q = ae.comparison_distribution([a, b], "error_rate")
+    idx = ae.draw(q, 120, random_state=2)
+    flat = np.ones((a.n, 2))
+    for fn, preds in (
+        (assisted_module.assisted_paired_test, [a, b]),
+        (assisted_module.assisted_multiple_comparison, [a, b, c]),
+    ):
+        plain = fn("error_rate", preds, idx, y[idx], pool_q=q)
+        same = fn("error_rate", preds, idx, y[idx], pool_q=q, features=flat)
+        tuned = fn("error_rate", preds, idx, y[idx], pool_q=q, features=x)
+        assert plain.feature_power is None and same.feature_power == 0.0
+        np.testing.assert_array_equal(same.estimates, plain.estimates)
+        assert 0.0 < tuned.feature_power <= 1.0
+    res = ae.compare([a, b], lambda i: y[i], "error_rate", 120, random_state=4, features=x)
+    ref = assisted_module.assisted_paired_test(
+        "error_rate", [a, b], res.indices, res.labels, pool_q=q, features=x
+    )
+    assert res.comparison.feature_power == ref.feature_power
 
 
 def test_pair_with_features_is_unbiased_covers_and_gains_where_neighbours_agree() -> None:

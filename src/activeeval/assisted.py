@@ -1254,7 +1254,15 @@ def assisted_paired_test(
     v, fpc, by_source, dropped = _comparison_rows(
         meas, preds, mix, idx, y, q, pool_q, p, power, features, bandwidth, mixture is not None
     )
-    return _paired_from_terms(v, by_source, power, idx, lv, meas, fpc, bias_correction, jk, dropped)
+    c = _paired_from_terms(v, by_source, power, idx, lv, meas, fpc, bias_correction, jk, dropped)
+    return _unused_features(c, features)
+
+
+def _unused_features(result: Any, features: ArrayLike | None) -> Any:
+    """``feature_power`` = 0 where features were given but none varies (nothing smoothed)."""
+    if features is not None and result.feature_power is None:
+        return replace(result, feature_power=0.0)
+    return result
 
 
 _Terms = tuple[Any, Any, Any, Any, _Pool]
@@ -1533,7 +1541,7 @@ def _paired_from_terms(
     (:func:`_source_powers`); the last source the smoothed residuals when ``dropped`` is
     given (:func:`_with_smoother`)."""
     pairs = (np.array([0]), np.array([1]))
-    _, g, u = _fit_sources(
+    lam, g, u = _fit_sources(
         v, by_source, power, pairs, fpc, meas, bias_correction, jackknife, dropped
     )
     diff = _difference(g[0], g[1])
@@ -1558,6 +1566,7 @@ def _paired_from_terms(
         greater_is_better=meas.greater_is_better,
         level=level,
         measure=meas.name,
+        feature_power=None if dropped is None else float(lam[-1]),
     )
 
 
@@ -1610,9 +1619,12 @@ def assisted_multiple_comparison(
         meas, preds, mix, idx, y, q, pool_q, p, power, features, bandwidth
     )
     pairs = np.triu_indices(k, 1)
-    _, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jk, dropped)
+    lam, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jk, dropped)
     u = _design_influence(u, fpc)
-    return _multiple_from_influence(g, u, int(np.unique(idx).size), meas, n_draws=idx.shape[0])
+    res = _multiple_from_influence(g, u, int(np.unique(idx).size), meas, n_draws=idx.shape[0])
+    if dropped is not None:
+        res = replace(res, feature_power=float(lam[-1]))
+    return _unused_features(res, features)
 
 
 def assisted_distribution(

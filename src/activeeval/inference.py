@@ -547,6 +547,10 @@ class Comparison:
         functions).
     p_value : float
         Two-sided Wald p-value of h₀: Δ = 0 (eq. 3.24).
+    feature_power : float or None
+        With the model-assisted estimator given the pool's features: the tuned coefficient
+        λ_s ∈ [0, 1] of the smoothed residuals (0 = the features were not used; 0 also when
+        every feature is constant). None without features.
     """
 
     estimates: tuple[float, float]
@@ -558,6 +562,7 @@ class Comparison:
     greater_is_better: bool
     level: float = 0.95
     measure: str = ""
+    feature_power: float | None = None
 
     @property
     def statistic(self) -> float:
@@ -692,6 +697,9 @@ class MultipleComparison:
     range_statistic, range_p_value : float
         Tukey's range test of h₀: all k measures equal — √2·(max Ĝ − min Ĝ)/S_k with
         S_k² the mean squared pairwise standard error.
+    feature_power : float or None
+        As for :class:`Comparison`: λ_s of the pool features' smoothed residuals, tuned for
+        all pairwise differences at once; None without features.
     """
 
     estimates: NDArray[np.float64]
@@ -703,6 +711,7 @@ class MultipleComparison:
     n_labels: int
     greater_is_better: bool
     measure: str = ""
+    feature_power: float | None = None
 
     @property
     def k(self) -> int:
