@@ -708,7 +708,11 @@ def test_status_with_a_features_file(task: dict[str, Path]) -> None:
         e = s.estimate(features=x)
         plain = s.estimate()
     assert status["estimate"] == e.estimate and status["ci"] == list(e.ci)
+    assert status["feature_power"] == e.inference.feature_power
     assert e.estimate != plain.estimate
+    code, out, err = _run("session", "status", store, "--features", path)
+    assert code == 0, err
+    assert f"features: coefficient {e.inference.feature_power:.4f} on the smoothed" in out
     code, _, err = _run("session", "status", store, "--plot", task["dir"] / "p.png",
                         "--features", path)  # fmt: skip
     assert code == 0, err
@@ -736,6 +740,7 @@ def test_status_with_a_features_file(task: dict[str, Path]) -> None:
         c = s.compare(features=x)
         plain = s.compare()
     assert status["difference"] == c.difference and status["ci"] == list(c.ci)
+    assert status["feature_power"] == c.comparison.feature_power
     assert c.difference != plain.difference
     code, _, err = _run("session", "status", pair, "--plot", task["dir"] / "q.png",
                         "--features", path)  # fmt: skip

@@ -823,6 +823,7 @@ def _status_dict(s: Any, features: NDArray[np.float64] | None = None) -> dict[st
     }
     if plan.n_models == 1:
         e = s.estimate(features=features)
+        inf: Any = e.inference
         out.update(
             estimate=_nan_to_none(e.estimate),
             stderr=_nan_to_none(e.stderr),
@@ -831,6 +832,7 @@ def _status_dict(s: Any, features: NDArray[np.float64] | None = None) -> dict[st
         )
     else:
         c = s.compare(features=features)
+        inf = c.comparison
         out.update(
             estimate=[_nan_to_none(float(v)) for v in c.estimates],
             stderr=_nan_to_none(c.stderr),
@@ -840,6 +842,8 @@ def _status_dict(s: Any, features: NDArray[np.float64] | None = None) -> dict[st
             p_value=_nan_to_none(c.p_value),
             best=None if math.isnan(c.difference) else int(c.best),
         )
+    if features is not None:  # λ_s of the smoothed residuals; None before the first label
+        out["feature_power"] = None if inf is None else _nan_to_none(inf.feature_power)
     return out
 
 
@@ -952,6 +956,11 @@ def session_status(store: Path, as_json: bool, plot: Path | None, features: Path
             )
             lines.append(
                 "best:     " + ("—" if best is None else f"model {best} ({plan.model_names[best]})")
+            )
+        if "feature_power" in status:
+            lines.append(
+                f"features: coefficient {_fmt(status['feature_power'])} on the smoothed "
+                "residuals (0 = the features did not help)"
             )
         if plot is not None:
             lines.append(f"plot:     {plot}")
