@@ -629,3 +629,10 @@ def test_labeling_every_instance_that_can_move_the_measure_gives_the_exact_value
     assert res.n_labels == predicted_pos.sum()
     assert res.estimate == pytest.approx(exact, abs=1e-12)
     assert res.stderr == 0.0 and res.ci == (res.estimate, res.estimate)
+    # The default (model-assisted) reports its coefficients there too: none is used.
+    assert (res.inference.power, res.inference.feature_power) == (0.0, None)
+    given = ae.evaluate(
+        proba, lambda i: y[i], "precision", budget=int(predicted_pos.sum()) + 50, random_state=0,
+        features=rng.normal(size=(m, 2)),
+    )  # fmt: skip
+    assert given.estimate == res.estimate and given.inference.feature_power == 0.0

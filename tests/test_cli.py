@@ -745,3 +745,23 @@ def test_status_with_a_features_file(task: dict[str, Path]) -> None:
     code, _, err = _run("session", "status", pair, "--plot", task["dir"] / "q.png",
                         "--features", path)  # fmt: skip
     assert code == 0, err
+
+
+def test_status_with_features_on_a_census(task: dict[str, Path]) -> None:
+    """Every instance labeled: the exact value, no control variate — ``feature_power`` 0 (it
+    used to crash: the census had no such field)."""
+    store = task["dir"] / "census.db"
+    code, _, err = _run("session", "init", store, "--pool", task["a"], "--measure", "error_rate",
+                        "--budget", "300", "--seed", "3")  # fmt: skip
+    assert code == 0, err
+    _campaign(task, store, k=150)
+    path = task["dir"] / "features.csv"
+    rng = np.random.default_rng(2)
+    pd.DataFrame({"id": np.arange(1000, 1300), "f1": rng.normal(size=300)}).to_csv(
+        path, index=False
+    )
+    code, out, err = _run("session", "status", store, "--json", "--features", path)
+    assert code == 0, err
+    status = json.loads(out)
+    assert status["n_labels"] == 300 and status["stderr"] == 0.0
+    assert status["feature_power"] == 0.0

@@ -409,6 +409,11 @@ def test_comparisons_report_the_features_coefficient() -> None:
         "error_rate", [a, b], res.indices, res.labels, pool_q=q, features=x
     )
     assert res.comparison.feature_power == ref.feature_power
+    # A census (every instance labeled) is exact and uses no control variate.
+    a, b, _, y, x = _clustered_pool(7, m=40, clusters=8, models=3)
+    census = ae.compare([a, b], lambda i: y[i], "error_rate", a.n, random_state=4, features=x)
+    assert census.n_labels == a.n and census.stderr == 0.0
+    assert census.comparison.feature_power == 0.0
 
 
 def test_pair_with_features_is_unbiased_covers_and_gains_where_neighbours_agree() -> None:

@@ -37,11 +37,13 @@ from ._validation import (
 )
 from .assisted import (
     DEFAULT_BANDWIDTH,
+    AssistedEstimate,
     _check_bandwidth,
     _estimate_from_terms,
     _feature_moments,
     _paired_from_terms,
     _successive_rows,
+    _unused_features,
     _value_pool,
     _value_terms,
     assisted_estimate,
@@ -550,6 +552,9 @@ def _static_estimate(
     form (logit interval for measures in [0, 1]; with the pool's ``features`` as a second
     control variate) or the thesis's (Wald)."""
     est = _census(meas, predictive, draws, y, pw, lv)
+    if est is not None and estimator == "assisted":  # exact: no control variate is used
+        fp = None if features is None else 0.0
+        est = AssistedEstimate(**vars(est), power=0.0, finite=True, feature_power=fp)
     if est is None and estimator == "assisted":
         est = assisted_estimate(
             meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q, features=features,
@@ -1173,6 +1178,7 @@ def _compare_sample(
             f_at = [pr.point_prediction()[units] for pr in preds]
             exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
             cmp = _exact_comparison(exact, draws.shape[0], units.shape[0], level, meas)
+            cmp = _unused_features(cmp, features)  # exact: no control variate, features unused
             return cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact), cmp
     at = [p.take(draws) for p in preds]
     if len(preds) == 2 and estimator == "assisted":

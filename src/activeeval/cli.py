@@ -960,7 +960,7 @@ def session_status(store: Path, as_json: bool, plot: Path | None, features: Path
         if "feature_power" in status:
             lines.append(
                 f"features: coefficient {_fmt(status['feature_power'])} on the smoothed "
-                "residuals (0 = the features did not help)"
+                "residuals (0 = not used)"
             )
         if plot is not None:
             lines.append(f"plot:     {plot}")

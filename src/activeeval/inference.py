@@ -549,8 +549,10 @@ class Comparison:
         Two-sided Wald p-value of h₀: Δ = 0 (eq. 3.24).
     feature_power : float or None
         With the model-assisted estimator given the pool's features: the tuned coefficient
-        λ_s ∈ [0, 1] of the smoothed residuals (0 = the features were not used; 0 also when
-        every feature is constant). None without features.
+        λ_s ∈ [0, 1] of the smoothed residuals (0 = not used: also when every feature is
+        constant, or on a census, whose values are exact). None without features. λ_s > 0
+        does not by itself show that the features are informative: the smoother works
+        within groups of equal predictions, whose residual means it can pick up too.
     """
 
     estimates: tuple[float, float]
