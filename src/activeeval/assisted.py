@@ -190,11 +190,11 @@ and 0.90–0.92 with uniform draws up to 200 labels, while the MAE fell to 0.45�
 estimate without features: with few labeled units per cluster, Δ̂ is skewed (its standard
 error has the right size, SD ÷ mean SE 0.96–0.98, but the t-statistic's 2.5% and 97.5%
 quantiles were −3.03 and 1.59). A larger pseudo-count does not cure it: on that pool
-(800 campaigns, same draws) κ = 1 / 2 / 4 covered 0.899 / 0.900 / 0.916 at 50 labels and
-0.932 / 0.929 / 0.938 at 100, while κ = 2 / 4 cost 0–3% / 1–7% of the MAE on the e-mail
-error rate (100–400 labels); the misses are samples that saw no rare residual of a
-disagreeing cluster, which no statistic of that sample reveals (these alternatives:
-``benchmarks/assisted_alternatives.py``).
+(another 800 campaigns, the same draws for each κ) κ = 1 / 2 / 4 covered 0.899 / 0.900 /
+0.916 at 50 labels and 0.932 / 0.929 / 0.938 at 100, while κ = 2 / 4 cost 0–3% / 1–7% of
+the MAE on the e-mail error rate (100–400 labels); the misses are samples that saw no rare
+residual of a disagreeing cluster, which no statistic of that sample reveals (these
+alternatives: ``benchmarks/assisted_alternatives.py``).
 Standard error. Row i's label enters its neighbours' s as well as its own term, so the
 jackknife deletes it from both: it re-tunes (λ, λ_s) without row i, as for comparisons, and
 replaces s by s₍ᵢ₎ ≈ s − ∂s/∂δ_i, δ_i unit i's weight in the smoother (an infinitesimal
@@ -247,8 +247,8 @@ naive-Bayes error rate, whose confident mistakes it leaves to the mix. A floor a
 measure's own scale, Var_y + (Ǧ m_D)² (what the second moment of Thm 4.1 keeps where the
 model is certain and right, without its (m_N − Ǧ m_D)² where the model expects a loss), was
 no better (``benchmarks/assisted_alternatives.py floor``, 400 campaigns, 100–400
-labels): 0.92–1.10 of q* on e-mail, Default and diamonds, 1.10–1.21 on the naive-Bayes
-error rate, 1.22–1.28 on Caravan F1.
+labels): with mix 0.1, 0.92–1.10 of q* on e-mail, Default and diamonds, 1.10–1.21 on the
+naive-Bayes error rate, 1.22–1.28 on Caravan F1; with mix 0.05, 0.91–1.10 and 1.17–1.30.
 Nor is power tuning the gap: on the same draws a fixed λ (0.5 … 1.0) was at best 0.6% below
 the tuned one (e-mail error rate, Default F1; 500 campaigns). So ``evaluate``'s default
 stays q* (Thm 4.1), never far from the best of them.
@@ -343,7 +343,8 @@ __all__ = [
 DEFAULT_BANDWIDTH = 0.3
 #: The residual smoother's pseudo-count κ (module docstring, "Pool features").
 SMOOTHER_PRIOR = 1.0
-#: Kernel entries computed at once by the smoother (32 MB of float64).
+#: Kernel entries computed at once by the smoother (32 MB of float64; with the squared
+#: distances and the mask of near entries about 70 MB at peak).
 _KERNEL_BLOCK = 1 << 22
 
 
@@ -370,7 +371,9 @@ class AssistedEstimate(Estimate):
     control-variate coefficient that was used (0 = the thesis's SNIS estimator), whether
     it is the finite-population form (one row per distinct labeled instance) and, with pool
     features, the coefficient λ_s of the smoothed residuals (module docstring, "Pool
-    features"; None without features)."""
+    features"; None without features). When :func:`~activeeval.evaluate` or a session
+    ends in a census of the instances that can move the measure, the exact value is reported
+    with both coefficients 0: no control variate is used."""
 
     power: float = 1.0
     finite: bool = False
@@ -771,17 +774,20 @@ def _smoothed(
         scale = -0.5 / bandwidth**2
         for lo in range(0, m, step):
             zc = z[lo : lo + step]
-            k = zc @ zu.T  # becomes the kernel block in place: −|x − x_i|²/(2h²), then exp
-            k *= -2.0
-            k += np.einsum("ij,ij->i", zc, zc)[:, None]
-            k += su[None, :]
-            np.minimum(k, 0.0, out=np.multiply(k, scale, out=k))
-            # Weights below e^-50 ≈ 2e-22 of κ are set to 0: they cannot move s beyond
-            # rounding, and products of such weights would underflow to subnormals.
-            k[k < -50.0] = -np.inf
+            d2 = zc @ zu.T  # becomes −|x − x_i|²/(2h²) in place
+            d2 *= -2.0
+            d2 += np.einsum("ij,ij->i", zc, zc)[:, None]
+            d2 += su[None, :]
+            np.minimum(d2, 0.0, out=np.multiply(d2, scale, out=d2))
+            # Weights below e^-50 ≈ 2e-22 of κ are 0: they cannot move s beyond rounding, and
+            # products of such weights would underflow to subnormals. exp runs only on the
+            # rest — in many dimensions a small share of the block, and exp is its costliest
+            # step.
+            near = d2 >= -50.0
             if groups is not None:
-                k[groups[lo : lo + step, None] != groups[units][None, :]] = -np.inf
-            np.exp(k, out=k)
+                near &= groups[lo : lo + step, None] == groups[units][None, :]
+            k = np.zeros_like(d2)
+            np.exp(d2, out=k, where=near)
             a, b = np.searchsorted(units, [lo, lo + zc.shape[0]])
             own = np.arange(a, b)
             here = units[own] - lo
