@@ -766,6 +766,7 @@ def test_budget_that_labels_every_query_gives_the_exact_value(measure, costs, we
     values = _values(measure.bind(rel), truth, rel.offsets)
     p = np.full(40, 1 / 40) if pw is None else pw / pw.sum()
     assert res.inference.census is True
+    assert (res.inference.power, res.inference.feature_power) == (0.0, None)  # none used
     assert res.stderr == 0.0
     assert res.estimate == pytest.approx(float(p @ values), rel=1e-12)
     assert res.ci == (res.estimate, res.estimate)

@@ -1284,7 +1284,8 @@ def assisted_paired_test(
 
 
 def _unused_features(result: Any, features: ArrayLike | None) -> Any:
-    """``feature_power`` = 0 where features were given but none varies (nothing smoothed)."""
+    """``feature_power`` = 0 where features were given but not used: none varies (nothing
+    smoothed), or a census (exact values)."""
     if features is not None and result.feature_power is None:
         return replace(result, feature_power=0.0)
     return result

@@ -552,9 +552,8 @@ def _static_estimate(
     form (logit interval for measures in [0, 1]; with the pool's ``features`` as a second
     control variate) or the thesis's (Wald)."""
     est = _census(meas, predictive, draws, y, pw, lv)
-    if est is not None and estimator == "assisted":  # exact: no control variate is used
-        fp = None if features is None else 0.0
-        est = AssistedEstimate(**vars(est), power=0.0, finite=True, feature_power=fp)
+    if est is not None and estimator == "assisted":
+        est = _as_assisted_census(est, features)
     if est is None and estimator == "assisted":
         est = assisted_estimate(
             meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q, features=features,
@@ -689,6 +688,14 @@ def _run_in_batches(
                 method, current, meas, costs=costs, pool_weights=pool_weights, floor=floor, mix=mix
             )
         )
+
+
+def _as_assisted_census(est: Estimate, features: ArrayLike | None = None) -> AssistedEstimate:
+    """A census under the model-assisted estimator, as that estimator reports it: the exact
+    value needs no control variate, so both coefficients are 0 (feature_power None without
+    features)."""
+    fp = None if features is None else 0.0
+    return AssistedEstimate(**vars(est), power=0.0, finite=True, feature_power=fp)
 
 
 def _census(
@@ -1438,7 +1445,8 @@ def _ranking_estimate(
     if _covers(units, pw > 0):  # every query that counts is labeled: the exact value
         exact = float(pw[units] @ values[first])
         n = units.shape[0]
-        return Estimate(exact, 0.0, draws.shape[0], n, float(n), False, lv, meas.name, census=True)
+        est = Estimate(exact, 0.0, draws.shape[0], n, float(n), False, lv, meas.name, census=True)
+        return _as_assisted_census(est) if estimator == "assisted" else est
     if estimator == "assisted":
         if pool is None:
             pool = _value_pool(ranking_expectation(rel, meas), pw)
