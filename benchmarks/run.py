@@ -98,6 +98,50 @@ def bench_evaluate(m: int, budget: int, repeat: int) -> dict[str, Any]:
     return {"pool": m, "budget": budget, "evaluate_f1_seconds": t}
 
 
+def bench_features(m: int, d: int, budget: int, repeat: int) -> dict[str, Any]:
+    """evaluate with the pool's features (the smoother's kernel pass, O(m·n·d)), and a
+    session's 60-point trajectory with features (one nested pass for all points but the last)
+    against one estimate on the same session."""
+    import tempfile
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(m, d))
+    p1 = 1 / (1 + np.exp(-x[:, 0] - 0.5 * x[:, 1]))
+    y = (rng.random(m) < p1).astype(int)
+    cat = ae.Categorical(np.c_[1 - p1, p1])
+    t_eval = median_time(
+        lambda: ae.evaluate(
+            cat,
+            lambda i: y[i],
+            "error_rate",
+            budget=budget,
+            random_state=0,
+            progress=False,
+            features=x,
+        ),
+        repeat,
+    )
+    small = m // 10
+    with tempfile.TemporaryDirectory() as tmp:
+        s = ae.Session.create(Path(tmp) / "s.db", cat.proba[:small], "error_rate", 500, seed=1)
+        while ids := s.next_batch(100):
+            s.record({i: int(y[i]) for i in ids})
+        xs = x[:small]
+        t_one = median_time(lambda: s.estimate(features=xs), repeat)
+        t_traj = median_time(lambda: s.trajectory(60, features=xs), 1)
+        s.close()
+    return {
+        "pool": m,
+        "features": d,
+        "budget": budget,
+        "evaluate_error_rate_features_seconds": t_eval,
+        "session_pool": small,
+        "session_labels": 500,
+        "session_estimate_features_seconds": t_one,
+        "session_trajectory_60_features_seconds": t_traj,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--pool", type=int, default=10_000_000)
@@ -108,6 +152,7 @@ def main() -> None:
     res = {
         "optimal_distribution": bench_optimal_distribution(args.pool, args.classes, args.repeat),
         "evaluate": bench_evaluate(1_000_000, 800, args.repeat),
+        "features": bench_features(1_000_000, 20, 800, args.repeat),
     }
     od = res["optimal_distribution"]
     print(
@@ -124,6 +169,14 @@ def main() -> None:
     print(
         f"evaluate(f1, budget {ev['budget']}) on a pool of {ev['pool']:,}: "
         f"{ev['evaluate_f1_seconds']:.3f} s"
+    )
+    fe = res["features"]
+    print(
+        f"evaluate(error_rate, budget {fe['budget']}, features) on {fe['pool']:,} x "
+        f"{fe['features']}: {fe['evaluate_error_rate_features_seconds']:.2f} s; a session on "
+        f"{fe['session_pool']:,} with {fe['session_labels']} labels: estimate "
+        f"{fe['session_estimate_features_seconds']:.2f} s, 60-point trajectory "
+        f"{fe['session_trajectory_60_features_seconds']:.2f} s"
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=1))

@@ -6,6 +6,7 @@ errors for features that cannot be used."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -516,6 +517,14 @@ def test_smoother_groups_are_the_models_point_predictions() -> None:
         _prediction_groups([mixed], [mixed.point_prediction()]),
         _prediction_groups([collapsed], [collapsed.point_prediction()]),
     )
+    # The codes are the rank of each row of predicted classes among the distinct rows.
+    rng = np.random.default_rng(3)
+    three = [ae.Categorical(rng.dirichlet(np.ones(5), size=500)) for _ in range(3)]
+    fs = [c.point_prediction() for c in three]
+    rows = np.column_stack(fs)
+    np.testing.assert_array_equal(
+        _prediction_groups(three, fs), np.unique(rows, axis=0, return_inverse=True)[1].ravel()
+    )
 
 
 def test_with_replacement_form_holds_the_smoother_fixed() -> None:
@@ -543,3 +552,91 @@ def test_with_replacement_form_holds_the_smoother_fixed() -> None:
         assert got.estimate == pytest.approx(g, abs=1e-12)
         assert got.stderr == pytest.approx(math.sqrt(eps @ eps), rel=1e-9)
         assert (units.size == idx.size) == (draws == 25)
+
+
+@pytest.mark.parametrize("block", [13, 1 << 22])
+def test_nested_smoother_equals_one_pass_per_sample(monkeypatch, block: int) -> None:
+    """The trajectory's one kernel pass for nested samples (units in labeling order, each
+    sample its own weights or none) equals the smoother run on each sample alone, in
+    blocks of 13 rows or in one, with and without groups and near-duplicate rows."""
+    monkeypatch.setattr(assisted_module, "_KERNEL_BLOCK", block)
+    rng = np.random.default_rng(11)
+    m, d = 400, 3
+    z = rng.normal(size=(m, d))
+    z[rng.integers(m, size=80)] = z[rng.integers(m, size=80)]  # near-duplicates
+    units = rng.choice(m, 60, replace=False)
+    resid = rng.normal(size=(60, 4))
+    p = rng.dirichlet(np.ones(m))
+    sizes = [1, 7, 30, 31, 60]
+    vs = [rng.random(n) if n != 30 else None for n in sizes]
+    for groups in (None, rng.integers(0, 3, size=m)):
+        got = assisted_module._smoothed_nested(z, units, resid, p, 0.7, sizes, vs, groups)
+        for n, v, (mean, at, dropped) in zip(sizes, vs, got, strict=True):
+            o = np.argsort(units[:n])
+            vo = None if v is None else v[o]
+            ref = assisted_module._smoothed(z, units[:n][o], resid[:n][o], p, 0.7, vo, groups)
+            back = np.argsort(o)
+            np.testing.assert_allclose(mean, ref[0], rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(at, ref[1][back], rtol=1e-12, atol=1e-15)
+            if v is None:
+                assert dropped is None and ref[2] is None
+            else:
+                for a, b in zip(dropped, ref[2], strict=True):
+                    np.testing.assert_allclose(a, b[back], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.filterwarnings("ignore::activeeval.UndefinedEstimateWarning")  # the first point
+def test_trajectory_with_features_equals_each_point_alone(tmp_path, monkeypatch) -> None:
+    """Session.trajectory(features=) serves its points from one nested kernel pass (the
+    per-sample smoother runs for the last point only): every point equals the estimate on
+    that prefix computed alone (to rounding), the last one bit for bit — for one model and
+    for a pair. Samples that are not nested are computed one by one, bit for bit."""
+    calls = {"one": 0, "nested": 0}
+
+    def counting(name: str, key: str) -> Any:
+        f = getattr(assisted_module, name)
+
+        def counted(*args: Any, **kw: Any) -> Any:
+            calls[key] += 1
+            return f(*args, **kw)
+
+        return counted
+
+    monkeypatch.setattr(assisted_module, "_smoothed", counting("_smoothed", "one"))
+    monkeypatch.setattr(assisted_module, "_smoothed_nested", counting("_smoothed_nested", "nested"))
+    cat, y, x = _clustered_pool(4)
+    s = Session.create(tmp_path / "s.db", cat.proba, "f1", 120, seed=9, pos_label=1)
+    while ids := s.next_batch(40):
+        s.record({i: int(y[i]) for i in ids})
+    traj = s.trajectory(8, features=x)
+    assert calls == {"one": 1, "nested": 1}
+    idx, _, lab = s._data()
+    for row in traj.itertuples():
+        n = int(row.n_draws)
+        alone = s._estimate_on(idx[:n], lab[:n], 0, "assisted", x)
+        exact = row.Index == traj.index[-1]
+        for col, want in (("estimate", alone.estimate), ("stderr", alone.stderr)):
+            got = getattr(row, col)
+            close = pytest.approx(want, rel=1e-10, abs=1e-14, nan_ok=True)
+            assert got == want if exact else got == close
+    a, b, _, y3, x3 = _clustered_pool(7, m=600, clusters=30, models=3)
+    pair = Session.create(tmp_path / "p.db", [a.proba, b.proba], "error_rate", 120, seed=4)
+    while ids := pair.next_batch(50):
+        pair.record({i: int(y3[i]) for i in ids})
+    calls.update(one=0, nested=0)
+    traj = pair.trajectory(6, features=x3)
+    assert calls == {"one": 1, "nested": 1}
+    idx, _, lab = pair._data()
+    for row in traj.itertuples():
+        alone = pair._compare_on(idx[: int(row.n_draws)], lab[: int(row.n_draws)], "assisted", x3)
+        assert row.estimate == pytest.approx(alone.difference, rel=1e-10, abs=1e-14, nan_ok=True)
+        assert row.stderr == pytest.approx(alone.stderr, rel=1e-10, abs=1e-14, nan_ok=True)
+    # Not nested (three independent samples): nothing is served, each runs alone.
+    q = ae.optimal_distribution(cat, "error_rate")
+    draws = [ae.draw(q, n, random_state=r) for r, n in ((1, 40), (2, 60), (3, 80), (4, 90))]
+
+    def run(i):
+        return assisted_estimate("error_rate", cat, draws[i], y[draws[i]], pool_q=q, features=x)
+
+    batched = assisted_module._batched_smoother(run, range(4))
+    assert [e.estimate for e in batched] == [run(i).estimate for i in range(4)]

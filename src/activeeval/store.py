@@ -98,7 +98,7 @@ from ._validation import (
     check_level,
     check_option,
 )
-from .assisted import DEFAULT_BANDWIDTH, _value_pool
+from .assisted import DEFAULT_BANDWIDTH, _batched_smoother, _value_pool
 from .campaign import (
     ESTIMATORS,
     _check_budget,
@@ -2249,26 +2249,25 @@ class Session:
         pick = np.unique(
             np.linspace(0, ends.shape[0] - 1, min(max_points, ends.shape[0])).round().astype(int)
         )
-        rows = []
+
+        def at(n: int) -> dict[str, float]:
+            if self.plan.n_models == 1:
+                e = self._estimate_on(idx[:n], y[:n], 0, how, features, bandwidth)
+                return {"estimate": e.estimate, "stderr": e.stderr, "low": e.ci[0], "high": e.ci[1]}
+            cm = self._compare_on(idx[:n], y[:n], how, features, bandwidth)
+            return {"estimate": cm.difference, "stderr": cm.stderr, "low": cm.ci[0],
+                    "high": cm.ci[1], "p_value": cm.p_value}  # fmt: skip
+
+        ns = [int(ends[j]) for j in pick.tolist()]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedEstimateWarning)
             warnings.simplefilter("ignore", DegenerateIntervalWarning)
-            for j in pick.tolist():
-                n = int(ends[j])
-                row: dict[str, float] = {"n_labels": j + 1, "cost": float(spent[j]), "n_draws": n}
-                if self.plan.n_models == 1:
-                    e = self._estimate_on(idx[:n], y[:n], 0, how, features, bandwidth)
-                    row.update(estimate=e.estimate, stderr=e.stderr, low=e.ci[0], high=e.ci[1])
-                else:
-                    cm = self._compare_on(idx[:n], y[:n], how, features, bandwidth)
-                    row.update(
-                        estimate=cm.difference,
-                        stderr=cm.stderr,
-                        low=cm.ci[0],
-                        high=cm.ci[1],
-                        p_value=cm.p_value,
-                    )
-                rows.append(row)
+            # With features, one kernel pass serves every point's smoother but the last.
+            points = [at(n) for n in ns] if features is None else _batched_smoother(at, ns)
+        rows = [
+            {"n_labels": j + 1, "cost": float(spent[j]), "n_draws": n, **point}
+            for j, n, point in zip(pick.tolist(), ns, points, strict=True)
+        ]
         return pd.DataFrame(rows)
 
     # ------------------------------------------------------------------- reporting
