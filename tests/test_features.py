@@ -525,6 +525,14 @@ def test_smoother_groups_are_the_models_point_predictions() -> None:
     np.testing.assert_array_equal(
         _prediction_groups(three, fs), np.unique(rows, axis=0, return_inverse=True)[1].ravel()
     )
+    # 35 models of 3 classes: place values near 3^34 > 2^53, exact only in integers.
+    k = 35
+    rows = np.array([[1] + [0] * (k - 1), [0] + [2] * (k - 1), [1] * k, [2] * k, [0] * k])
+    many = [ae.Categorical(np.eye(3)[rows[:, j]] * 0.9 + 0.1 / 3) for j in range(k)]
+    np.testing.assert_array_equal(
+        _prediction_groups(many, [c.point_prediction() for c in many]),
+        np.unique(rows, axis=0, return_inverse=True)[1].ravel(),
+    )
 
 
 def test_with_replacement_form_holds_the_smoother_fixed() -> None:
@@ -640,3 +648,30 @@ def test_trajectory_with_features_equals_each_point_alone(tmp_path, monkeypatch)
 
     batched = assisted_module._batched_smoother(run, range(4))
     assert [e.estimate for e in batched] == [run(i).estimate for i in range(4)]
+
+
+def test_batched_smoother_serves_only_the_call_it_recorded(monkeypatch) -> None:
+    """Nested samples whose run smooths twice — two models, or other features, on the same
+    rows: the second call is computed, not served the first call's result; points in
+    several chunks (a small kernel block) are served as well."""
+    a, b, _, y, x = _clustered_pool(7, m=600, clusters=30, models=3)
+    q = ae.optimal_distribution(a, "error_rate")
+    draws = ae.draw(q, 200, random_state=1)
+    other = x[:, ::-1] * np.arange(1, x.shape[1] + 1)
+
+    def run(n):
+        kw = {"pool_q": q}
+        return [
+            assisted_estimate("error_rate", model, draws[:n], y[draws[:n]], features=f, **kw)
+            for model, f in ((a, x), (b, x), (a, other))
+        ]
+
+    sizes = [40, 80, 120, 160, 200]
+    for block in (1 << 22, 600):
+        monkeypatch.setattr(assisted_module, "_KERNEL_BLOCK", block)
+        for got, want in zip(
+            assisted_module._batched_smoother(run, sizes), [run(n) for n in sizes], strict=True
+        ):
+            for g, w in zip(got, want, strict=True):
+                assert g.estimate == pytest.approx(w.estimate, rel=1e-10, abs=1e-14)
+                assert g.stderr == pytest.approx(w.stderr, rel=1e-10, abs=1e-14)

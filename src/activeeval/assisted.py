@@ -911,27 +911,28 @@ class _SmootherBatch:
     (:func:`_smoothed_nested`) instead of one pass per point: first each point's run records
     its smoother's inputs and stops (:class:`_Recorded`); :meth:`compute` checks that they
     are nested samples of the same pool, features, test distribution, bandwidth and groups,
-    with the same residual per unit; then the runs are served from the pass. A point whose
-    inputs it does not hold is smoothed as usual."""
+    with the same residual per unit; then the runs are served from the pass (in chunks of
+    points whose (N, T, c) arrays fit :data:`_KERNEL_BLOCK`). A call it did not record (other
+    residuals, features, p, bandwidth or groups) is smoothed as usual."""
 
     def __init__(self) -> None:
         self.recording = True
         self.calls: list[tuple[NDArray[np.intp], NDArray[np.float64], Any]] = []
         self.shared: tuple[Any, ...] | None = None  # z, p, bandwidth, groups of the first call
         self.same = True
-        self.served: dict[tuple[bytes, bytes | None], Any] = {}
-        self.features: tuple[Any, NDArray[np.float64]] | None = None
+        self.served: dict[tuple[bytes, bytes, bytes | None], Any] = {}
+        self.features: tuple[Any, int, NDArray[np.float64]] | None = None
 
     def standardized(self, features: ArrayLike, m: int) -> NDArray[np.float64]:
         """:func:`_standardized`, once for the batch's features (one object, unchanged while
         the batch runs)."""
-        if self.features is None or self.features[0] is not features:
+        if self.features is None or self.features[0] is not features or self.features[1] != m:
             token = _BATCH.set(None)
             try:
-                self.features = (features, _standardized(features, m))
+                self.features = (features, m, _standardized(features, m))
             finally:
                 _BATCH.reset(token)
-        return self.features[1]
+        return self.features[2]
 
     def smooth(
         self,
@@ -943,23 +944,37 @@ class _SmootherBatch:
         v: NDArray[np.float64] | None,
         groups: NDArray[np.intp] | None,
     ) -> Any:
-        if not self.recording:
-            return self.served.get((units.tobytes(), None if v is None else v.tobytes()))
+        key = (units.tobytes(), resid.tobytes(), None if v is None else v.tobytes())
         if self.shared is None:
             self.shared = (z, p, bandwidth, groups)
-        else:  # only the first call's arrays are kept: z is m × d
-            z0, p0, h0, g0 = self.shared
-            same_groups = (groups is None) == (g0 is None) and (
-                groups is None or np.array_equal(groups, g0)
-            )
-            self.same &= bool(
-                (z is z0 or np.array_equal(z, z0))
-                and np.array_equal(p, p0)
-                and bandwidth == h0
-                and same_groups
-            )
+        elif not self._shares(z, p, bandwidth, groups):  # only the first call's arrays are kept
+            if self.recording:
+                self.same = False
+            return None
+        if not self.recording:
+            return self.served.get(key)
         self.calls.append((units, resid, v))
         raise _Recorded
+
+    def _shares(
+        self,
+        z: NDArray[np.float64],
+        p: NDArray[np.float64],
+        bandwidth: float,
+        groups: NDArray[np.intp] | None,
+    ) -> bool:
+        """Whether a call smooths the same features, p, bandwidth and groups as the first."""
+        assert self.shared is not None
+        z0, p0, h0, g0 = self.shared
+        same_groups = (groups is None) == (g0 is None) and (
+            groups is None or np.array_equal(groups, g0)
+        )
+        return bool(
+            (z is z0 or np.array_equal(z, z0))
+            and np.array_equal(p, p0)
+            and bandwidth == h0
+            and same_groups
+        )
 
     def compute(self) -> None:
         """Serve every recorded point from one nested pass, if they are nested samples."""
@@ -979,18 +994,21 @@ class _SmootherBatch:
                 return
             prefix = np.concatenate([prefix, units[~old]])
             known = np.concatenate([known, resid[~old]])
-        sizes = [units.shape[0] for units, _, _ in self.calls]
-        places = [np.searchsorted(units, prefix[: len(units)]) for units, _, _ in self.calls]
-        vs = [
-            None if v is None else v[pl] for (_, _, v), pl in zip(self.calls, places, strict=True)
-        ]
-        got = _smoothed_nested(z, prefix, known, p, bandwidth, sizes, vs, groups)
-        for (units, _, v), pl, (mean, at, dropped) in zip(self.calls, places, got, strict=True):
-            back = np.empty_like(pl)
-            back[pl] = np.arange(pl.shape[0])  # sorted position → prefix position
-            drop = None if dropped is None else (dropped[0][back], dropped[1][back])
-            key = (units.tobytes(), None if v is None else v.tobytes())
-            self.served[key] = (mean, at[back], drop)
+        # Points in chunks whose (N, T, c) arrays stay within the kernel block's memory.
+        chunk = max(1, _KERNEL_BLOCK // (4 * prefix.shape[0] * (known.shape[1] + 1)))
+        for lo in range(0, len(self.calls), chunk):
+            calls = self.calls[lo : lo + chunk]
+            sizes = [units.shape[0] for units, _, _ in calls]
+            places = [np.searchsorted(units, prefix[: len(units)]) for units, _, _ in calls]
+            vs = [None if v is None else v[pl] for (_, _, v), pl in zip(calls, places, strict=True)]
+            big = max(sizes)
+            got = _smoothed_nested(z, prefix[:big], known[:big], p, bandwidth, sizes, vs, groups)
+            for (units, resid, v), pl, (mean, at, dropped) in zip(calls, places, got, strict=True):
+                back = np.empty_like(pl)
+                back[pl] = np.arange(pl.shape[0])  # sorted position → prefix position
+                drop = None if dropped is None else (dropped[0][back], dropped[1][back])
+                key = (units.tobytes(), resid.tobytes(), None if v is None else v.tobytes())
+                self.served[key] = (mean, at[back], drop)
 
 
 _BATCH: ContextVar[_SmootherBatch | None] = ContextVar("_BATCH", default=None)
@@ -1001,7 +1019,7 @@ def _batched_smoother(run: Any, args: Sequence[Any]) -> list[Any]:
     growing order — with the smoothers of all but the last from one nested pass
     (:class:`_SmootherBatch`; equal to their own passes up to rounding). The last runs as
     usual, so it equals a single estimate on that sample bit for bit."""
-    if len(args) < 3:
+    if len(args) < 3 or _BATCH.get() is not None:  # within another batch: run plainly
         return [run(a) for a in args]
     batch = _SmootherBatch()
     token = _BATCH.set(batch)
@@ -1114,9 +1132,9 @@ def _prediction_groups(
         ).astype(np.intp)
     # One code per distinct row of keys. Rows of small codes are numbers in a mixed radix
     # (a 1-D unique; the row-wise unique, axis=0, sorts rows and is far slower on big pools).
-    radix = keys.max(axis=0, initial=0).astype(np.float64) + 1
-    if np.prod(radix) < 2.0**62:
-        place = np.concatenate([[1], np.cumprod(radix[:0:-1])])[::-1].astype(np.int64)
+    radix = [int(r) + 1 for r in keys.max(axis=0, initial=0)]
+    if math.prod(radix) < 2**62:  # exact in int64
+        place = np.cumprod([1, *radix[:0:-1]], dtype=np.int64)[::-1]
         codes = np.unique(keys.astype(np.int64) @ place, return_inverse=True)[1].reshape(-1)
     else:
         codes = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1)
