@@ -675,3 +675,16 @@ def test_batched_smoother_serves_only_the_call_it_recorded(monkeypatch) -> None:
             for g, w in zip(got, want, strict=True):
                 assert g.estimate == pytest.approx(w.estimate, rel=1e-10, abs=1e-14)
                 assert g.stderr == pytest.approx(w.stderr, rel=1e-10, abs=1e-14)
+    # Runs that alternate one model (2 residual columns) and a pair (4): computed alone.
+    qp = ae.comparison_distribution([a, b], "error_rate")
+
+    def mixed(n):
+        if n % 80:
+            return assisted_estimate("error_rate", a, draws[:n], y[draws[:n]], pool_q=q,
+                                     features=x).estimate  # fmt: skip
+        return assisted_module.assisted_paired_test(
+            "error_rate", [a, b], draws[:n], y[draws[:n]], pool_q=qp, features=x
+        ).difference
+
+    alone = [mixed(n) for n in sizes]
+    assert assisted_module._batched_smoother(mixed, sizes) == pytest.approx(alone, rel=1e-10)

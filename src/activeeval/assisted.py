@@ -986,8 +986,8 @@ class _SmootherBatch:
         known = np.empty((0, self.calls[0][1].shape[1]))  # their residuals
         for units, resid, _ in self.calls:
             old = np.isin(units, prefix)
-            if old.sum() != prefix.shape[0]:  # not a superset of the previous sample
-                return
+            if old.sum() != prefix.shape[0] or resid.shape[1] != known.shape[1]:
+                return  # not a superset of the previous sample, or other residual columns
             sorter = np.argsort(prefix)
             pos = sorter[np.searchsorted(prefix, units[old], sorter=sorter)]
             if not np.array_equal(resid[old], known[pos]):  # a unit's residual changed
