@@ -47,6 +47,13 @@ def _run(*args: str | Path) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def _status_json(store: Path, *args: str | Path) -> dict:
+    """``session status STORE --json [args]``, which must exit 0, parsed."""
+    code, out, err = _run("session", "status", store, "--json", *args)
+    assert code == 0, err
+    return json.loads(out)
+
+
 def _dump(path: Path) -> list[str]:
     conn = sqlite3.connect(path)
     try:
@@ -118,9 +125,7 @@ def test_evaluation_campaign_end_to_end(task: dict[str, Path]) -> None:
     assert code == 0 and out.splitlines()[0] == "id" and len(out.splitlines()) == 6
     assert _run("session", "next", store, "--k", "5")[1] == out  # idempotent until recorded
     _campaign(task, store)
-    code, out, _ = _run("session", "status", store, "--json", "--plot", task["dir"] / "p.png")
-    assert code == 0
-    status = json.loads(out)
+    status = _status_json(store, "--plot", task["dir"] / "p.png")
     assert set(status) == JSON_KEYS
     with Session.open(store) as s:
         e = s.estimate()
@@ -165,8 +170,7 @@ def test_comparison_campaign_reports_difference_p_value_and_best(task: dict[str,
     )
     assert code == 0, err
     _campaign(task, store, k=30)
-    code, out, _ = _run("session", "status", store, "--json")
-    status = json.loads(out)
+    status = _status_json(store)
     assert set(status) == JSON_KEYS | {"difference", "p_value", "best"}
     with Session.open(store) as s:
         c = s.compare()
@@ -701,9 +705,7 @@ def test_status_with_a_features_file(task: dict[str, Path]) -> None:
     frame = pd.DataFrame({"id": np.arange(1000, 1300), "f1": x[:, 0], "f2": x[:, 1]})
     path = task["dir"] / "features.csv"
     frame.sample(frac=1.0, random_state=2).to_csv(path, index=False)
-    code, out, err = _run("session", "status", store, "--json", "--features", path)
-    assert code == 0, err
-    status = json.loads(out)
+    status = _status_json(store, "--features", path)
     with Session.open(store) as s:
         e = s.estimate(features=x)
         plain = s.estimate()
@@ -733,9 +735,7 @@ def test_status_with_a_features_file(task: dict[str, Path]) -> None:
     assert code == 0, err
     _campaign(task, pair)
     frame.to_csv(path, index=False)
-    code, out, err = _run("session", "status", pair, "--json", "--features", path)
-    assert code == 0, err
-    status = json.loads(out)
+    status = _status_json(pair, "--features", path)
     with Session.open(pair) as s:
         c = s.compare(features=x)
         plain = s.compare()
@@ -760,8 +760,6 @@ def test_status_with_features_on_a_census(task: dict[str, Path]) -> None:
     pd.DataFrame({"id": np.arange(1000, 1300), "f1": rng.normal(size=300)}).to_csv(
         path, index=False
     )
-    code, out, err = _run("session", "status", store, "--json", "--features", path)
-    assert code == 0, err
-    status = json.loads(out)
+    status = _status_json(store, "--features", path)
     assert status["n_labels"] == 300 and status["stderr"] == 0.0
     assert status["feature_power"] == 0.0

@@ -830,9 +830,25 @@ def _smoothed(
                 vsk += kh.T @ (gv[:, None] * s[here])
     if v is None:
         return mean, at, None
+    return mean, at, _deleted(mean, at, resid, v, pk, psk, vk, vsk)
+
+
+def _deleted(
+    mean: NDArray[np.float64],
+    at: NDArray[np.float64],
+    resid: NDArray[np.float64],
+    v: NDArray[np.float64],
+    pk: NDArray[np.float64],
+    psk: NDArray[np.float64],
+    vk: NDArray[np.float64],
+    vsk: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The jackknife's arrays for deleting unit i from the smoother (:func:`_smoothed`): the
+    pool mean of s₍ᵢ₎ and Σ_{j ≠ i} v_j s₍ᵢ₎(x_j), each (n, c), from the kernel sums pk, psk
+    (over the pool, with p) and vk, vsk (over the units, with v)."""
     mean_i = mean[None, :] - (resid * pk[:, None] - psk)
     t_i = (v @ at)[None, :] - v[:, None] * at - (resid * vk[:, None] - vsk)
-    return mean, at, (mean_i, t_i)
+    return mean_i, t_i
 
 
 def _smoothed_nested(
@@ -890,13 +906,13 @@ def _smoothed_nested(
             vsk += (kh.T @ (gv[:, :, None] * sv[here]).reshape(-1, t * c)).reshape(big, t, c)
     out: list[tuple[NDArray[np.float64], NDArray[np.float64], Any]] = []
     for j, (n, v) in enumerate(zip(sizes, vs, strict=True)):
-        a, r = at[:n, j], resid[:n]
-        if v is None:
-            out.append((mean[j], a, None))
-            continue
-        mean_i = mean[j][None, :] - (r * pk[:n, j, None] - psk[:n, j])
-        t_i = (v @ a)[None, :] - v[:, None] * a - (r * vk[:n, j, None] - vsk[:n, j])
-        out.append((mean[j], a, (mean_i, t_i)))
+        a = at[:n, j]
+        dropped = (
+            None
+            if v is None
+            else _deleted(mean[j], a, resid[:n], v, pk[:n, j], psk[:n, j], vk[:n, j], vsk[:n, j])
+        )
+        out.append((mean[j], a, dropped))
     return out
 
 
@@ -944,7 +960,6 @@ class _SmootherBatch:
         v: NDArray[np.float64] | None,
         groups: NDArray[np.intp] | None,
     ) -> Any:
-        key = (units.tobytes(), resid.tobytes(), None if v is None else v.tobytes())
         if self.shared is None:
             self.shared = (z, p, bandwidth, groups)
         elif not self._shares(z, p, bandwidth, groups):  # only the first call's arrays are kept
@@ -952,9 +967,16 @@ class _SmootherBatch:
                 self.same = False
             return None
         if not self.recording:
-            return self.served.get(key)
+            return self.served.get(self._key(units, resid, v))
         self.calls.append((units, resid, v))
         raise _Recorded
+
+    @staticmethod
+    def _key(
+        units: NDArray[np.intp], resid: NDArray[np.float64], v: NDArray[np.float64] | None
+    ) -> tuple[bytes, bytes, bytes | None]:
+        """A recorded call's inputs, as the key of its served result."""
+        return units.tobytes(), resid.tobytes(), None if v is None else v.tobytes()
 
     def _shares(
         self,
@@ -1007,8 +1029,7 @@ class _SmootherBatch:
                 back = np.empty_like(pl)
                 back[pl] = np.arange(pl.shape[0])  # sorted position → prefix position
                 drop = None if dropped is None else (dropped[0][back], dropped[1][back])
-                key = (units.tobytes(), resid.tobytes(), None if v is None else v.tobytes())
-                self.served[key] = (mean, at[back], drop)
+                self.served[self._key(units, resid, v)] = (mean, at[back], drop)
 
 
 _BATCH: ContextVar[_SmootherBatch | None] = ContextVar("_BATCH", default=None)
