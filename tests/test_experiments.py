@@ -230,6 +230,11 @@ def test_assisted_smoke_reproduction_reports_single_models_and_pairs(tmp_path: P
                  "active (thesis SNIS)", "passive"):  # fmt: skip
         assert np.all(np.isfinite(pair["methods"][name]["mae"])), name
     assert len(out["settings"]) == 2
+    # The Godambe–Joshi limit per budget, in the summary beside the default.
+    assert "limit ÷peer | ÷limit |" in md
+    for row in out["settings"]:
+        lim = np.asarray(row["methods"][assisted.LIMIT]["mae"])
+        assert np.all(np.isfinite(lim)) and np.all(np.diff(lim) < 0) and np.all(lim > 0)
 
 
 def test_alternatives_script_runs(capsys) -> None:

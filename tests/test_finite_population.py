@@ -155,6 +155,12 @@ def test_census_is_exact_with_zero_stderr() -> None:
     assert a.stderr == 0.0
     assert a.n_labels == 50 and a.n_draws == idx.size
     assert a.census
+    # The exact value uses no control variate: both coefficients 0, as evaluate's census.
+    assert a.power == 0.0 and a.feature_power is None
+    x = np.random.default_rng(1).normal(size=(50, 2))
+    with_x = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q, features=x)
+    assert with_x.census and with_x.power == 0.0 and with_x.feature_power == 0.0
+    assert with_x.estimate == pytest.approx(a.estimate, abs=1e-12) and with_x.stderr == 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a census is not a degenerate interval
         assert a.ci == (a.estimate, a.estimate)

@@ -376,9 +376,9 @@ class AssistedEstimate(Estimate):
     control-variate coefficient that was used (0 = the thesis's SNIS estimator), whether
     it is the finite-population form (one row per distinct labeled instance) and, with pool
     features, the coefficient λ_s of the smoothed residuals (module docstring, "Pool
-    features"; None without features). When :func:`~activeeval.evaluate` or a session
-    ends in a census of the instances that can move the measure, the exact value is reported
-    with both coefficients 0: no control variate is used."""
+    features"; None without features). A census (every instance with test mass labeled, or,
+    in :func:`~activeeval.evaluate` and a session, every instance that can move the measure)
+    reports the exact value with both coefficients 0: no control variate is used."""
 
     power: float = 1.0
     finite: bool = False
@@ -1280,8 +1280,10 @@ def assisted_estimate(
         )
     if fpc is not None and not np.any(fpc > 0) and np.isin(np.flatnonzero(p_dom > 0), ir).all():
         # Every instance with test mass labeled: v = p, so Ĝ is the exact pool value (the
-        # control variate cancels) with stderr 0 — a point interval, as evaluate's census.
-        a = replace(a, census=True)
+        # control variate cancels) with stderr 0 — a point interval, as evaluate's census,
+        # and, as there, both coefficients 0: the exact value uses no control variate.
+        fp = None if features is None else 0.0
+        a = replace(a, census=True, power=0.0, feature_power=fp)
     return a
 
 
@@ -1907,6 +1909,16 @@ def assisted_multiple_comparison(
     return _unused_features(res, features)
 
 
+def _conditional_variance(
+    pred: Predictive, meas: Measure, c: float, f: NDArray[Any]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Var_y[w(ℓ − c) | x] under the predictive distribution (the variance next to Thm 4.1:
+    E[w²(ℓ − c)² | x] − (m_N − c·m_D)²), and m_D = E[w | x]."""
+    second = meas.conditional_second_moment(pred, c, f)
+    m_num, m_den = meas.conditional_expectations(pred, f)
+    return np.maximum(second - (m_num - c * m_den) ** 2, 0.0), m_den
+
+
 def assisted_distribution(
     predictive: Any,
     measure: Measure | str = "error_rate",
@@ -1934,9 +1946,7 @@ def assisted_distribution(
     mask = meas.weight_can_be_positive(f)
     if math.isnan(c) or not mask.any():
         return _defensive(p, p, mask, 1.0) if mask.any() else p
-    second = meas.conditional_second_moment(pred, c, f)
-    m_num, m_den = meas.conditional_expectations(pred, f)
-    var = np.maximum(second - (m_num - c * m_den) ** 2, 0.0)
+    var, m_den = _conditional_variance(pred, meas, c, f)
     if meas.binary_loss and floor > 0:
         var = np.maximum(var, floor * (1 - floor) * m_den**2)
     return _from_moment(var, p, mask, lam, mix, meas.regular, uniform=pool_weights is None)

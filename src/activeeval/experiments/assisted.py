@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from ..assisted import (
     DEFAULT_BANDWIDTH,
     MIN_DISAGREEMENTS,
+    _conditional_variance,
     _disagreements,
     _domain,
     _estimate_from_sources,
@@ -189,6 +190,56 @@ def _ppi(
     return np.asarray(out).reshape(reps, budgets.shape[0])
 
 
+def optimal_inclusion(sigma: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    """Inclusion probabilities π ≥ 0, π ≤ 1, Σπ = n (n distinct labels) that minimize
+    Σ_i (1/π_i − 1)·σ_i²: π_i = min(1, k·σ_i) (Lagrange; Särndal, Swensson & Wretman, 1992,
+    §12.2), where k solves Σπ = n. π = 1 wherever σ > 0 when n covers those instances; π = 0
+    where σ = 0 (those instances need no label)."""
+    sig = np.asarray(sigma, dtype=float)
+    pi = np.zeros_like(sig)
+    pos = np.flatnonzero(sig > 0)
+    if n >= pos.size:
+        pi[pos] = 1.0
+        return pi
+    s = np.sort(sig[pos])[::-1]
+    tail = np.cumsum(s[::-1])[::-1]  # Σ_{j ≥ t} s_j
+    t = np.arange(n)
+    # The t largest are capped at 1: the least t with (n − t)·s_t ≤ Σ_{j ≥ t} s_j (t = n − 1
+    # always qualifies).
+    cap = int(np.argmax((n - t) * s[:n] <= tail[:n]))
+    k = (n - cap) / tail[cap]
+    pi[pos] = np.minimum(1.0, k * sig[pos])  # k·s_j ≥ 1 for the t capped (least t)
+    return pi
+
+
+def model_limit(pred: Predictive, meas: Measure, budgets: NDArray[np.float64]) -> list[float]:
+    """The MAE no design-unbiased estimator that knows only the model's probabilities can be
+    expected to beat with n distinct labels, at each n in ``budgets``, if those probabilities
+    are right.
+
+    Under the model (the y_i independent given x_i, Var_y[w(ℓ − Ǧ) | x] as in
+    :func:`~activeeval.assisted.assisted_distribution`), the linearized error of a ratio
+    measure is Σ_s p_i u_i/π_i − Σ_pool p_i u_i with u = w(ℓ − G)/D̄, and any p-unbiased
+    estimator's anticipated variance is at least Σ (1/π_i − 1)·p_i²·Var[u_i | x_i]
+    (Godambe & Joshi, 1965; reached by the difference estimator with the model's conditional
+    expectation). Minimized over the design (:func:`optimal_inclusion`), reported as an MAE
+    √(2V/π) (normal errors). Where the model's probabilities are miscalibrated, the realized
+    labels' error can lie on either side (naive Bayes, Caravan)."""
+    m = pred.n
+    p = np.full(m, 1.0 / m)
+    f = pred.point_prediction()
+    c = meas.intrinsic_value(pred, f, pool_weights=p)
+    var, m_den = _conditional_variance(pred, meas, c, f)
+    sigma = p * np.sqrt(var) / float(p @ m_den)
+    out = []
+    for n in budgets:
+        pi = optimal_inclusion(sigma, int(n))
+        keep = pi > 0
+        v = float(np.sum((1.0 / pi[keep] - 1.0) * sigma[keep] ** 2))
+        out.append(float(np.sqrt(2.0 * v / np.pi)))
+    return out
+
+
 def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> dict[str, Any]:
     b = np.asarray(budgets, dtype=float)
     plan = PLAN[:2] if smoke else PLAN
@@ -273,6 +324,12 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
                     "coverage": None,
                     "power": None,
                 }
+        row["methods"][LIMIT] = {
+            "mae": model_limit(pred, meas, b),
+            "mae_se": None,
+            "coverage": None,
+            "power": None,
+        }
         results.append(row)
         print(f"{task_name:20s} {kind:14s} {meas.name:10s} ({time.time() - t0:.0f}s)", flush=True)
     pairs = run_pairs(reps, budgets, smoke)
@@ -619,6 +676,7 @@ PAIR_FEATURES = "assisted, comparison q, + pool features"  # compare(..., featur
 #: the floor, mixed with this share of p.
 VARIANCE_MIX = 0.05
 VARIANCE_Q = f"assisted, variance q (floor 0, mix {VARIANCE_MIX})"
+LIMIT = "limit if the model's probabilities are right (Godambe–Joshi)"  # model_limit
 
 
 def _summary(
@@ -651,11 +709,14 @@ def _summary(
         "fallback, Wald for MSE and for differences); `features: ÷peer`, `cover` = the same "
         "for the default given the pool's features (`evaluate(..., features=X)`, "
         "`compare(..., features=X)` for a pair: the smoothed residuals as one more control "
-        "variate).",
+        "variate); `limit`: the Godambe–Joshi limit (`model_limit`: the least MAE any "
+        "design-unbiased estimator knowing only the model's probabilities can expect, over "
+        "all designs of n distinct labels, if those probabilities are right) ÷ the best "
+        "peer, and the default ÷ that limit.",
         "",
         "| setting | n | ÷peer | best peer | ÷PPI++ same draws | ÷thesis | ÷passive | ×passive "
-        "| oracle | cover | features: ÷peer | features: cover |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| oracle | cover | features: ÷peer | features: cover | limit ÷peer | ÷limit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in [*results, *pairs]:
         meths = dict(row["methods"])
@@ -668,6 +729,7 @@ def _summary(
         same = [v["mae"] for k, v in meths.items() if k.startswith(SAME_DRAWS.removesuffix(")"))]
         label = f"{row['task']} / {row['model']} / {row['measure']}"
         feats = meths.get(FEATURES, meths.get(PAIR_FEATURES))
+        lim = meths.get(LIMIT)
         for j, n in enumerate(b):
             if n < 100:
                 continue
@@ -688,6 +750,12 @@ def _summary(
                     f"{feats['coverage'][j]:.3f} |"
                     if feats is not None
                     else "– | – |"
+                )
+                + (
+                    f" {_ratio(lim['mae'][j], peers[best][j]) if best else '–'} | "
+                    f"{_ratio(d['mae'][j], lim['mae'][j])} |"
+                    if lim is not None
+                    else " – | – |"
                 )
             )
     return [*lines, ""]
