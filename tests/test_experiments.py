@@ -230,11 +230,17 @@ def test_assisted_smoke_reproduction_reports_single_models_and_pairs(tmp_path: P
                  "active (thesis SNIS)", "passive"):  # fmt: skip
         assert np.all(np.isfinite(pair["methods"][name]["mae"])), name
     assert len(out["settings"]) == 2
-    # The Godambe–Joshi limit per budget, in the summary beside the default.
-    assert "limit ÷peer | ÷limit |" in md
+    # The Godambe–Joshi limit per budget, in its own table beside the default.
+    assert "| setting | n | limit | ÷limit | labels ÷ model | if right | limit ÷peer |" in md
     for row in out["settings"]:
-        lim = np.asarray(row["methods"][assisted.LIMIT]["mae"])
-        assert np.all(np.isfinite(lim)) and np.all(np.diff(lim) < 0) and np.all(lim > 0)
+        lim = row["methods"][assisted.LIMIT]
+        rmse = np.asarray(lim["rmse"])
+        assert np.all(np.isfinite(rmse)) and np.all(np.diff(rmse) < 0) and np.all(rmse > 0)
+        np.testing.assert_allclose(lim["mae"], np.sqrt(2 / np.pi) * rmse)
+        assert np.all(np.isfinite(lim["rmse_labels"]))
+        lo, hi = (np.asarray(x) for x in lim["labels_scatter"])
+        assert np.all(lo < 1.0) and np.all(hi > 1.0)
+        assert np.all(np.isfinite(row["methods"][assisted.DEFAULT]["rmse"]))
 
 
 def test_alternatives_script_runs(capsys) -> None:
