@@ -214,3 +214,20 @@ def test_limit_scatter_brackets_one_for_a_right_model() -> None:
     assert all(a < 1.0 < b for a, b in zip(lo, hi, strict=True))
     again = limit_scatter(pred, ErrorRate().bind(pred), np.array([50.0, 200.0]), reps=60)
     assert (lo, hi) == again
+
+
+def test_limit_table_withholds_the_limit_where_the_labels_contradict_the_model() -> None:
+    from activeeval.experiments import assisted
+
+    def row(rmse: float, on: float) -> dict:
+        lim = {"mae": [np.sqrt(2 / np.pi) * rmse], "rmse": [rmse], "rmse_labels": [on],
+               "labels_scatter": [[0.9], [1.1]]}  # fmt: skip
+        return {"task": "t", "model": "m", "measure": "error_rate", "budgets": [100.0],
+                "methods": {assisted.LIMIT: lim, assisted.DEFAULT: {"rmse": [0.02]},
+                            "peer x": {"mae": [0.02]}}}  # fmt: skip
+
+    lines = assisted._limit_table([row(0.01, 0.011), row(0.01, math.inf), row(0.0, 0.0)], {})
+    body = [x for x in lines if x.startswith("| t / m")]
+    assert body[0] == "| t / m / error_rate | 100 | 0.0100 | 2.00 | 1.10 | 0.90–1.10 | 0.40 |"
+    assert body[1].endswith("| ∞ | 0.90–1.10 | – |")  # a certain model that is wrong
+    assert body[2] == "| t / m / error_rate | 100 | 0.0000 | – | – | 0.90–1.10 | – |"

@@ -863,7 +863,7 @@ def _limit_table(
             best = min(x[j] for x in peers.values()) if peers else None
             lines.append(
                 f"| {label} | {int(n)} | {rmse:.4f} | {_ratio(d['rmse'][j], rmse)} | "
-                + (f"{on:.2f}" if math.isfinite(on) else "∞")
+                + (f"{on:.2f}" if math.isfinite(on) else "–" if math.isnan(on) else "∞")
                 + f" | {lim['labels_scatter'][0][j]:.2f}–{lim['labels_scatter'][1][j]:.2f} | "
                 + (_ratio(lim["mae"][j], best) if best is not None and trusted else "–")
                 + " |"
