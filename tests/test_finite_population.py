@@ -161,6 +161,9 @@ def test_census_is_exact_with_zero_stderr() -> None:
     with_x = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q, features=x)
     assert with_x.census and with_x.power == 0.0 and with_x.feature_power == 0.0
     assert with_x.estimate == pytest.approx(a.estimate, abs=1e-12) and with_x.stderr == 0.0
+    fixed = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q, power=0.5)
+    assert fixed.census and fixed.power == 0.0  # a given λ is not used either
+    assert fixed.estimate == pytest.approx(a.estimate, abs=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a census is not a degenerate interval
         assert a.ci == (a.estimate, a.estimate)

@@ -8,6 +8,7 @@ fixed."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +16,12 @@ from scipy import optimize
 
 import activeeval as ae
 from activeeval.assisted import _conditional_variance
-from activeeval.experiments.assisted import limit_scatter, model_limit, optimal_inclusion
+from activeeval.experiments.assisted import (
+    draw_labels,
+    limit_scatter,
+    model_limit,
+    optimal_inclusion,
+)
 from activeeval.measures import ErrorRate, FMeasure, Precision
 
 
@@ -208,6 +214,80 @@ def test_model_limit_on_the_pools_labels() -> None:
     assert math.isnan(lim[0]) and on is not None and math.isnan(on[0])
 
 
+def test_model_limit_for_f1_on_the_pools_labels() -> None:
+    """V_y for a ratio: fixed labels from a distorted model (so the pool's F1 is far from the
+    model's, 0.58 against 0.67), Poisson sampling of n = 500 of 5000 with the optimal π, the
+    ratio N̂/D̂ of the two difference estimators against the pool's F1: MSE = V_y within 4 MC
+    standard errors (1.9% of V_y; V_y at the model's F1 instead of the pool's is 23% off)."""
+    rng, p1, pred = _pool(5, 5000, 0.6, 1.2)
+    n, reps = 500, 8000
+    meas = FMeasure(1.0, pos_label=1).bind(pred)
+    f = pred.point_prediction()
+    var, m_den = _conditional_variance(pred, meas, meas.intrinsic_value(pred, f), f)
+    pi = optimal_inclusion(np.sqrt(var) / m_den.sum(), n)
+    m_num = meas.conditional_expectations(pred, f)[0]
+    y = (rng.random(pred.n) < p1**0.4).astype(int)
+    on = model_limit(pred, meas, np.array([float(n)]), y)[1]
+    assert on is not None
+    w = meas.weight(f, y)
+    wl = w * meas.loss(f, y)
+    inv = np.where(pi > 0, 1 / np.where(pi > 0, pi, 1), 0.0)
+    errs = []
+    for _ in range(reps // 1000):
+        s = rng.random((1000, pred.n)) < pi
+        num = m_num.sum() + (s * inv * (wl - m_num)).sum(axis=1)
+        den = m_den.sum() + (s * inv * (w - m_den)).sum(axis=1)
+        errs.append(num / den - wl.sum() / w.sum())
+    sq = np.concatenate(errs) ** 2
+    assert abs(sq.mean() - on[0] ** 2) <= 4 * sq.std() / np.sqrt(reps)
+
+
+def test_model_limit_where_the_pools_value_is_undefined() -> None:
+    """F1 with no positive predicted or labeled: the limit is 0 (nothing to estimate), the
+    labels' RMSE NaN, without warnings."""
+    pred = ae.Categorical(np.column_stack([np.full(50, 0.9), np.full(50, 0.1)]))
+    meas = FMeasure(1.0, pos_label=1).bind(pred)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lim, on = model_limit(pred, meas, np.array([5.0]), np.zeros(50, dtype=int))
+    assert on is not None and math.isnan(on[0]) and lim[0] == 0.0
+
+
+def test_draw_labels_follows_the_model() -> None:
+    """Class frequencies of a 3-class model with string labels in unsorted columns, and a
+    Gaussian's mean and variance, within 4 Monte-Carlo standard errors."""
+    rng = np.random.default_rng(0)
+    proba = np.array([[0.2, 0.5, 0.3], [0.0, 1.0, 0.0], [0.6, 0.0, 0.4]])
+    pred = ae.Categorical(np.repeat(proba, 4000, axis=0), labels=["c", "a", "b"])
+    y = draw_labels(pred, rng).reshape(3, 4000)
+    for i in range(3):
+        for k, lab in enumerate(["c", "a", "b"]):
+            freq = np.mean(y[i] == lab)
+            pk = proba[i, k]
+            assert abs(freq - pk) <= 4 * np.sqrt(pk * (1 - pk) / 4000) + 1e-12
+    g = ae.Gaussian(np.full(20_000, 2.0), np.full(20_000, 9.0))
+    v = draw_labels(g, rng)
+    assert abs(v.mean() - 2.0) <= 4 * 3.0 / np.sqrt(20_000)
+    assert abs(v.var() - 9.0) <= 4 * 9.0 * np.sqrt(2 / 20_000)
+    with pytest.raises(TypeError, match="cannot draw labels"):
+        draw_labels(ae.Mixture([pred, pred]), rng)
+
+
+def test_limit_scatter_quantiles_and_a_zero_limit() -> None:
+    """The quantiles are those of √(V_y/V) over the same label vectors computed directly; a
+    budget that labels every uncertain instance has limit 0 and no scatter."""
+    _, _, pred = _pool(3, 300, 0.5, 2.0)
+    meas = ErrorRate().bind(pred)
+    b = np.array([20.0, 400.0])
+    lo, hi = limit_scatter(pred, meas, b, reps=30, seed=7)
+    rng = np.random.default_rng(7)
+    lim = model_limit(pred, meas, b)[0]
+    ratios = [model_limit(pred, meas, b, draw_labels(pred, rng))[1][0] / lim[0] for _ in range(30)]
+    assert lo[0] == pytest.approx(np.percentile(ratios, 10), rel=1e-12)
+    assert hi[0] == pytest.approx(np.percentile(ratios, 90), rel=1e-12)
+    assert lim[1] == 0.0 and math.isnan(lo[1]) and math.isnan(hi[1])
+
+
 def test_limit_scatter_brackets_one_for_a_right_model() -> None:
     _, _, pred = _pool(3, 2000, 0.5, 2.0)
     lo, hi = limit_scatter(pred, ErrorRate().bind(pred), np.array([50.0, 200.0]), reps=60)
@@ -226,8 +306,17 @@ def test_limit_table_withholds_the_limit_where_the_labels_contradict_the_model()
                 "methods": {assisted.LIMIT: lim, assisted.DEFAULT: {"rmse": [0.02]},
                             "peer x": {"mae": [0.02]}}}  # fmt: skip
 
-    lines = assisted._limit_table([row(0.01, 0.011), row(0.01, math.inf), row(0.0, 0.0)], {})
-    body = [x for x in lines if x.startswith("| t / m")]
+    rows = [row(0.01, 0.011), row(0.01, math.inf), row(0.0, 0.0), row(0.01, 0.003),
+            row(0.01, 0.015)]  # fmt: skip
+    rows[2]["methods"][assisted.LIMIT]["labels_scatter"] = [[math.nan], [math.nan]]
+    ppi = row(0.01, 0.011)  # a PPI++ peer records its RMSE: the limit is set against that
+    ppi["methods"]["peer x"]["rmse"] = [0.025]
+    body = [x for x in assisted._limit_table([*rows, ppi], {}) if x.startswith("| t / m")]
     assert body[0] == "| t / m / error_rate | 100 | 0.0100 | 2.00 | 1.10 | 0.90–1.10 | 0.40 |"
-    assert body[1].endswith("| ∞ | 0.90–1.10 | – |")  # a certain model that is wrong
-    assert body[2] == "| t / m / error_rate | 100 | 0.0000 | – | – | 0.90–1.10 | – |"
+    assert body[1].endswith("| – | ∞ | 0.90–1.10 | – |")  # a certain model that is wrong
+    assert body[2] == "| t / m / error_rate | 100 | 0.0000 | – | – | – | – |"
+    assert body[3].endswith("| – | 0.30 | 0.90–1.10 | – |")  # contradicted: below ÷2
+    assert body[4].endswith("| 2.00 | 1.50* | 0.90–1.10 | 0.40 |")  # outside the range
+    assert body[5].endswith("| 0.40 |") and "| 2.00 | 1.10 |" in body[5]
+    ppi["methods"]["peer x"]["rmse"] = [0.02]
+    assert assisted._limit_table([ppi], {})[-2].endswith("| 0.50 |")

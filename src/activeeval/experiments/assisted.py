@@ -252,46 +252,65 @@ def model_limit(
     if math.isnan(c) or not np.isfinite(var).all():
         return nan, None if y is None else nan
     sigma = p * np.sqrt(var) / float(p @ m_den)
-    e = None
-    if y is not None:
-        w = meas.weight(f, y)
-        m_num = meas.conditional_expectations(pred, f)[0]
-        g = float(w @ meas.loss(f, y) / w.sum())
-        e = p * ((w * meas.loss(f, y) - m_num) - g * (w - m_den)) / float(p @ w)
-    limit, labels = [], []
-    for n in budgets:
-        pi = optimal_inclusion(sigma, int(n))
+    designs = [optimal_inclusion(sigma, int(n)) for n in budgets]
+    limit = [
+        math.sqrt(float(np.sum((1.0 / pi[pi > 0] - 1.0) * sigma[pi > 0] ** 2))) for pi in designs
+    ]
+    if y is None:
+        return limit, None
+    w = meas.weight(f, y)
+    if not p @ w > 0:  # the pool's own value is undefined
+        return limit, nan
+    m_num = meas.conditional_expectations(pred, f)[0]
+    g = float(w @ meas.loss(f, y) / w.sum())
+    e = p * ((w * meas.loss(f, y) - m_num) - g * (w - m_den)) / float(p @ w)
+    labels = []
+    for pi in designs:
         keep = pi > 0
-        limit.append(math.sqrt(float(np.sum((1.0 / pi[keep] - 1.0) * sigma[keep] ** 2))))
-        if e is not None:
-            missed = bool(np.any(e[~keep] != 0))
-            v_y = float(np.sum((1.0 / pi[keep] - 1.0) * e[keep] ** 2))
-            labels.append(math.inf if missed else math.sqrt(v_y))
-    return limit, None if e is None else labels
+        v_y = float(np.sum((1.0 / pi[keep] - 1.0) * e[keep] ** 2))
+        labels.append(math.inf if np.any(e[~keep] != 0) else math.sqrt(v_y))
+    return limit, labels
+
+
+#: Label vectors :func:`limit_scatter` draws from the model.
+SCATTER_REPS = 200
+
+
+def draw_labels(pred: Predictive, rng: np.random.Generator) -> NDArray[Any]:
+    """One label per pool instance drawn from the model itself (a Categorical's classes, a
+    Gaussian's values)."""
+    if isinstance(pred, Categorical):
+        u = rng.random(pred.n)[:, None]
+        k = (u > np.cumsum(pred.proba, axis=1)).sum(axis=1)
+        return pred.labels[np.minimum(k, pred.proba.shape[1] - 1)]
+    if isinstance(pred, Gaussian):
+        return pred.mean + np.sqrt(pred.var) * rng.normal(size=pred.n)
+    raise TypeError(f"draw_labels: cannot draw labels from a {type(pred).__name__}.")
 
 
 def limit_scatter(
-    pred: Predictive, meas: Measure, budgets: NDArray[np.float64], reps: int = 200, seed: int = 0
+    pred: Predictive,
+    meas: Measure,
+    budgets: NDArray[np.float64],
+    reps: int = SCATTER_REPS,
+    seed: int = 0,
 ) -> tuple[list[float], list[float]]:
     """10% and 90% quantiles, at each budget, of √(V_y/V) (:func:`model_limit`) over ``reps``
-    label vectors drawn from the model itself: how far a right model's pool scatters from
-    its limit. Classifiers and Gaussian predictive distributions."""
+    label vectors drawn from the model itself (:func:`draw_labels`): how far a right
+    model's pool scatters around its limit. NaN where the limit is 0 or undefined."""
     rng = np.random.default_rng(seed)
     limit = np.asarray(model_limit(pred, meas, budgets)[0])
-    ratios = []
-    for _ in range(reps):
-        if isinstance(pred, Categorical):
-            u = rng.random(pred.n)[:, None]
-            k = np.minimum((u > np.cumsum(pred.proba, axis=1)).sum(axis=1), pred.proba.shape[1] - 1)
-            y = pred.labels[k]
-        elif isinstance(pred, Gaussian):
-            y = pred.mean + np.sqrt(pred.var) * rng.normal(size=pred.n)
-        else:
-            raise TypeError(f"limit_scatter: cannot draw labels from {type(pred).__name__}.")
-        on = model_limit(pred, meas, budgets, y)[1]
+    ok = limit > 0
+    ratios = np.full((reps, limit.shape[0]), math.nan)
+    for r in range(reps):
+        on = model_limit(pred, meas, budgets, draw_labels(pred, rng))[1]
         assert on is not None
-        ratios.append(np.asarray(on) / limit)
-    lo, hi = np.nanpercentile(np.asarray(ratios), [10, 90], axis=0)
+        ratios[r, ok] = np.asarray(on)[ok] / limit[ok]
+    if not ok.any():
+        return [math.nan] * limit.shape[0], [math.nan] * limit.shape[0]
+    lo = np.full(limit.shape[0], math.nan)
+    hi = lo.copy()
+    lo[ok], hi[ok] = np.nanpercentile(ratios[:, ok], [10, 90], axis=0)
     return list(lo), list(hi)
 
 
@@ -350,13 +369,9 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
                 z = 1.959963984540054
                 lo, hi = est - z * se, est + z * se
             cover = _covered(lo, hi, truth)
-            row["methods"][name] = {
-                "mae": list(np.nanmean(np.abs(est - truth), axis=0)),
-                "mae_se": list(np.nanstd(np.abs(est - truth), axis=0) / np.sqrt(reps)),
-                "rmse": list(np.sqrt(np.nanmean((est - truth) ** 2, axis=0))),
-                "coverage": list(cover),
-                "power": list(np.nanmean(lam, axis=0)) if assisted else None,
-            }
+            row["methods"][name] = _curve(est, truth, reps, cover)
+            if assisted:
+                row["methods"][name]["power"] = list(np.nanmean(lam, axis=0))
         for label, kw in (
             ("peer PPI++ (uniform)", {}),
             # Active inference (Zrnic & Candès, 2024): q ∝ sqrt(model's conditional variance),
@@ -374,21 +389,16 @@ def run(out: Path, reps: int, budgets: tuple[int, ...], smoke: bool = False) -> 
                 else None
             )
             if ppi is not None:
-                row["methods"][label] = {
-                    "mae": list(np.nanmean(np.abs(ppi - truth), axis=0)),
-                    "mae_se": list(np.nanstd(np.abs(ppi - truth), axis=0) / np.sqrt(reps)),
-                    "coverage": None,
-                    "power": None,
-                }
+                row["methods"][label] = _curve(ppi, truth, reps, None)
         limit, on_labels = model_limit(pred, meas, b, y)
-        scatter = limit_scatter(pred, meas, b, reps=50 if smoke else 200)
         row["methods"][LIMIT] = {
-            # The MAE normal errors would have at the limit's MSE (the peers record MAE).
+            # The MAE normal errors would have at the limit's MSE (the oasis peers record MAE
+            # only).
             "mae": list(np.sqrt(2.0 / np.pi) * np.asarray(limit)),
             "mae_se": None,
             "rmse": limit,
             "rmse_labels": on_labels,
-            "labels_scatter": scatter,  # limit_scatter: 10%, 90% of √(V_y/V), right model
+            "labels_scatter": limit_scatter(pred, meas, b),  # 10%, 90% of √(V_y/V)
             "coverage": None,
             "power": None,
         }
@@ -611,12 +621,13 @@ def _curve(
     cover: NDArray[np.float64] | None,
     sign: float | None = None,
 ) -> dict[str, Any]:
-    """MAE (± its MC standard error), coverage and — for a difference — the share of
+    """MAE (± its MC standard error), RMSE, coverage and — for a difference — the share of
     estimates whose sign differs from the pool's Δ (the wrong model preferred)."""
     err = np.abs(est - truth)
     out: dict[str, Any] = {
         "mae": list(np.nanmean(err, axis=0)),
         "mae_se": list(np.nanstd(err, axis=0) / np.sqrt(reps)),
+        "rmse": list(np.sqrt(np.nanmean(err**2, axis=0))),
         "coverage": None if cover is None else list(cover),
         "power": None,
     }
@@ -672,10 +683,7 @@ def _report(
         "",
     ]
     for row in results:
-        meths = dict(row["methods"])
-        for name, mae in peer_f1.get((row["task"], row["model"]), {}).items():
-            if row["measure"] == "f1":
-                meths[name] = {"mae": mae, "coverage": None, "power": None}
+        meths = _with_peers(row, peer_f1)
         title = f"{row['task']} / {row['model']} / {row['measure']}"
         lines += _table(f"{title} (pool value {row['truth']:.4f})", row["budgets"], meths)
     lines += [
@@ -780,25 +788,22 @@ def _summary(
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in [*results, *pairs]:
-        meths = dict(row["methods"])
-        if row["measure"] == "f1":
-            for name, mae in peer_f1.get((row["task"], row["model"]), {}).items():
-                meths[name] = {"mae": mae}
+        meths = _with_peers(row, peer_f1)
         b = np.asarray(row["budgets"])
         d = meths[DEFAULT]
-        peers = {k: v["mae"] for k, v in meths.items() if k.startswith("peer")}
+        peers = {k: v["mae"] for k, v in meths.items() if k.startswith(PEER)}
         same = [v["mae"] for k, v in meths.items() if k.startswith(SAME_DRAWS.removesuffix(")"))]
         label = f"{row['task']} / {row['model']} / {row['measure']}"
         feats = meths.get(FEATURES, meths.get(PAIR_FEATURES))
         for j, n in enumerate(b):
-            if n < 100:
+            if n < SUMMARY_FROM:
                 continue
             best = min(peers, key=lambda k: peers[k][j]) if peers else None
             need = labels_to_match(b, np.asarray(meths["passive"]["mae"]), d["mae"][j])
             lines.append(
                 f"| {label}{' Δ' if row in pairs else ''} | {int(n)} | "
                 + (_ratio(d["mae"][j], peers[best][j]) if best else "–")
-                + f" | {(best or '–').removeprefix('peer').strip(' _')} | "
+                + f" | {(best or '–').removeprefix(PEER).strip(' _')} | "
                 + (_ratio(d["mae"][j], min(x[j] for x in same)) if same else "–")
                 + f" | {_ratio(d['mae'][j], meths['active (thesis SNIS)']['mae'][j])} | "
                 f"{_ratio(d['mae'][j], meths['passive']['mae'][j])} | "
@@ -816,8 +821,23 @@ def _summary(
 
 
 #: Beyond this factor between the labels' RMSE and the model's (√(V_y/V), model_limit), the
-#: model's probabilities are contradicted by the pool: the limit is not set against the peers.
+#: model's probabilities are contradicted by the pool: its limit is not set against anything.
 LIMIT_TRUST = 2.0
+#: Peer methods' names start with this (PPI++ here, oasis from the active-estimation run).
+PEER = "peer"
+#: The summaries start at this budget.
+SUMMARY_FROM = 100
+
+
+def _with_peers(
+    row: dict[str, Any], peer_f1: dict[tuple[str, str], dict[str, list[float]]]
+) -> dict[str, Any]:
+    """A setting's methods with the oasis peers' F1 curves (MAE only) added."""
+    meths = dict(row["methods"])
+    if row["measure"] == "f1":
+        for name, mae in peer_f1.get((row["task"], row["model"]), {}).items():
+            meths[name] = {"mae": mae, "coverage": None, "power": None}
+    return meths
 
 
 def _limit_table(
@@ -831,42 +851,54 @@ def _limit_table(
         "measures) can be expected to reach with n distinct labels if the model's "
         "probabilities are right (Godambe & Joshi, 1965: Σ(1/π − 1)·Var[u | x], minimized "
         "over the inclusion probabilities π; `experiments.assisted.model_limit`), computed "
-        "from the model, not measured; `÷limit` = the default's measured RMSE ÷ the limit; "
-        "`labels ÷ model` = the RMSE the limit's design and estimator have on the pool's "
-        "labels ÷ the limit (near 1 when the probabilities are right), `if right` = its "
-        "10–90% range over 200 label vectors drawn from the model itself "
-        "(`limit_scatter`); `limit ÷peer` = the MAE of "
-        "normal errors at the limit ÷ the best peer's MAE (as in the summary), '–' where "
-        f"`labels ÷ model` is beyond ×{LIMIT_TRUST:g} either way: there the labels "
-        "contradict the model and its limit means nothing.",
+        "from the model, not measured, and averaged over label vectors the model could "
+        "produce; `labels ÷ model` = the RMSE the limit's design and estimator have on this "
+        "pool's labels ÷ the limit, and `if right` its 10–90% range over "
+        f"{SCATTER_REPS} label vectors drawn from the model itself (`limit_scatter`). Where "
+        "`labels ÷ model` lies outside that range (marked *), the probabilities are off and "
+        "the limit is indicative only; beyond "
+        f"×{LIMIT_TRUST:g} either way they are contradicted and the limit means nothing "
+        "('–'). `÷limit` = the default's measured RMSE ÷ the limit: it can fall below 1 "
+        "where this pool's labels are easier than the model's average, or through the "
+        "default's small bias. `limit ÷peer` = the limit ÷ the best peer's RMSE (the "
+        "summary's best peer by MAE) for the PPI++ peers; the oasis peers record MAE only, "
+        "so for them the MAE normal errors would have at the limit ÷ the peer's MAE.",
         "",
         "| setting | n | limit | ÷limit | labels ÷ model | if right | limit ÷peer |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in results:
-        meths = dict(row["methods"])
+        meths = _with_peers(row, peer_f1)
         lim = meths.get(LIMIT)
         if lim is None:
             continue
-        if row["measure"] == "f1":
-            for name, mae in peer_f1.get((row["task"], row["model"]), {}).items():
-                meths[name] = {"mae": mae}
-        peers = {k: v["mae"] for k, v in meths.items() if k.startswith("peer")}
+        peers = {k: v for k, v in meths.items() if k.startswith(PEER)}
         d = meths[DEFAULT]
         label = f"{row['task']} / {row['model']} / {row['measure']}"
         for j, n in enumerate(row["budgets"]):
-            if n < 100:
+            if n < SUMMARY_FROM:
                 continue
             rmse = lim["rmse"][j]
             on = lim["rmse_labels"][j] / rmse if rmse > 0 else math.nan
+            lo, hi = lim["labels_scatter"][0][j], lim["labels_scatter"][1][j]
             trusted = 1.0 / LIMIT_TRUST <= on <= LIMIT_TRUST
-            best = min(x[j] for x in peers.values()) if peers else None
+            mark = "" if not trusted or lo <= on <= hi else "*"
+            vs = "–"
+            if peers and trusted:
+                best = peers[min(peers, key=lambda k: peers[k]["mae"][j])]
+                vs = (
+                    _ratio(rmse, best["rmse"][j])
+                    if "rmse" in best
+                    else _ratio(lim["mae"][j], best["mae"][j])
+                )
             lines.append(
-                f"| {label} | {int(n)} | {rmse:.4f} | {_ratio(d['rmse'][j], rmse)} | "
-                + (f"{on:.2f}" if math.isfinite(on) else "–" if math.isnan(on) else "∞")
-                + f" | {lim['labels_scatter'][0][j]:.2f}–{lim['labels_scatter'][1][j]:.2f} | "
-                + (_ratio(lim["mae"][j], best) if best is not None and trusted else "–")
-                + " |"
+                f"| {label} | {int(n)} | {rmse:.4f} | "
+                + (_ratio(d["rmse"][j], rmse) if trusted else "–")
+                + " | "
+                + (f"{on:.2f}{mark}" if math.isfinite(on) else "–" if math.isnan(on) else "∞")
+                + " | "
+                + (f"{lo:.2f}–{hi:.2f}" if math.isfinite(lo) and math.isfinite(hi) else "–")
+                + f" | {vs} |"
             )
     return [*lines, ""]
 
