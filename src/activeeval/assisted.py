@@ -260,8 +260,9 @@ stays q* (Thm 4.1), never far from the best of them.
 How far any estimator can go on the model's probabilities. If they are right, no
 design-unbiased estimator (to first order for ratio measures) can be expected to have an MSE
 below V = min_π Σ (1/π_i − 1)·p_i²·Var_y[w(ℓ − Ǧ) | x_i]/D̄² with n distinct labels
-(Godambe & Joshi, 1965), reached at π_i = min(1, k·p_i·sqrt(Var_y[…])): the variance q
-above without floor or mix, and the difference estimator with λ = 1.
+(Godambe & Joshi, 1965), reached at the inclusion probabilities π_i = min(1,
+k·p_i·sqrt(Var_y[…])), which the variance q above without floor or mix approximates, by the
+difference estimator with λ = 1.
 ``activeeval.experiments.assisted.model_limit`` computes √V and the same design's RMSE on
 the pool's labels (a calibration check); ``docs/results/model_assisted.md``, "How far the
 model's probabilities can take any estimator", sets both beside the measured default and
