@@ -1300,11 +1300,18 @@ def assisted_estimate(
         )
     if fpc is not None and not np.any(fpc > 0) and np.isin(np.flatnonzero(p_dom > 0), ir).all():
         # Every instance with test mass labeled: v = p, so Ĝ is the exact pool value (the
-        # control variate cancels) with stderr 0 — a point interval, as evaluate's census,
-        # and, as there, both coefficients 0: the exact value uses no control variate.
-        fp = None if features is None else 0.0
-        a = replace(a, census=True, power=0.0, feature_power=fp)
+        # control variate cancels) with stderr 0 — a point interval, as evaluate's census.
+        a = _as_assisted_census(a, features)
     return a
+
+
+def _as_assisted_census(est: Estimate, features: ArrayLike | None = None) -> AssistedEstimate:
+    """A census under the model-assisted estimator, as that estimator reports it (from
+    :func:`assisted_estimate` or a campaign's exact value): the exact value needs no control
+    variate, so both coefficients are 0 (feature_power None without features)."""
+    base = {k: v for k, v in vars(est).items() if k not in ("power", "finite", "feature_power")}
+    fp = None if features is None else 0.0
+    return AssistedEstimate(**{**base, "census": True}, power=0.0, finite=True, feature_power=fp)
 
 
 def _rows(

@@ -37,7 +37,7 @@ from ._validation import (
 )
 from .assisted import (
     DEFAULT_BANDWIDTH,
-    AssistedEstimate,
+    _as_assisted_census,
     _check_bandwidth,
     _estimate_from_terms,
     _feature_moments,
@@ -688,14 +688,6 @@ def _run_in_batches(
                 method, current, meas, costs=costs, pool_weights=pool_weights, floor=floor, mix=mix
             )
         )
-
-
-def _as_assisted_census(est: Estimate, features: ArrayLike | None = None) -> AssistedEstimate:
-    """A census under the model-assisted estimator, as that estimator reports it: the exact
-    value needs no control variate, so both coefficients are 0 (feature_power None without
-    features)."""
-    fp = None if features is None else 0.0
-    return AssistedEstimate(**vars(est), power=0.0, finite=True, feature_power=fp)
 
 
 def _census(
