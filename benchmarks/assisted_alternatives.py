@@ -10,12 +10,13 @@ and its ratio to the first row of the study, and the Wald coverage:
     python benchmarks/assisted_alternatives.py bandwidth # features' kernel bandwidth
     python benchmarks/assisted_alternatives.py prior     # the smoother's pseudo-count κ
     python benchmarks/assisted_alternatives.py logits    # the model's logits as the features
+    python benchmarks/assisted_alternatives.py targeted  # draws whose distinct-label π ∝ q*
     python benchmarks/assisted_alternatives.py clusters  # κ where two models disagree on a
                                                          # few tight clusters (the known limit)
 
 Options: ``--reps`` (default 300), ``--tasks`` (indices into ``PLAN``). The docstring's
-numbers used ``--reps 400`` for ``floor``, 500 for ``power``, 800 for ``clusters`` and the
-default 300 for the rest. Minutes each on 2 cores; not part of the suite.
+numbers used ``--reps 400`` for ``floor``, 500 for ``power``, 800 for ``clusters``, 2,000
+for ``targeted`` and the default 300 for the rest. Minutes each on 2 cores; not part of the suite.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from activeeval.predictive import Categorical
 from activeeval.sampling import _from_moment, optimal_distribution
 
 BUDGETS = np.array([100.0, 200.0, 400.0])
+TARGETED_BUDGETS = np.array([100.0, 200.0, 400.0, 800.0])
 # A variant: (label, q, fixed power or None, features or None, set-up to run before it).
 Variant = tuple[str, Any, float | None, Any, Callable[[], None]]
 
@@ -113,12 +115,31 @@ def _logits(task: Any, pred: Any, meas: Any) -> Iterator[Variant]:
     yield "the pool's features", q, None, task.X_pool, _noop
 
 
+def targeted(q: Any, n: int, cap: float = 0.999) -> Any:
+    """The draw distribution whose distinct-label sample of size n has inclusion
+    probabilities π_i = min(1, k·q_i), Σπ = n (capped at ``cap`` so every q stays finite):
+    q'_i ∝ −log(1 − π_i), inverting π = 1 − exp(−q't) of the successive sample
+    (:func:`activeeval.sampling.inclusion_probabilities`). With π ∝ q* the distinct labels
+    follow the without-replacement optimum in q*'s shape (Godambe–Joshi's π ∝ σ), where
+    the successive sample's concave π under-weights the instances q* favours most."""
+    pi = np.minimum(harness.optimal_inclusion(q, n), cap)
+    out = np.where(q > 0, np.maximum(-np.log1p(-pi), np.finfo(float).tiny), 0.0)
+    return out / out.sum()
+
+
+def _targeted(task: Any, pred: Any, meas: Any) -> Iterator[Variant]:
+    q = optimal_distribution(pred, meas)
+    yield "q* (default)", q, None, None, _noop
+    yield "π ∝ q* at 800 labels", targeted(q, 800), None, None, _noop
+
+
 STUDIES = {
     "floor": (_floor, [0, 1, 2, 3, 4, 5, 6, 7]),
     "power": (_power, [0, 3]),
     "bandwidth": (_bandwidth, [0]),
     "prior": (_prior, [0, 1, 6]),
     "logits": (_logits, [0, 1, 3, 6]),
+    "targeted": (_targeted, [0, 1, 3, 4, 5, 6]),
 }
 
 
@@ -186,14 +207,15 @@ def main(argv: list[str] | None = None) -> None:
         return
     variants, default_tasks = STUDIES[args.study]
     tasks = default_tasks if args.tasks is None else [int(t) for t in args.tasks.split(",")]
+    budgets = TARGETED_BUDGETS if args.study == "targeted" else BUDGETS
     for i in tasks:
         label, task, pred, meas, truth = _setting(i)
-        print(f"## {label}  (MAE at {BUDGETS.astype(int).tolist()} labels, {args.reps} campaigns)")
+        print(f"## {label}  (MAE at {budgets.astype(int).tolist()} labels, {args.reps} campaigns)")
         first = None
         for name, q, power, feats, set_up in variants(task, pred, meas):
             set_up()
             est, se, *_ = harness._runs(
-                q, pred, meas, task.y_pool, BUDGETS, args.reps, 0, True, power, features=feats
+                q, pred, meas, task.y_pool, budgets, args.reps, 0, True, power, features=feats
             )
             err = np.abs(est - truth)
             mae = np.nanmean(err, axis=0)

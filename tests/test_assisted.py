@@ -822,3 +822,67 @@ def test_no_labeled_row_in_the_domain_gives_nan_not_a_crash() -> None:
     with pytest.warns(ae.UndefinedEstimateWarning):
         mc = assisted_multiple_comparison("precision", [cat, cat2, cat], idx, y[idx], pos_label=1)
     assert mc.pairwise["difference"].isna().all()
+
+
+def test_a_zero_stderr_from_a_few_alike_labels_is_warned_not_certain() -> None:
+    """Three labels on which the paired influences coincide give stderr 0: the p-value 0 of
+    that point interval is flagged (DegenerateIntervalWarning), as for the thesis's
+    estimator; labeling every instance (π = 1 throughout) is exact and not flagged."""
+    rng = np.random.default_rng(0)
+    m = 40
+    y = rng.integers(0, 2, m)
+    pa = rng.uniform(0.05, 0.95, m)
+    a = np.c_[1 - pa, pa]
+    b = a.copy()
+    b[:20] = b[:20, ::-1]  # disagree on half the pool
+    dis = np.flatnonzero((a.argmax(1) != b.argmax(1)) & (b.argmax(1) == y))[:3]
+    q = np.full(m, 1.0 / m)
+    with pytest.warns(ae.DegenerateIntervalWarning):
+        c = assisted_paired_test("error_rate", [a, b], dis, y[dis], pool_q=q, power=0.0)
+    assert c.stderr == 0.0 and c.difference != 0.0
+    every = np.arange(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ae.DegenerateIntervalWarning)
+        c = assisted_paired_test("error_rate", [a, b], every, y, pool_q=q)
+    truth = np.mean(a.argmax(1) != y) - np.mean(b.argmax(1) != y)
+    assert c.stderr == 0.0 and c.difference == pytest.approx(truth, abs=1e-12)
+    assert c.p_value == (1.0 if truth == 0 else 0.0)
+
+
+def test_every_assisted_function_checks_the_labels_against_the_model() -> None:
+    """Labels outside the label space, or not finite numbers for a regression model, raise
+    the library's errors naming ``labels`` in the paired and multiple comparisons too, as
+    in assisted_estimate (a 7 in {0, 1} used to count as a negative for F1)."""
+    cat, y, _ = _pool(m=50)
+    other = ae.Categorical(cat.proba[:, ::-1])
+    idx = np.arange(10)
+    for bad in (np.r_[y[:9], 7], np.array(["a"] * 10)):
+        for call in (
+            lambda b: assisted_estimate("f1", cat, idx, b, pool_q=np.full(50, 0.02)),
+            lambda b: assisted_paired_test("f1", [cat, other], idx, b),
+            lambda b: assisted_multiple_comparison("f1", [cat, other, cat], idx, b),
+        ):
+            with pytest.raises(ae.LabelSpaceError, match="labels"):
+                call(bad)
+    rng = np.random.default_rng(1)
+    g = [ae.Gaussian(rng.normal(size=50), np.ones(50)) for _ in range(3)]
+    for bad, err in (
+        (np.r_[np.zeros(9), np.nan], ae.NonFiniteError),
+        (np.r_[np.zeros(9), np.inf], ae.NonFiniteError),
+        (np.array(["x"] * 10), ae.ShapeError),
+    ):
+        for call in (
+            lambda b: assisted_estimate("mse", g[0], idx, b, pool_q=np.full(50, 0.02)),
+            lambda b: assisted_paired_test("mse", g[:2], idx, b),
+            lambda b: assisted_multiple_comparison("mse", g, idx, b),
+        ):
+            with pytest.raises(err, match="labels"):
+                call(bad)
+
+
+@pytest.mark.parametrize("kw", [{"mix": 2.0}, {"mix": -0.1}, {"mix": math.nan}, {"floor": 0.7}])
+def test_assisted_distribution_refuses_safeguards_outside_their_range(kw) -> None:
+    """As optimal_distribution does (mix=2 used to give negative 'probabilities')."""
+    cat, _, _ = _pool(m=50)
+    with pytest.raises(ae.ShapeError, match=rf"^{next(iter(kw))}:"):
+        assisted_distribution(cat, "f1", **kw)

@@ -355,6 +355,30 @@ def test_stratified_baseline_wald_interval_covers_at_nominal_rate(measure):
     assert abs(coverage - 0.95) <= 3 * cov_se, f"coverage {coverage:.3f}, MC-SE {cov_se:.4f}"
 
 
+def test_stratified_refuses_what_it_would_ignore_before_any_label():
+    """The stratified baseline estimates the unweighted pool average: test weights (which
+    it used to ignore silently, reporting the unweighted value) and features are refused, as
+    is a stratum count below one, before the oracle is asked."""
+    oracle = RecordingOracle(POOL_Y)
+    pw = np.r_[np.ones(1000), 3 * np.ones(1000)]
+    with pytest.raises(ae.UnknownOptionError, match=r"^pool_weights:.*method='active'"):
+        ae.evaluate(POOL_PROBA, oracle, budget=100, method="stratified", pool_weights=pw)
+    x = np.random.default_rng(0).normal(size=(2000, 2))
+    with pytest.raises(ae.ShapeError, match=r"^features:.*use method='active'"):
+        ae.evaluate(POOL_PROBA, oracle, budget=100, method="stratified", features=x)
+    for bad in (0, -2, 2.5, True):
+        with pytest.raises(ae.ShapeError, match=r"^n_strata:"):
+            ae.evaluate(POOL_PROBA, oracle, budget=100, method="stratified", n_strata=bad)
+    assert oracle.calls == []
+    # Equal weights are the unweighted average: accepted, same result as none.
+    a = ae.evaluate(POOL_PROBA, oracle, budget=60, method="stratified", random_state=3)
+    b = ae.evaluate(
+        POOL_PROBA, oracle, budget=60, method="stratified", random_state=3,
+        pool_weights=np.full(2000, 0.2),
+    )  # fmt: skip
+    assert a.estimate == b.estimate and a.stderr == b.stderr
+
+
 # -------------------------------------------------------------------- 10. evaluate errors
 
 
@@ -636,3 +660,100 @@ def test_labeling_every_instance_that_can_move_the_measure_gives_the_exact_value
         features=rng.normal(size=(m, 2)),
     )  # fmt: skip
     assert given.estimate == res.estimate and given.inference.feature_power == 0.0
+
+
+def test_a_numeric_loss_refuses_a_classifier_with_string_classes_before_any_label():
+    """MSE/MAE of string classes used to fail inside numpy ("could not convert string to
+    float"); now a LabelSpaceError naming the measure, before the oracle is asked."""
+    proba = np.random.default_rng(0).dirichlet([1, 1], 50)
+    cat = ae.Categorical(proba, labels=np.array(["neg", "pos"]))
+    oracle = RecordingOracle(np.array(["neg"] * 50))
+    for measure in ("mse", "mae"):
+        with pytest.raises(ae.LabelSpaceError, match=rf"^measure: {measure} needs numeric"):
+            ae.evaluate(cat, oracle, measure, budget=10)
+    assert oracle.calls == []
+    numeric = ae.Categorical(proba, labels=np.array([0.0, 2.5]))
+    assert ae.get_measure("mse").bind(numeric).name == "mse"
+
+
+def test_max_draws_must_be_a_positive_whole_number_and_warns_when_it_binds():
+    """A cap below one draw used to report a cost budget 'with mean instance cost nan'; a
+    cap that stops the campaign before the budget is spent now says so."""
+    oracle = RecordingOracle(POOL_Y)
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(ae.BudgetError, match=r"^max_draws:"):
+            ae.evaluate(POOL_PROBA, oracle, budget=10, max_draws=bad)
+    assert oracle.calls == []
+    with pytest.warns(ae.ActiveEvalWarning, match=r"^max_draws: .*cap of 30 draws"):
+        res = ae.evaluate(POOL_PROBA, oracle, budget=100, max_draws=30, random_state=0)
+    assert res.n_draws == 30 and res.n_labels < 100
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ae.ActiveEvalWarning)
+        ae.evaluate(POOL_PROBA, oracle, budget=100, random_state=0)
+
+
+def test_a_census_of_an_undefined_measure_is_warned_and_nan_throughout():
+    """Recall on a pool without a positive label is undefined even when every instance is
+    labeled: the census warns (it used to return NaN silently, with stderr 0 and p 1)."""
+    proba = np.array([[0.9, 0.1], [0.7, 0.3], [0.4, 0.6], [0.2, 0.8], [0.6, 0.4], [0.1, 0.9]])
+    y = np.zeros(6, int)
+    with pytest.warns(ae.UndefinedEstimateWarning, match="undefined on this pool"):
+        r = ae.evaluate(proba, lambda i: y[i], "recall", budget=6, random_state=0)
+    assert r.inference.census and math.isnan(r.estimate) and math.isnan(r.stderr)
+    with pytest.warns(ae.UndefinedEstimateWarning, match="undefined on this pool"):
+        c = ae.compare([proba, proba[:, ::-1]], lambda i: y[i], "recall", budget=6)
+    assert math.isnan(c.difference) and math.isnan(c.stderr) and math.isnan(c.p_value)
+    # A defined census is still exact and silent.
+    y[2] = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ae.UndefinedEstimateWarning)
+        r = ae.evaluate(proba, lambda i: y[i], "recall", budget=6, random_state=0)
+    assert r.estimate == 1.0 and r.stderr == 0.0
+
+
+def test_reported_estimates_stay_in_the_measures_range():
+    """With a handful of labels the model-assisted estimate can leave [0, 1] (an error rate
+    below 0, an F1 above 1). evaluate reports it clipped, with an interval that contains it;
+    ``inference`` keeps the unclipped (unbiased) value; the clipped error is never larger."""
+    rng = np.random.default_rng(0)
+    m = 300
+    p = rng.beta(0.3, 2, m)
+    y = (rng.random(m) < np.clip(p + rng.normal(0, 0.2, m), 0, 1)).astype(int)
+    proba = np.c_[1 - p, p]
+    f = proba.argmax(1)
+    truth = {"error_rate": np.mean(f != y), "f1": 2 * np.sum((f == 1) & (y == 1))}
+    truth["f1"] /= np.sum(f == 1) + np.sum(y == 1)
+    seen = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ae.ActiveEvalWarning)
+        for measure in ("error_rate", "f1"):
+            for r in range(200):
+                res = ae.evaluate(proba, lambda i: y[i], measure, budget=5, random_state=r)
+                raw = res.inference.estimate
+                if math.isnan(raw):
+                    continue
+                assert 0.0 <= res.estimate <= 1.0
+                assert res.ci[0] <= res.estimate <= res.ci[1]
+                assert res.estimate == min(max(raw, 0.0), 1.0)
+                assert abs(res.estimate - truth[measure]) <= abs(raw - truth[measure])
+                if not 0.0 <= raw <= 1.0:
+                    seen.add(measure)
+    assert seen == {"error_rate", "f1"}  # the pool does produce out-of-range raw values
+
+
+def test_clip_to_range_of_values():
+    from activeeval.measures import clip_to_range
+
+    assert clip_to_range(-0.04, (0.0, 0.22), (0.0, 1.0)) == (0.0, (0.0, 0.22))
+    assert clip_to_range(-0.04, (0.01, 0.22), (0.0, 1.0)) == (0.0, (0.0, 0.22))  # around it
+    assert clip_to_range(1.33, (0.59, 1.2), (0.0, 1.0)) == (1.0, (0.59, 1.0))
+    assert clip_to_range(-0.01, (-0.03, 0.01), (0.0, math.inf)) == (0.0, (0.0, 0.01))
+    with pytest.warns(ae.DegenerateIntervalWarning, match="lies outside the measure's range"):
+        assert clip_to_range(-0.3, (-0.5, -0.1), (0.0, math.inf)) == (0.0, (0.0, 0.0))
+    v, ci = clip_to_range(math.nan, (math.nan, math.nan), (0.0, 1.0))
+    assert math.isnan(v) and all(map(math.isnan, ci))
+    costs = ae.CostMatrixLoss(np.array([[0.0, 5.0], [1.0, 0.0]]))
+    assert costs.value_range == (0.0, 5.0)
+    assert ae.get_measure("mse").value_range == (0.0, math.inf)
+    assert ae.get_measure("recall", pos_label=1).value_range == (0.0, 1.0)
+    assert ae.ERR().value_range == (0.0, 1.0) and ae.DCG().value_range == (0.0, math.inf)

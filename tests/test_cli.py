@@ -763,3 +763,52 @@ def test_status_with_features_on_a_census(task: dict[str, Path]) -> None:
     status = _status_json(store, "--features", path)
     assert status["n_labels"] == 300 and status["stderr"] == 0.0
     assert status["feature_power"] == 0.0
+
+
+def test_output_paths_that_would_destroy_a_store_are_refused(task: dict[str, Path]) -> None:
+    """`export S S`, `next S --out S` (or its -wal), or writing over another store used to
+    replace the store with a CSV and lose every label; such paths, a missing directory and a
+    plot that is not a .png are refused with exit 2 before anything is handed out, and the
+    store is unchanged. `next --out x.parquet` writes Parquet, as export does."""
+    store, other = task["dir"] / "s.db", task["dir"] / "t.db"
+    for s in (store, other):
+        code, _, err = _run("session", "init", s, "--pool", task["a"], "--measure",
+                            "error_rate", "--budget", "40")  # fmt: skip
+        assert code == 0, err
+    _campaign(task, store, k=10)
+    before = _dump(store)
+    wal = store.with_name(store.name + "-wal")
+    for args, pattern in [
+        (("export", store, store), "is the session store"),
+        (("export", store, other), "is an SQLite database"),
+        (("export", store, other.with_name(other.name + "-wal")), "is an SQLite database"),
+        (("next", store, "--out", store), "is the session store"),
+        (("next", store, "--out", wal), "is the session store"),
+        (("next", store, "--out", task["dir"] / "no" / "b.csv"), "does not exist"),
+        (("status", store, "--plot", task["dir"] / "p.txt"), r"must end in \.png"),
+        (("status", store, "--plot", store), "is the session store"),
+    ]:
+        code, _, err = _run("session", *args)
+        assert code == 2 and re.search(pattern, err), (args, code, err)
+    assert _dump(store) == before
+    with Session.open(other) as s:
+        assert s.progress().n_pending == 0  # nothing handed out by the refused next
+    code, _, err = _run("session", "next", other, "--k", "3", "--out", task["dir"] / "b.parquet")
+    assert code == 0, err
+    assert pd.read_parquet(task["dir"] / "b.parquet").shape == (3, 1)
+
+
+def test_file_system_errors_exit_2_with_a_message(task: dict[str, Path], tmp_path: Path) -> None:
+    store = task["dir"] / "s.db"
+    assert _run("session", "init", store, "--pool", task["a"], "--measure", "error_rate",
+                "--budget", "10")[0] == 0  # fmt: skip
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = _run("session", "export", store, blocker / "e.csv")  # parent is a file
+    assert code == 2 and err.startswith("error:"), err
+    if Path("/proc/version").is_file():  # a file no one may write: an OSError, not a traceback
+        code, _, err = _run("session", "export", store, "/proc/version")
+        assert code == 2 and err.startswith("error: /proc/version: cannot write"), err
+        # Matplotlib's own write fails: _command turns the OSError into exit 2.
+        code, _, err = _run("session", "status", store, "--plot", "/proc/activeeval.png")
+        assert code == 2 and err.startswith("error: ") and "Traceback" not in err, err

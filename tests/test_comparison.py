@@ -662,6 +662,7 @@ def _census_value(measure, f, y):
     return Fraction(2 * tp, 2 * tp + fp + fn)
 
 
+@pytest.mark.filterwarnings("ignore:max_draws:activeeval.ActiveEvalWarning")  # budget = m
 @pytest.mark.parametrize("estimator", ["snis", "assisted"])
 @pytest.mark.parametrize("measure", ["error_rate", "f1", "precision"])
 def test_different_models_with_equal_value_and_zero_stderr_are_a_tie_not_a_certain_difference(

@@ -123,6 +123,7 @@ def test_comparison_smoke_reproduction_writes_report(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.filterwarnings("ignore:max_draws:activeeval.ActiveEvalWarning")  # the cap binds
 def test_simulation_stops_at_the_campaign_draw_cap_like_evaluate() -> None:
     # q puts almost no mass on most of the pool, so 30 distinct labels cannot be bought within
     # evaluate's default cap of 20·budget + 1000 draws; both stop at the cap.
@@ -243,6 +244,22 @@ def test_assisted_smoke_reproduction_reports_single_models_and_pairs(tmp_path: P
         assert np.all(np.isfinite(row["methods"][assisted.DEFAULT]["rmse"]))
 
 
+def test_few_labels_script_runs(capsys) -> None:
+    """``benchmarks/few_labels.py`` (the README's known limits at a handful of labels) still
+    runs: each study at 3 campaigns, smoke only."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "few_labels.py"
+    spec = importlib.util.spec_from_file_location("few_labels", path)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    for study in ("mse", "compare", "batches"):
+        script.main([study, "--reps", "3"])
+    out = capsys.readouterr().out
+    assert out.count("coverage") == 9 and out.count("type I error") == 4
+
+
 def test_alternatives_script_runs(capsys) -> None:
     """``benchmarks/assisted_alternatives.py`` (the measured-and-rejected alternatives the
     assisted module docstring quotes) still runs: two studies at 3 campaigns, smoke only."""
@@ -255,5 +272,29 @@ def test_alternatives_script_runs(capsys) -> None:
     spec.loader.exec_module(script)
     script.main(["power", "--reps", "3", "--tasks", "0"])
     script.main(["clusters", "--reps", "3"])
+    script.main(["targeted", "--reps", "3", "--tasks", "0"])
     out = capsys.readouterr().out
     assert "λ = 0.5" in out and "κ = 4.0" in out and "cover" in out
+    assert "π ∝ q* at 800 labels" in out
+
+    # targeted(q, n) inverts the successive sample's π = 1 − exp(−q't): its distinct-label
+    # inclusion probabilities are min(1, k·q) (Σ = n), up to the cap.
+    from activeeval.experiments.assisted import optimal_inclusion
+    from activeeval.sampling import inclusion_probabilities
+
+    rng = np.random.default_rng(3)
+    q = rng.gamma(0.5, size=400) * (rng.random(400) > 0.1)
+    q /= q.sum()
+    for n in (20, 150):
+        goal = optimal_inclusion(q, n)
+        got = inclusion_probabilities(script.targeted(q, n), n)
+        if goal.max() < 0.999:  # no cap: exact
+            np.testing.assert_allclose(got, goal, rtol=1e-9, atol=1e-12)
+        else:  # capped at 0.999: Σπ = n takes a time t' ≠ t, π = 1 − (1 − goal)^(t'/t)
+            free = (goal < 0.999) & (q > 0)
+            assert (goal >= 1).any() and np.all(got[goal >= 1] > 0.99)
+            ratio = np.log1p(-got[free]) / np.log1p(-goal[free])
+            np.testing.assert_allclose(ratio, ratio[0], rtol=1e-9)
+            assert abs(ratio[0] - 1.0) < 0.01
+            assert got.sum() == pytest.approx(n, rel=1e-9)
+        assert np.all(got[q == 0] == 0)

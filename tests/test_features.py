@@ -593,6 +593,7 @@ def test_nested_smoother_equals_one_pass_per_sample(monkeypatch, block: int) -> 
                     np.testing.assert_allclose(a, b[back], rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.filterwarnings("ignore::activeeval.DegenerateIntervalWarning")  # early points
 @pytest.mark.filterwarnings("ignore::activeeval.UndefinedEstimateWarning")  # the first point
 def test_trajectory_with_features_equals_each_point_alone(tmp_path, monkeypatch) -> None:
     """Session.trajectory(features=) serves its points from one nested kernel pass (the

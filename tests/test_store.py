@@ -879,3 +879,17 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
         "items",
     ]
     conn.close()
+
+
+def test_a_read_only_store_error_names_the_files_and_the_fix() -> None:
+    """SQLite's bare 'attempt to write a readonly database' (a store, or its -wal/-shm left by
+    another user's read, that this user cannot write) becomes a StoreError naming them."""
+    import sqlite3
+
+    from activeeval.store import _with_retry
+
+    def fail() -> None:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    with pytest.raises(ae.StoreError, match=r"s\.db-wal and s\.db-shm .* not writable"):
+        _with_retry(fail, Path("/tmp/s.db"))

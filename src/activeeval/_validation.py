@@ -87,6 +87,11 @@ class InputFileError(ActiveEvalError):
     bad encoding, unparsable value. The message names the file, line and column."""
 
 
+class OutputFileError(ActiveEvalError):
+    """An output path the command line must not or cannot write: the session store itself,
+    another SQLite database, a missing directory, or the wrong file type."""
+
+
 class StoreError(ActiveEvalError):
     """A labeling-session store that cannot be created, opened or written."""
 
@@ -237,3 +242,11 @@ def pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.floa
     if (pw < 0).any() or pw.sum() <= 0:
         raise ShapeError("pool_weights: must be non-negative with a positive sum.")
     return pw / pw.sum()
+
+
+def check_safeguards(mix: float, floor: float = 0.0) -> None:
+    """The defensive-mixture weight in [0, 1] and the floor in [0, 0.5) (NaN refused)."""
+    if not 0.0 <= floor < 0.5:
+        raise ShapeError(f"floor: must lie in [0, 0.5), got {floor}.")
+    if not 0.0 <= mix <= 1.0:
+        raise ShapeError(f"mix: the defensive-mixture weight must lie in [0, 1], got {mix}.")

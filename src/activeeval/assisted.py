@@ -309,6 +309,18 @@ estimator's own bias (measured: F1 with log-normal costs, 1,000 campaigns, the s
 the with-replacement form, 2.2 vs 2.3 MC-SE, and stderr matching the spread, 0.0336 vs
 0.0334). A batch-adaptive campaign changes q between batches, so it keeps the
 with-replacement form, which holds for any sequence of q's.
+
+The draws stay q*'s. π = 1 − exp(−q t) is concave in q, so at large n/m the distinct labels
+fall short of the without-replacement optimum's form, π ∝ σ capped at 1 (Godambe–Joshi,
+above), with q* in place of σ. Drawing from q' ∝ −log(1 − min(0.999, k q*)) makes the π at
+one budget n exactly that. Measured (``benchmarks/assisted_alternatives.py targeted``,
+2,000 campaigns, q' for 800 labels), MAE ÷ q*'s at 100 / 200 / 400 / 800 labels: e-mail
+error rate 1.13 / 1.04 / 0.97 / 0.82 and F1 1.11 / 1.13 / 1.11 / 0.79 (800 of 1,295
+instances), Default F1 1.10 / 1.05 / 1.00 / 0.96, diamonds 1.10 / 1.05 / 1.03 / 0.99,
+naive-Bayes e-mail 1.13 / 1.14 / 1.07 / 0.97, Caravan F1 1.13 / 1.16 / 1.11 / 1.05;
+coverage at 100 labels 0.874 against 0.932 on the e-mail error rate. The gain is at the
+budget alone; before it the capped instances crowd out the rest, and a session's trajectory
+or a sequential comparison reports every n.
 """
 
 from __future__ import annotations
@@ -322,7 +334,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, stats
+from scipy import optimize
 
 from ._validation import (
     ActiveEvalWarning,
@@ -333,6 +345,7 @@ from ._validation import (
     check_finite_array,
     check_level,
     check_option,
+    check_safeguards,
 )
 from .inference import (
     Comparison,
@@ -340,11 +353,13 @@ from .inference import (
     MultipleComparison,
     _difference,
     _multiple_from_influence,
+    _rounding_zero,
+    _wald_p_value,
     _warn_undefined,
     importance_weights,
 )
 from .measures import Measure, get_measure
-from .predictive import Categorical, Mixture, Predictive, as_predictive
+from .predictive import Categorical, Mixture, Predictive, as_predictive, check_labels
 from .sampling import (
     DEFAULT_FLOOR,
     DEFAULT_MIX,
@@ -1196,15 +1211,17 @@ def _check_variance(variance: str) -> bool:
     return check_option(variance, VARIANCE_METHODS, "variance") == "jackknife"
 
 
-def _check_draws(indices: ArrayLike, labels: ArrayLike, m: int) -> tuple[Any, Any]:
-    """Pool indices of the draws (integers in [0, m)) and their labels, equal length, n ≥ 1."""
+def _check_draws(indices: ArrayLike, labels: ArrayLike, pred: Predictive) -> tuple[Any, Any]:
+    """Pool indices of the draws (integers in [0, m)) and their labels, equal length, n ≥ 1,
+    the labels in the model's label space (finite numbers for a regression model)."""
     idx = np.asarray(indices)
     y = np.asarray(labels)
+    m = pred.n
     if idx.ndim != 1 or y.shape != idx.shape or idx.size == 0:
         raise ShapeError("indices, labels: need two non-empty 1-d arrays of equal length.")
     if not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= m:
         raise ShapeError(f"indices: must be integer pool indices in [0, {m}).")
-    return idx, y
+    return idx, check_labels(pred, y)
 
 
 def assisted_estimate(
@@ -1269,9 +1286,7 @@ def assisted_estimate(
     pred = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred)
     lv = check_level(level)
-    idx, y = _check_draws(indices, labels, pred.n)
-    if isinstance(pred, Categorical):
-        pred.label_index(y, "labels")
+    idx, y = _check_draws(indices, labels, pred)
     p = _pool_distribution(pred.n, pool_weights)
     f = pred.point_prediction()
     rows = _rows(idx, q, pool_q, p)
@@ -1556,7 +1571,7 @@ def assisted_paired_test(
     mix = Mixture(preds) if mixture is None else mixture
     meas = get_measure(measure, pos_label=pos_label).bind(mix)
     lv = check_level(level)
-    idx, y = _check_draws(indices, labels, mix.n)
+    idx, y = _check_draws(indices, labels, mix)
     p = _pool_distribution(mix.n, pool_weights)
     jk = _check_variance(variance)
     v, fpc, by_source, dropped = _comparison_rows(
@@ -1855,16 +1870,14 @@ def _paired_from_terms(
     )
     diff = _difference(g[0], g[1])
     u = _design_influence(u[:, 0] - u[:, 1], fpc)
-    se = float(math.sqrt(u @ u))
+    se = _rounding_zero(float(math.sqrt(u @ u)), diff)
     if math.isnan(diff):
         _warn_undefined(meas.name)
         pv = se = math.nan
-    elif diff == 0.0:
-        pv = 1.0
-    elif se == 0.0:
-        pv = 0.0
-    else:
-        pv = float(2 * stats.norm.sf(abs(diff) / se))
+    elif se == 0.0 and diff != 0.0 and fpc is not None and not fpc.any():
+        pv = 0.0  # every labeled unit has π = 1: the difference is known exactly
+    else:  # a zero stderr otherwise (e.g. 3 labels, all alike) is degenerate: warned
+        pv = _wald_p_value(diff, se, meas.name)
     return Comparison(
         estimates=(float(g[0]), float(g[1])),
         difference=diff,
@@ -1921,7 +1934,7 @@ def assisted_multiple_comparison(
         raise ShapeError(f"predictives: need at least 2 models to compare, got {k}.")
     mix = Mixture(preds)
     meas = get_measure(measure, pos_label=pos_label).bind(mix)
-    idx, y = _check_draws(indices, labels, mix.n)
+    idx, y = _check_draws(indices, labels, mix)
     p = _pool_distribution(mix.n, pool_weights)
     jk = _check_variance(variance)
     v, fpc, by_source, dropped = _comparison_rows(
@@ -1967,6 +1980,7 @@ def assisted_distribution(
     pred = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred)
     lam = check_costs(costs, pred.n)
+    check_safeguards(mix, floor)
     p = _pool_distribution(pred.n, pool_weights)
     f = pred.point_prediction()
     c = meas.intrinsic_value(pred, f, pool_weights=p)

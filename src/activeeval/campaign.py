@@ -15,6 +15,7 @@ model's confidence, labels allocated to strata in batches in proportion to N_h·
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,13 +27,16 @@ from tqdm.auto import tqdm
 
 from ._validation import (
     ActiveEvalError,
+    ActiveEvalWarning,
     BudgetError,
+    DegenerateIntervalWarning,
     LabelSpaceError,
     ShapeError,
+    UnknownOptionError,
     check_costs,
-    check_finite_array,
     check_level,
     check_option,
+    check_safeguards,
     pool_distribution,
 )
 from .assisted import (
@@ -54,12 +58,21 @@ from .inference import (
     Comparison,
     Estimate,
     _difference,
+    _warn_undefined,
     estimate,
     multiple_comparison,
     paired_test,
 )
-from .measures import Measure, get_measure
-from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive, recalibrate
+from .measures import Measure, clip_to_range, get_measure
+from .predictive import (
+    Categorical,
+    Gaussian,
+    Mixture,
+    Predictive,
+    as_predictive,
+    check_labels,
+    recalibrate,
+)
 from .ranking import (
     RANKING_METHODS,
     GradedRelevance,
@@ -109,9 +122,14 @@ class EvaluationResult:
     Attributes
     ----------
     estimate, stderr : float
-        The performance estimate and its standard error.
+        The performance estimate and its standard error. The estimate is clipped to the
+        measure's range (:attr:`~activeeval.measures.Measure.value_range`): with a handful of
+        labels the model-assisted estimator can leave it (an error rate below 0), and
+        clipping only moves it closer to the truth; ``inference.estimate`` is the unclipped,
+        unbiased value.
     ci : tuple of float
-        Interval at ``level``: with the default model-assisted estimator and a measure in
+        Interval at ``level``, clipped to the same range: with the default model-assisted
+        estimator and a measure in
         [0, 1] (0/1 loss: error rate, accuracy, F-measures, precision, recall) the Wald
         interval on the logit scale (:func:`~activeeval.inference.logit_interval`; joined with
         the Clopper–Pearson interval on Kish's effective n where the estimate is 0 or 1, e.g.
@@ -150,28 +168,23 @@ class EvaluationResult:
     inference: Estimate
     label_offsets: NDArray[np.int64] | None = None
     interval: str = "wald"
+    value_range: tuple[float, float] = (-math.inf, math.inf)
 
     def confidence_interval(
         self, level: float | None = None, method: str | None = None
     ) -> tuple[float, float]:
         """Interval by any method of :meth:`Estimate.confidence_interval`; by default the
-        method of :attr:`ci`."""
-        return self.inference.confidence_interval(
-            level, self.interval if method is None else method
-        )
+        method of :attr:`ci`; clipped like :attr:`ci` to the measure's ``value_range``."""
+        ci = self.inference.confidence_interval(level, self.interval if method is None else method)
+        return ci if math.isnan(self.estimate) else clip_to_range(self.estimate, ci,
+                                                                  self.value_range)[1]  # fmt: skip
 
 
 def _check_oracle_labels(predictive: Predictive, got: Any, expected: int) -> NDArray[Any]:
     y = np.asarray(got)
     if y.shape != (expected,):
         raise ShapeError(f"oracle: returned shape {y.shape} for {expected} indices.")
-    if isinstance(predictive, Categorical):
-        predictive.label_index(y, "oracle")
-    elif isinstance(predictive, Mixture) and predictive.collapse() is not None:
-        predictive.collapse().label_index(y, "oracle")  # type: ignore[union-attr]
-    elif isinstance(predictive, Gaussian | Mixture):
-        y = check_finite_array(y, "oracle", ndim=1)
-    return y
+    return check_labels(predictive, y, "oracle")
 
 
 class _LabelBook:
@@ -280,6 +293,7 @@ class _Acquisition:
         self.pending = np.empty(0, dtype=np.intp)
         self.exhausted = False
         self.switched = False  # True once q has changed (batch-adaptive sampling)
+        self.capped = False  # True when the draw cap stopped the last run
 
     @property
     def draws(self) -> NDArray[np.intp]:
@@ -331,7 +345,20 @@ class _Acquisition:
             self.kept_q.append(self.q[block])
             self.n_kept += block.shape[0]
             if stop:
-                break
+                return
+        self.capped = self.n_kept >= self.max_draws and not self.exhausted
+
+    def warn_if_capped(self, budget: float, stacklevel: int = 3) -> None:
+        """Warn once the campaign is over if the draw cap, not the budget, ended it."""
+        if self.capped and self.spent < budget * (1 - 1e-9):
+            warnings.warn(
+                f"max_draws: the campaign reached its cap of {self.max_draws} draws with "
+                f"{self.spent:g} of the budget {budget:g} spent (repeated draws of labeled "
+                "instances are free but count toward the cap); the result uses the labels "
+                "bought so far. Pass a larger max_draws to spend the whole budget.",
+                ActiveEvalWarning,
+                stacklevel=stacklevel,
+            )
 
 
 def evaluate(
@@ -396,7 +423,8 @@ def evaluate(
     floor, mix : float
         Safeguards of :func:`~activeeval.sampling.optimal_distribution`.
     n_strata : int
-        Strata for ``method="stratified"``.
+        Strata (≥ 1) for ``method="stratified"``, which estimates the unweighted pool
+        average: it refuses a non-uniform ``pool_weights`` and ``features``.
     estimator : {"assisted", "snis"}
         ``"assisted"`` (default): the model-assisted estimator with power tuning
         (:mod:`activeeval.assisted`), which uses the model's expected loss on the whole pool as
@@ -450,6 +478,7 @@ def evaluate(
     meas = get_measure(measure, pos_label=pos_label).bind(predictive)
     method = check_option(method, EVALUATE_METHODS, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
+    check_safeguards(mix, floor)
     snis_or_strata = estimator == "snis" or (method == "stratified" and q is None)
     where = f"estimator={estimator!r}, method={method!r}" if snis_or_strata else ""
     _check_features(features, bandwidth, predictive.n, where)  # before any label is bought
@@ -459,8 +488,9 @@ def evaluate(
     if not callable(oracle):
         raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
     rng = np.random.default_rng(random_state)
-    if max_draws is None:
-        max_draws = _default_max_draws(b, lam)
+    max_draws = _max_draws(max_draws, b, lam)
+    if method == "stratified" and q is None:
+        _check_strata(n_strata, predictive.n, pool_weights)
     with _bar(b, lam, progress) as bar:
         if method == "stratified" and q is None:
             res = _stratified(predictive, oracle, meas, b, lam, lv, rng, n_strata, bar)
@@ -483,6 +513,7 @@ def evaluate(
             _run_in_batches(
                 acq, float(batch_size), b, predictive, meas, method, lam, pool_weights, floor, mix
             )
+    acq.warn_if_capped(b)
     if acq.draws.size == 0:
         raise _no_label_bought(budget, lam)
     draws, spent, draw_q = acq.draws, acq.spent, acq.draw_q
@@ -509,7 +540,7 @@ def evaluate(
         est, interval = _static_estimate(
             meas, predictive, draws, y, qq, pw, lv, estimator, features, bandwidth
         )
-    return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y, interval=interval)
+    return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y, meas, interval=interval)
 
 
 def _check_features(features: ArrayLike | None, bandwidth: float, m: int, refused: str) -> None:
@@ -526,7 +557,12 @@ def _no_features(features: object, where: str) -> None:
     """Pool features (given in any form: an array, or the CLI's file) serve only the
     model-assisted estimator of a classifier or regressor."""
     if features is not None:
-        fix = "drop features" if "ranking" in where else "drop features or use estimator='assisted'"
+        if "ranking" in where:
+            fix = "drop features"
+        elif "stratified" in where or "active_neq" in where:
+            fix = "drop features or use method='active' with estimator='assisted'"
+        else:
+            fix = "drop features or use estimator='assisted'"
         raise ShapeError(
             f"features: only the model-assisted estimator of a classifier or regressor uses "
             f"pool features, not {where}; {fix}."
@@ -566,6 +602,16 @@ def _static_estimate(
     return est, "logit" if estimator == "assisted" and est.binary_loss else "wald"
 
 
+def _reported(est: Estimate, lv: float, interval: str, meas: Any) -> tuple[float, Any]:
+    """The estimate and its interval as evaluate and a session report them: clipped to the
+    measure's range (:func:`~activeeval.measures.clip_to_range`; ``inference`` keeps the
+    unclipped estimate)."""
+    if math.isnan(est.estimate):
+        return est.estimate, (math.nan, math.nan)
+    ci = est.confidence_interval(lv, method=interval)
+    return clip_to_range(est.estimate, ci, meas.value_range)
+
+
 def _evaluation_result(
     est: Estimate,
     lv: float,
@@ -575,14 +621,15 @@ def _evaluation_result(
     draws: NDArray[np.intp],
     draw_q: NDArray[np.float64],
     labels: NDArray[Any],
+    meas: Any,
     label_offsets: NDArray[np.int64] | None = None,
     interval: str = "wald",
 ) -> EvaluationResult:
-    nan = math.isnan(est.estimate)
+    value, ci = _reported(est, lv, interval, meas)
     return EvaluationResult(
-        estimate=est.estimate,
+        estimate=value,
         stderr=est.stderr,
-        ci=(math.nan, math.nan) if nan else est.confidence_interval(lv, method=interval),
+        ci=ci,
         level=lv,
         n_labels=est.n_labels,
         n_draws=est.n_draws,
@@ -596,12 +643,21 @@ def _evaluation_result(
         inference=est,
         label_offsets=label_offsets,
         interval=interval,
+        value_range=meas.value_range,
     )
 
 
-def _default_max_draws(b: float, lam: NDArray[np.float64] | None) -> int:
-    """Cap on draws (repeats of labeled instances are free): 20 per label the budget buys."""
-    return int(20 * (b if lam is None else b / lam.mean()) + 1000)
+def _max_draws(max_draws: int | None, b: float, lam: NDArray[np.float64] | None) -> int:
+    """The caller's cap on draws, a whole number ≥ 1, or the default: 20 per label the budget
+    buys, plus 1,000 (repeats of labeled instances are free but count)."""
+    if max_draws is None:
+        return int(20 * (b if lam is None else b / lam.mean()) + 1000)
+    if isinstance(max_draws, bool) or not isinstance(max_draws, (int, np.integer)) or max_draws < 1:
+        raise BudgetError(
+            f"max_draws: must be a whole number of draws ≥ 1, got {max_draws!r}; omit it for "
+            "the default (20 per label the budget buys, plus 1,000)."
+        )
+    return int(max_draws)
 
 
 def _bar(b: float, lam: NDArray[np.float64] | None, progress: bool | None) -> Any:
@@ -613,13 +669,15 @@ def _exact_comparison(
     values: Sequence[float], n_draws: int, n_labels: int, level: float, meas: Measure
 ) -> Comparison:
     """The comparison when every instance with test mass is labeled: exact values, stderr 0,
-    p-value 0 (1 on an exact tie)."""
+    p-value 0 (1 on an exact tie); NaN, warned, where a model's value is undefined."""
     diff = _difference(values[0], values[1])
+    if math.isnan(diff):
+        _warn_undefined(meas.name, census=True)
     return Comparison(
         estimates=(float(values[0]), float(values[1])),
         difference=diff,
-        stderr=0.0,
-        p_value=1.0 if diff == 0.0 or math.isnan(diff) else 0.0,
+        stderr=math.nan if math.isnan(diff) else 0.0,
+        p_value=math.nan if math.isnan(diff) else 1.0 if diff == 0.0 else 0.0,
         n_draws=int(n_draws),
         n_labels=int(n_labels),
         greater_is_better=meas.greater_is_better,
@@ -651,7 +709,9 @@ def _run_comparison(
         draws = acq.draws
         if not sequential or target >= b or acq.exhausted or draws.size == 0:
             return draws, False
-        pv, se = p_value(draws)
+        with warnings.catch_warnings():  # a look with stderr 0 never stops: not warned
+            warnings.simplefilter("ignore", DegenerateIntervalWarning)
+            pv, se = p_value(draws)
         if se > 0 and pv < alpha:
             return draws, True
 
@@ -707,9 +767,11 @@ def _census(
     if not _covers(idx, needed):
         return None
     value = _exact_value(meas, f[idx], y[first], pw[idx])
+    if math.isnan(value):
+        _warn_undefined(meas.name, census=True)
     return Estimate(
         value,
-        0.0,
+        math.nan if math.isnan(value) else 0.0,
         int(draws.shape[0]),
         int(idx.shape[0]),
         float(idx.shape[0]),
@@ -771,6 +833,20 @@ def _largest_remainder(share: NDArray[Any], total: int, cap: NDArray[np.intp]) -
         left -= int(add.sum())
         active &= alloc < cap
     return alloc
+
+
+def _check_strata(n_strata: int, m: int, pool_weights: ArrayLike | None) -> None:
+    """``method="stratified"`` estimates the plain pool average: refuse weights it would
+    ignore, and a stratum count below one."""
+    if isinstance(n_strata, bool) or not isinstance(n_strata, (int, np.integer)) or n_strata < 1:
+        raise ShapeError(f"n_strata: must be a whole number of strata ≥ 1, got {n_strata!r}.")
+    p = pool_distribution(m, pool_weights)
+    if pool_weights is not None and np.ptp(p) > 0:
+        raise UnknownOptionError(
+            "pool_weights: method='stratified' estimates the unweighted pool average and "
+            "cannot use test weights; use method='active' (or 'passive') with pool_weights, "
+            "or drop pool_weights."
+        )
 
 
 def _stratified(
@@ -949,8 +1025,12 @@ class ComparisonResult:
     ----------
     estimates : ndarray of shape (k,)
         Each model's estimate (NaN for ``active_neq``, which identifies only the difference).
+        Unlike :class:`EvaluationResult`'s, they are not clipped to the measure's range, so
+        that ``difference`` stays their difference: with a handful of labels an F1 estimate
+        can exceed 1.
     best : int
-        Index of the model with the better estimate.
+        Index of the model with the better estimate (for two models, 0 when ``difference``
+        is NaN: check it).
     """
 
     difference: float
@@ -1094,8 +1174,7 @@ def compare(
     if not callable(oracle):
         raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
     rng = np.random.default_rng(random_state)
-    if max_draws is None:
-        max_draws = _default_max_draws(b, lam)
+    max_draws = _max_draws(max_draws, b, lam)
     qq = comparison_distribution(
         preds, meas, method=method, costs=lam, pool_weights=pool_weights, mix=mix
     )
@@ -1113,6 +1192,7 @@ def compare(
             return res[2], res[1]
 
         draws, stopped_early = _run_comparison(acq, b, sequential, step, alpha, p_value)
+    acq.warn_if_capped(b)
     y = acq.book.lookup(draws)
     diff, se, pv, best, est, cmp = _compare_sample(
         meas, preds, y, draws, qq, pw, support_mass, lv, estimator, True, features, bandwidth
@@ -1178,7 +1258,7 @@ def _compare_sample(
             exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
             cmp = _exact_comparison(exact, draws.shape[0], units.shape[0], level, meas)
             cmp = _unused_features(cmp, features)  # exact: no control variate, features unused
-            return cmp.difference, 0.0, cmp.p_value, cmp.best, np.array(exact), cmp
+            return cmp.difference, cmp.stderr, cmp.p_value, cmp.best, np.array(exact), cmp
     at = [p.take(draws) for p in preds]
     if len(preds) == 2 and estimator == "assisted":
         c = assisted_paired_test(
@@ -1363,7 +1443,7 @@ def _ranking_setup(
     b = _check_budget(budget, lam)
     if not callable(oracle):
         raise ShapeError("oracle: must be a callable mapping query indices to graded labels.")
-    return lam, b, lv, _default_max_draws(b, lam) if max_draws is None else max_draws
+    return lam, b, lv, _max_draws(max_draws, b, lam)
 
 
 def _evaluate_ranking(
@@ -1408,13 +1488,14 @@ def _evaluate_ranking(
     with _bar(b, lam, progress) as bar:
         acq = _Acquisition(qq, oracle, book.accept, lam, rng, max_draws, bar, book=book)
         acq.run(b)
+    acq.warn_if_capped(b, stacklevel=4)  # from evaluate
     if acq.draws.size == 0:
         raise _no_label_bought(budget, lam)
     draws, draw_q = acq.draws, acq.draw_q
     flat, offsets = book.grades(book.lookup(draws))
     values = ranking_values(meas, flat, offsets)
     est = _ranking_estimate(meas, rel, draws, values, qq, pw, lv, estimator)
-    return _evaluation_result(est, lv, acq.spent, b, method, draws, draw_q, flat, offsets)
+    return _evaluation_result(est, lv, acq.spent, b, method, draws, draw_q, flat, meas, offsets)
 
 
 def _ranking_estimate(
@@ -1502,6 +1583,7 @@ def _compare_ranking(
         draws, stopped_early = _run_comparison(
             acq, b, sequential, step, alpha, lambda d: _p_and_se(test(d))
         )
+    acq.warn_if_capped(b, stacklevel=4)  # from compare
     c = test(draws, census=True)
     flat, offsets = book.grades(book.lookup(draws))
     return ComparisonResult(

@@ -52,6 +52,7 @@ from ._validation import (
     InvalidVarianceError,
     LabelSpaceError,
     NonFiniteError,
+    OutputFileError,
     ProbabilityRowsError,
     UnknownIdError,
     UnknownOptionError,
@@ -575,6 +576,10 @@ def _command(json_errors: bool = False) -> Iterator[None]:
         except ActiveEvalError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except OSError as exc:  # the file system refused a read or write
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+            sys.exit(2)
         finally:
             seen: set[str] = set()
             for w in caught:
@@ -587,6 +592,54 @@ def _command(json_errors: bool = False) -> Iterator[None]:
 
 
 _STORE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _check_output(out: Path, store: Path, what: str, suffixes: tuple[str, ...] = ()) -> None:
+    """Refuse, before any work, an output path that would destroy a store (this session's
+    own file or its -wal/-shm/-journal, or any other SQLite database), whose directory is
+    missing, or (with ``suffixes``) of another file type."""
+    target, base = out.resolve(), store.resolve()
+    if target in [base, *(base.with_name(base.name + x) for x in ("-wal", "-shm", "-journal"))]:
+        raise OutputFileError(
+            f"{what}: {out} is the session store {store} (or one of its files); writing there "
+            "would destroy the store and every label in it. Choose another file name."
+        )
+    side = [x for x in ("-wal", "-shm", "-journal") if target.name.endswith(x)]
+    owner = target.with_name(target.name[: -len(side[0])]) if side else None
+    for db in (target, owner):
+        if db is not None and _is_sqlite(db):
+            raise OutputFileError(
+                f"{what}: {out} is an SQLite database (another session store?) or one of its "
+                "files; refusing to overwrite it. Choose another file name."
+            )
+    if not target.parent.is_dir():
+        raise OutputFileError(
+            f"{what}: {out.parent} does not exist or is not a directory; create the directory."
+        )
+    if suffixes and out.suffix.lower() not in suffixes:
+        raise OutputFileError(
+            f"{what}: {out} must end in {' or '.join(suffixes)} (the file type written)."
+        )
+
+
+def _is_sqlite(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    with open(path, "rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
+
+
+def _write_frame(frame: pd.DataFrame, out: Path) -> None:
+    """CSV, or Parquet for a .parquet/.pq name."""
+    try:
+        if out.suffix.lower() in (".parquet", ".pq"):
+            frame.to_parquet(out, index=False)
+        else:
+            frame.to_csv(out, index=False, lineterminator="\n")
+    except OSError as exc:
+        raise OutputFileError(f"{out}: cannot write it ({exc.strerror or exc}).") from exc
+
+
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
@@ -614,7 +667,10 @@ def _measure_text(plan: Any) -> str:
 
 
 def _budget_text(budget: float, cost_sensitive: bool, ranking: bool = False) -> str:
-    """The budget in its unit: cost units, else labels (queries for a ranked pool)."""
+    """The budget in its unit: cost units, else labels (queries for a ranked pool, whose
+    query costs, the sums of the items' costs, are scaled to mean one over the pool)."""
+    if cost_sensitive and ranking:
+        return f"{budget:g} cost units (a query costs its items' summed cost ÷ the pool's mean)"
     if cost_sensitive:
         return f"{budget:g} cost units"
     return f"{budget:g} {'queries' if ranking else 'labels'}"
@@ -741,30 +797,33 @@ def session_next(store: Path, k: int, out: Path | None) -> None:
     """Ids to label next: pending ones first (idempotent), then new draws, within budget."""
     from .store import Session
 
-    with _command(), Session.open(store) as s:
-        ids = s.next_batch(k)
-        frame = (
-            s.items_to_grade(ids)  # a sheet id,item,grade with the grades to fill in
-            if s.plan.ranking
-            else pd.DataFrame({"id": pd.Series(ids, dtype=object)})
-        )
-        if out is None:
-            click.echo(frame.to_csv(index=False, lineterminator="\n"), nl=False)
-        else:
-            frame.to_csv(out, index=False, lineterminator="\n")
-        prog = s.progress()
-        if not ids:
-            click.echo(
-                f"nothing left to label: the campaign is complete ({prog.n_labels} labels); "
-                f"see activeeval session status {store}",
-                err=True,
+    with _command():
+        if out is not None:
+            _check_output(out, store, "--out")
+        with Session.open(store) as s:
+            ids = s.next_batch(k)
+            frame = (
+                s.items_to_grade(ids)  # a sheet id,item,grade with the grades to fill in
+                if s.plan.ranking
+                else pd.DataFrame({"id": pd.Series(ids, dtype=object)})
             )
-        elif out is not None:
-            click.echo(
-                f"wrote {len(ids)} ids to {out} ({prog.n_pending} pending in all; "
-                f"{prog.committed:g} of "
-                f"{_budget_text(prog.budget, s.plan.cost_sensitive, s.plan.ranking)} committed)"
-            )
+            if out is None:
+                click.echo(frame.to_csv(index=False, lineterminator="\n"), nl=False)
+            else:
+                _write_frame(frame, out)
+            prog = s.progress()
+            if not ids:
+                click.echo(
+                    f"nothing left to label: the campaign is complete ({prog.n_labels} labels); "
+                    f"see activeeval session status {store}",
+                    err=True,
+                )
+            elif out is not None:
+                click.echo(
+                    f"wrote {len(ids)} ids to {out} ({prog.n_pending} pending in all; "
+                    f"{prog.committed:g} of "
+                    f"{_budget_text(prog.budget, s.plan.cost_sensitive, s.plan.ranking)} committed)"
+                )
 
 
 @session.command("record")
@@ -910,61 +969,70 @@ def session_status(store: Path, as_json: bool, plot: Path | None, features: Path
     from .campaign import _no_features
     from .store import Session
 
-    with _command(), Session.open(store) as s:
-        x = None
-        if features is not None:
-            if s.plan.ranking:  # refused before the file is read, as Session would refuse it
-                _no_features(features, "ranking pools")
-            x = read_features_file(features, s.ids)
-        status = _status_dict(s, x)
+    with _command():
         if plot is not None:
-            _plot(s, plot, x)
-        if as_json:
-            click.echo(json.dumps(status, indent=2))
-            return
-        plan, prog = s.plan, s.progress()
-        pct = f"{prog.cost_spent / plan.budget:.0%}"
-        state = (
-            "complete"
-            if prog.complete
-            else ("all handed out; waiting for pending labels" if prog.finished else "in progress")
-        )
-        lines = [
-            f"session {plan.session_id} ({plan.kind}, {_measure_text(plan)}, method {plan.method}, "
-            f"estimator {plan.estimator}, seed {plan.seed})",
-            f"labels:   {prog.n_labels} recorded, {prog.n_pending} pending; cost "
-            f"{prog.cost_spent:g} of "
-            f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)} ({pct}); "
-            f"{prog.n_draws} draws; {state}",
-        ]
-        lv = f"{plan.level:.0%}"
-        if plan.n_models == 1:
-            lines.append(
-                f"estimate: {_fmt(status['estimate'])}  stderr {_fmt(status['stderr'])}  "
-                f"{lv} CI [{_fmt(status['ci'][0])}, {_fmt(status['ci'][1])}]  "
-                f"(from {status['n_draws']} draws)"
+            _check_output(plot, store, "--plot", (".png",))
+        with Session.open(store) as s:
+            x = None
+            if features is not None:
+                if s.plan.ranking:  # refused before the file is read, as Session would refuse it
+                    _no_features(features, "ranking pools")
+                x = read_features_file(features, s.ids)
+            status = _status_dict(s, x)
+            if plot is not None:
+                _plot(s, plot, x)
+            if as_json:
+                click.echo(json.dumps(status, indent=2))
+                return
+            plan, prog = s.plan, s.progress()
+            pct = f"{prog.cost_spent / plan.budget:.0%}"
+            state = (
+                "complete"
+                if prog.complete
+                else (
+                    "all handed out; waiting for pending labels" if prog.finished else "in progress"
+                )
             )
-        else:
-            for j, (name, est) in enumerate(zip(plan.model_names, status["estimate"], strict=True)):
-                lines.append(f"model {j}:  {_fmt(est)}  {name}")
-            pair = "model 0 − model 1" if plan.n_models == 2 else "best − runner-up"
-            best = status["best"]
-            lines.append(
-                f"difference ({pair}): {_fmt(status['difference'])}  stderr "
-                f"{_fmt(status['stderr'])}  {lv} CI [{_fmt(status['ci'][0])}, "
-                f"{_fmt(status['ci'][1])}]  p-value {_fmt(status['p_value'])}"
-            )
-            lines.append(
-                "best:     " + ("—" if best is None else f"model {best} ({plan.model_names[best]})")
-            )
-        if "feature_power" in status:
-            lines.append(
-                f"features: coefficient {_fmt(status['feature_power'])} on the smoothed "
-                "residuals (0 = not used)"
-            )
-        if plot is not None:
-            lines.append(f"plot:     {plot}")
-        click.echo("\n".join(lines))
+            lines = [
+                f"session {plan.session_id} ({plan.kind}, {_measure_text(plan)}, "
+                f"method {plan.method}, estimator {plan.estimator}, seed {plan.seed})",
+                f"labels:   {prog.n_labels} recorded, {prog.n_pending} pending; cost "
+                f"{prog.cost_spent:g} of "
+                f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)} ({pct}); "
+                f"{prog.n_draws} draws; {state}",
+            ]
+            lv = f"{plan.level:.0%}"
+            if plan.n_models == 1:
+                lines.append(
+                    f"estimate: {_fmt(status['estimate'])}  stderr {_fmt(status['stderr'])}  "
+                    f"{lv} CI [{_fmt(status['ci'][0])}, {_fmt(status['ci'][1])}]  "
+                    f"(from {status['n_draws']} draws)"
+                )
+            else:
+                for j, (name, est) in enumerate(
+                    zip(plan.model_names, status["estimate"], strict=True)
+                ):
+                    lines.append(f"model {j}:  {_fmt(est)}  {name}")
+                pair = "model 0 − model 1" if plan.n_models == 2 else "best − runner-up"
+                best = status["best"]
+                lines.append(
+                    f"difference ({pair}): {_fmt(status['difference'])}  stderr "
+                    f"{_fmt(status['stderr'])}  {lv} CI [{_fmt(status['ci'][0])}, "
+                    f"{_fmt(status['ci'][1])}]  p-value {_fmt(status['p_value'])}"
+                )
+                lines.append(
+                    "best:     "
+                    + ("—" if best is None else f"model {best} ({plan.model_names[best]})")
+                )
+            if "feature_power" in status:
+                lines.append(
+                    f"features: coefficient {_fmt(status['feature_power'])} on the smoothed "
+                    "residuals (0: the estimate does not use them; its standard error comes from "
+                    "the jackknife that re-tunes the coefficients, so it can differ slightly)"
+                )
+            if plot is not None:
+                lines.append(f"plot:     {plot}")
+            click.echo("\n".join(lines))
 
 
 @session.command("export")
@@ -975,13 +1043,12 @@ def session_export(store: Path, out: Path) -> None:
     .parquet)."""
     from .store import Session
 
-    with _command(), Session.open(store) as s:
-        frame = s.labels_frame()
-        if out.suffix.lower() in (".parquet", ".pq"):
-            frame.to_parquet(out, index=False)
-        else:
-            frame.to_csv(out, index=False, lineterminator="\n")
-        click.echo(f"wrote {frame.shape[0]} labels to {out}")
+    with _command():
+        _check_output(out, store, "out")
+        with Session.open(store) as s:
+            frame = s.labels_frame()
+            _write_frame(frame, out)
+            click.echo(f"wrote {frame.shape[0]} labels to {out}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -39,7 +39,7 @@ from ._validation import (
     check_option,
 )
 from .measures import Measure, get_measure
-from .predictive import Categorical, Predictive, as_predictive
+from .predictive import Categorical, Mixture, Predictive, as_predictive, check_labels
 
 __all__ = [
     "Comparison",
@@ -201,8 +201,8 @@ def _point_predictions(
                 f"{name}: covers {predictive.n} instances but {labels.shape[0]} labels were given."
             )
         measure = measure.bind(predictive)
-        if isinstance(predictive, Categorical):
-            predictive.label_index(labels, "labels")
+        if isinstance(predictive, Categorical | Mixture):
+            check_labels(predictive, labels)
         return measure, predictive.point_prediction()
     arr = np.asarray(pred)
     if arr.ndim != 1 or arr.shape[0] != labels.shape[0]:
@@ -250,14 +250,20 @@ def _sample(
     return _Sample(meas, preds, y, v, n_labels)
 
 
-def _warn_undefined(name: str) -> None:
-    warnings.warn(
-        f"{name}: the estimate is undefined because no drawn instance has positive weight yet "
-        "(e.g. recall before any positive label, precision before any predicted positive); "
-        "returning NaN. Label more instances.",
-        UndefinedEstimateWarning,
-        stacklevel=3,
-    )
+def _warn_undefined(name: str, census: bool = False) -> None:
+    if census:
+        what = (
+            f"{name}: undefined on this pool: every instance that could carry weight in it is "
+            "labeled, and none does (e.g. recall when no label is positive, precision when "
+            "no prediction is); returning NaN."
+        )
+    else:
+        what = (
+            f"{name}: the estimate is undefined because no drawn instance has positive weight "
+            "yet (e.g. recall before any positive label, precision before any predicted "
+            "positive); returning NaN. Label more instances."
+        )
+    warnings.warn(what, UndefinedEstimateWarning, stacklevel=3)
 
 
 def _warn_degenerate(what: str) -> None:
@@ -513,6 +519,12 @@ def _difference(a: ArrayLike, b: ArrayLike) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
+def _rounding_zero(se: float, diff: float) -> float:
+    """A standard error at the rounding level of the difference (influences that coincide
+    up to floating-point error, e.g. 2 labels on which the paired losses agree) is 0."""
+    return 0.0 if se <= 1e-12 * abs(diff) else se
+
+
 def _wald_p_value(diff: float, se: float, what: str) -> float:
     """Two-sided Wald p-value (eq. 3.24); p = 1 for an exact zero difference."""
     if math.isnan(diff) or math.isnan(se):
@@ -659,7 +671,7 @@ def paired_test(
         se = math.nan
     else:
         du = u[:, 0] - u[:, 1]
-        se = float(math.sqrt(du @ du))  # identical models: du ≡ 0 exactly, so p = 1
+        se = _rounding_zero(float(math.sqrt(du @ du)), diff)  # identical models: du ≡ 0, p = 1
     return Comparison(
         estimates=(float(g[0]), float(g[1])),
         difference=diff,

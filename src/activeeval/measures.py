@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from ._validation import (
+    DegenerateIntervalWarning,
     LabelSpaceError,
     ShapeError,
     UndefinedEstimateWarning,
@@ -61,6 +62,12 @@ class Measure:
     regular: bool = True
 
     @property
+    def value_range(self) -> tuple[float, float]:
+        """Where G can lie: the range of the loss ℓ (G is a weighted mean of losses, w ≥ 0).
+        Reported estimates and intervals are clipped to it (:func:`clip_to_range`)."""
+        return (0.0, 1.0) if self.binary_loss else (-math.inf, math.inf)
+
+    @property
     def unit_weights(self) -> tuple[float, float] | None:
         """For a 0/1-loss measure that is not a proportion of its units (rows with w > 0):
         the smallest and largest weight of a unit with ℓ = 0 relative to one with ℓ = 1, so
@@ -86,7 +93,20 @@ class Measure:
 
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> Measure:
         """The measure with data-dependent parameters (positive label, label space) resolved
-        from a predictive distribution or, failing that, from observed label ``values``."""
+        from a predictive distribution or, failing that, from observed label ``values``. A
+        numeric loss (MSE, MAE) refuses a classifier whose classes are not numbers."""
+        leaf = predictive
+        while isinstance(leaf, Mixture):
+            leaf = leaf.parts[0]
+        if not self.categorical and isinstance(leaf, Categorical):
+            try:
+                np.asarray(leaf.labels, dtype=float)
+            except (TypeError, ValueError):
+                raise LabelSpaceError(
+                    f"measure: {self.name} needs numeric labels, but the model's classes are "
+                    f"{leaf.labels[:5].tolist()}; use a classification measure (error_rate, "
+                    "f1, precision, recall, a cost matrix) or numeric class labels."
+                ) from None
         return self
 
     # ---------------------------------------------------------- conditional expectations
@@ -354,6 +374,10 @@ class CostMatrixLoss(Measure):
     def _labels(self) -> NDArray[Any]:
         return np.arange(self.cost_matrix.shape[0]) if self.labels is None else self.labels
 
+    @property
+    def value_range(self) -> tuple[float, float]:
+        return (float(np.min(self.cost_matrix)), float(np.max(self.cost_matrix)))
+
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> CostMatrixLoss:
         if self.labels is None and isinstance(predictive, Categorical):
             if predictive.labels.shape[0] != self.cost_matrix.shape[0]:
@@ -379,6 +403,10 @@ class SquaredError(Measure):
 
     name = "mse"
     categorical = False
+
+    @property
+    def value_range(self) -> tuple[float, float]:
+        return (0.0, math.inf)
 
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
         return (np.asarray(prediction, dtype=float) - np.asarray(y, dtype=float)) ** 2
@@ -428,6 +456,10 @@ class AbsoluteError(Measure):
     name = "mae"
     categorical = False
 
+    @property
+    def value_range(self) -> tuple[float, float]:
+        return (0.0, math.inf)
+
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
         return np.abs(np.asarray(prediction, dtype=float) - np.asarray(y, dtype=float))
 
@@ -461,6 +493,35 @@ class AbsoluteError(Measure):
         m1 = self._gaussian_first_absolute_moment(d, predictive.var)
         m2 = d * d + predictive.var
         return m2 - 2.0 * c * m1 + c * c
+
+
+def clip_to_range(
+    value: float, ci: tuple[float, float], value_range: tuple[float, float]
+) -> tuple[float, tuple[float, float]]:
+    """A reported estimate and interval clipped to where the measure can lie. The
+    model-assisted estimator is unbiased only unclipped, and with a handful of labels it can
+    leave the range (an error rate below 0, an F1 above 1); clipping moves it towards every
+    possible true value, so its error never grows, and the interval keeps every point of the
+    range it covered. An interval wholly outside the range shrinks to the boundary point:
+    warned (DegenerateIntervalWarning), as it rests on too few labels. NaN stays NaN."""
+    lo, hi = value_range
+    if math.isnan(value):
+        return value, ci
+
+    def clip(x: float) -> float:
+        return float(min(max(x, lo), hi))
+
+    v = clip(value)
+    out = (min(clip(ci[0]), v), max(clip(ci[1]), v))  # and around the reported estimate
+    if out[0] == out[1] and ci[0] < ci[1]:
+        warnings.warn(
+            f"the whole interval ({ci[0]:.4g}, {ci[1]:.4g}) lies outside the measure's range "
+            f"[{lo:g}, {hi:g}], so the reported one collapses to a point; it rests on too few "
+            "labels. Label more instances.",
+            DegenerateIntervalWarning,
+            stacklevel=4,
+        )
+    return v, out
 
 
 # ---------------------------------------------------------------------- F-measures
@@ -510,6 +571,10 @@ class FMeasure(Measure):
         if not 0.0 < eta < 1.0:
             return None
         return min(eta, 1.0 - eta), max(eta, 1.0 - eta)
+
+    @property
+    def value_range(self) -> tuple[float, float]:
+        return (0.0, 1.0)
 
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> FMeasure:
         if self.pos_label is not None:

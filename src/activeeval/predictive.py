@@ -313,6 +313,24 @@ class Mixture(Predictive):
         return out
 
 
+def check_labels(predictive: Predictive, labels: ArrayLike, name: str = "labels") -> NDArray[Any]:
+    """``labels`` as an array, checked against the model: class labels in a categorical
+    model's label space (a mixture's through its first part; the parts share it), finite
+    numbers for a Gaussian regression model; other :class:`Predictive` subclasses' labels
+    pass as given. Raises :class:`LabelSpaceError`,
+    :class:`~activeeval.NonFiniteError` or :class:`ShapeError` naming ``name``."""
+    y = np.asarray(labels)
+    leaf = predictive
+    while isinstance(leaf, Mixture):
+        leaf = leaf.parts[0]
+    if isinstance(leaf, Categorical):
+        leaf.label_index(y, name)
+        return y
+    if isinstance(leaf, Gaussian):
+        return check_finite_array(y, name, ndim=1)
+    return y  # a user's own Predictive: its labels are its business
+
+
 def as_predictive(predictions: Any, name: str = "predictions") -> Predictive:
     """Canonical predictive distribution from user input.
 

@@ -54,6 +54,7 @@ Notes on Appendix A.1 (the recurrences below are derived afresh and checked by e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -75,6 +76,7 @@ from ._validation import (
     check_finite_array,
     check_option,
     check_probability_rows,
+    check_safeguards,
     pool_distribution,
 )
 from .measures import Measure
@@ -335,6 +337,11 @@ class RankingMeasure:
     name: ClassVar[str] = "ranking"
     greater_is_better: ClassVar[bool] = True
 
+    @property
+    def value_range(self) -> tuple[float, float]:
+        """Where a per-query value (and so the ranking risk) can lie: gains are ≥ 0."""
+        return (0.0, math.inf)
+
     def __post_init__(self) -> None:
         if self.k is not None and (
             isinstance(self.k, bool) or not isinstance(self.k, int | np.integer) or self.k < 1
@@ -413,6 +420,10 @@ class ERR(RankingMeasure):
     max_grade: int | None = None
 
     name: ClassVar[str] = "err"
+
+    @property
+    def value_range(self) -> tuple[float, float]:
+        return (0.0, 1.0)  # a probability-weighted mean of reciprocal ranks
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -1213,8 +1224,7 @@ def ranking_distribution(
     """
     rels = _as_relevance_list(relevance)
     method = check_option(method, RANKING_METHODS, "method")
-    if not 0.0 <= mix <= 1.0:
-        raise ShapeError(f"mix: the defensive-mixture weight must lie in [0, 1], got {mix}.")
+    check_safeguards(mix)
     m = rels[0].n
     if len(rels) == 1:
         meas = get_ranking_measure(measure).bind(rels[0])
@@ -1367,6 +1377,10 @@ class QueryValue(Measure):
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
         shape = np.broadcast_shapes(np.shape(prediction), np.shape(y))
         return np.broadcast_to(np.asarray(prediction, dtype=float), shape)
+
+    @property
+    def value_range(self) -> tuple[float, float]:
+        return self.ranking_measure.value_range
 
     def __repr__(self) -> str:
         return f"QueryValue({self.ranking_measure!r})"

@@ -51,6 +51,7 @@ from ._validation import (
     check_costs,
     check_finite_array,
     check_option,
+    check_safeguards,
 )
 from ._validation import (
     pool_distribution as _pool_distribution,
@@ -222,10 +223,7 @@ def optimal_distribution(
     pred_dist: Predictive = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred_dist)
     lam = check_costs(costs, pred_dist.n)
-    if not 0.0 <= floor < 0.5:
-        raise ShapeError(f"floor: must lie in [0, 0.5), got {floor}.")
-    if not 0.0 <= mix <= 1.0:
-        raise ShapeError(f"mix: the defensive-mixture weight must lie in [0, 1], got {mix}.")
+    check_safeguards(mix, floor)
     p = _pool_distribution(pred_dist.n, pool_weights)
     f = pred_dist.point_prediction() if prediction is None else np.asarray(prediction)
     c = meas.intrinsic_value(pred_dist, f, pool_weights=p, fast=fast)  # eq. 4.21
@@ -366,6 +364,7 @@ def sampling_distribution(
     """q for a named static method: ``active`` (q*, cost-sensitive when costs are given),
     ``active_uniC`` (q* ignoring costs), ``active_lambda`` (costs only), ``passive``."""
     method = check_option(method, SAMPLING_METHODS, "method")
+    check_safeguards(mix, floor)
     if method == "passive":
         return passive_distribution(predictive.n, pool_weights)
     if method == "active_lambda":
@@ -461,8 +460,7 @@ def comparison_distribution(
                 f"predictions[{idx}]: covers {pr.n} instances, predictions[0] covers {m}; "
                 "all models must be evaluated on the same pool."
             )
-    if not 0.0 <= mix <= 1.0:
-        raise ShapeError(f"mix: the defensive-mixture weight must lie in [0, 1], got {mix}.")
+    check_safeguards(mix)
     mixture = Mixture(preds_in) if mixture is None else mixture
     meas = get_measure(measure, pos_label=pos_label).bind(mixture)
     lam = check_costs(costs, m)

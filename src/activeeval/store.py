@@ -104,9 +104,11 @@ from .campaign import (
     _check_budget,
     _check_features,
     _compare_sample,
+    _max_draws,
     _ranking_comparison,
     _ranking_estimate,
     _ranking_pair_pools,
+    _reported,
     _static_estimate,
 )
 from .inference import (
@@ -124,6 +126,7 @@ from .measures import (
     Precision,
     Recall,
     SquaredError,
+    clip_to_range,
     get_measure,
 )
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
@@ -406,10 +409,11 @@ class SessionEstimate:
     ----------
     estimate, stderr : float
         The estimate and its standard error on the labeled prefix of the draws, by the
-        session's estimator (what :func:`~activeeval.evaluate` reports for the same draws);
-        NaN before the first label.
+        session's estimator (what :func:`~activeeval.evaluate` reports for the same draws,
+        clipped like it to the measure's range; ``inference.estimate`` is unclipped); NaN
+        before the first label.
     ci : tuple of float
-        The interval at ``level`` by ``interval``.
+        The interval at ``level`` by ``interval``, clipped to the same range.
     n_labels, n_draws : int
         Distinct labeled instances and draws in the prefix.
     inference : Estimate or None
@@ -428,15 +432,19 @@ class SessionEstimate:
     measure: str
     inference: Estimate | None
     interval: str = "wald"
+    value_range: tuple[float, float] = (-math.inf, math.inf)
 
     def confidence_interval(
         self, level: float | None = None, method: str | None = None
     ) -> tuple[float, float]:
         """Interval by any method of :meth:`Estimate.confidence_interval` (default: the
-        session's, ``interval``)."""
+        session's, ``interval``), clipped like ``ci`` to the measure's ``value_range``."""
         if self.inference is None:
             return math.nan, math.nan
-        return self.inference.confidence_interval(level, method or self.interval)
+        ci = self.inference.confidence_interval(level, method or self.interval)
+        if math.isnan(self.estimate):
+            return ci
+        return clip_to_range(self.estimate, ci, self.value_range)[1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -480,6 +488,13 @@ def _with_retry(fn: Callable[[], _T], path: Path) -> _T:
         try:
             return fn()
         except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc).lower():
+                raise StoreError(
+                    f"{path}: cannot write the store ({exc}): the store, or its {path.name}-wal "
+                    f"and {path.name}-shm files beside it, are not writable by this user. "
+                    "Check their permissions and the directory's; such files left by another "
+                    "user's read can be removed while no process has the store open."
+                ) from exc
             if not _is_lock_error(exc):
                 raise StoreError(f"{path}: SQLite error ({exc}).") from exc
             if time.monotonic() + delay > deadline:
@@ -941,7 +956,7 @@ class Session:
             meas = cls._plan_measure(measure, preds, label_space, pos_label, beta)
             q = cls._plan_distribution(method, preds, meas, lam)
         fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows)
-        max_draws = int(20 * (b if lam is None else b / lam.mean()) + 1000)
+        max_draws = _max_draws(None, b, lam)
         spec = _measure_spec(meas)
         session_id = uuid.uuid4().hex
         created = _now()
@@ -2115,10 +2130,9 @@ class Session:
                 self.measure, self.predictives[model], idx, y, self.q, self._pw, lv, estimator,
                 features, bandwidth,
             )  # fmt: skip
-        nan_ci = (math.nan, math.nan)
-        ci = nan_ci if math.isnan(est.estimate) else est.confidence_interval(lv, interval)
+        value, ci = _reported(est, lv, interval, self.measure)
         return SessionEstimate(
-            estimate=est.estimate,
+            estimate=value,
             stderr=est.stderr,
             ci=ci,
             level=lv,
@@ -2127,6 +2141,7 @@ class Session:
             measure=est.measure,
             inference=est,
             interval=interval,
+            value_range=self.measure.value_range,
         )
 
     def _ranking_moments(self) -> list[Any]:
