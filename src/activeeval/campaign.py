@@ -176,8 +176,9 @@ class EvaluationResult:
         """Interval by any method of :meth:`Estimate.confidence_interval`; by default the
         method of :attr:`ci`; clipped like :attr:`ci` to the measure's ``value_range``."""
         ci = self.inference.confidence_interval(level, self.interval if method is None else method)
-        return ci if math.isnan(self.estimate) else clip_to_range(self.estimate, ci,
-                                                                  self.value_range)[1]  # fmt: skip
+        if math.isnan(self.estimate):
+            return ci
+        return clip_to_range(self.estimate, ci, self.value_range)[1]
 
 
 def _check_oracle_labels(predictive: Predictive, got: Any, expected: int) -> NDArray[Any]:
