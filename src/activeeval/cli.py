@@ -594,20 +594,23 @@ def _command(json_errors: bool = False) -> Iterator[None]:
 _STORE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
+#: SQLite's files beside a database ``x``: ``x-wal``, ``x-shm``, ``x-journal``.
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
 def _check_output(out: Path, store: Path, what: str, suffixes: tuple[str, ...] = ()) -> None:
     """Refuse, before any work, an output path that would destroy a store (this session's
     own file or its -wal/-shm/-journal, or any other SQLite database), whose directory is
     missing, or (with ``suffixes``) of another file type."""
     target, base = out.resolve(), store.resolve()
-    if target in [base, *(base.with_name(base.name + x) for x in ("-wal", "-shm", "-journal"))]:
+    if target in [base, *(base.with_name(base.name + x) for x in _SIDE_FILES)]:
         raise OutputFileError(
             f"{what}: {out} is the session store {store} (or one of its files); writing there "
             "would destroy the store and every label in it. Choose another file name."
         )
-    side = [x for x in ("-wal", "-shm", "-journal") if target.name.endswith(x)]
-    owner = target.with_name(target.name[: -len(side[0])]) if side else None
-    for db in (target, owner):
-        if db is not None and _is_sqlite(db):
+    owner = [target.with_name(target.name.removesuffix(x)) for x in _SIDE_FILES]
+    for db in {target, *owner}:  # the file, or the database whose side file it is
+        if _is_sqlite(db):
             raise OutputFileError(
                 f"{what}: {out} is an SQLite database (another session store?) or one of its "
                 "files; refusing to overwrite it. Choose another file name."

@@ -30,7 +30,7 @@ from ._validation import (
     check_finite_array,
     check_option,
 )
-from .predictive import Categorical, Gaussian, Mixture, Predictive, label_index
+from .predictive import Categorical, Gaussian, Mixture, Predictive, first_part, label_index
 
 __all__ = [
     "AbsoluteError",
@@ -95,9 +95,7 @@ class Measure:
         """The measure with data-dependent parameters (positive label, label space) resolved
         from a predictive distribution or, failing that, from observed label ``values``. A
         numeric loss (MSE, MAE) refuses a classifier whose classes are not numbers."""
-        leaf = predictive
-        while isinstance(leaf, Mixture):
-            leaf = leaf.parts[0]
+        leaf = first_part(predictive)
         if not self.categorical and isinstance(leaf, Categorical):
             try:
                 np.asarray(leaf.labels, dtype=float)

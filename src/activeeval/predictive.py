@@ -313,6 +313,14 @@ class Mixture(Predictive):
         return out
 
 
+def first_part(predictive: Any) -> Any:
+    """A mixture's first non-mixture part (the parts share the kind and label space); any
+    other value as given."""
+    while isinstance(predictive, Mixture):
+        predictive = predictive.parts[0]
+    return predictive
+
+
 def check_labels(predictive: Predictive, labels: ArrayLike, name: str = "labels") -> NDArray[Any]:
     """``labels`` as an array, checked against the model: class labels in a categorical
     model's label space (a mixture's through its first part; the parts share it), finite
@@ -320,9 +328,7 @@ def check_labels(predictive: Predictive, labels: ArrayLike, name: str = "labels"
     pass as given. Raises :class:`LabelSpaceError`,
     :class:`~activeeval.NonFiniteError` or :class:`ShapeError` naming ``name``."""
     y = np.asarray(labels)
-    leaf = predictive
-    while isinstance(leaf, Mixture):
-        leaf = leaf.parts[0]
+    leaf = first_part(predictive)
     if isinstance(leaf, Categorical):
         leaf.label_index(y, name)
         return y
