@@ -700,6 +700,17 @@ def test_different_models_with_equal_value_and_zero_stderr_are_a_tie_not_a_certa
     assert determined >= 5
 
 
+def test_a_stderr_at_rounding_level_of_the_difference_is_zero():
+    """Paired influences that coincide up to rounding (a ranked-pool compare at 2 labels gave
+    1.4e-16 and p = 0, and stopped a sequential campaign) count as stderr 0; any stderr
+    above 1e-12 of |Δ| is kept."""
+    from activeeval.inference import _rounding_zero
+
+    assert _rounding_zero(1.4e-16, 0.64) == 0.0
+    assert _rounding_zero(1e-9, 0.64) == 1e-9
+    assert _rounding_zero(1e-14, 0.0) == 1e-14  # no difference to be rounding of
+
+
 def test_tie_tolerance_is_relative_rounding_only():
     from activeeval.inference import _difference
 
