@@ -703,6 +703,12 @@ def test_a_census_of_an_undefined_measure_is_warned_and_nan_throughout():
     with pytest.warns(ae.UndefinedEstimateWarning, match="undefined on this pool"):
         c = ae.compare([proba, proba[:, ::-1]], lambda i: y[i], "recall", budget=6)
     assert math.isnan(c.difference) and math.isnan(c.stderr) and math.isnan(c.p_value)
+    # Batch-adaptive: once, not once per batch (each recalibrated model has no positive).
+    for batch_size in (2, 3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ae.evaluate(proba, lambda i: y[i], "recall", budget=6, batch_size=batch_size)
+        assert [w.category for w in caught] == [ae.UndefinedEstimateWarning]
     # A defined census is still exact and silent.
     y[2] = 1
     with warnings.catch_warnings():

@@ -32,6 +32,7 @@ from ._validation import (
     DegenerateIntervalWarning,
     LabelSpaceError,
     ShapeError,
+    UndefinedEstimateWarning,
     UnknownOptionError,
     check_costs,
     check_level,
@@ -520,7 +521,8 @@ def evaluate(
     draws, spent, draw_q = acq.draws, acq.spent, acq.draw_q
     y = acq.book.lookup(draws)
     pw = pool_distribution(predictive.n, pool_weights)
-    if acq.switched and _census(meas, predictive, draws, y, pw, lv) is None:
+    census = _census(meas, predictive, draws, y, pw, lv)  # once: it warns when undefined
+    if acq.switched and census is None:
         # Batch-adaptive: q changed between batches, so every draw is weighted by the q it was
         # drawn from (draw_q), in the with-replacement form. Without the ratio-bias
         # correction, which assumes draws from one q: on email F1 at 200 labels in batches of
@@ -539,7 +541,7 @@ def evaluate(
         interval = "logit" if estimator == "assisted" and est.binary_loss else "wald"
     else:
         est, interval = _static_estimate(
-            meas, predictive, draws, y, qq, pw, lv, estimator, features, bandwidth
+            meas, predictive, draws, y, qq, pw, lv, estimator, features, bandwidth, census=census
         )
     return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y, meas, interval=interval)
 
@@ -581,14 +583,17 @@ def _static_estimate(
     estimator: str,
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
+    *,
+    census: Estimate | None,
 ) -> tuple[Estimate, str]:
     """The estimate from draws i.i.d. from the pool distribution ``q`` (labels ``y`` per
     draw), and the interval method to report with it — what :func:`evaluate` and a session
     (:meth:`~activeeval.Session.estimate`) report: the exact value once every instance that can
     move the measure is labeled; else the model-assisted estimator in its finite-population
     form (logit interval for measures in [0, 1]; with the pool's ``features`` as a second
-    control variate) or the thesis's (Wald)."""
-    est = _census(meas, predictive, draws, y, pw, lv)
+    control variate) or the thesis's (Wald). ``census`` is :func:`_census`'s result for these
+    draws (the caller computes it once: it warns when the measure is undefined)."""
+    est = census
     if est is not None and estimator == "assisted":
         est = _as_assisted_census(est, features)
     if est is None and estimator == "assisted":
@@ -744,11 +749,12 @@ def _run_in_batches(
             continue
         v = pw[draws] / acq.draw_q
         current = recalibrate(predictive, draws, acq.book.lookup(draws), v)
-        acq.switch(
-            sampling_distribution(
+        with warnings.catch_warnings():  # undefined under the recalibrated model: q falls back
+            warnings.simplefilter("ignore", UndefinedEstimateWarning)  # (the estimate warns)
+            q = sampling_distribution(
                 method, current, meas, costs=costs, pool_weights=pool_weights, floor=floor, mix=mix
             )
-        )
+        acq.switch(q)
 
 
 def _census(

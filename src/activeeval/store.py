@@ -101,6 +101,7 @@ from ._validation import (
 from .assisted import DEFAULT_BANDWIDTH, _batched_smoother, _value_pool
 from .campaign import (
     ESTIMATORS,
+    _census,
     _check_budget,
     _check_features,
     _compare_sample,
@@ -2126,9 +2127,10 @@ class Session:
                 estimator, pool,
             )  # fmt: skip
         else:
+            pred = self.predictives[model]
             est, interval = _static_estimate(
-                self.measure, self.predictives[model], idx, y, self.q, self._pw, lv, estimator,
-                features, bandwidth,
+                self.measure, pred, idx, y, self.q, self._pw, lv, estimator, features, bandwidth,
+                census=_census(self.measure, pred, idx, y, self._pw, lv),
             )  # fmt: skip
         value, ci = _reported(est, lv, interval, self.measure)
         return SessionEstimate(
