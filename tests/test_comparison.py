@@ -23,6 +23,7 @@ error, stated next to it. No expected value is produced by the code under test.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -943,6 +944,22 @@ def test_sequential_protocol_stops_early_on_large_difference():
     assert res.n_labels < 400
     assert res.p_value < 0.05
     assert res.best == 0
+
+
+def test_sequential_protocol_with_a_budget_below_twenty_labels_runs_to_the_end():
+    """The first look is at budget/20; below one label it buys nothing. It used to end the
+    campaign with no draw (a ShapeError from the final test); it is skipped instead."""
+    rng = np.random.default_rng(5)
+    m = 300
+    pa = rng.uniform(0.05, 0.95, m)
+    pb = np.clip(pa + 0.1 * rng.normal(size=m), 0.01, 0.99)
+    y = (rng.random(m) < pa).astype(int)
+    for budget in (1, 5, 19):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ae.DegenerateIntervalWarning)
+            res = ae.compare([np.c_[1 - pa, pa], np.c_[1 - pb, pb]], lambda i: y[i],
+                             budget=budget, sequential=True, random_state=0)  # fmt: skip
+        assert res.n_labels == budget and not res.stopped_early
 
 
 def test_sequential_protocol_false_decision_rate_under_null_is_inflated():

@@ -706,15 +706,18 @@ def _run_comparison(
 ) -> tuple[NDArray[np.intp], bool]:
     """Algorithm 3's loop; with ``sequential``, look every ``step`` and stop at p < alpha.
     ``p_value(draws)`` gives (p, stderr); a look with stderr 0 (e.g. a single draw, or only
-    identical losses so far) carries no evidence and never stops the campaign."""
+    identical losses so far) carries no evidence and never stops the campaign, nor does a look
+    before the first label (a step below one instance's cost)."""
     step_size = (b / 20 if step is None else float(step)) if sequential else b
     target = 0.0
     while True:
         target = min(b, target + step_size)
         acq.run(target)
         draws = acq.draws
-        if not sequential or target >= b or acq.exhausted or draws.size == 0:
+        if not sequential or target >= b or acq.exhausted:
             return draws, False
+        if draws.size == 0:
+            continue
         with warnings.catch_warnings():  # a look with stderr 0 never stops: not warned
             warnings.simplefilter("ignore", DegenerateIntervalWarning)
             pv, se = p_value(draws)
