@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -590,6 +591,69 @@ def test_take_restricts_to_queries_in_order():
     np.testing.assert_array_equal(sub.items, want_items)
     want_costs = rel.query_costs[idx]
     np.testing.assert_allclose(sub.query_costs, want_costs / want_costs.mean(), rtol=1e-14)
+
+
+def test_truncated_keeps_each_lists_top_k_and_the_truncated_measures():
+    rng = np.random.default_rng(31)
+    rel = ragged_relevance(rng, n_queries=30)
+    for k in (1, 2, 5):
+        t = rel.truncated(k)
+        for i in range(rel.n):  # a loop as the reference, over a small pool
+            a, b = rel.offsets[i], rel.offsets[i] + min(k, rel.lengths[i])
+            np.testing.assert_array_equal(t.proba[t.offsets[i] : t.offsets[i + 1]], rel.proba[a:b])
+            np.testing.assert_array_equal(t.items[t.offsets[i] : t.offsets[i + 1]], rel.items[a:b])
+        for meas in (DCG(k=k), ERR(k=k, max_grade=rel.n_grades - 1)):
+            np.testing.assert_allclose(
+                ranking_expectation(t, meas), ranking_expectation(rel, meas), rtol=1e-13
+            )
+            np.testing.assert_allclose(
+                ranking_second_moment(t, meas, 0.3), ranking_second_moment(rel, meas, 0.3),
+                rtol=1e-13,
+            )  # fmt: skip
+        # A query costs its top k items only (still scaled to mean one).
+        top = [slice(rel.offsets[i], rel.offsets[i] + min(k, rel.lengths[i])) for i in range(rel.n)]
+        lam = np.array([rel.item_costs[s].sum() for s in top])
+        np.testing.assert_allclose(t.query_costs, lam / lam.mean(), rtol=1e-13)
+    for bad in (0, -1, 2.0, True, None):
+        with pytest.raises(ae.ShapeError, match=r"^k: the truncation depth"):
+            rel.truncated(bad)
+
+
+def test_take_refuses_fractional_indices():
+    rel = ragged_relevance(np.random.default_rng(32), n_queries=5)
+    for bad in ([0.7], [[1, 2]], ["1"]):
+        with pytest.raises(ae.ShapeError, match=r"^index: expected 1-d integer"):
+            rel.take(bad)
+    assert rel.take([]).n == 0
+
+
+def test_a_campaign_refuses_an_err_max_grade_above_the_models_grades():
+    """Labels are checked against the model's grades 0..G−1: a larger ERR max_grade used to
+    be accepted and every real top grade then refused by the oracle check."""
+    rng = np.random.default_rng(33)
+    off = np.arange(0, 41, 4)
+    proba = rng.dirichlet(np.ones(4), 40)
+    calls = []
+
+    def oracle(idx):
+        calls.append(idx)
+        return [np.full(4, 4)] * len(idx)
+
+    rel = GradedRelevance(proba, off, items=np.tile(np.arange(4), 10))
+    with pytest.raises(ae.LabelSpaceError, match=r"^max_grade: is 4 .* grades are 0, \.\.\., 3"):
+        ae.evaluate(rel, oracle, ERR(max_grade=4), budget=3)
+    with pytest.raises(ae.LabelSpaceError, match=r"^max_grade: is 4"):
+        ae.compare([rel, rel], oracle, ERR(max_grade=4), budget=3)
+    assert calls == []
+    # The fix the message gives: a zero column for grade 4.
+    rel5 = GradedRelevance(np.c_[proba, np.zeros(40)], off)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ae.DegenerateIntervalWarning)
+        r = ae.evaluate(rel5, oracle, ERR(max_grade=4), budget=3, random_state=0)
+    # Every item grade 4: R = 15/16 at each of 4 positions.
+    stop = 15 / 16
+    want = sum(stop * (1 - stop) ** j / (j + 1) for j in range(4))
+    assert r.estimate == pytest.approx(want, rel=1e-12)
 
 
 # =============================================================================== conversions

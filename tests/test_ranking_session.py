@@ -556,6 +556,36 @@ def test_cli_depth_truncates_the_measure_and_shared_items_have_one_cost(tmp_path
     assert not (tmp_path / "e.db").exists() and not (tmp_path / "f.db").exists()
 
 
+def test_cli_depth_grades_only_each_lists_top_k(tmp_path: Path) -> None:
+    """With --depth k the grading sheet lists, per query, the union of both rankers' top k
+    items only (all that DCG@k looks at); the recorded sheet gives the exact DCG@k of both."""
+    rels, truth = _pools(seed=14, m=12)
+    a, b = tmp_path / "A.csv", tmp_path / "B.csv"
+    _pool_file(a, rels[0])
+    _pool_file(b, rels[1])
+    store = tmp_path / "d.db"
+    code, _, err = _run(
+        "session", "init", store, "--pool", a, "--pool", b, "--measure", "dcg", "--depth", 2,
+        "--budget", 12, "--method", "passive",
+    )  # fmt: skip
+    assert code == 0, err
+    sheet = tmp_path / "sheet.csv"
+    assert _run("session", "next", store, "--k", 12, "--out", sheet)[0] == 0
+    got = pd.read_csv(sheet)
+    for qid, rows in got.groupby("id"):
+        i = int(str(qid)[1:])
+        top = [set(r.items[r.offsets[i] : r.offsets[i] + 2].tolist()) for r in rels]
+        assert set(rows["item"].tolist()) == top[0] | top[1]
+    assert got["id"].nunique() == 12  # passive: every query is drawn
+    got["grade"] = truth[got["id"].str[1:].astype(int), got["item"]]
+    got.to_csv(sheet, index=False)
+    assert _run("session", "record", store, sheet)[0] == 0
+    with Session.open(store) as s:
+        c = s.compare()
+    want = [np.mean([_dcg(_grades(r, truth, i)[:2]) for i in range(12)]) for r in rels]
+    np.testing.assert_allclose(c.estimates, want, rtol=1e-12)
+
+
 def test_integer_item_cells_parse_exactly_in_every_form() -> None:
     from activeeval.store import _int_keys
 

@@ -78,9 +78,8 @@ from .ranking import (
     RANKING_METHODS,
     GradedRelevance,
     QueryValue,
-    _bind_pair,
+    _bind_for_labels,
     _check_pair,
-    get_ranking_measure,
     ranking_distribution,
     ranking_expectation,
     ranking_mixed_pair,
@@ -1474,7 +1473,7 @@ def _evaluate_ranking(
     progress: bool | None,
 ) -> EvaluationResult:
     """:func:`evaluate` on a pool of ranked queries (thesis Sec. 6.2, Algorithm 2)."""
-    meas = get_ranking_measure(measure).bind(rel)
+    meas = _bind_for_labels(measure, rel)
     method = check_option(method, RANKING_METHODS, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
     if batch_size is not None:
@@ -1567,7 +1566,7 @@ def _compare_ranking(
             "compare them pairwise."
         )
     rel1, rel2 = _check_pair(rels[0], rels[1])
-    meas = _bind_pair(measure, rel1, rel2)
+    meas = _bind_for_labels(measure, rel1, rel2)
     method = check_option(method, RANKING_METHODS, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
     alpha = check_level(alpha, "alpha")

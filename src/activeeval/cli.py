@@ -716,7 +716,8 @@ def _budget_text(budget: float, cost_sensitive: bool, ranking: bool = False) -> 
     "--depth",
     type=click.IntRange(min=1),
     default=None,
-    help="Ranked pools: truncation depth k of dcg/err (DCG@k); default the whole list.",
+    help="Ranked pools: truncation depth k of dcg/err (DCG@k); only each list's top k items "
+    "are graded (and count toward a query's cost). Default: the whole list.",
 )
 @click.option(
     "--estimator",
@@ -753,6 +754,8 @@ def session_init(
             meas = DCG(k=depth) if key == "dcg" else ERR(k=depth)
         files = [read_pool_file(p, ranked=key in ("dcg", "err")) for p in pools]
         preds, costs = _align(files)
+        if depth is not None:  # only the top items count, so only they are graded and paid
+            preds = [r.truncated(depth) for r in preds]
         s = Session.create(
             store,
             preds[0] if len(preds) == 1 else preds,

@@ -266,11 +266,17 @@ def _warn_undefined(name: str, census: bool = False) -> None:
     warnings.warn(what, UndefinedEstimateWarning, stacklevel=3)
 
 
-def _warn_degenerate(what: str) -> None:
+def _warn_degenerate(what: str, binary: bool = False) -> None:
+    """A zero standard error; ``binary``: an estimate of a 0/1 loss, which has intervals that
+    do not need one (not a difference, not DCG/ERR/MSE)."""
+    fix = (
+        "use method='wilson' or method='clopper-pearson', or label more instances"
+        if binary
+        else "label more instances"
+    )
     warnings.warn(
         f"{what}: the standard error is 0, so the Wald interval collapses to a point and "
-        "understates the uncertainty. For a 0/1 loss use method='wilson' or "
-        "method='clopper-pearson'; otherwise label more instances.",
+        f"understates the uncertainty; {fix}.",
         DegenerateIntervalWarning,
         stacklevel=3,
     )
@@ -345,12 +351,12 @@ class Estimate:
             if not self.binary_loss:
                 raise _binomial_method_error(method, self.measure)
             if se == 0.0 and not (g in (0.0, 1.0) and self.effective_n > 0):
-                _warn_degenerate(self.measure or "estimate")
+                _warn_degenerate(self.measure or "estimate", binary=True)
             low, high = logit_interval(g, se, lv, self.effective_n, unit_weights=self.unit_weights)
             return float(low), float(high)
         if method in ("wald", "t"):
             if se == 0.0:
-                _warn_degenerate(self.measure or "estimate")
+                _warn_degenerate(self.measure or "estimate", self.binary_loss)
             if method == "wald":
                 half = stats.norm.isf((1 - lv) / 2) * se
             elif n < 2:

@@ -143,7 +143,11 @@ class GradedRelevance:
         rankers of the same query. Needed to compare rankers.
     costs : array-like of shape (total_items,), optional
         Labeling cost of every item (> 0; the thesis takes it logarithmic in document length).
-        A query costs the sum over its items, see :attr:`query_costs`.
+        A query costs the sum over its items, scaled so that the pool's mean query costs 1 (the
+        thesis's unit, Sec. 6.3: a campaign's budget then counts average queries, whereas
+        per-query ``costs=`` given to a campaign are used as they are); see
+        :attr:`query_costs`. With a depth-k measure, :meth:`truncated` leaves only the items
+        that count, so only they are graded and paid for.
     """
 
     def __init__(
@@ -212,9 +216,16 @@ class GradedRelevance:
 
     def take(self, index: ArrayLike) -> GradedRelevance:
         """The pool restricted to the queries ``index`` (in that order, repeats allowed)."""
-        idx = np.asarray(index, dtype=np.int64)
-        if idx.ndim != 1 or (idx.size and (idx.min() < -self.n or idx.max() >= self.n)):
-            raise ShapeError(f"index: expected 1-d query indices in [0, {self.n}).")
+        idx = np.asarray(index)
+        if idx.size == 0:
+            idx = idx.astype(np.int64)
+        if (
+            idx.ndim != 1
+            or idx.dtype.kind not in "iu"
+            or (idx.size and (idx.min() < -self.n or idx.max() >= self.n))
+        ):
+            raise ShapeError(f"index: expected 1-d integer query indices in [0, {self.n}).")
+        idx = idx.astype(np.int64)
         idx = np.where(idx < 0, idx + self.n, idx)
         lens = self.lengths[idx]
         offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
@@ -225,6 +236,24 @@ class GradedRelevance:
             offsets,
             None if self.items is None else self.items[flat],
             None if self.item_costs is None else self.item_costs[flat],
+        )
+
+    def truncated(self, k: int) -> GradedRelevance:
+        """Every list cut to its top ``k`` items (a shorter list whole): all that DCG@k and
+        ERR@k look at, hence all that needs grades (thesis Sec. 6.3). A campaign's oracle
+        grades every item of the lists it is given, and a query costs all of their items, so
+        pass ``rel.truncated(k)`` (for a comparison, both rankers truncated) with ``DCG(k)`` or
+        ``ERR(k)`` to grade, and pay for, only the top k; the estimand is the same."""
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise ShapeError(f"k: the truncation depth must be a positive integer, got {k!r}.")
+        keep = self.positions < k
+        offsets = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(np.minimum(self.lengths, k), out=offsets[1:])
+        return GradedRelevance._trusted(
+            self.proba[keep],
+            offsets,
+            None if self.items is None else self.items[keep],
+            None if self.item_costs is None else self.item_costs[keep],
         )
 
     def uniform(self) -> GradedRelevance:
@@ -1107,6 +1136,26 @@ def _bind_pair(
     return get_ranking_measure(measure).bind(rel1).bind(rel2)
 
 
+def _bind_for_labels(measure: RankingMeasure | str, *rels: GradedRelevance) -> RankingMeasure:
+    """The measure bound to the ranker(s) of a labeling campaign, whose grades are recorded on
+    the relevance model's scale 0, ..., n_grades − 1: an ERR ``max_grade`` above it (allowed
+    in the expectations, where the top grades simply have probability 0) would make grades
+    the campaign must refuse, so it is refused here, before any label is bought."""
+    meas = get_ranking_measure(measure)
+    for rel in rels:
+        meas = meas.bind(rel)
+    top = rels[0].n_grades - 1
+    mg = getattr(meas, "max_grade", None)
+    if mg is not None and mg > top:
+        raise LabelSpaceError(
+            f"max_grade: is {mg} but the relevance model's grades are 0, ..., {top}, and "
+            f"labels are recorded on that scale, so a grade above {top} could never be "
+            f"labeled. Give the model a probability column for every grade up to {mg} (zeros "
+            "where it never predicts one), or leave max_grade=None."
+        )
+    return meas
+
+
 def ranking_difference_expectation(
     relevance1: GradedRelevance, relevance2: GradedRelevance, measure: RankingMeasure | str
 ) -> NDArray[np.float64]:
@@ -1173,7 +1222,11 @@ def ranking_query_costs(
         bad = int(np.flatnonzero(lam <= 0)[0])
         raise InvalidCostsError(
             f"costs: query {bad} has no item to label (cost 0); labeling costs must be strictly "
-            "positive (Thm 4.2). Drop empty queries from the pool."
+            "positive (Thm 4.2). An empty list is worth exactly 0, so either give the campaign "
+            "per-query costs instead of item costs (costs=, > 0 for every query), or leave "
+            "empty queries out and "
+            "multiply the estimate and its interval by (queries kept) / (all queries); "
+            "dropping them without that factor overstates the mean."
         )
     return lam / lam.mean()
 

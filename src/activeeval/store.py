@@ -137,9 +137,9 @@ from .ranking import (
     RANKING_METHODS,
     GradedRelevance,
     RankingMeasure,
+    _bind_for_labels,
     _bind_pair,
     _check_pair,
-    get_ranking_measure,
     ranking_distribution,
     ranking_expectation,
     ranking_pair_values,
@@ -939,11 +939,7 @@ class Session:
                     f"measure: a ranked pool is evaluated with 'dcg', 'err', DCG(k) or "
                     f"ERR(k, max_grade); got {measure!r}."
                 )
-            meas = (
-                get_ranking_measure(measure).bind(preds[0])
-                if len(preds) == 1
-                else _bind_pair(measure, preds[0], preds[1])
-            )
+            meas = _bind_for_labels(measure, *preds)
             q = ranking_distribution(
                 preds if comparison else preds[0], meas, costs=lam, method=method
             )
