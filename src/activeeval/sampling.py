@@ -360,9 +360,12 @@ def sampling_distribution(
     pool_weights: ArrayLike | None = None,
     floor: float = DEFAULT_FLOOR,
     mix: float = DEFAULT_MIX,
+    prediction: ArrayLike | None = None,
 ) -> NDArray[np.float64]:
     """q for a named static method: ``active`` (q*, cost-sensitive when costs are given),
-    ``active_uniC`` (q* ignoring costs), ``active_lambda`` (costs only), ``passive``."""
+    ``active_uniC`` (q* ignoring costs), ``active_lambda`` (costs only), ``passive``.
+    ``prediction``: the evaluated model's f(x) when ``predictive`` is another distribution
+    (batch-adaptive sampling's recalibrated one, whose own mode may differ)."""
     method = check_option(method, SAMPLING_METHODS, "method")
     check_safeguards(mix, floor)
     if method == "passive":
@@ -376,6 +379,7 @@ def sampling_distribution(
         measure,
         costs=costs if method == "active" else None,
         pool_weights=pool_weights,
+        prediction=prediction,
         floor=floor,
         mix=mix,
     )
