@@ -393,6 +393,36 @@ def test_batch_end_draw_is_bought_next_with_the_q_it_was_drawn_from() -> None:
     np.testing.assert_array_equal(acq.draw_q[kept + 1 :], q1[acq.draws[kept + 1 :]])
 
 
+def test_batch_recalibration_is_shrunk_toward_the_model() -> None:
+    """(n·recalibrated + κ·model)/(n + κ), κ = RECALIBRATION_PRIOR: class probabilities, or a
+    Gaussian's variances. On a pool with rare positives an unshrunk isotonic fit of the first
+    batch set p(pos) = 0 on most of the pool: recall at 100 labels in batches of 20 covered
+    0.757 (400 campaigns; audit helper-30). Shrunk, coverage is nominal within 3 MC-SE."""
+    k = campaign.RECALIBRATION_PRIOR
+    model = ae.Categorical(np.array([[0.9, 0.1], [0.4, 0.6]]))
+    recal = ae.Categorical(np.array([[1.0, 0.0], [0.2, 0.8]]))
+    got = campaign._shrunk(recal, model, 30)
+    np.testing.assert_allclose(got.proba, (30 * recal.proba + k * model.proba) / (30 + k))
+    g = campaign._shrunk(
+        ae.Gaussian([1.0, 2.0], [4.0, 1.0]), ae.Gaussian([1.0, 2.0], [1.0, 1.0]), 10
+    )
+    np.testing.assert_allclose(g.var, (10 * np.array([4.0, 1.0]) + k) / (10 + k))
+    rng = np.random.default_rng(3)
+    m = 2000
+    pt = 1 / (1 + np.exp(-(-4.0 + 2.0 * rng.normal(size=m))))
+    y = (rng.random(m) < pt).astype(int)
+    proba = np.c_[1 - pt, pt]
+    f = proba.argmax(1)
+    truth = np.sum((f == 1) & (y == 1)) / np.sum(y == 1)
+    reps = 300
+    hit = np.empty(reps, bool)
+    for r in range(reps):
+        res = ae.evaluate(proba, lambda i: y[i], "recall", budget=100, batch_size=20,
+                          random_state=r)  # fmt: skip
+        hit[r] = res.ci[0] <= truth <= res.ci[1]
+    assert abs(hit.mean() - 0.95) < 3 * np.sqrt(0.95 * 0.05 / reps)
+
+
 def test_batch_size_is_checked_before_any_label() -> None:
     cat, y, _ = _pool(3)
     calls = []

@@ -926,7 +926,7 @@ def run_batch_adaptive(
 ) -> list[dict[str, Any]]:
     """Static q* vs batch-adaptive q* (recalibrated every ``batch`` labels), both with the
     default model-assisted estimator, same seeds: does recalibration help?"""
-    from ..campaign import evaluate
+    from ..campaign import RECALIBRATION_PRIOR, evaluate
 
     rows = []
     for task_name, kind, meas0 in BATCH_PLAN:
@@ -976,7 +976,9 @@ def run_batch_adaptive(
         "",
         f"{reps} campaigns per budget, labels bought {batch} at a time; after each batch "
         "the predictive distribution is recalibrated (isotonic / variance scaling, "
-        "weighted by p/q) and q* recomputed. Same seeds, default model-assisted "
+        "weighted by p/q, shrunk toward the model's own as if it counted for "
+        f"{RECALIBRATION_PRIOR:g} labels) and q* recomputed with the model's predictions; "
+        "the draw that ends a batch is bought in the next. Same seeds, default model-assisted "
         "estimator. A batch-adaptive campaign weights every draw by the q it was drawn "
         "from (the with-replacement form); a static campaign uses the finite-population "
         "form, and its with-replacement form on the same draws is the like-for-like "
