@@ -441,6 +441,9 @@ def test_batch_size_is_checked_before_any_label() -> None:
         with pytest.raises(ae.UnknownOptionError, match=r"^batch_size: batch-adaptive"):
             ae.evaluate(cat, oracle, budget=50, batch_size=10, **kw)
     assert calls == []
+    with pytest.raises(ae.BudgetError, match=r"^batch_size: 0\.5 cost units buy no label"):
+        ae.evaluate(cat, oracle, budget=20, batch_size=0.5, costs=np.ones(len(y)))
+    assert calls == []
     # With costs a batch is in cost units and may be fractional.
     ae.evaluate(cat, oracle, budget=20, batch_size=2.5, costs=np.ones(len(y)), random_state=0)
 

@@ -709,6 +709,17 @@ def test_a_census_of_an_undefined_measure_is_warned_and_nan_throughout():
             warnings.simplefilter("always")
             ae.evaluate(proba, lambda i: y[i], "recall", budget=6, batch_size=batch_size)
         assert [w.category for w in caught] == [ae.UndefinedEstimateWarning]
+    # A model with no positive mass: its q falls back to p, warned once by evaluate, not
+    # again by each batch's recalibrated (still undefined) model; then the census warns.
+    neg = np.tile([1.0, 0.0], (6, 1))
+    for batch_size in (2, 3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ae.evaluate(neg, lambda i: y[i], "recall", budget=6, batch_size=batch_size)
+        assert [str(w.message).split(":")[1][:22] for w in caught] == [
+            " the intrinsic value i",
+            " undefined on this poo",
+        ]
     # A defined census is still exact and silent.
     y[2] = 1
     with warnings.catch_warnings():

@@ -962,6 +962,32 @@ def test_sequential_protocol_with_a_budget_below_twenty_labels_runs_to_the_end()
         assert res.n_labels == budget and not res.stopped_early
 
 
+def test_sequential_step_below_one_label_is_refused_before_any_label():
+    """A step of 0 (or below the cheapest label) made every look buy nothing, and since
+    empty looks are skipped the campaign never ended (review helper-31)."""
+    rng = np.random.default_rng(6)
+    m = 200
+    pa = rng.uniform(0.05, 0.95, m)
+    y = (rng.random(m) < pa).astype(int)
+    models = [np.c_[1 - pa, pa], np.c_[pa, 1 - pa]]
+    calls = []
+
+    def oracle(i):
+        calls.append(i)
+        return y[i]
+
+    for bad in (0, -1, 1e-12, math.inf, math.nan, "5", True):
+        with pytest.raises(ae.BudgetError, match=r"^step: .* at least one label \(1,"):
+            ae.compare(models, oracle, budget=50, sequential=True, step=bad)
+    costs = np.full(m, 2.5)
+    with pytest.raises(ae.BudgetError, match=r"^step: .* at least one label \(2\.5,"):
+        ae.compare(models, oracle, budget=50, sequential=True, step=2, costs=costs)
+    assert calls == []
+    res = ae.compare(models, oracle, budget=50, sequential=True, step=2.5, costs=costs,
+                     random_state=0)  # fmt: skip
+    assert res.cost <= 50
+
+
 def test_sequential_protocol_false_decision_rate_under_null_is_inflated():
     pa, pb, y = _equal_risk_pool()
     reps = 250

@@ -645,6 +645,10 @@ def test_a_campaign_refuses_an_err_max_grade_above_the_models_grades():
     with pytest.raises(ae.LabelSpaceError, match=r"^max_grade: is 4"):
         ae.compare([rel, rel], oracle, ERR(max_grade=4), budget=3)
     assert calls == []
+    # A single-grade model binds ERR's max_grade to 1 (review helper-31: it was refused).
+    one = GradedRelevance(np.ones((40, 1)), off)
+    r1 = ae.evaluate(one, lambda i: [np.zeros(4, int)] * len(i), "err", budget=40)
+    assert r1.estimate == 0.0
     # The fix the message gives: a zero column for grade 4.
     rel5 = GradedRelevance(np.c_[proba, np.zeros(40)], off)
     with warnings.catch_warnings():

@@ -585,6 +585,11 @@ def _check_batch_size(
             f"batch_size: counts labels (no costs were given), so it must be a whole number, "
             f"got {batch_size!r}."
         )
+    if costs is not None and bs < costs.min() * (1 - 1e-12):
+        raise BudgetError(
+            f"batch_size: {batch_size!r} cost units buy no label (the cheapest costs "
+            f"{costs.min():g}); give at least that."
+        )
     if method not in ("active", "active_uniC") or q is not None:
         used = "a given q" if q is not None else f"method={method!r}"
         raise UnknownOptionError(
@@ -744,6 +749,28 @@ def _p_and_se(c: Comparison) -> tuple[float, float]:
     return c.p_value, c.stderr
 
 
+def _smallest_price(costs: NDArray[np.float64] | None, support: NDArray[np.bool_]) -> float:
+    """What the cheapest label costs: 1 without costs, else the least cost where q > 0."""
+    return 1.0 if costs is None else float(costs[support].min())
+
+
+def _look_step(acq: _Acquisition, b: float, step: Any) -> float:
+    """The sequential looks' spacing: ``step``, or budget / 20 by default; never below the
+    cheapest label (a smaller step would only add looks that buy nothing)."""
+    unit = _smallest_price(acq.costs, acq.support)
+    if step is None:
+        return max(b / 20, unit)
+    real = isinstance(step, int | float | np.integer | np.floating) and not isinstance(step, bool)
+    s = float(step) if real else math.nan
+    if not (math.isfinite(s) and s >= unit * (1 - 1e-12)):
+        raise BudgetError(
+            f"step: the labels (cost units with costs) between sequential looks must be a "
+            f"finite number of at least one label ({unit:g}, the cheapest), got {step!r}; or "
+            "None for budget / 20."
+        )
+    return s
+
+
 def _run_comparison(
     acq: _Acquisition,
     b: float,
@@ -756,7 +783,7 @@ def _run_comparison(
     ``p_value(draws)`` gives (p, stderr); a look with stderr 0 (e.g. a single draw, or only
     identical losses so far) carries no evidence and never stops the campaign, nor does a look
     before the first label (a step below one instance's cost)."""
-    step_size = (b / 20 if step is None else float(step)) if sequential else b
+    step_size = _look_step(acq, b, step) if sequential else b
     target = 0.0
     while True:
         target = min(b, target + step_size)

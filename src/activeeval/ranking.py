@@ -1146,7 +1146,7 @@ def _bind_for_labels(measure: RankingMeasure | str, *rels: GradedRelevance) -> R
         meas = meas.bind(rel)
     top = rels[0].n_grades - 1
     mg = getattr(meas, "max_grade", None)
-    if mg is not None and mg > top:
+    if mg is not None and mg > max(top, 1):  # ERR binds a single-grade model to 1
         raise LabelSpaceError(
             f"max_grade: is {mg} but the relevance model's grades are 0, ..., {top}, and "
             f"labels are recorded on that scale, so a grade above {top} could never be "
