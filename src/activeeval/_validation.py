@@ -7,6 +7,7 @@ public boundary the math works on trusted arrays.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -242,6 +243,13 @@ def pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.floa
     if (pw < 0).any() or pw.sum() <= 0:
         raise ShapeError("pool_weights: must be non-negative with a positive sum.")
     return pw / pw.sum()
+
+
+def real_number(value: Any) -> float:
+    """``value`` as a float if it is a real number (a bool is not), else NaN — for checks
+    that then refuse non-finite or out-of-range values, naming the argument."""
+    real = isinstance(value, int | float | np.integer | np.floating)
+    return float(value) if real and not isinstance(value, bool) else math.nan
 
 
 def check_safeguards(mix: float, floor: float = 0.0) -> None:

@@ -346,6 +346,7 @@ from ._validation import (
     check_level,
     check_option,
     check_safeguards,
+    real_number,
 )
 from .inference import (
     Comparison,
@@ -771,8 +772,7 @@ def _feature_moments(
 
 
 def _check_bandwidth(bandwidth: float) -> float:
-    real = isinstance(bandwidth, (int, float, np.integer, np.floating))
-    h = float(bandwidth) if real and not isinstance(bandwidth, bool) else math.nan
+    h = real_number(bandwidth)
     if not (math.isfinite(h) and 1e-100 < h < 1e100):
         raise ShapeError(
             f"bandwidth: the smoother's kernel bandwidth must be a positive number in "

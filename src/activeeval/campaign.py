@@ -39,6 +39,7 @@ from ._validation import (
     check_option,
     check_safeguards,
     pool_distribution,
+    real_number,
 )
 from .assisted import (
     DEFAULT_BANDWIDTH,
@@ -573,8 +574,7 @@ def _check_batch_size(
     given q; a batch is a positive number of labels (whole) or of cost units."""
     if batch_size is None:
         return
-    real = isinstance(batch_size, int | float | np.integer | np.floating)
-    bs = float(batch_size) if real and not isinstance(batch_size, bool) else math.nan
+    bs = real_number(batch_size)
     if not (math.isfinite(bs) and bs > 0):
         raise BudgetError(
             f"batch_size: must be a positive number of labels (of cost units with costs), got "
@@ -749,19 +749,13 @@ def _p_and_se(c: Comparison) -> tuple[float, float]:
     return c.p_value, c.stderr
 
 
-def _smallest_price(costs: NDArray[np.float64] | None, support: NDArray[np.bool_]) -> float:
-    """What the cheapest label costs: 1 without costs, else the least cost where q > 0."""
-    return 1.0 if costs is None else float(costs[support].min())
-
-
 def _look_step(acq: _Acquisition, b: float, step: Any) -> float:
     """The sequential looks' spacing: ``step``, or budget / 20 by default; never below the
-    cheapest label (a smaller step would only add looks that buy nothing)."""
-    unit = _smallest_price(acq.costs, acq.support)
+    cheapest label where q > 0 (a smaller step would only add looks that buy nothing)."""
+    unit = 1.0 if acq.costs is None else float(acq.costs[acq.support].min())
     if step is None:
         return max(b / 20, unit)
-    real = isinstance(step, int | float | np.integer | np.floating) and not isinstance(step, bool)
-    s = float(step) if real else math.nan
+    s = real_number(step)
     if not (math.isfinite(s) and s >= unit * (1 - 1e-12)):
         raise BudgetError(
             f"step: the labels (cost units with costs) between sequential looks must be a "

@@ -231,12 +231,7 @@ class GradedRelevance:
         offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
         np.cumsum(lens, out=offsets[1:])
         flat = np.repeat(self.offsets[idx] - offsets[:-1], lens) + np.arange(offsets[-1])
-        return GradedRelevance._trusted(
-            self.proba[flat],
-            offsets,
-            None if self.items is None else self.items[flat],
-            None if self.item_costs is None else self.item_costs[flat],
-        )
+        return self._rows(flat, offsets)
 
     def truncated(self, k: int) -> GradedRelevance:
         """Every list cut to its top ``k`` items (a shorter list whole): all that DCG@k and
@@ -249,11 +244,16 @@ class GradedRelevance:
         keep = self.positions < k
         offsets = np.zeros(self.n + 1, dtype=np.int64)
         np.cumsum(np.minimum(self.lengths, k), out=offsets[1:])
+        return self._rows(keep, offsets)
+
+    def _rows(self, rows: NDArray[Any], offsets: NDArray[np.int64]) -> GradedRelevance:
+        """The flat items ``rows`` (indices or a mask) with their ids and costs, as queries
+        spanning ``offsets``."""
         return GradedRelevance._trusted(
-            self.proba[keep],
+            self.proba[rows],
             offsets,
-            None if self.items is None else self.items[keep],
-            None if self.item_costs is None else self.item_costs[keep],
+            None if self.items is None else self.items[rows],
+            None if self.item_costs is None else self.item_costs[rows],
         )
 
     def uniform(self) -> GradedRelevance:
