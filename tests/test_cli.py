@@ -62,26 +62,6 @@ def _dump(path: Path) -> list[str]:
         conn.close()
 
 
-@pytest.fixture
-def task(tmp_path: Path) -> dict[str, Path]:
-    """Two models' pool files on 300 instances (ids 1000..1299), and the true labels."""
-    rng = np.random.default_rng(0)
-    m = 300
-    p1 = rng.beta(0.7, 0.7, m)
-    y = (rng.random(m) < p1).astype(int)
-    p2 = np.clip(p1 + rng.normal(0, 0.25, m), 0, 1)
-    ids = np.arange(1000, 1000 + m)
-    pd.DataFrame({"id": ids, "p_0": 1 - p1, "p_1": p1}).to_csv(tmp_path / "a.csv", index=False)
-    pd.DataFrame({"id": ids, "p_0": 1 - p2, "p_1": p2}).to_csv(tmp_path / "b.csv", index=False)
-    pd.DataFrame({"id": ids, "label": y}).to_csv(tmp_path / "truth.csv", index=False)
-    return {
-        "dir": tmp_path,
-        "a": tmp_path / "a.csv",
-        "b": tmp_path / "b.csv",
-        "truth": tmp_path / "truth.csv",
-    }
-
-
 def _label(batch: Path, truth: Path, out: Path) -> None:
     ids = pd.read_csv(batch)
     ids.merge(pd.read_csv(truth), on="id").to_csv(out, index=False)

@@ -8,6 +8,7 @@ public boundary the math works on trusted arrays.
 from __future__ import annotations
 
 import math
+import reprlib
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,11 @@ class BudgetError(ActiveEvalError):
 
 class InvalidLevelError(ActiveEvalError):
     """A confidence level or significance level outside (0, 1)."""
+
+
+class InvalidRandomStateError(ShapeError):
+    """A ``random_state`` (or seed) that cannot seed numpy's random generator, or a session
+    seed beyond what a store holds. A :class:`ShapeError`, which bad seeds raised before."""
 
 
 class UnknownOptionError(ActiveEvalError):
@@ -220,6 +226,53 @@ def check_option(value: str, choices: tuple[str, ...] | list[str], name: str) ->
     if key not in normalized:
         raise UnknownOptionError(f"{name}: unknown value {value!r}; choose one of {list(choices)}.")
     return normalized[key]
+
+
+#: Largest seed a session store keeps: SQLite's INTEGER is a signed 64-bit integer.
+MAX_STORED_SEED = 2**63 - 1
+
+_SEED_CHOICES = (
+    "pass None (fresh entropy from the operating system), a non-negative integer such as 0, "
+    "a numpy.random.Generator or a numpy.random.SeedSequence"
+)
+
+
+def check_seed(seed: Any, name: str = "seed", *, maximum: int | None = None) -> int:
+    """A non-negative integer seed (a bool is not one), at most ``maximum`` if given."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise InvalidRandomStateError(
+            f"{name}: must be a non-negative integer, got {seed!r}; {_SEED_CHOICES}."
+            if maximum is None
+            else f"{name}: must be a non-negative integer such as 0, got {seed!r}."
+        )
+    value = int(seed)
+    if value < 0:
+        raise InvalidRandomStateError(
+            f"{name}: must be a non-negative integer, got {value}; use e.g. {-value} instead."
+        )
+    if maximum is not None and value > maximum:
+        raise InvalidRandomStateError(
+            f"{name}: {value} is too large; a session store keeps seeds up to 2**63 - 1 "
+            f"({maximum}). Pass a smaller non-negative integer, e.g. {value % (maximum + 1)}."
+        )
+    return value
+
+
+def check_random_state(random_state: Any, name: str = "random_state") -> np.random.Generator:
+    """The generator ``np.random.default_rng(random_state)``, for whatever numpy accepts (None,
+    a non-negative integer or sequence of them, a SeedSequence, BitGenerator or Generator,
+    returned as is); anything else, and a bool, is refused naming ``name``."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, bool | int | np.integer):
+        return np.random.default_rng(check_seed(random_state, name))
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidRandomStateError(
+            f"{name}: {reprlib.repr(random_state)} cannot seed numpy's random generator ({exc}); "
+            f"{_SEED_CHOICES}."
+        ) from exc
 
 
 def check_same_length(name_a: str, a: NDArray[Any], name_b: str, b: NDArray[Any]) -> None:

@@ -330,7 +330,7 @@ import warnings
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -406,7 +406,7 @@ def _pool_moments(
     return _Pool(m_num, m_den, float(p @ m_num), float(p @ m_den))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AssistedEstimate(Estimate):
     """An :class:`~activeeval.inference.Estimate` from the model-assisted estimator, with the
     control-variate coefficient that was used (0 = the thesis's SNIS estimator), whether
@@ -423,6 +423,11 @@ class AssistedEstimate(Estimate):
     @property
     def _rows(self) -> int:
         return self.n_labels if self.finite else self.n_draws
+
+    _REPR_LINES: ClassVar[tuple[tuple[str, ...], ...]] = (
+        *Estimate._REPR_LINES,
+        ("power", "finite", "feature_power"),
+    )
 
 
 def _assisted_parts(

@@ -37,6 +37,7 @@ from ._validation import (
     check_costs,
     check_level,
     check_option,
+    check_random_state,
     check_safeguards,
     pool_distribution,
     real_number,
@@ -60,6 +61,7 @@ from .inference import (
     Comparison,
     Estimate,
     _difference,
+    _result_repr,
     _warn_undefined,
     estimate,
     multiple_comparison,
@@ -180,6 +182,14 @@ class EvaluationResult:
         if math.isnan(self.estimate):
             return ci
         return clip_to_range(self.estimate, ci, self.value_range)[1]
+
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("measure", "method", "estimate", "stderr"),
+            ("ci", "level", "interval"),
+            ("n_labels", "n_draws", "cost", "budget"),
+        )
 
 
 def _check_oracle_labels(predictive: Predictive, got: Any, expected: int) -> NDArray[Any]:
@@ -509,7 +519,7 @@ def evaluate(
     b = _check_budget(budget, lam)
     if not callable(oracle):
         raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     max_draws = _max_draws(max_draws, b, lam)
     _check_batch_size(batch_size, lam, method, q)
     if method == "stratified" and q is None:
@@ -1063,7 +1073,8 @@ def _stratum_sd(
     cnt = np.bincount(h, minlength=k).astype(float)
     s1 = np.bincount(h, weights=z, minlength=k)
     s2 = np.bincount(h, weights=z * z, minlength=k)
-    within = s2 - s1 * s1 / np.maximum(cnt, 1.0)
+    # Σz² − (Σz)²/n cancels to a tiny negative number when a stratum's z are all equal.
+    within = np.maximum(s2 - s1 * s1 / np.maximum(cnt, 1.0), 0.0)
     k0 = STRATUM_PRIOR_LABELS
     return np.sqrt((within + k0 * prior) / (cnt + k0))
 
@@ -1095,7 +1106,10 @@ def _stratified_estimate(
     zs1 = np.bincount(h, weights=z, minlength=n_strata)
     zs2 = np.bincount(h, weights=z * z, minlength=n_strata)
     with np.errstate(invalid="ignore", divide="ignore"):
-        s2 = np.where(cnt > 1, (zs2 - zs1 * zs1 / np.maximum(cnt, 1)) / (cnt - 1), 0.0)
+        # A sample variance, ≥ 0; Σz² − (Σz)²/n can round below 0 when z is constant.
+        s2 = np.where(
+            cnt > 1, np.maximum(zs2 - zs1 * zs1 / np.maximum(cnt, 1), 0.0) / (cnt - 1), 0.0
+        )
         fpc = 1.0 - cnt / np.maximum(size, 1)
         var = float(np.sum(np.where(seen, weights**2 * fpc * s2 / np.maximum(cnt, 1), 0.0)))
     # Effective n for binomial intervals: the n that gives the same variance under q = p.
@@ -1156,6 +1170,14 @@ class ComparisonResult:
     comparison: Any
     stopped_early: bool = False
     label_offsets: NDArray[np.int64] | None = None
+
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("measure", "method", "difference", "stderr"),
+            ("p_value", "ci", "level", "best", "estimates"),
+            ("n_labels", "n_draws", "cost", "budget", "stopped_early"),
+        )
 
 
 def compare(
@@ -1277,7 +1299,7 @@ def compare(
     b = _check_budget(budget, lam)
     if not callable(oracle):
         raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     max_draws = _max_draws(max_draws, b, lam)
     qq = comparison_distribution(
         preds, meas, method=method, costs=lam, pool_weights=pool_weights, mix=mix
@@ -1588,7 +1610,7 @@ def _evaluate_ranking(
             rel, meas, costs=lam, method=method, mix=mix, pool_weights=pool_weights
         )
     book = _GradeBook(rel.lengths, rel.n_grades)
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     with _bar(b, lam, progress) as bar:
         acq = _Acquisition(qq, oracle, book.accept, lam, rng, max_draws, bar, book=book)
         acq.run(b)
@@ -1681,7 +1703,7 @@ def _compare_ranking(
         values = ranking_pair_values(rel1, rel2, meas, draws, flat)
         return _ranking_comparison(meas, draws, values, qq, pw, lv, estimator, pools, census)
 
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     with _bar(b, lam, progress) as bar:
         acq = _Acquisition(qq, oracle, book.accept, lam, rng, max_draws, bar, book=book)
         draws, stopped_early = _run_comparison(

@@ -28,7 +28,10 @@ import csv
 import io
 import json
 import math
+import os
+import shutil
 import sys
+import uuid
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,6 +45,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ._validation import (
+    MAX_STORED_SEED,
     PROBABILITY_ROW_TOL,
     ActiveEvalError,
     ActiveEvalWarning,
@@ -56,6 +60,7 @@ from ._validation import (
     ProbabilityRowsError,
     UnknownIdError,
     UnknownOptionError,
+    check_seed,
 )
 from .predictive import Categorical, Gaussian, Predictive
 from .ranking import GradedRelevance
@@ -93,6 +98,7 @@ def demo(budget: int, seed: int, reps: int) -> None:
     from .experiments.demo import run_demo
 
     try:
+        check_seed(seed, "--seed", maximum=MAX_STORED_SEED)  # it seeds a session store too
         run_demo(budget=budget, seed=seed, reps=reps, echo=click.echo)
     except ActiveEvalError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -303,6 +309,13 @@ class PoolFile:
     rows: NDArray[Any]
     row_label: str
     item_text: NDArray[Any] | None = None
+
+    def __repr__(self) -> str:
+        costs = "none" if self.costs is None else "per instance"
+        return (
+            f"PoolFile(path={str(self.path)!r}, ids={self.ids.shape[0]}, "
+            f"predictive={type(self.predictive).__name__}, costs={costs})"
+        )
 
 
 def read_pool_file(path: str | Path, ranked: bool | None = None) -> PoolFile:
@@ -594,14 +607,12 @@ def _command(json_errors: bool = False) -> Iterator[None]:
 _STORE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
-#: SQLite's files beside a database ``x``: ``x-wal``, ``x-shm``, ``x-journal``.
-_SIDE_FILES = ("-wal", "-shm", "-journal")
-
-
 def _check_output(out: Path, store: Path, what: str, suffixes: tuple[str, ...] = ()) -> None:
     """Refuse, before any work, an output path that would destroy a store (this session's
     own file or its -wal/-shm/-journal, or any other SQLite database), whose directory is
     missing, or (with ``suffixes``) of another file type."""
+    from .store import _SIDE_FILES
+
     target, base = out.resolve(), store.resolve()
     if target in [base, *(base.with_name(base.name + x) for x in _SIDE_FILES)]:
         raise OutputFileError(
@@ -620,8 +631,11 @@ def _check_output(out: Path, store: Path, what: str, suffixes: tuple[str, ...] =
             f"{what}: {out.parent} does not exist or is not a directory; create the directory."
         )
     if suffixes and out.suffix.lower() not in suffixes:
+        named = [x for x in suffixes if x]
+        choices = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
         raise OutputFileError(
-            f"{what}: {out} must end in {' or '.join(suffixes)} (the file type written)."
+            f"{what}: {out} must end in {choices} (the file type written); "
+            f"{out.suffix or 'a name without extension'} is not a type this command writes."
         )
 
 
@@ -632,15 +646,44 @@ def _is_sqlite(path: Path) -> bool:
         return fh.read(16) == b"SQLite format 3\x00"
 
 
-def _write_frame(frame: pd.DataFrame, out: Path) -> None:
-    """CSV, or Parquet for a .parquet/.pq name."""
+#: What a table output is written as, by its name's ending (no ending: CSV).
+_TABLE_FORMATS = {".csv": "csv", "": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+@contextmanager
+def _replacing(out: Path) -> Iterator[Path]:
+    """A new temporary file beside ``out`` to write, moved onto ``out`` (``os.replace``, atomic)
+    once the block succeeds. On any failure (a full disk: OSError ENOSPC) it is removed, and
+    an earlier ``out`` stays as it was: never a truncated file."""
+    tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex}.tmp")
     try:
-        if out.suffix.lower() in (".parquet", ".pq"):
-            frame.to_parquet(out, index=False)
-        else:
-            frame.to_csv(out, index=False, lineterminator="\n")
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # umask applies
+        if out.is_file():
+            shutil.copymode(out, tmp)  # replacing a file keeps its permissions
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)  # a delayed write error (ENOSPC on close or flush) surfaces here
+        finally:
+            os.close(fd)
+        os.replace(tmp, out)
     except OSError as exc:
         raise OutputFileError(f"{out}: cannot write it ({exc.strerror or exc}).") from exc
+    finally:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _write_frame(frame: pd.DataFrame, out: Path) -> None:
+    """CSV, or Parquet for a .parquet/.pq name (:data:`_TABLE_FORMATS`), written whole or not
+    at all."""
+    with _replacing(out) as tmp:
+        if _TABLE_FORMATS[out.suffix.lower()] == "parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False, lineterminator="\n")
 
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -744,6 +787,7 @@ def session_init(
     from .store import Session
 
     with _command():
+        check_seed(seed, "--seed", maximum=MAX_STORED_SEED)  # before any file is read
         key = measure.strip().lower()
         meas: Any = measure
         if depth is not None:
@@ -797,7 +841,7 @@ def session_init(
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Write the ids to this CSV file (header 'id'; a ranked pool: a sheet id,item,grade "
-    "with the grades to fill in) instead of stdout.",
+    "with the grades to fill in) instead of stdout; Parquet for a .parquet or .pq name.",
 )
 def session_next(store: Path, k: int, out: Path | None) -> None:
     """Ids to label next: pending ones first (idempotent), then new draws, within budget."""
@@ -805,7 +849,7 @@ def session_next(store: Path, k: int, out: Path | None) -> None:
 
     with _command():
         if out is not None:
-            _check_output(out, store, "--out")
+            _check_output(out, store, "--out", tuple(_TABLE_FORMATS))
         with Session.open(store) as s:
             ids = s.next_batch(k)
             frame = (
@@ -874,6 +918,34 @@ def _nan_to_none(x: Any) -> Any:
     if isinstance(x, float) and math.isnan(x):
         return None
     return x
+
+
+def _json_safe(x: Any) -> Any:
+    """NaN and infinities as null, recursively: JSON has no such numbers."""
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float | np.floating):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def _why_no_estimate(prog: Any) -> str | None:
+    """Why a session has no estimate yet, in words; None once it has labeled draws."""
+    if prog.n_labels == 0:
+        return (
+            "none yet: no label has been recorded (hand out ids with activeeval session next, "
+            "then record their labels with activeeval session record)"
+        )
+    if prog.n_estimation_draws == 0:
+        return (
+            "none yet: the first id handed out has no label (the estimate uses the draws up to "
+            "the first unlabeled one)"
+        )
+    return None
 
 
 def _status_dict(s: Any, features: NDArray[np.float64] | None = None) -> dict[str, Any]:
@@ -950,7 +1022,8 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
         f"estimator {plan.estimator}"
     )
     ax.set_xlim(left=0, right=plan.budget)
-    fig.savefig(path, dpi=100)
+    with _replacing(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
 
 
 @session.command("status")
@@ -988,7 +1061,7 @@ def session_status(store: Path, as_json: bool, plot: Path | None, features: Path
             if plot is not None:
                 _plot(s, plot, x)
             if as_json:
-                click.echo(json.dumps(status, indent=2))
+                click.echo(json.dumps(_json_safe(status), indent=2, allow_nan=False))
                 return
             plan, prog = s.plan, s.progress()
             pct = f"{prog.cost_spent / plan.budget:.0%}"
@@ -1008,7 +1081,12 @@ def session_status(store: Path, as_json: bool, plot: Path | None, features: Path
                 f"{prog.n_draws} draws; {state}",
             ]
             lv = f"{plan.level:.0%}"
-            if plan.n_models == 1:
+            pending = _why_no_estimate(prog)
+            if pending is not None:
+                lines.append(f"{'estimate' if plan.n_models == 1 else 'difference'}: {pending}")
+                if plan.n_models > 1:
+                    lines.extend(f"model {j}:  {name}" for j, name in enumerate(plan.model_names))
+            elif plan.n_models == 1:
                 lines.append(
                     f"estimate: {_fmt(status['estimate'])}  stderr {_fmt(status['stderr'])}  "
                     f"{lv} CI [{_fmt(status['ci'][0])}, {_fmt(status['ci'][1])}]  "
@@ -1045,12 +1123,12 @@ def session_status(store: Path, as_json: bool, plot: Path | None, features: Path
 @click.argument("store", type=_STORE)
 @click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
 def session_export(store: Path, out: Path) -> None:
-    """Write every label with annotator, timestamp and draw order (CSV, or Parquet for
-    .parquet)."""
+    """Write every label with annotator, timestamp and draw order (CSV for a .csv name or
+    one without extension, Parquet for .parquet or .pq; other endings are refused)."""
     from .store import Session
 
     with _command():
-        _check_output(out, store, "out")
+        _check_output(out, store, "out", tuple(_TABLE_FORMATS))
         with Session.open(store) as s:
             frame = s.labels_frame()
             _write_frame(frame, out)

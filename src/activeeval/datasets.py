@@ -34,7 +34,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import ActiveEvalError, ShapeError, check_costs, check_option
+from ._validation import (
+    ActiveEvalError,
+    ShapeError,
+    check_costs,
+    check_option,
+    check_random_state,
+)
 
 __all__ = [
     "EvaluationTask",
@@ -156,6 +162,14 @@ class EvaluationTask:
             raise ActiveEvalError(f"classes: task {self.name!r} is a regression task.")
         return np.union1d(self.y_train, self.y_pool)
 
+    def __repr__(self) -> str:
+        costs = "none" if self.costs is None else "per instance"
+        return (
+            f"EvaluationTask(name={self.name!r}, {self.task_type}, "
+            f"train={self.y_train.shape[0]}, pool={self.n_pool}, "
+            f"features={len(self.feature_names)}, costs={costs})"
+        )
+
     def oracle(self) -> Callable[[ArrayLike], NDArray[Any]]:
         """The labeling oracle over the pool: pool indices in, true labels out.
 
@@ -212,7 +226,7 @@ def _random_split(
             f"pool_size: must lie in [1, {rest}] (instances left after training), "
             f"got {pool_size}; pass None for all of them."
         )
-    order = np.random.default_rng(random_state).permutation(n)
+    order = check_random_state(random_state).permutation(n)
     train = order[:train_size]
     pool = np.sort(order[train_size : train_size + (rest if pool_size is None else pool_size)])
     return train, pool
@@ -618,6 +632,13 @@ class RankingCorpus:
             raise ActiveEvalError("items: some (query, item) pairs are not in the pool.")
         return np.asarray(self.y_pool[order][pos])
 
+    def __repr__(self) -> str:
+        return (
+            f"RankingCorpus(name={self.name!r}, train_pairs={self.y_train.shape[0]}, "
+            f"pool_queries={self.n_queries}, pool_items={self.items.shape[0]}, "
+            f"grades={self.n_grades}, features={len(self.feature_names)})"
+        )
+
     def oracle(self, *rankers: Any) -> Callable[[ArrayLike], NDArray[np.int64]]:
         """The grade oracle for one ranker (its items in its order) or two rankers (the union
         of both lists in :func:`activeeval.ranking_union` order), as
@@ -676,7 +697,7 @@ def load_movielens_ranking(
                                         "timestamp"]].copy()  # fmt: skip
     df["grade"] = (np.ceil(df["rating"].to_numpy()) - 1).clip(0, MOVIELENS_GRADES - 1)
     users = np.sort(df["userId"].unique())
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     train_users = set(rng.choice(users, round(train_fraction * users.shape[0]), False))
     is_train = df["userId"].isin(train_users).to_numpy()
 

@@ -21,7 +21,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -282,6 +282,42 @@ def _warn_degenerate(what: str, binary: bool = False) -> None:
     )
 
 
+# --------------------------------------------------------------------------- reprs
+#: Entries of a sequence a result's repr shows before eliding the rest.
+_REPR_ITEMS = 6
+
+
+def _repr_value(x: Any) -> str:
+    """A field as a result's repr shows it: numbers to 4 significant digits, a sequence's
+    first :data:`_REPR_ITEMS` entries."""
+    if x is None or isinstance(x, bool | np.bool_):
+        return repr(None if x is None else bool(x))
+    if isinstance(x, int | np.integer):
+        return str(int(x))
+    if isinstance(x, float | np.floating):
+        return f"{float(x):.4g}"
+    if isinstance(x, tuple | list | np.ndarray):
+        seq = x.ravel() if isinstance(x, np.ndarray) else x
+        shown = [_repr_value(v) for v in seq[:_REPR_ITEMS]]
+        if len(seq) > _REPR_ITEMS:
+            shown.append(f"... ({len(seq)} in all)")
+        return ("({})" if isinstance(x, tuple) else "[{}]").format(", ".join(shown))
+    return repr(x)
+
+
+def _result_repr(obj: Any, *lines: Sequence[str]) -> str:
+    """``Name(field=value, ...)`` over the named fields, a group per line (at most five):
+    a result prints short however large its pool, as scipy's result objects do; arrays of
+    draws, tables and nested results are left out (they stay attributes)."""
+    with warnings.catch_warnings():  # a degenerate interval warns when computed, not here
+        warnings.simplefilter("ignore")
+        body = ",\n    ".join(
+            ", ".join(f"{name}={_repr_value(getattr(obj, name))}" for name in line)
+            for line in lines
+        )
+    return f"{type(obj).__name__}({body})"
+
+
 # ------------------------------------------------------------------------- Estimate
 @dataclass(frozen=True)
 class Estimate:
@@ -380,6 +416,16 @@ class Estimate:
     def _rows(self) -> int:
         """Rows of the variance estimate (the t interval's n): one per draw."""
         return self.n_draws
+
+    #: The fields its repr shows, a group per line (subclasses add lines).
+    _REPR_LINES: ClassVar[tuple[tuple[str, ...], ...]] = (
+        ("measure", "estimate", "stderr"),
+        ("ci", "level"),
+        ("n_draws", "n_labels", "effective_n", "census"),
+    )
+
+    def __repr__(self) -> str:
+        return _result_repr(self, *self._REPR_LINES)
 
 
 def _binomial_method_error(method: str, measure: str) -> ShapeError:
@@ -620,6 +666,14 @@ class Comparison:
         """Wald interval for Δ at :attr:`level`."""
         return self.confidence_interval()
 
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("measure", "difference", "stderr", "p_value"),
+            ("ci", "level", "estimates", "best"),
+            ("n_draws", "n_labels", "feature_power"),
+        )
+
 
 def _influence_matrix(s: _Sample) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Estimates (k,) and per-draw influences (n, k) of k models on one sample."""
@@ -764,6 +818,15 @@ class MultipleComparison:
         best = self.best
         return all(
             self.adjusted_p_value(best, j, method) < alpha for j in range(self.k) if j != best
+        )
+
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("measure", "k", "best", "n_draws", "n_labels"),
+            ("estimates",),
+            ("stderrs",),
+            ("range_statistic", "range_p_value", "feature_power"),
         )
 
 

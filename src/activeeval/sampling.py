@@ -51,6 +51,7 @@ from ._validation import (
     check_costs,
     check_finite_array,
     check_option,
+    check_random_state,
     check_safeguards,
 )
 from ._validation import (
@@ -276,7 +277,7 @@ def draw(q: ArrayLike, n: int, random_state: Any = None) -> NDArray[np.intp]:
     qq = check_distribution(q)
     if int(n) < 0:
         raise BudgetError(f"n: cannot draw a negative number of instances ({n}).")
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     cdf = np.cumsum(qq)
     cdf /= cdf[-1]
     idx = np.searchsorted(cdf, rng.random(int(n)), side="right")

@@ -57,11 +57,13 @@ that is not a store (:class:`~activeeval.NotAStoreError`).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
 import os
 import random
+import re
 import sqlite3
 import time
 import uuid
@@ -80,7 +82,13 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 from tqdm.auto import tqdm
 
+try:  # POSIX: a build in progress holds a flock on its temporary file (see _claim_build_file)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
 from ._validation import (
+    MAX_STORED_SEED,
     DegenerateIntervalWarning,
     DuplicateIdError,
     LabelConflictError,
@@ -97,6 +105,7 @@ from ._validation import (
     check_costs,
     check_level,
     check_option,
+    check_seed,
 )
 from .assisted import DEFAULT_BANDWIDTH, _batched_smoother, _value_pool
 from .campaign import (
@@ -116,6 +125,7 @@ from .inference import (
     Comparison,
     Estimate,
     MultipleComparison,
+    _result_repr,
 )
 from .measures import (
     AbsoluteError,
@@ -351,6 +361,14 @@ class SessionPlan:
     ranking: bool = False
     estimator: str = "snis"
 
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("session_id", "kind", "measure"),
+            ("method", "estimator", "budget", "cost_sensitive", "seed", "level"),
+            ("pool_size", "n_models", "predictive_kind", "ranking"),
+        )
+
 
 @dataclass(frozen=True)
 class SessionProgress:
@@ -390,6 +408,14 @@ class SessionProgress:
     finished: bool
     complete: bool
     stop_reason: str | None
+
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("n_labels", "cost_spent", "committed", "budget"),
+            ("n_draws", "n_handed_out", "n_pending", "n_estimation_draws"),
+            ("finished", "complete", "stop_reason"),
+        )
 
 
 @dataclass(frozen=True)
@@ -447,6 +473,14 @@ class SessionEstimate:
             return ci
         return clip_to_range(self.estimate, ci, self.value_range)[1]
 
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("measure", "estimate", "stderr"),
+            ("ci", "level", "interval"),
+            ("n_labels", "n_draws"),
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class SessionComparison:
@@ -468,6 +502,14 @@ class SessionComparison:
     n_draws: int
     measure: str
     comparison: Comparison | MultipleComparison | None
+
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("measure", "difference", "stderr", "p_value"),
+            ("ci", "level", "best", "estimates"),
+            ("n_labels", "n_draws"),
+        )
 
 
 # ------------------------------------------------------------------- sqlite plumbing
@@ -505,6 +547,127 @@ def _with_retry(fn: Callable[[], _T], path: Path) -> _T:
                 ) from exc
             time.sleep(delay * (1.0 + random.random()))
             delay = min(2 * delay, 2.0)
+
+
+def _writable(path: Path) -> bool:
+    """Whether this user may write ``path`` (a directory: create files in it)."""
+    return os.access(path, os.W_OK | (os.X_OK if path.is_dir() else 0))
+
+
+def _file_system_error(path: Path, exc: OSError | sqlite3.Error, action: str) -> StoreError:
+    """What the file system refused while ``action`` (e.g. "create the store") on the store
+    ``path``, and how to fix it: a full disk, a directory or store this user cannot write."""
+    directory = path.parent
+    detail = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+    text = f"{detail} {getattr(exc, 'sqlite_errorname', '')}".lower()
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text or "sqlite_full" in text:
+        return StoreError(
+            f"{path}: cannot {action}: no space left on the device of {directory} ({detail}). "
+            "Free some space or choose a directory on another device."
+        )
+    refused = ("readonly", "read-only", "unable to open", "cantopen", "permission")
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS) or any(w in text for w in refused):
+        creating = action.startswith("create")
+        side = (
+            ""
+            if creating
+            else f", where SQLite must create {path.name}-wal and {path.name}-shm even to read "
+            "the store"
+        )
+        elsewhere = "choose another directory" if creating else "work on a copy elsewhere"
+        if not _writable(directory):
+            what = f"this user cannot write in directory {directory}{side}"
+            fix = f"Make the directory writable (e.g. chmod u+w {directory}) or {elsewhere}."
+        elif path.exists() and not _writable(path):
+            what = "the store is read-only for this user"
+            fix = f"Make it writable (e.g. chmod u+w {path}) or {elsewhere}."
+        else:
+            what = (
+                f"this user cannot write in directory {directory}{side}, or the store is read-only"
+            )
+            fix = f"Check their permissions (e.g. chmod u+w {directory}) or {elsewhere}."
+        return StoreError(f"{path}: cannot {action}: {what} ({detail}). {fix}")
+    return StoreError(f"{path}: cannot {action} ({detail}).")
+
+
+#: SQLite's files beside a database ``x``: ``x-wal``, ``x-shm``, ``x-journal``.
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _build_pattern(target: Path) -> re.Pattern[str]:
+    """Names of the temporary files :meth:`Session.create` builds ``target`` under: the
+    store ``.NAME.<32 hex>.tmp`` and SQLite's side files of it."""
+    return re.compile(rf"(\.{re.escape(target.name)}\.[0-9a-f]{{32}}\.tmp)(-wal|-shm|-journal)?")
+
+
+def _claim_build_file(target: Path) -> tuple[Path, int]:
+    """A new, empty temporary file beside ``target`` to build the store in, and an open
+    descriptor holding an exclusive ``flock`` on it for the whole build. The kernel drops the
+    lock when the process ends, however it ends (SIGKILL included), so a later create can tell
+    a leftover of a killed build (lock free) from a live one (:func:`_remove_stale_builds`)."""
+    for _ in range(8):
+        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        if fcntl is None:  # pragma: no cover - Windows: no stale-build detection
+            return tmp, fd
+        # Blocking: a cleaner that opened the file between O_EXCL and here holds the lock
+        # only while it unlinks the file, which the link count then shows; take a new name.
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if os.fstat(fd).st_nlink > 0:
+            return tmp, fd
+        os.close(fd)
+    raise StoreError(f"{target}: could not claim a temporary file in {target.parent}.")
+
+
+def _remove_build_files(tmp: Path) -> None:
+    """A build's temporary store and its side files; side files first, so that a side file
+    never outlives its (locked) store file while the build runs."""
+    for suffix in (*_SIDE_FILES, ""):
+        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+
+
+def _remove_stale_builds(target: Path) -> list[str]:
+    """Remove what earlier creates of ``target`` that were killed (SIGKILL, power loss) left
+    beside it: temporary stores whose ``flock`` no live process holds, with their side files,
+    and side files whose temporary store is gone. A live build's files are kept. Returns the
+    names removed."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return []
+    pattern = _build_pattern(target)
+    try:
+        names = sorted(os.listdir(target.parent))
+    except OSError:
+        return []
+    removed: list[str] = []
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is None:
+            continue
+        path = target.parent / name
+        main = target.parent / match.group(1)
+        try:
+            if match.group(2) is not None:  # a side file: an orphan once its store is gone
+                if not main.exists():
+                    path.unlink()
+                    removed.append(name)
+                continue
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: a build in progress
+            os.close(fd)
+            continue
+        try:
+            _remove_build_files(path)
+            removed.append(name)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
@@ -852,7 +1015,7 @@ class Session:
             ``"active_risk"`` (see :func:`~activeeval.comparison_distribution`).
             Ranked pools: one of :data:`~activeeval.RANKING_METHODS` (eq. 6.10, 6.11).
         seed : int
-            Non-negative seed of the draw sequence.
+            Non-negative seed of the draw sequence, at most 2**63 − 1 (what the store holds).
         costs : array-like of shape (m,), optional
             Labeling cost per pool instance, strictly positive. A ranked pool defaults to
             its items' summed costs (:func:`~activeeval.ranking_query_costs`).
@@ -916,8 +1079,7 @@ class Session:
         pool_ids = _canonical_ids(ids, m)
         b = _check_budget(budget, lam)
         lv = check_level(level)
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise ShapeError(f"seed: must be a non-negative integer, got {seed!r}.")
+        seed = check_seed(seed, "seed", maximum=MAX_STORED_SEED)
         if int(block_size) < 1:
             raise ShapeError(f"block_size: must be a positive integer, got {block_size!r}.")
         comparison = len(preds) > 1
@@ -980,8 +1142,12 @@ class Session:
         )
         from . import __version__
 
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{session_id}.tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _remove_stale_builds(target)
+            tmp, lock = _claim_build_file(target)
+        except OSError as exc:
+            raise _file_system_error(target, exc, "create the store") from exc
         try:
             conn = _connect(tmp, create=True)
             try:
@@ -1038,9 +1204,13 @@ class Session:
                 os.link(tmp, target)  # atomic, and never replaces a store created meanwhile
             except FileExistsError as exc:
                 raise StoreError(f"{target}: already exists; choose another file name.") from exc
+        except (OSError, sqlite3.Error) as exc:  # a full disk, a directory turned read-only
+            raise _file_system_error(target, exc, "create the store") from exc
         finally:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+            try:
+                _remove_build_files(tmp)
+            finally:
+                os.close(lock)
         return cls.open(target)
 
     @staticmethod
@@ -1202,6 +1372,8 @@ class Session:
             )
         try:
             conn = _connect(target)
+        except sqlite3.OperationalError as exc:  # the file system refused, not the content
+            raise _file_system_error(target, exc, "open the store") from exc
         except sqlite3.Error as exc:
             raise NotAStoreError(f"{target}: cannot be opened as a session store ({exc}).") from exc
         try:
@@ -1229,7 +1401,9 @@ class Session:
             if app_id != APPLICATION_ID or "meta" not in tables:
                 raise NotAStoreError(not_store)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:  # e.g. no -wal/-shm in a read-only directory
+            raise _file_system_error(path, exc, "open the store") from exc
+        except sqlite3.DatabaseError as exc:  # "file is not a database"
             raise NotAStoreError(f"{not_store[:-1]}; {exc}.") from exc
         try:
             version = int(row[0])

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import check_random_state
 from ..assisted import (
     DEFAULT_BANDWIDTH,
     MIN_DISAGREEMENTS,
@@ -298,7 +299,7 @@ def limit_scatter(
     """10% and 90% quantiles, at each budget, of √(V_y/V) (:func:`model_limit`) over ``reps``
     label vectors drawn from the model itself (:func:`draw_labels`): how far a right
     model's pool scatters around its limit. NaN where the limit is 0 or undefined."""
-    rng = np.random.default_rng(seed)
+    rng = check_random_state(seed)
     limit = np.asarray(model_limit(pred, meas, budgets)[0])
     ok = limit > 0
     ratios = np.full((reps, limit.shape[0]), math.nan)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import check_random_state
 from ..assisted import (
     _estimate_from_terms,
     _paired_from_terms,
@@ -103,7 +104,7 @@ def fit_rankers(corpus: RankingCorpus, seed: int = 0) -> dict[str, GradedRelevan
 def index_update(rel: GradedRelevance, fraction: float = 0.1, seed: int = 0) -> GradedRelevance:
     """The ranker on an outdated index: round(fraction·|r(x)|) random items of every list
     removed (Sec. 6.3.2), the order of the rest kept."""
-    rng = np.random.default_rng(seed)
+    rng = check_random_state(seed)
     query = rel.query_of_item
     order = np.lexsort((rng.random(rel.total_items), query))  # random order within queries
     rank = np.empty(rel.total_items, dtype=np.int64)

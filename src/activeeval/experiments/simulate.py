@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_random_state
+
 __all__ = [
     "ComparisonRuns",
     "StaticRuns",
@@ -108,7 +110,7 @@ class _Design:
         self.n_support = int((self.q > 0).sum())
         self.cdf = np.cumsum(self.q)
         self.cdf /= self.cdf[-1]
-        self.rng = np.random.default_rng(random_state)
+        self.rng = check_random_state(random_state)
         mean_cost = 1.0 if self.lam is None else float(self.q @ self.lam)
         self.length = int(3 * self.budgets.max() / mean_cost) + 64
         # The campaign's cap on draws (evaluate's default max_draws), per budget.
