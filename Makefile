@@ -105,11 +105,11 @@ bench: $(STAMP_BENCH)
 	$(BIN)/python benchmarks/ranking_bench.py
 
 reproduce: $(STAMP_BENCH)
-	$(BIN)/python -m activeeval.experiments.reproduce --out docs/results
+	$(BIN)/python -m reproduce --out docs/results
 
 lint: $(STAMP_LINT)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks reproduce
+	$(BIN)/ruff format --check src tests benchmarks reproduce
 	$(BIN)/mypy
 
 clean:

@@ -1,17 +1,17 @@
 """Alternatives to the model-assisted default, measured and rejected (module docstring of
 :mod:`activeeval.assisted`: "Pool features" and "Optimal sampling").
 
-Each study runs the benchmark's campaigns (``activeeval.experiments.assisted._runs``, the
-draws and stopping rule of ``make reproduce``) on the real tasks and prints the MAE per budget
-and its ratio to the first row of the study, and the Wald coverage:
+Each study runs the benchmark's campaigns (``activeeval.demo._runs``, the draws and stopping
+rule of ``make reproduce``) on the real tasks and prints the MAE per budget and its ratio to
+the first row of the study, and the Wald coverage (from the repository's root):
 
-    python benchmarks/assisted_alternatives.py floor     # q* vs floor-free and scaled floors
-    python benchmarks/assisted_alternatives.py power     # tuned λ vs a fixed λ grid
-    python benchmarks/assisted_alternatives.py bandwidth # features' kernel bandwidth
-    python benchmarks/assisted_alternatives.py prior     # the smoother's pseudo-count κ
-    python benchmarks/assisted_alternatives.py logits    # the model's logits as the features
-    python benchmarks/assisted_alternatives.py targeted  # draws whose distinct-label π ∝ q*
-    python benchmarks/assisted_alternatives.py clusters  # κ where two models disagree on a
+    python -m benchmarks.assisted_alternatives floor     # q* vs floor-free and scaled floors
+    python -m benchmarks.assisted_alternatives power     # tuned λ vs a fixed λ grid
+    python -m benchmarks.assisted_alternatives bandwidth # features' kernel bandwidth
+    python -m benchmarks.assisted_alternatives prior     # the smoother's pseudo-count κ
+    python -m benchmarks.assisted_alternatives logits    # the model's logits as the features
+    python -m benchmarks.assisted_alternatives targeted  # draws whose distinct-label π ∝ q*
+    python -m benchmarks.assisted_alternatives clusters  # κ where two models disagree on a
                                                          # few tight clusters (the known limit)
 
 Options: ``--reps`` (default 300), ``--tasks`` (indices into ``PLAN``). The docstring's
@@ -28,11 +28,12 @@ from typing import Any
 import numpy as np
 
 import activeeval.assisted as assisted_module
-import activeeval.experiments.assisted as harness
+import activeeval.demo as demo_module
+import reproduce.assisted as harness
 from activeeval.assisted import assisted_distribution
-from activeeval.experiments.models import pool_for
 from activeeval.predictive import Categorical
 from activeeval.sampling import _from_moment, optimal_distribution
+from reproduce.models import pool_for
 
 BUDGETS = np.array([100.0, 200.0, 400.0])
 TARGETED_BUDGETS = np.array([100.0, 200.0, 400.0, 800.0])
@@ -92,8 +93,8 @@ def _setter(name: str, module: Any, value: float) -> Callable[[], None]:
 def _bandwidth(task: Any, pred: Any, meas: Any) -> Iterator[Variant]:
     q = optimal_distribution(pred, meas)
     for h in (0.3, 0.15, 0.6, 1.0):
-        yield f"h = {h}", q, None, task.X_pool, _setter("DEFAULT_BANDWIDTH", harness, h)
-    harness.DEFAULT_BANDWIDTH = assisted_module.DEFAULT_BANDWIDTH
+        yield f"h = {h}", q, None, task.X_pool, _setter("DEFAULT_BANDWIDTH", demo_module, h)
+    demo_module.DEFAULT_BANDWIDTH = assisted_module.DEFAULT_BANDWIDTH
 
 
 def _prior(task: Any, pred: Any, meas: Any) -> Iterator[Variant]:
@@ -214,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
         first = None
         for name, q, power, feats, set_up in variants(task, pred, meas):
             set_up()
-            est, se, *_ = harness._runs(
+            est, se, *_ = demo_module._runs(
                 q, pred, meas, task.y_pool, budgets, args.reps, 0, True, power, features=feats
             )
             err = np.abs(est - truth)

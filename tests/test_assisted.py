@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import activeeval as ae
-from activeeval import campaign
+from activeeval import acquisition, campaign
 from activeeval.assisted import (
     assisted_distribution,
     assisted_estimate,
@@ -377,7 +377,7 @@ def test_batch_end_draw_is_bought_next_with_the_q_it_was_drawn_from() -> None:
     m = 50
     q0, q1 = np.full(m, 1 / m), np.r_[np.full(25, 1.5 / m), np.full(25, 0.5 / m)]
     costs = np.r_[np.full(25, 0.3), np.full(25, 2.5)]
-    book = campaign._LabelBook(m)
+    book = acquisition._LabelBook(m)
     acq = campaign._Acquisition(q0, lambda i: np.zeros(len(i), int), lambda y, i: y, costs,
                                 np.random.default_rng(3), 10_000,
                                 campaign._bar(20.0, costs, False), book)  # fmt: skip

@@ -25,7 +25,7 @@ from scipy import special, stats
 from statsmodels.stats.proportion import proportion_confint as sm_proportion_confint
 
 import activeeval as ae
-from activeeval.experiments.simulate import simulate_static
+from activeeval.demo import simulate_static
 
 # ----------------------------------------------------------------------------- helpers
 

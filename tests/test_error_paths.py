@@ -34,9 +34,10 @@ from click.testing import CliRunner
 
 import activeeval as ae
 import activeeval.store as store_module
-from activeeval.campaign import _LabelBook, _stratum_sd
+from activeeval.acquisition import _LabelBook
+from activeeval.campaign import _stratum_sd
 from activeeval.cli import main
-from activeeval.experiments.simulate import simulate_static
+from activeeval.demo import simulate_static
 from activeeval.store import Session
 
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

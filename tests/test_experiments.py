@@ -11,10 +11,10 @@ import pytest
 
 import activeeval as ae
 from activeeval.assisted import assisted_estimate
-from activeeval.experiments import comparison as cmp_exp
-from activeeval.experiments import reproduce
-from activeeval.experiments.demo import labels_to_match
-from activeeval.experiments.simulate import first_occurrence, simulate_comparison, simulate_static
+from activeeval.demo import first_occurrence, labels_to_match, simulate_static
+from reproduce import comparison as cmp_exp
+from reproduce import estimation
+from reproduce.simulate import simulate_comparison
 
 
 def _pool(seed: int = 0, m: int = 2000):
@@ -93,7 +93,7 @@ def test_saved_labels_reads_the_crossing_on_a_log_budget_axis() -> None:
 
 
 def test_estimation_smoke_reproduction_writes_report(tmp_path: Path) -> None:
-    settings = reproduce.run(
+    settings = estimation.run(
         tmp_path, reps=30, budgets=(50, 100, 200), smoke=True, with_peers=False
     )
     assert (tmp_path / "active_estimation.md").read_text().startswith("# Active estimation")
@@ -155,7 +155,7 @@ def test_labels_to_match_handles_a_census_that_reaches_zero_error() -> None:
 
 @pytest.mark.parametrize("measure", ["error_rate", "f1"])
 def test_assisted_runs_equal_the_campaign_and_the_snis_engine(measure: str) -> None:
-    from activeeval.experiments.assisted import _runs
+    from activeeval.demo import _runs
 
     pa, _, y, _ = _pool(9)
     meas = ae.get_measure(measure, pos_label=1).bind(pa)
@@ -189,7 +189,7 @@ def test_assisted_runs_equal_the_campaign_and_the_snis_engine(measure: str) -> N
 @pytest.mark.parametrize("measure", ["error_rate", "f1"])
 def test_pair_runs_equal_compare_with_either_estimator(measure: str) -> None:
     from activeeval.assisted import MIN_DISAGREEMENTS, _disagreements
-    from activeeval.experiments.assisted import _pair_runs, _pair_terms
+    from reproduce.assisted import _pair_runs, _pair_terms
 
     a, b, y, _ = _pool(5)
     _, meas, dom, full = _pair_terms([a, b], ae.get_measure(measure, pos_label=1), y)
@@ -220,7 +220,7 @@ def test_pair_runs_equal_compare_with_either_estimator(measure: str) -> None:
 
 
 def test_assisted_smoke_reproduction_reports_single_models_and_pairs(tmp_path: Path) -> None:
-    from activeeval.experiments import assisted
+    from reproduce import assisted
 
     out = assisted.run(tmp_path, reps=20, budgets=(50, 100, 200), smoke=True)
     md = (tmp_path / "model_assisted.md").read_text()
@@ -279,8 +279,8 @@ def test_alternatives_script_runs(capsys) -> None:
 
     # targeted(q, n) inverts the successive sample's π = 1 − exp(−q't): its distinct-label
     # inclusion probabilities are min(1, k·q) (Σ = n), up to the cap.
-    from activeeval.experiments.assisted import optimal_inclusion
     from activeeval.sampling import inclusion_probabilities
+    from reproduce.assisted import optimal_inclusion
 
     rng = np.random.default_rng(3)
     q = rng.gamma(0.5, size=400) * (rng.random(400) > 0.1)

@@ -11,9 +11,10 @@ import pytest
 
 import activeeval as ae
 from activeeval.datasets import RankingCorpus, load_movielens_ranking
-from activeeval.experiments import ranking as rk
-from activeeval.experiments.simulate import simulate_comparison, simulate_static
+from activeeval.demo import simulate_static
 from activeeval.ranking import RANKING_METHODS
+from reproduce import ranking as rk
+from reproduce.simulate import simulate_comparison
 
 
 @pytest.fixture(scope="module")

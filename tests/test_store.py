@@ -807,7 +807,7 @@ def test_session_resumed_after_a_kill_hands_out_what_an_uninterrupted_one_does(
 
 
 def test_demo_session_campaign_matches_evaluate() -> None:
-    from activeeval.experiments.demo import session_campaign
+    from activeeval.demo import session_campaign
 
     proba, y = _pool(300, seed=1)
     lines: list[str] = []

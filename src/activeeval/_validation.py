@@ -206,6 +206,40 @@ def check_costs(costs: ArrayLike | None, n: int, name: str = "costs") -> NDArray
     return c
 
 
+def check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
+    """A budget that buys at least one label: a whole number of labels, or cost units."""
+    try:
+        b = float(budget)
+    except (TypeError, ValueError) as exc:
+        raise BudgetError(f"budget: must be a number, got {budget!r}.") from exc
+    if not math.isfinite(b):
+        raise BudgetError(f"budget: must be a finite number, got {budget!r}.")
+    if costs is None:
+        if b < 1:
+            raise BudgetError(f"budget: {budget!r} buys no label; pass at least 1 label.")
+        if b != int(b):
+            raise BudgetError(f"budget: a label budget must be a whole number, got {budget!r}.")
+    elif b < costs.min():
+        raise BudgetError(
+            f"budget: {budget!r} cost units buy no label (the cheapest instance costs "
+            f"{costs.min():.4g}); raise the budget."
+        )
+    return b
+
+
+def check_max_draws(max_draws: int | None, b: float, lam: NDArray[np.float64] | None) -> int:
+    """The caller's cap on draws, a whole number ≥ 1, or the default: 20 per label the budget
+    buys, plus 1,000 (repeats of labeled instances are free but count)."""
+    if max_draws is None:
+        return int(20 * (b if lam is None else b / lam.mean()) + 1000)
+    if isinstance(max_draws, bool) or not isinstance(max_draws, (int, np.integer)) or max_draws < 1:
+        raise BudgetError(
+            f"max_draws: must be a whole number of draws ≥ 1, got {max_draws!r}; omit it for "
+            "the default (20 per label the budget buys, plus 1,000)."
+        )
+    return int(max_draws)
+
+
 def check_level(level: float, name: str = "level") -> float:
     """A confidence level (or significance level) strictly between 0 and 1."""
     try:

@@ -1624,7 +1624,9 @@ def _terms_at(
     b = np.empty((v.shape[0], k))
     for j, (wl, w, mn, md, pool) in enumerate(parts):
         g[j], aj, bj, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
-        a[:, j], b[:, j] = aj / float(den), bj / float(den)
+        # Ĝ undefined: a, b are NaN already, and NaN/0 warns in some numpy versions.
+        d = 1.0 if math.isnan(g[j]) else float(den)
+        a[:, j], b[:, j] = aj / d, bj / d
         if debias is not None:
             g[j] = _debiased(float(g[j]), v, (wl, w, mn, md, pool), lam, float(den), *debias)
     return g, a, b
@@ -1729,11 +1731,11 @@ def _source_powers(
         g, a, den = [], [], []
         for t in _combined(by_source, lam):
             gj, aj, _, dj = _assisted_parts(v, *t, 1.0)
+            if math.isnan(gj):  # before dividing by D̂: NaN/0 warns in some numpy versions
+                return np.zeros(k), None
             g.append(gj)
             den.append(float(dj))
             a.append(aj / float(dj))
-        if np.isnan(g).any():
-            return np.zeros(k), None
         da = np.column_stack(a)
         db = [
             np.column_stack([(t[2] - g[j] * t[3]) / den[j] for j, t in enumerate(src)])

@@ -4,8 +4,9 @@
 for instances it has not labeled before (a deterministic oracle is the common case, so a
 repeated draw costs nothing), and stops at the first draw whose label the remaining budget can
 no longer pay for. The budget counts labels, or cost units Λ when per-instance costs are given
-(Thm 4.2: about n* = Λ / E_q[λ] draws). The draws, their sampling probabilities and the labels
-go to the self-normalized estimator of :mod:`activeeval.inference`.
+(Thm 4.2: about n* = Λ / E_q[λ] draws). The walk is :mod:`activeeval.acquisition`'s, shared
+with sessions; the draws, their sampling probabilities and the labels go to
+:mod:`activeeval.estimators.report`, which gives what campaigns and sessions report.
 
 ``method="stratified"`` is the baseline of Bennett & Carvalho (2010): equal-count strata on the
 model's confidence, labels allocated to strata in batches in proportion to N_h·σ̂_h (Neyman),
@@ -30,42 +31,48 @@ from ._validation import (
     ActiveEvalWarning,
     BudgetError,
     DegenerateIntervalWarning,
-    LabelSpaceError,
     ShapeError,
     UndefinedEstimateWarning,
     UnknownOptionError,
+    check_budget,
     check_costs,
     check_level,
+    check_max_draws,
     check_option,
     check_random_state,
     check_safeguards,
     pool_distribution,
     real_number,
 )
+from .acquisition import (
+    Check,
+    _budget_room,
+    _GradeBook,
+    _label_check,
+    _LabelBook,
+    _walk_block,
+)
 from .assisted import (
     DEFAULT_BANDWIDTH,
-    _as_assisted_census,
-    _check_bandwidth,
-    _estimate_from_terms,
-    _feature_moments,
-    _paired_from_terms,
-    _successive_rows,
-    _unused_features,
-    _value_pool,
-    _value_terms,
     assisted_estimate,
-    assisted_multiple_comparison,
-    assisted_paired_test,
+)
+from .estimators.report import (
+    ESTIMATORS,
+    _census,
+    _check_features,
+    _compare_sample,
+    _no_features,
+    _ranking_comparison,
+    _ranking_estimate,
+    _ranking_pair_pools,
+    _reported,
+    _static_estimate,
 )
 from .inference import (
     Comparison,
     Estimate,
-    _difference,
     _result_repr,
-    _warn_undefined,
     estimate,
-    multiple_comparison,
-    paired_test,
 )
 from .measures import Measure, clip_to_range, get_measure
 from .predictive import (
@@ -74,18 +81,14 @@ from .predictive import (
     Mixture,
     Predictive,
     as_predictive,
-    check_labels,
     recalibrate,
 )
 from .ranking import (
     RANKING_METHODS,
     GradedRelevance,
-    QueryValue,
     _bind_for_labels,
     _check_pair,
     ranking_distribution,
-    ranking_expectation,
-    ranking_mixed_pair,
     ranking_pair_values,
     ranking_query_costs,
     ranking_union,
@@ -104,7 +107,6 @@ from .sampling import (
 
 __all__ = ["ComparisonResult", "EvaluationResult", "OracleError", "compare", "evaluate"]
 
-ESTIMATORS = ("assisted", "snis")
 EVALUATE_METHODS = ("active", "passive", "stratified", "active_lambda", "active_uniC")
 Oracle = Callable[[NDArray[np.intp]], ArrayLike]
 
@@ -192,50 +194,6 @@ class EvaluationResult:
         )
 
 
-def _check_oracle_labels(predictive: Predictive, got: Any, expected: int) -> NDArray[Any]:
-    y = np.asarray(got)
-    if y.shape != (expected,):
-        raise ShapeError(f"oracle: returned shape {y.shape} for {expected} indices.")
-    return check_labels(predictive, y, "oracle")
-
-
-class _LabelBook:
-    """Labels acquired so far, keyed by pool index; lookups are vectorised."""
-
-    def __init__(self, m: int) -> None:
-        self.known = np.zeros(m, dtype=bool)
-        self.order: list[NDArray[np.intp]] = []
-        self.values: list[NDArray[Any]] = []
-
-    def add(self, idx: NDArray[np.intp], y: NDArray[Any]) -> None:
-        self.known[idx] = True
-        self.order.append(idx)
-        self.values.append(y)
-
-    def acquired(self) -> tuple[NDArray[np.intp], NDArray[Any]]:
-        if not self.order:
-            return np.empty(0, dtype=np.intp), np.empty(0)
-        return np.concatenate(self.order), np.concatenate(self.values)
-
-    def export(self) -> tuple[NDArray[np.intp], Any]:
-        """What :attr:`OracleError.acquired` hands back: (indices, labels)."""
-        return self.acquired()
-
-    def lookup(self, idx: NDArray[np.intp]) -> NDArray[Any]:
-        keys, vals = self.acquired()
-        order = np.argsort(keys)
-        pos = np.searchsorted(keys[order], idx)
-        return vals[order][pos]
-
-
-Check = Callable[[Any, NDArray[np.intp]], NDArray[Any]]
-
-
-def _label_check(predictive: Predictive) -> Check:
-    """The oracle's answer for ``idx`` as one label per index, in the model's label space."""
-    return lambda got, idx: _check_oracle_labels(predictive, got, idx.shape[0])
-
-
 def _ask(oracle: Oracle, check: Check, book: _LabelBook, idx: NDArray[np.intp]) -> None:
     if idx.size == 0:
         return
@@ -255,32 +213,11 @@ def _ask(oracle: Oracle, check: Check, book: _LabelBook, idx: NDArray[np.intp]) 
     book.add(idx, y)
 
 
-def _check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
-    """A budget that buys at least one label: a whole number of labels, or cost units."""
-    try:
-        b = float(budget)
-    except (TypeError, ValueError) as exc:
-        raise BudgetError(f"budget: must be a number, got {budget!r}.") from exc
-    if not math.isfinite(b):
-        raise BudgetError(f"budget: must be a finite number, got {budget!r}.")
-    if costs is None:
-        if b < 1:
-            raise BudgetError(f"budget: {budget!r} buys no label; pass at least 1 label.")
-        if b != int(b):
-            raise BudgetError(f"budget: a label budget must be a whole number, got {budget!r}.")
-    elif b < costs.min():
-        raise BudgetError(
-            f"budget: {budget!r} cost units buy no label (the cheapest instance costs "
-            f"{costs.min():.4g}); raise the budget."
-        )
-    return b
-
-
 class _Acquisition:
     """Algorithm 2's loop — draw, label what is new, stop at the first draw the budget cannot
-    pay — processed a chunk of draws at a time. It can be resumed with a larger budget (the
-    sequential protocol): the draw that stopped it stays first in line, so the draws remain
-    an i.i.d. sequence from q."""
+    pay (:func:`~activeeval.acquisition._walk_block`) — a chunk of draws at a time. It can be
+    resumed with a larger budget (the sequential protocol): the draw that stopped it stays first
+    in line, so the draws remain an i.i.d. sequence from q."""
 
     def __init__(
         self,
@@ -296,17 +233,22 @@ class _Acquisition:
         self.q, self.oracle, self.check = q, oracle, check
         self.costs, self.rng, self.max_draws, self.bar = costs, rng, max_draws, bar
         self.book = _LabelBook(q.shape[0]) if book is None else book
+        self.price = np.ones(q.shape[0]) if costs is None else costs
         self.support = q > 0
-        self.n_support = int(self.support.sum())
+        self.left = int(self.support.sum()) - int(self.book.known[self.support].sum())
         self.spent = 0.0
         self.kept: list[NDArray[np.intp]] = []
         self.kept_q: list[NDArray[np.float64]] = []
         self.n_kept = 0
         self.pending = np.empty(0, dtype=np.intp)
         self.pending_q = np.empty(0)  # the q each pending draw was drawn from
-        self.exhausted = False
         self.switched = False  # True once q has changed (batch-adaptive sampling)
         self.capped = False  # True when the draw cap stopped the last run
+
+    @property
+    def exhausted(self) -> bool:
+        """Every instance with q > 0 is labeled: nothing is left to buy."""
+        return self.left == 0
 
     @property
     def draws(self) -> NDArray[np.intp]:
@@ -329,45 +271,35 @@ class _Acquisition:
         self.switched = True
         self.pending, self.pending_q = self.pending[:1], self.pending_q[:1]
         self.support = q > 0
-        self.n_support = int(self.support.sum())
-        self.exhausted = int(self.book.known[self.support].sum()) == self.n_support
+        self.left = int(self.support.sum()) - int(self.book.known[self.support].sum())
 
     def run(self, budget: float) -> None:
         costs = self.costs
         chunk = int(min(max(2 * budget, 64), 1_000_000)) if costs is None else 4096
-        while self.n_kept < self.max_draws and not self.exhausted:
-            if self.pending.size:
-                block, block_q = self.pending, self.pending_q
-                self.pending, self.pending_q = np.empty(0, dtype=np.intp), np.empty(0)
-            else:
-                block = draw(self.q, min(chunk, self.max_draws - self.n_kept), self.rng)
-                block_q = self.q[block]
-            uniq, first = np.unique(block, return_index=True)
-            new_pos = np.sort(first[~self.book.known[uniq]])
-            new_idx = block[new_pos]
-            price = np.ones(new_idx.shape[0]) if costs is None else costs[new_idx]
-            room = budget - self.spent + 1e-9 * max(budget, 1.0)
-            affordable = np.cumsum(price) <= room
-            n_buy = int(affordable.sum()) if affordable.all() else int(np.argmin(affordable))
-            stop = n_buy < new_idx.shape[0]
-            if stop:
-                cut = new_pos[n_buy]
-                block, self.pending = block[:cut], block[cut:]
-                block_q, self.pending_q = block_q[:cut], block_q[cut:]
-            _ask(self.oracle, self.check, self.book, new_idx[:n_buy])
-            self.spent += float(price[:n_buy].sum())
-            self.bar.update(n_buy if costs is None else float(price[:n_buy].sum()))
-            if int(self.book.known[self.support].sum()) == self.n_support:
-                self.exhausted = True
-                # Nothing is left to buy: end at the draw that bought the last label, as
-                # simulate_static does (later draws of the block depend on the chunk size).
-                block = block[: new_pos[n_buy - 1] + 1]
-            self.kept.append(block)
-            self.kept_q.append(block_q[: block.shape[0]])
-            self.n_kept += block.shape[0]
-            if stop:
+        while True:
+            block, block_q = self.pending, self.pending_q
+            self.pending, self.pending_q = np.empty(0, dtype=np.intp), np.empty(0)
+            step = _walk_block(
+                block, self.book.known, self.price, _budget_room(budget, self.spent),
+                support=self.support, left=self.left, draws_left=self.max_draws - self.n_kept,
+            )  # fmt: skip
+            if step.stop is None and block.size == 0:  # the walk goes on: draw a chunk
+                self.pending = draw(self.q, min(chunk, self.max_draws - self.n_kept), self.rng)
+                self.pending_q = self.q[self.pending]
+                continue
+            _ask(self.oracle, self.check, self.book, block[step.bought])
+            self.spent += step.cost
+            self.bar.update(step.bought.shape[0] if costs is None else step.cost)
+            self.left = step.left
+            self.kept.append(block[: step.consumed])
+            self.kept_q.append(block_q[: step.consumed])
+            self.n_kept += step.consumed
+            if step.stop == "budget":  # the draw the budget cannot pay stays first in line
+                self.pending, self.pending_q = block[step.consumed :], block_q[step.consumed :]
                 return
-        self.capped = self.n_kept >= self.max_draws and not self.exhausted
+            if step.stop is not None:
+                self.capped = step.stop == "max_draws"
+                return
 
     def warn_if_capped(self, budget: float, stacklevel: int = 3) -> None:
         """Warn once the campaign is over if the draw cap, not the budget, ended it."""
@@ -516,11 +448,11 @@ def evaluate(
     _check_features(features, bandwidth, predictive.n, where)  # before any label is bought
     lam = check_costs(costs, predictive.n)
     lv = check_level(level)
-    b = _check_budget(budget, lam)
+    b = check_budget(budget, lam)
     if not callable(oracle):
         raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
     rng = check_random_state(random_state)
-    max_draws = _max_draws(max_draws, b, lam)
+    max_draws = check_max_draws(max_draws, b, lam)
     _check_batch_size(batch_size, lam, method, q)
     if method == "stratified" and q is None:
         _check_strata(n_strata, predictive.n, pool_weights)
@@ -609,78 +541,6 @@ def _check_batch_size(
         )
 
 
-def _check_features(features: ArrayLike | None, bandwidth: float, m: int, refused: str) -> None:
-    """Features that cannot serve (``refused`` says where, when non-empty) are refused, and
-    usable ones validated, so that bad input fails before labels are bought."""
-    if refused:
-        _no_features(features, refused)
-    elif features is not None:
-        _feature_moments(features, m)  # the checks, without the standardized copy
-        _check_bandwidth(bandwidth)
-
-
-def _no_features(features: object, where: str) -> None:
-    """Pool features (given in any form: an array, or the CLI's file) serve only the
-    model-assisted estimator of a classifier or regressor."""
-    if features is not None:
-        if "ranking" in where:
-            fix = "drop features"
-        elif "stratified" in where or "active_neq" in where:
-            fix = "drop features or use method='active' with estimator='assisted'"
-        else:
-            fix = "drop features or use estimator='assisted'"
-        raise ShapeError(
-            f"features: only the model-assisted estimator of a classifier or regressor uses "
-            f"pool features, not {where}; {fix}."
-        )
-
-
-def _static_estimate(
-    meas: Measure,
-    predictive: Predictive,
-    draws: NDArray[np.intp],
-    y: NDArray[Any],
-    q: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    lv: float,
-    estimator: str,
-    features: ArrayLike | None = None,
-    bandwidth: float = DEFAULT_BANDWIDTH,
-    *,
-    census: Estimate | None,
-) -> tuple[Estimate, str]:
-    """The estimate from draws i.i.d. from the pool distribution ``q`` (labels ``y`` per
-    draw), and the interval method to report with it — what :func:`evaluate` and a session
-    (:meth:`~activeeval.Session.estimate`) report: the exact value once every instance that can
-    move the measure is labeled; else the model-assisted estimator in its finite-population
-    form (logit interval for measures in [0, 1]; with the pool's ``features`` as a second
-    control variate) or the thesis's (Wald). ``census`` is :func:`_census`'s result for these
-    draws (the caller computes it once: it warns when the measure is undefined)."""
-    est = census
-    if est is not None and estimator == "assisted":
-        est = _as_assisted_census(est, features)
-    if est is None and estimator == "assisted":
-        est = assisted_estimate(
-            meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q, features=features,
-            bandwidth=bandwidth,
-        )  # fmt: skip
-    elif est is None:
-        est = estimate(
-            meas, predictive.take(draws), y, q[draws], p=pw[draws], indices=draws, level=lv
-        )
-    return est, "logit" if estimator == "assisted" and est.binary_loss else "wald"
-
-
-def _reported(est: Estimate, lv: float, interval: str, meas: Any) -> tuple[float, Any]:
-    """The estimate and its interval as evaluate and a session report them: clipped to the
-    measure's range (:func:`~activeeval.measures.clip_to_range`; ``inference`` keeps the
-    unclipped estimate)."""
-    if math.isnan(est.estimate):
-        return est.estimate, (math.nan, math.nan)
-    ci = est.confidence_interval(lv, method=interval)
-    return clip_to_range(est.estimate, ci, meas.value_range)
-
-
 def _evaluation_result(
     est: Estimate,
     lv: float,
@@ -716,43 +576,9 @@ def _evaluation_result(
     )
 
 
-def _max_draws(max_draws: int | None, b: float, lam: NDArray[np.float64] | None) -> int:
-    """The caller's cap on draws, a whole number ≥ 1, or the default: 20 per label the budget
-    buys, plus 1,000 (repeats of labeled instances are free but count)."""
-    if max_draws is None:
-        return int(20 * (b if lam is None else b / lam.mean()) + 1000)
-    if isinstance(max_draws, bool) or not isinstance(max_draws, (int, np.integer)) or max_draws < 1:
-        raise BudgetError(
-            f"max_draws: must be a whole number of draws ≥ 1, got {max_draws!r}; omit it for "
-            "the default (20 per label the budget buys, plus 1,000)."
-        )
-    return int(max_draws)
-
-
 def _bar(b: float, lam: NDArray[np.float64] | None, progress: bool | None) -> Any:
     unit = "labels" if lam is None else "cost"
     return tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False)
-
-
-def _exact_comparison(
-    values: Sequence[float], n_draws: int, n_labels: int, level: float, meas: Measure
-) -> Comparison:
-    """The comparison when every instance with test mass is labeled: exact values, stderr 0,
-    p-value 0 (1 on an exact tie); NaN, warned, where a model's value is undefined."""
-    diff = _difference(values[0], values[1])
-    if math.isnan(diff):
-        _warn_undefined(meas.name, census=True)
-    return Comparison(
-        estimates=(float(values[0]), float(values[1])),
-        difference=diff,
-        stderr=math.nan if math.isnan(diff) else 0.0,
-        p_value=math.nan if math.isnan(diff) else 1.0 if diff == 0.0 else 0.0,
-        n_draws=int(n_draws),
-        n_labels=int(n_labels),
-        greater_is_better=meas.greater_is_better,
-        level=level,
-        measure=meas.name,
-    )
 
 
 def _p_and_se(c: Comparison) -> tuple[float, float]:
@@ -864,38 +690,6 @@ def _shrunk(current: Predictive, model: Predictive, n: int) -> Predictive:
     return current
 
 
-def _census(
-    meas: Measure,
-    predictive: Predictive,
-    draws: NDArray[np.intp],
-    y: NDArray[Any],
-    pw: NDArray[np.float64],
-    level: float,
-) -> Estimate | None:
-    """The exact value when every pool instance that can move the measure (p > 0 and a weight
-    that can be positive) is among the labeled ``draws`` — e.g. precision once all predicted
-    positives are — with standard error 0; None otherwise."""
-    f = predictive.point_prediction()
-    needed = meas.weight_can_be_positive(f) & (pw > 0)
-    idx, first = np.unique(draws, return_index=True)
-    if not _covers(idx, needed):
-        return None
-    value = _exact_value(meas, f[idx], y[first], pw[idx])
-    if math.isnan(value):
-        _warn_undefined(meas.name, census=True)
-    return Estimate(
-        value,
-        math.nan if math.isnan(value) else 0.0,
-        int(draws.shape[0]),
-        int(idx.shape[0]),
-        float(idx.shape[0]),
-        meas.binary_loss,
-        level,
-        meas.name,
-        census=True,
-    )
-
-
 def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> BudgetError:
     """A cost budget that covers the cheapest instance but not the first one drawn."""
     mean = math.nan if costs is None else float(costs.mean())
@@ -1002,7 +796,7 @@ def _stratified(
         )
         picks = rng.permutation(picks)
         price = np.ones(picks.shape[0]) if costs is None else costs[picks]
-        affordable = np.cumsum(price) <= budget - spent + 1e-9 * max(budget, 1.0)
+        affordable = np.cumsum(price) <= _budget_room(budget, spent)
         picks = picks[affordable]
         if picks.size == 0:
             break
@@ -1296,11 +1090,11 @@ def compare(
     lam = check_costs(costs, preds[0].n)
     lv = check_level(level)
     alpha = check_level(alpha, "alpha")
-    b = _check_budget(budget, lam)
+    b = check_budget(budget, lam)
     if not callable(oracle):
         raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
     rng = check_random_state(random_state)
-    max_draws = _max_draws(max_draws, b, lam)
+    max_draws = check_max_draws(max_draws, b, lam)
     qq = comparison_distribution(
         preds, meas, method=method, costs=lam, pool_weights=pool_weights, mix=mix
     )
@@ -1346,123 +1140,7 @@ def compare(
     )
 
 
-def _exact_value(meas: Measure, f: NDArray[Any], y: NDArray[Any], p: NDArray[np.float64]) -> float:
-    """G = Σ p w ℓ / Σ p w over labeled instances that include all of G's support (a census)."""
-    w = meas.weight(f, y) * p
-    total = float(w.sum())
-    return float(w @ meas.loss(f, y)) / total if total > 0 else math.nan
-
-
-def _covers(units: NDArray[np.intp], needed: NDArray[np.bool_]) -> bool:
-    """Whether the distinct pool indices ``units`` include every instance in ``needed``."""
-    return int(np.count_nonzero(needed[units])) == int(np.count_nonzero(needed))
-
-
-def _compare_sample(
-    meas: Measure,
-    preds: list[Predictive],
-    y: NDArray[Any],
-    draws: NDArray[np.intp],
-    q: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    support_mass: float,
-    level: float,
-    estimator: str = "snis",
-    census: bool = False,
-    features: ArrayLike | None = None,
-    bandwidth: float = DEFAULT_BANDWIDTH,
-) -> tuple[float, float, float, int, NDArray[np.float64], Any]:
-    """Difference, stderr, p-value, best index, estimates and the full comparison object; with
-    ``census``, for two models the exact values with stderr 0 once every instance with test
-    mass is among the labeled ``draws`` — what :func:`compare` and a comparison session
-    (:meth:`~activeeval.Session.compare`) report at the end. ``features`` serve the
-    model-assisted estimator only (validated by the caller)."""
-    if census and len(preds) == 2 and support_mass == 1.0:
-        units, first = np.unique(draws, return_index=True)
-        if _covers(units, pw > 0):
-            f_at = [pr.point_prediction()[units] for pr in preds]
-            exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
-            cmp = _exact_comparison(exact, draws.shape[0], units.shape[0], level, meas)
-            cmp = _unused_features(cmp, features)  # exact: no control variate, features unused
-            return cmp.difference, cmp.stderr, cmp.p_value, cmp.best, np.array(exact), cmp
-    at = [p.take(draws) for p in preds]
-    if len(preds) == 2 and estimator == "assisted":
-        c = assisted_paired_test(
-            meas, preds, draws, y, pool_weights=pw, level=level, pool_q=q, features=features,
-            bandwidth=bandwidth,
-        )  # fmt: skip
-        return c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
-    if len(preds) == 2:
-        c = paired_test(
-            meas,
-            at,
-            y,
-            q[draws],
-            p=pw[draws],
-            indices=draws,
-            level=level,
-            support_mass=support_mass,
-        )
-        est = np.array(c.estimates if support_mass == 1.0 else (np.nan, np.nan))
-        return c.difference, c.stderr, c.p_value, c.best, est, c
-    if estimator == "assisted":
-        mc = assisted_multiple_comparison(
-            meas, preds, draws, y, pool_weights=pw, pool_q=q, features=features,
-            bandwidth=bandwidth,
-        )  # fmt: skip
-    else:
-        mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
-    best = mc.best
-    runner = int(mc.ranking[1])
-    row = mc.pairwise[
-        (mc.pairwise["a"] == min(best, runner)) & (mc.pairwise["b"] == max(best, runner))
-    ].iloc[0]
-    sign = 1.0 if best < runner else -1.0
-    return (
-        float(sign * row["difference"]),
-        float(row["stderr"]),
-        float(row["p_holm"]),
-        best,
-        mc.estimates,
-        mc,
-    )
-
-
 # ------------------------------------------------------------------------- ranked pools
-
-
-def _ranking_pair_pools(rel1: GradedRelevance, rel2: GradedRelevance, meas: Any, pw: Any) -> Any:
-    """The two rankers' control-variate pool moments (the mixture of their grade models)."""
-    return [_value_pool(ranking_expectation(r, meas), pw) for r in ranking_mixed_pair(rel1, rel2)]
-
-
-def _ranking_comparison(
-    meas: Any,
-    draws: NDArray[np.intp],
-    values: tuple[NDArray[np.float64], NDArray[np.float64]],
-    q: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    lv: float,
-    estimator: str,
-    pools: Any,
-    census: bool = False,
-) -> Comparison:
-    """Two rankers' paired test from query draws i.i.d. from ``q`` with per-draw values —
-    what :func:`compare` and a ranked comparison session report; with ``census``, the exact
-    values once every query with test mass is labeled. ``pools``: the control variate's pool
-    moments (:func:`_ranking_pair_pools`) for the model-assisted estimator."""
-    qv = QueryValue(meas)
-    if census:
-        units, first = np.unique(draws, return_index=True)
-        if _covers(units, pw > 0):  # both rankers' values are exact
-            exact = [float(pw[units] @ val[first]) for val in values]
-            return _exact_comparison(exact, draws.shape[0], units.shape[0], lv, qv)
-    if estimator == "snis":
-        zeros = np.zeros(draws.shape[0])
-        return paired_test(qv, list(values), zeros, q[draws], p=pw[draws], indices=draws, level=lv)
-    pos, v, fpc = _successive_rows(draws, q, pw)
-    parts = [_value_terms(val[pos], pl, draws[pos]) for val, pl in zip(values, pools, strict=True)]
-    return _paired_from_terms(v, [parts], None, draws, lv, qv, fpc)
 
 
 def _is_ranking(predictions: Any) -> bool:
@@ -1473,85 +1151,6 @@ def _is_ranking(predictions: Any) -> bool:
         and len(predictions) > 0
         and all(isinstance(r, GradedRelevance) for r in predictions)
     )
-
-
-class _GradeBook(_LabelBook):
-    """Labels of ranked queries. A query's label is the vector of its items' grades, so the
-    book keys each labeled query to a handle into the stored grades (flat, query after query).
-
-    ``lengths[i]`` is the number of items to label for query i: its list (one ranker) or the
-    union of both lists (:func:`~activeeval.ranking.ranking_union` order, comparisons)."""
-
-    def __init__(self, lengths: NDArray[np.int64], n_grades: int) -> None:
-        super().__init__(lengths.shape[0])
-        self.lengths, self.n_grades = lengths, n_grades
-        self.chunks: list[NDArray[np.int64]] = []
-        self.handle_len: list[NDArray[np.int64]] = []
-        self.count = 0
-
-    def accept(self, got: Any, idx: NDArray[np.intp]) -> NDArray[np.intp]:
-        """Validate the oracle's grades for the queries ``idx`` and store them; return handles."""
-        lens = self.lengths[idx]
-        if isinstance(got, list | tuple) and len(got) and np.ndim(got[0]) > 0:
-            # One array per query: a loop over the oracle's answer, not over the pool.
-            if len(got) != idx.shape[0]:
-                raise ShapeError(
-                    f"oracle: returned {len(got)} grade lists for {idx.shape[0]} queries."
-                )
-            sizes = np.array([np.size(g) for g in got], dtype=np.int64)
-            if (sizes != lens).any():
-                j = int(np.flatnonzero(sizes != lens)[0])
-                raise ShapeError(
-                    f"oracle: returned {sizes[j]} grades for query {int(idx[j])}, which has "
-                    f"{lens[j]} items to label."
-                )
-            got = np.concatenate([np.ravel(g) for g in got]) if len(got) else np.empty(0)
-        y = np.asarray(got)
-        total = int(lens.sum())
-        if y.shape != (total,):
-            raise ShapeError(
-                f"oracle: returned shape {y.shape} for {idx.shape[0]} queries with {total} items "
-                "to label; return the grades of each query's items (in the ranker's order; for "
-                "a comparison in ranking_union order) concatenated, or one array per query."
-            )
-        if y.size and (
-            y.dtype.kind not in "iuf"
-            or not np.isfinite(y).all()
-            or (y != np.round(y)).any()
-            or y.min() < 0
-            or y.max() > self.n_grades - 1
-        ):
-            raise LabelSpaceError(
-                f"oracle: grades must be integers 0, ..., {self.n_grades - 1} (the relevance "
-                f"model's grade scale), got values such as {y[:5].tolist()}."
-            )
-        self.chunks.append(y.astype(np.int64))
-        self.handle_len.append(lens)
-        handles = np.arange(self.count, self.count + idx.shape[0], dtype=np.intp)
-        self.count += idx.shape[0]
-        return handles
-
-    def grades(self, handles: NDArray[np.intp]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Flat grades and offsets of the labeled queries behind ``handles`` (in that order)."""
-        if not self.chunks:
-            return np.empty(0, np.int64), np.zeros(handles.shape[0] + 1, np.int64)
-        flat = np.concatenate(self.chunks)
-        hl = np.concatenate(self.handle_len)
-        starts = np.zeros(hl.shape[0], dtype=np.int64)
-        np.cumsum(hl[:-1], out=starts[1:])
-        lens = hl[handles]
-        offsets = np.zeros(handles.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        pos = np.repeat(starts[handles] - offsets[:-1], lens) + np.arange(offsets[-1])
-        return flat[pos], offsets
-
-    def export(self) -> tuple[NDArray[np.intp], Any]:
-        """(query indices, list of each query's grade array) — nothing is lost on a failure."""
-        idx, handles = self.acquired()
-        if idx.size == 0:
-            return idx, []
-        flat, offsets = self.grades(handles.astype(np.intp))
-        return idx, np.split(flat, offsets[1:-1])
 
 
 def _ranking_setup(
@@ -1566,10 +1165,10 @@ def _ranking_setup(
     """Query costs λ (given, else the items' summed costs), budget, level and draw cap."""
     lam = check_costs(costs, m) if costs is not None else default_costs
     lv = check_level(level)
-    b = _check_budget(budget, lam)
+    b = check_budget(budget, lam)
     if not callable(oracle):
         raise ShapeError("oracle: must be a callable mapping query indices to graded labels.")
-    return lam, b, lv, _max_draws(max_draws, b, lam)
+    return lam, b, lv, check_max_draws(max_draws, b, lam)
 
 
 def _evaluate_ranking(
@@ -1622,39 +1221,6 @@ def _evaluate_ranking(
     values = ranking_values(meas, flat, offsets)
     est = _ranking_estimate(meas, rel, draws, values, qq, pw, lv, estimator)
     return _evaluation_result(est, lv, acq.spent, b, method, draws, draw_q, flat, meas, offsets)
-
-
-def _ranking_estimate(
-    meas: Any,
-    rel: GradedRelevance,
-    draws: NDArray[np.intp],
-    values: NDArray[np.float64],
-    q: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    lv: float,
-    estimator: str,
-    pool: Any = None,
-) -> Estimate:
-    """A ranker's estimate from query draws i.i.d. from ``q`` with per-draw values ℓ(r(x), y)
-    (eq. 6.9) — what :func:`evaluate` and a ranked session report: the exact value once every
-    query with test mass is labeled, else the model-assisted or the thesis's estimator
-    (``pool``: the control variate's pool moments, computed if not given)."""
-    qv = QueryValue(meas)
-    units, first = np.unique(draws, return_index=True)
-    if _covers(units, pw > 0):  # every query that counts is labeled: the exact value
-        exact = float(pw[units] @ values[first])
-        n = units.shape[0]
-        est = Estimate(exact, 0.0, draws.shape[0], n, float(n), False, lv, meas.name, census=True)
-        return _as_assisted_census(est) if estimator == "assisted" else est
-    if estimator == "assisted":
-        if pool is None:
-            pool = _value_pool(ranking_expectation(rel, meas), pw)
-        pos, v, fpc = _successive_rows(draws, q, pw)
-        terms = _value_terms(values[pos], pool, draws[pos])
-        return _estimate_from_terms(v, *terms, None, draws, lv, qv, fpc)
-    return estimate(
-        qv, values, np.zeros(draws.shape[0]), q[draws], p=pw[draws], indices=draws, level=lv
-    )
 
 
 def _compare_ranking(

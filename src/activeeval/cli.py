@@ -95,7 +95,7 @@ def main() -> None:
 )
 def demo(budget: int, seed: int, reps: int) -> None:
     """Active vs passive evaluation of a spam filter on a shifted pool (real bundled data)."""
-    from .experiments.demo import run_demo
+    from .demo import run_demo
 
     try:
         check_seed(seed, "--seed", maximum=MAX_STORED_SEED)  # it seeds a session store too
@@ -188,7 +188,10 @@ def _cells(series: pd.Series, path: Path, row_label: str, column: str) -> pd.Ser
 def _numbers(series: pd.Series, path: Path, row_label: str, column: str) -> NDArray[np.float64]:
     """A numeric column: unparsable and non-finite cells are refused naming line and column."""
     cells = _cells(series, path, row_label, column)
-    num = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    num = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float, na_value=np.nan, copy=True)
+    # Text read as Python reads it (correctly rounded): pandas before 3.1 can be 1 ulp off.
+    text = cells.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool) & np.isfinite(num)
+    num[text] = cells.to_numpy(dtype=object)[text].astype(float)
     bad = ~np.isfinite(num)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -582,26 +585,29 @@ def read_labels_file(path: str | Path, ranking: bool = False) -> tuple[pd.DataFr
 def _command(json_errors: bool = False) -> Iterator[None]:
     """Input errors → ``error: ...`` on stderr and exit status 2; the library's warnings →
     ``warning: ...`` lines on stderr."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ActiveEvalWarning)
-        try:
-            yield
-        except ActiveEvalError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
-        except OSError as exc:  # the file system refused a read or write
-            where = f"{exc.filename}: " if exc.filename else ""
-            click.echo(f"error: {where}{exc.strerror or exc}", err=True)
-            sys.exit(2)
-        finally:
-            seen: set[str] = set()
-            for w in caught:
-                msg = str(w.message)
-                if not issubclass(w.category, ActiveEvalWarning):
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-                elif msg not in seen:
-                    seen.add(msg)
-                    click.echo(f"warning: {msg}", err=True)
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ActiveEvalWarning)
+            try:
+                yield
+            except ActiveEvalError as exc:
+                click.echo(f"error: {exc}", err=True)
+                sys.exit(2)
+            except OSError as exc:  # the file system refused a read or write
+                where = f"{exc.filename}: " if exc.filename else ""
+                click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+                sys.exit(2)
+    finally:
+        # Replayed after the recording ends: inside it, showwarning would append to ``caught``.
+        seen: set[str] = set()
+        for w in caught:
+            msg = str(w.message)
+            if not issubclass(w.category, ActiveEvalWarning):
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+            elif msg not in seen:
+                seen.add(msg)
+                click.echo(f"warning: {msg}", err=True)
 
 
 _STORE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -1045,7 +1051,7 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
 def session_status(store: Path, as_json: bool, plot: Path | None, features: Path | None) -> None:
     """Labels and cost spent against the budget, the estimate and its interval (or the
     difference, p-value and best model)."""
-    from .campaign import _no_features
+    from .estimators.report import _no_features
     from .store import Session
 
     with _command():

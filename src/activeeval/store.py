@@ -22,7 +22,8 @@ gives bit-identical estimates:
 * the **hand-outs** (ids given to annotators, each with its first draw), the **labels** with
   annotator and time, and an **audit** table of refused and accepted relabels.
 
-Stopping rule (that of :func:`~activeeval.campaign.evaluate`): walk the draw sequence; a draw of
+Stopping rule (that of :func:`~activeeval.evaluate`, one function for both:
+:func:`~activeeval.acquisition._walk_block`): walk the draw sequence; a draw of
 an instance already handed out is free; a new instance costs its label (1, or its cost λ(x));
 stop for good at the first draw whose new label the remaining budget cannot pay. Ids handed out
 but not labeled yet count as spent. The walk depends only on the draws and the costs, never on
@@ -102,19 +103,20 @@ from ._validation import (
     UndefinedEstimateWarning,
     UnknownIdError,
     UnknownOptionError,
+    check_budget,
     check_costs,
     check_level,
+    check_max_draws,
     check_option,
     check_seed,
 )
+from .acquisition import _budget_room, _first_true_run, _walk_block
 from .assisted import DEFAULT_BANDWIDTH, _batched_smoother, _value_pool
-from .campaign import (
+from .estimators.report import (
     ESTIMATORS,
     _census,
-    _check_budget,
     _check_features,
     _compare_sample,
-    _max_draws,
     _ranking_comparison,
     _ranking_estimate,
     _ranking_pair_pools,
@@ -947,11 +949,6 @@ def _draw_block(cdf: NDArray[np.float64], seed: int, block: int, size: int) -> N
     return np.minimum(idx, cdf.shape[0] - 1).astype(np.intp)
 
 
-def _first_true_run(mask: NDArray[np.bool_]) -> int:
-    """Length of the leading run of True values."""
-    return int(mask.shape[0]) if mask.all() else int(np.argmin(mask))
-
-
 # ----------------------------------------------------------------------- the session
 class Session:
     """A persistent labeling campaign on one SQLite file.
@@ -1077,7 +1074,7 @@ class Session:
             m = preds[0].n
             lam = check_costs(costs, m)
         pool_ids = _canonical_ids(ids, m)
-        b = _check_budget(budget, lam)
+        b = check_budget(budget, lam)
         lv = check_level(level)
         seed = check_seed(seed, "seed", maximum=MAX_STORED_SEED)
         if int(block_size) < 1:
@@ -1115,7 +1112,7 @@ class Session:
             meas = cls._plan_measure(measure, preds, label_space, pos_label, beta)
             q = cls._plan_distribution(method, preds, meas, lam)
         fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows)
-        max_draws = _max_draws(None, b, lam)
+        max_draws = check_max_draws(None, b, lam)
         spec = _measure_spec(meas)
         session_id = uuid.uuid4().hex
         created = _now()
@@ -1667,8 +1664,9 @@ class Session:
         return pending + fresh
 
     def _walk(self, c: sqlite3.Connection, need: int) -> list[int]:
-        """Extend the campaign by up to ``need`` new instances (Algorithm 2's loop, a block of
-        draws at a time, vectorised within the block)."""
+        """Extend the campaign by up to ``need`` new instances: Algorithm 2's walk
+        (:func:`~activeeval.acquisition._walk_block`) over the stored draws from the cursor on,
+        materializing and persisting a block of draws whenever the walk needs more."""
         cursor, finished = c.execute("SELECT cursor, finished FROM state").fetchone()
         if finished is not None:
             return []
@@ -1676,9 +1674,9 @@ class Session:
         handed = np.array([r[0] for r in c.execute("SELECT position FROM handouts")], np.intp)
         in_campaign = np.zeros(m, dtype=bool)
         in_campaign[handed] = True
-        room = plan.budget - float(price[handed].sum()) + 1e-9 * max(plan.budget, 1.0)
+        room = _budget_room(plan.budget, float(price[handed].sum()))
         support = self.q > 0
-        left_in_support = int(support.sum()) - int(in_campaign[support].sum())
+        left = int(support.sum()) - int(in_campaign[support].sum())
         n_mat = int(c.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM draws").fetchone()[0])
         tail = np.array(
             [
@@ -1693,15 +1691,12 @@ class Session:
         new_pos: list[NDArray[np.intp]] = []
         new_seq: list[NDArray[np.intp]] = []
         while True:
-            if left_in_support == 0:
-                finished = "pool"
-                break
-            if cursor >= plan.max_draws:
-                finished = "max_draws"
-                break
-            if tail.size == 0:
-                block = n_mat // plan.block_size
-                tail = _draw_block(self._cdf, plan.seed, block, plan.block_size)
+            step = _walk_block(
+                tail, in_campaign, price, room, support=support, left=left,
+                draws_left=plan.max_draws - cursor, need=need,
+            )  # fmt: skip
+            if step.stop is None and tail.size == 0:  # the walk goes on: the next block
+                tail = _draw_block(self._cdf, plan.seed, n_mat // plan.block_size, plan.block_size)
                 c.executemany(
                     "INSERT INTO draws (seq, position, q) VALUES (?, ?, ?)",
                     zip(
@@ -1712,34 +1707,18 @@ class Session:
                     ),
                 )
                 n_mat += tail.shape[0]
-            tail = tail[: plan.max_draws - cursor]
-            uniq, first = np.unique(tail, return_index=True)
-            fresh = np.sort(first[~in_campaign[uniq]])
-            cost = price[tail[fresh]]
-            n_aff = _first_true_run(np.cumsum(cost) <= room)
-            n_take = min(n_aff, need)
-            take = fresh[:n_take]
-            new_pos.append(tail[take])
-            new_seq.append(cursor + take)
-            in_campaign[tail[take]] = True
-            room -= float(cost[:n_take].sum())
-            need -= n_take
-            left_in_support -= n_take
-            if n_take < fresh.shape[0]:
-                # The next new instance waits at fresh[n_take]: beyond what was asked, or
-                # unaffordable — then for good, since the budget left only shrinks.
-                if n_aff <= n_take:
-                    finished = "budget"
-                cursor += int(fresh[n_take])
-                break
-            if left_in_support == 0 and n_take > 0:
-                # Nothing left to buy: end at the draw that bought the last label, as evaluate.
-                cursor += int(take[-1]) + 1
-                finished = "pool"
-                break
-            cursor += tail.shape[0]
-            tail = tail[tail.shape[0] :]
-            if need == 0:
+                continue
+            new_pos.append(tail[step.bought])
+            new_seq.append(cursor + step.bought)
+            in_campaign[tail[step.bought]] = True
+            room -= step.cost
+            need -= step.bought.shape[0]
+            left = step.left
+            cursor += step.consumed
+            tail = tail[step.consumed :]
+            if step.stop is not None:
+                # A stop at `need` is no finish: the next hand-out resumes at the cursor.
+                finished = None if step.stop == "need" else step.stop
                 break
         pos = np.concatenate(new_pos) if new_pos else np.empty(0, np.intp)
         seq = np.concatenate(new_seq) if new_seq else np.empty(0, np.intp)
@@ -2487,7 +2466,7 @@ class Session:
             left = np.ones(self.plan.pool_size, dtype=bool)
             left[handed] = False
             left &= self.q > 0
-            room = self.plan.budget - committed + 1e-9 * max(self.plan.budget, 1.0)
+            room = _budget_room(self.plan.budget, committed)
             if not left.any():
                 finished = "pool"
             elif price[left].min() > room:

@@ -18,12 +18,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..campaign import compare
-from ..datasets import EvaluationTask, load_task
-from ..measures import ErrorRate, FMeasure, Measure, SquaredError
-from ..predictive import Predictive
-from ..sampling import comparison_distribution
-from .models import fit_classifier, pool_predictive
+from activeeval.campaign import compare
+from activeeval.datasets import EvaluationTask, load_task
+from activeeval.demo import pool_predictive
+from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
+from activeeval.predictive import Predictive
+from activeeval.sampling import comparison_distribution
+
+from .models import fit_classifier
 from .simulate import simulate_comparison
 
 METHODS = ("passive", "active", "active_0", "active_inf", "active_neq", "active_risk")

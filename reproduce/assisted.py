@@ -18,46 +18,42 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_random_state
-from ..assisted import (
+from activeeval._validation import check_random_state
+from activeeval.assisted import (
     DEFAULT_BANDWIDTH,
     MIN_DISAGREEMENTS,
     _conditional_variance,
     _disagreements,
     _domain,
-    _estimate_from_sources,
-    _estimate_from_terms,
-    _in_domain,
     _model_terms,
     _paired_from_terms,
-    _pool_moments,
     _prediction_groups,
     _standardized,
-    _successive_rows,
     _with_smoother,
     assisted_distribution,
     assisted_estimate,
 )
-from ..datasets import EvaluationTask, load_task
-from ..inference import logit_interval
-from ..measures import ErrorRate, FMeasure, Measure, SquaredError
-from ..predictive import Categorical, Gaussian, Mixture, Predictive
-from ..sampling import (
+from activeeval.datasets import EvaluationTask, load_task
+from activeeval.demo import _runs, _samples, labels_to_match, pool_predictive
+from activeeval.inference import logit_interval
+from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
+from activeeval.predictive import Categorical, Gaussian, Mixture, Predictive
+from activeeval.sampling import (
     DEFAULT_MIX,
     comparison_distribution,
     optimal_distribution,
     passive_distribution,
 )
+
 from .comparison import _fit_models
-from .models import fit_classifier, fit_regressor, pool_for, pool_predictive
-from .simulate import _Design, _draws_and_stops
+from .models import fit_classifier, fit_regressor, pool_for
 
 PLAN: list[tuple[str, str, Measure]] = [
     ("email_shift", "logistic", ErrorRate()),
@@ -71,93 +67,11 @@ PLAN: list[tuple[str, str, Measure]] = [
 ]
 
 
-def _runs(
-    q: NDArray[np.float64],
-    pred: Predictive,
-    meas: Measure,
-    y: NDArray[Any],
-    budgets: NDArray[np.float64],
-    reps: int,
-    seed: int,
-    assisted: bool,
-    power: float | None = None,
-    finite: bool = True,
-    features: NDArray[np.float64] | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], Any]:
-    """Estimates, standard errors, λ and Kish's effective n (for the interval's
-    Clopper–Pearson fallback) per (rep, budget), by the campaign's stopping rule, and the
-    draws (for peers run on the same samples). The thesis's estimator is the model-assisted
-    one at λ = 0 with every draw a row; ``finite`` uses the distinct labeled instances as a
-    without-replacement sample (what :func:`activeeval.evaluate` does; both
-    tested equal to it). The model-assisted rows and the finite-population rows carry the
-    default's ratio-bias correction and jackknife standard error; the thesis's estimator
-    (λ = 0, every draw a row) has neither (Lemma 3.4's linearized standard error). With the
-    pool's ``features`` the model-assisted estimator adds the smoothed residuals as its
-    second control variate (what ``evaluate(..., features=)`` does; tested equal)."""
-    m = pred.n
-    p = np.full(m, 1.0 / m)
-    f = pred.point_prediction()
-    w_all = meas.weight(f, y)
-    wl_all = w_all * meas.loss(f, y)
-    lam_fixed = power if assisted else 0.0
-    dom, p_dom = _domain(meas, [f], p)  # as assisted_estimate
-    pool = _pool_moments(meas, pred, f, p_dom)
-    draws, kept, samples = _samples(q, budgets, reps, seed, dom, finite)
-    est, se, lam, n_eff = (np.full(kept.shape, np.nan) for _ in range(4))
-    z = None if features is None else _standardized(features, m)
-    groups = _prediction_groups([pred], [f])
-    for r, j, idx, ir, v, fpc in samples:
-        base = [(wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool)]
-        if z is None:
-            a = _estimate_from_terms(
-                v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
-                lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
-            )  # fmt: skip
-        else:
-            by_source, dropped = _with_smoother(z, [base], base, ir, p_dom, DEFAULT_BANDWIDTH,
-                                                v, groups, fpc)  # fmt: skip
-            a = _estimate_from_sources(
-                v, by_source, lam_fixed, idx, 0.95, meas, fpc, True, True, dropped
-            )
-        est[r, j], se[r, j], lam[r, j] = a.estimate, a.stderr, a.power
-        n_eff[r, j] = a.effective_n
-    return est, se, lam, n_eff, (draws, kept)
-
-
-def _samples(
-    q: NDArray[np.float64],
-    budgets: NDArray[np.float64],
-    reps: int,
-    seed: int,
-    dom: NDArray[np.bool_] | None,
-    finite: bool,
-) -> tuple[NDArray[np.intp], NDArray[np.intp], Iterator[tuple[Any, ...]]]:
-    """The campaigns' draws from q by the stopping rule (uniform p), and per (rep, budget)
-    the estimator's rows in the domain: (r, j, draws, their pool indices, v, 1 − π) — the
-    distinct instances of a successive sample (``finite``) or every draw with v = p/q."""
-    draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
-    m = q.shape[0]
-    p = np.full(m, 1.0 / m)
-
-    def rows() -> Iterator[tuple[Any, ...]]:
-        for r in range(reps):
-            for j in range(budgets.shape[0]):
-                idx = draws[r, : kept[r, j]]
-                if finite:
-                    pos, v, fpc = _in_domain(dom, idx, _successive_rows(idx, q, p))
-                else:  # q > 0 where drawn (the oracle q vanishes elsewhere)
-                    every = (np.arange(idx.shape[0]), 1.0 / (m * q[idx]), None)
-                    pos, v, fpc = _in_domain(dom, idx, every)
-                yield r, j, idx, idx[pos], v, fpc
-
-    return draws, kept, rows()
-
-
 def _peers_module() -> Any:
     try:
         import sys
 
-        sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
         import peers
     except ImportError:
         return None
@@ -762,8 +676,6 @@ def _summary(
     reached (MAE_oracle ÷ MAE_default), and the default's interval coverage; model pairs
     (the difference Δ) after the single models; then the single models' Godambe–Joshi
     limit (:func:`_limit_table`)."""
-    from .demo import labels_to_match
-
     lines = [
         "## Summary: the default (q*, model-assisted) against the peers",
         "",
@@ -927,7 +839,7 @@ def run_batch_adaptive(
 ) -> list[dict[str, Any]]:
     """Static q* vs batch-adaptive q* (recalibrated every ``batch`` labels), both with the
     default model-assisted estimator, same seeds: does recalibration help?"""
-    from ..campaign import RECALIBRATION_PRIOR, evaluate
+    from activeeval.campaign import RECALIBRATION_PRIOR, evaluate
 
     rows = []
     for task_name, kind, meas0 in BATCH_PLAN:

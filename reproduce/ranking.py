@@ -17,8 +17,9 @@ Protocols (costs: summed item costs per query, mean one; budgets Λ in those uni
 * a simulated index update (Sec. 6.3.2): the current ranker vs the same ranker with 10% of
   every list removed; mean absolute error of Δ̂ vs Λ.
 
-Repetitions of static designs run vectorised (:mod:`.simulate`); the model-assisted estimator
-tunes its coefficient per sample, so it runs per repetition on the same draws.
+Repetitions of static designs run vectorised (:func:`activeeval.demo.simulate_static`,
+:mod:`.simulate`); the model-assisted estimator tunes its coefficient per sample, so it runs
+per repetition on the same draws.
 """
 
 from __future__ import annotations
@@ -30,16 +31,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_random_state
-from ..assisted import (
+from activeeval._validation import check_random_state
+from activeeval.assisted import (
     _estimate_from_terms,
     _paired_from_terms,
     _successive_rows,
     _value_pool,
     _value_terms,
 )
-from ..datasets import RankingCorpus, load_movielens_ranking
-from ..ranking import (
+from activeeval.datasets import RankingCorpus, load_movielens_ranking
+from activeeval.demo import _Design, _draws_and_stops, simulate_static
+from activeeval.ranking import (
     DCG,
     ERR,
     RANKING_METHODS,
@@ -56,8 +58,9 @@ from ..ranking import (
     ranking_union,
     ranking_values,
 )
+
 from .comparison import saved_labels
-from .simulate import _Design, _draws_and_stops, simulate_comparison, simulate_static
+from .simulate import simulate_comparison
 
 BUDGETS = (10, 20, 50, 100, 200, 400)
 MEASURES: dict[str, RankingMeasure] = {"DCG@10": DCG(k=10), "ERR@10": ERR(k=10, max_grade=4)}

@@ -3,34 +3,35 @@
 For each task a model is trained on one source and evaluated on a shifted or held-out pool; the
 evaluation is repeated ``reps`` times per budget and method, and the mean absolute error of the
 estimate against the whole-pool value is reported as a function of the budget. Run with
-``make reproduce`` (1,000 repetitions) or ``python -m activeeval.experiments.reproduce --smoke``.
+``make reproduce`` (1,000 repetitions) or ``python -m reproduce --only estimation --smoke``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..campaign import evaluate
-from ..datasets import EvaluationTask
-from ..measures import ErrorRate, FMeasure, Measure, Precision, Recall, SquaredError
-from ..predictive import Predictive
-from ..sampling import (
+from activeeval.campaign import evaluate
+from activeeval.datasets import EvaluationTask
+from activeeval.demo import StaticRuns, simulate_static
+from activeeval.measures import ErrorRate, FMeasure, Measure, Precision, Recall, SquaredError
+from activeeval.predictive import Predictive
+from activeeval.sampling import (
     cost_distribution,
     optimal_distribution,
     passive_distribution,
 )
-from .demo import labels_to_match
+
+from .curves import Curve, Setting
 from .models import pool_for
-from .simulate import StaticRuns, simulate_static
+from .report import write_active_estimation_report
 
 BUDGETS = (50, 100, 200, 400, 800)
 #: Repetitions of the methods that cannot be vectorised across runs (the stratified baseline
@@ -43,32 +44,6 @@ ASSISTED_REPS = 1000
 BATCH_REPS = 150
 
 
-@dataclass
-class Curve:
-    """MAE (and its Monte-Carlo standard error) per budget for one method."""
-
-    method: str
-    budgets: list[float]
-    mae: list[float]
-    mae_se: list[float]
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Setting:
-    """One (task, model, measure, budget kind) combination."""
-
-    task: str
-    model: str
-    measure: str
-    truth: float
-    cost_budget: bool
-    curves: list[Curve] = field(default_factory=list)
-
-    def curve(self, method: str) -> Curve:
-        return next(c for c in self.curves if c.method == method)
-
-
 def _mae(est: NDArray[np.float64], truth: float) -> tuple[list[float], list[float]]:
     err = np.abs(est - truth)
     n = np.sum(~np.isnan(err), axis=0)
@@ -79,7 +54,7 @@ def _coverage(runs: StaticRuns, truth: float, method: str) -> NDArray[np.float64
     """Fraction of runs whose 95% interval covers ``truth``, per budget."""
     from scipy import stats
 
-    from ..inference import proportion_confint
+    from activeeval.inference import proportion_confint
 
     g, se, n = runs.estimate, runs.stderr, runs.n_draws
     if method == "wald":
@@ -208,17 +183,6 @@ def run_setting(
     return setting
 
 
-def label_efficiency(setting: Setting, method: str, reference: str = "passive") -> float:
-    """Labels ``reference`` needs ÷ labels ``method`` needs to reach the MAE ``reference``
-    reaches at the largest budget (log-log interpolation on the budget grid)."""
-    ref = setting.curve(reference)
-    other = setting.curve(method)
-    target = ref.mae[-1]
-    b = np.asarray(ref.budgets)
-    need_other = labels_to_match(b, np.asarray(other.mae), target)
-    return float(b[-1] / need_other)
-
-
 def _settings_plan(smoke: bool) -> list[tuple[str, str, Measure, bool]]:
     """(task, model kind, measure, with costs)."""
     plan: list[tuple[str, str, Measure, bool]] = []
@@ -291,8 +255,6 @@ def run(
     (out / "active_estimation.json").write_text(
         json.dumps([_as_dict(s) for s in settings], indent=1)
     )
-    from .report import write_active_estimation_report
-
     write_active_estimation_report(settings, out, reps=reps)
     return settings
 
@@ -345,7 +307,7 @@ def _peer_runner() -> Callable[..., list[Curve]] | None:
     try:
         import sys
 
-        root = Path(__file__).resolve().parents[3]
+        root = Path(__file__).resolve().parents[1]
         sys.path.insert(0, str(root / "benchmarks"))
         import peers
     except ImportError:
@@ -363,7 +325,7 @@ def _peer_runner() -> Callable[..., list[Curve]] | None:
         reps: int,
         seed: int,
     ) -> list[Curve]:
-        from ..predictive import Categorical
+        from activeeval.predictive import Categorical
 
         assert isinstance(pred, Categorical)
         f = pred.point_prediction()
@@ -395,40 +357,3 @@ def _peer_runner() -> Callable[..., list[Curve]] | None:
         return curves
 
     return run_peers
-
-
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", type=Path, default=Path("docs/results"))
-    ap.add_argument("--reps", type=int, default=1000)
-    ap.add_argument("--smoke", action="store_true", help="a < 60 s version")
-    ap.add_argument("--no-peers", action="store_true")
-    ap.add_argument(
-        "--only", choices=("estimation", "comparison", "assisted", "ranking"), default=None
-    )
-    args = ap.parse_args(argv)
-    reps = min(args.reps, 30) if args.smoke else args.reps
-    budgets = (50, 100, 200) if args.smoke else BUDGETS
-    if args.only in (None, "estimation"):
-        run(args.out, reps, budgets, smoke=args.smoke, with_peers=not args.no_peers)
-    if args.only in (None, "comparison"):
-        from . import comparison
-
-        comparison.run(args.out, reps, budgets, smoke=args.smoke)
-    if args.only in (None, "assisted"):
-        from . import assisted
-
-        # The model-assisted estimator is not vectorised across runs (its power is tuned per
-        # sample): ASSISTED_REPS repetitions.
-        assisted.run(args.out, min(reps, ASSISTED_REPS), budgets, smoke=args.smoke)
-        if not args.smoke:
-            assisted.run_batch_adaptive(args.out, BATCH_REPS)
-    if args.only in (None, "ranking"):
-        from . import ranking
-
-        ranking.run(args.out, reps, ranking.BUDGETS[:4] if args.smoke else ranking.BUDGETS,
-                    smoke=args.smoke)  # fmt: skip
-
-
-if __name__ == "__main__":
-    main()

@@ -1,21 +1,21 @@
-"""The scikit-learn models the demo and the reproduction protocols evaluate."""
+"""The scikit-learn models the reproduction protocols evaluate (the demo's logistic regression
+and the pool's predictive distribution come from :mod:`activeeval.demo`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
-from sklearn.linear_model import BayesianRidge, LogisticRegression
+from sklearn.linear_model import BayesianRidge
 from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ..datasets import EvaluationTask
-from ..predictive import Categorical, Gaussian, Predictive
+from activeeval.datasets import EvaluationTask
+from activeeval.demo import fit_logistic, pool_predictive
+from activeeval.predictive import Predictive
 
-__all__ = ["fit_classifier", "fit_regressor", "pool_predictive"]
+__all__ = ["fit_classifier", "fit_regressor", "pool_for"]
 
 
 def fit_classifier(task: EvaluationTask, kind: str = "logistic", random_state: int = 0) -> Any:
@@ -23,10 +23,9 @@ def fit_classifier(task: EvaluationTask, kind: str = "logistic", random_state: i
     distribution), ``naive_bayes`` (notoriously over-confident, Sec. 4.4.2) or
     ``gradient_boosting``."""
     if kind == "logistic":
-        model: BaseEstimator = make_pipeline(
-            StandardScaler(), LogisticRegression(C=1.0, max_iter=2000)
-        )
-    elif kind == "naive_bayes":
+        return fit_logistic(task)  # the demo's model
+    model: BaseEstimator
+    if kind == "naive_bayes":
         model = GaussianNB()
     elif kind == "gradient_boosting":
         from sklearn.ensemble import HistGradientBoostingClassifier
@@ -52,16 +51,6 @@ def fit_regressor(task: EvaluationTask) -> Any:
     return make_pipeline(StandardScaler(), BayesianRidge()).fit(task.X_train, task.y_train)
 
 
-def pool_predictive(model: Any, X: NDArray[np.float64]) -> Predictive:
-    """The model's predictive distribution on the pool."""
-    if hasattr(model, "predict_proba"):
-        proba = np.clip(model.predict_proba(X), 0.0, 1.0)
-        proba /= proba.sum(axis=1, keepdims=True)
-        return Categorical(proba, labels=model.classes_)
-    mean, std = model.predict(X, return_std=True)
-    return Gaussian(mean, std**2)
-
-
 def pool_for(
     task_name: str,
     kind: str,
@@ -70,7 +59,7 @@ def pool_for(
 ) -> tuple[EvaluationTask, Predictive]:
     """The task (diamonds subsampled to 20,000 pool instances) and the model's predictive
     distribution on its pool, loaded and fitted once per run (``tasks``/``preds`` cache)."""
-    from ..datasets import load_task
+    from activeeval.datasets import load_task
 
     if task_name not in tasks:
         kw = {"pool_size": 20000} if task_name == "diamonds_regression" else {}

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .reproduce import Setting
+from .curves import Setting, label_efficiency
 
 STYLE = {
     "passive": ("tab:gray", "o"),
@@ -74,8 +72,6 @@ def _plot(settings: list[Setting], path: Path) -> None:
 
 
 def write_active_estimation_report(settings: list[Setting], out: Path, reps: int) -> None:
-    from .reproduce import label_efficiency
-
     _plot(settings, out / "active_estimation_mae.png")
     lines = [
         "# Active estimation on real data (thesis Ch. 4.4 protocol)",
