@@ -10,7 +10,7 @@ Every property test must generate the same examples in any order and any subset 
   changes nothing).
 - Hypothesis (>= 6.131) also draws, now and then, constants it reads from the source of the
   *local* modules present in ``sys.modules`` at that moment. Which local modules a run has
-  imported depends on the tests that ran before (``activeeval.experiments`` only after a test
+  imported depends on the tests that ran before (a module of the package only after a test
   imported it, ``benchmarks/peers.py`` only after a benchmark smoke test), so the examples of
   one test differed between a full run, another order and its file alone
   (``seed=378`` of ``test_sandwich_variance_equals_brute_force_delta_method`` came only in the

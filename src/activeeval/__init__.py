@@ -34,6 +34,7 @@ from ._validation import (
     UnknownIdError,
     UnknownOptionError,
 )
+from ._version import __version__ as __version__
 from .campaign import ComparisonResult, EvaluationResult, OracleError, compare, evaluate
 from .datasets import EvaluationTask, list_tasks, load_task
 from .inference import (
@@ -94,8 +95,6 @@ from .sampling import (
     successive_time,
 )
 from .store import Session, SessionComparison, SessionEstimate, SessionPlan, SessionProgress
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DCG",

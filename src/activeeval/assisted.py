@@ -263,7 +263,7 @@ below V = min_π Σ (1/π_i − 1)·p_i²·Var_y[w(ℓ − Ǧ) | x_i]/D̄² with
 (Godambe & Joshi, 1965), reached at the inclusion probabilities π_i = min(1,
 k·p_i·sqrt(Var_y[…])), which the variance q above without floor or mix approximates, by the
 difference estimator with λ = 1.
-``activeeval.experiments.assisted.model_limit`` computes √V and the same design's RMSE on
+``reproduce.assisted.model_limit`` (outside the package) computes √V and the same design's RMSE on
 the pool's labels (a calibration check); ``docs/results/model_assisted.md``, "How far the
 model's probabilities can take any estimator", sets both beside the measured default and
 the best peer. Measured (1,000 campaigns, 100–800 labels): the default's RMSE is 1.02–1.15

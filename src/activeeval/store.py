@@ -110,6 +110,7 @@ from ._validation import (
     check_option,
     check_seed,
 )
+from ._version import __version__
 from .acquisition import _budget_room, _first_true_run, _walk_block
 from .assisted import DEFAULT_BANDWIDTH, _batched_smoother, _value_pool
 from .estimators.report import (
@@ -1137,8 +1138,6 @@ class Session:
             DRAW_RULE,
             created,
         )
-        from . import __version__
-
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             _remove_stale_builds(target)
