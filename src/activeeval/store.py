@@ -601,7 +601,8 @@ _SIDE_FILES = ("-wal", "-shm", "-journal")
 def _build_pattern(target: Path) -> re.Pattern[str]:
     """Names of the temporary files :meth:`Session.create` builds ``target`` under: the
     store ``.NAME.<32 hex>.tmp`` and SQLite's side files of it."""
-    return re.compile(rf"(\.{re.escape(target.name)}\.[0-9a-f]{{32}}\.tmp)(-wal|-shm|-journal)?")
+    side = "|".join(map(re.escape, _SIDE_FILES))
+    return re.compile(rf"(\.{re.escape(target.name)}\.[0-9a-f]{{32}}\.tmp)({side})?")
 
 
 def _claim_build_file(target: Path) -> tuple[Path, int]:
