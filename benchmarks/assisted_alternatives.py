@@ -1,5 +1,5 @@
 """Alternatives to the model-assisted default, measured and rejected (module docstring of
-:mod:`activeeval.assisted`: "Pool features" and "Optimal sampling").
+:mod:`activeeval.estimators.assisted`: "Pool features" and "Optimal sampling").
 
 Each study runs the benchmark's campaigns (``activeeval.demo._runs``, the draws and stopping
 rule of ``make reproduce``) on the real tasks and prints the MAE per budget and its ratio to
@@ -27,10 +27,11 @@ from typing import Any
 
 import numpy as np
 
-import activeeval.assisted as assisted_module
 import activeeval.demo as demo_module
+import activeeval.estimators.assisted as assisted_module
+import activeeval.estimators.smoother as smoother_module
 import reproduce.assisted as harness
-from activeeval.assisted import assisted_distribution
+from activeeval.estimators.assisted import assisted_distribution
 from activeeval.predictive import Categorical
 from activeeval.sampling import _from_moment, optimal_distribution
 from reproduce.models import pool_for
@@ -94,17 +95,17 @@ def _bandwidth(task: Any, pred: Any, meas: Any) -> Iterator[Variant]:
     q = optimal_distribution(pred, meas)
     for h in (0.3, 0.15, 0.6, 1.0):
         yield f"h = {h}", q, None, task.X_pool, _setter("DEFAULT_BANDWIDTH", demo_module, h)
-    demo_module.DEFAULT_BANDWIDTH = assisted_module.DEFAULT_BANDWIDTH
+    demo_module.DEFAULT_BANDWIDTH = smoother_module.DEFAULT_BANDWIDTH
 
 
 def _prior(task: Any, pred: Any, meas: Any) -> Iterator[Variant]:
     q = optimal_distribution(pred, meas)
-    default = assisted_module.SMOOTHER_PRIOR
+    default = smoother_module.SMOOTHER_PRIOR
     yield "no features", q, None, None, _noop
     for kappa in (1.0, 2.0, 4.0):
-        set_it = _setter("SMOOTHER_PRIOR", assisted_module, kappa)
+        set_it = _setter("SMOOTHER_PRIOR", smoother_module, kappa)
         yield f"κ = {kappa}", q, None, task.X_pool, set_it
-    assisted_module.SMOOTHER_PRIOR = default
+    smoother_module.SMOOTHER_PRIOR = default
 
 
 def _logits(task: Any, pred: Any, meas: Any) -> Iterator[Variant]:
@@ -146,7 +147,8 @@ STUDIES = {
 
 def _disagreeing_clusters() -> tuple[list[Any], Any, Any]:
     """Two classifiers that agree except on 6 of 40 tight clusters (1,500 instances, 4
-    features): the pool of the known limit in :mod:`activeeval.assisted` ("Comparisons")."""
+    features): the pool of the known limit in :mod:`activeeval.estimators.assisted`
+    ("Comparisons")."""
     rng = np.random.default_rng(7)
     m, clusters = 1500, 40
     centre = 3.0 * rng.normal(size=(clusters, 4))
@@ -174,7 +176,7 @@ def _clusters(reps: int) -> None:
     truth = float(np.mean(preds[0].point_prediction() != y))
     truth -= float(np.mean(preds[1].point_prediction() != y))
     q = ae.comparison_distribution(preds, "error_rate")
-    default = assisted_module.SMOOTHER_PRIOR
+    default = smoother_module.SMOOTHER_PRIOR
     for n in (50, 100, 200):
         draws = [
             ae.compare(preds, lambda i: y[i], "error_rate", n, random_state=r).indices
@@ -182,7 +184,7 @@ def _clusters(reps: int) -> None:
         ]
         print(f"## pair disagreeing on 6 of 40 clusters, {n} labels, {reps} comparisons")
         for kappa in (None, 1.0, 2.0, 4.0):
-            assisted_module.SMOOTHER_PRIOR = default if kappa is None else kappa
+            smoother_module.SMOOTHER_PRIOR = default if kappa is None else kappa
             feats = None if kappa is None else x
             out = np.empty((reps, 2))
             for r, idx in enumerate(draws):
@@ -194,7 +196,7 @@ def _clusters(reps: int) -> None:
             cover = np.mean(np.abs(err) <= 1.959964 * out[:, 1])
             name = "no features" if kappa is None else f"κ = {kappa}"
             print(f"  {name:12s} MAE {np.abs(err).mean():.5f}  cover {cover:.3f}", flush=True)
-    assisted_module.SMOOTHER_PRIOR = default
+    smoother_module.SMOOTHER_PRIOR = default
 
 
 def main(argv: list[str] | None = None) -> None:

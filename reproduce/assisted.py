@@ -26,8 +26,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from activeeval._validation import check_random_state
-from activeeval.assisted import (
-    DEFAULT_BANDWIDTH,
+from activeeval.datasets import EvaluationTask, load_task
+from activeeval.demo import _runs, _samples, labels_to_match, pool_predictive
+from activeeval.estimators.assisted import (
     MIN_DISAGREEMENTS,
     _conditional_variance,
     _disagreements,
@@ -35,14 +36,12 @@ from activeeval.assisted import (
     _model_terms,
     _paired_from_terms,
     _prediction_groups,
-    _standardized,
     _with_smoother,
     assisted_distribution,
     assisted_estimate,
 )
-from activeeval.datasets import EvaluationTask, load_task
-from activeeval.demo import _runs, _samples, labels_to_match, pool_predictive
-from activeeval.inference import logit_interval
+from activeeval.estimators.inference import logit_interval
+from activeeval.estimators.smoother import DEFAULT_BANDWIDTH, _standardized
 from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
 from activeeval.predictive import Categorical, Gaussian, Mixture, Predictive
 from activeeval.sampling import (
@@ -146,7 +145,7 @@ def model_limit(
     design with inclusion probabilities π (fixed or random size, not depending on the labels)
     has an anticipated MSE of at least V = Σ (1/π_i − 1)·Var[u_i | x_i] (Godambe & Joshi,
     1965; the difference estimator with the model's E[u | x] reaches it). The variance is
-    :func:`~activeeval.assisted.assisted_distribution`'s; V is minimized over the designs
+    :func:`~activeeval.estimators.assisted.assisted_distribution`'s; V is minimized over the designs
     of expected size n (:func:`optimal_inclusion`). Returned as √V.
 
     With the labels, the same design and difference estimator have MSE
@@ -374,7 +373,7 @@ def _pair_runs(
     campaign's stopping rule, and the draws. ``full`` are :func:`_pair_terms`' terms on the
     whole pool (sliced per sample); the estimator is :func:`assisted_paired_test`'s, which
     takes each model's own distribution as a control variate once the sample has
-    :data:`~activeeval.assisted.MIN_DISAGREEMENTS` (``mixture_only``: never). λ = 0 with
+    :data:`~activeeval.estimators.assisted.MIN_DISAGREEMENTS` (``mixture_only``: never). λ = 0 with
     every draw a row and the linearized standard error is the thesis's paired test; both
     tested equal to :func:`activeeval.compare`. With the pool's ``features`` the smoothed
     residuals under the mixture are one more source (what ``compare(..., features=)``

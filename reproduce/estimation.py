@@ -54,7 +54,7 @@ def _coverage(runs: StaticRuns, truth: float, method: str) -> NDArray[np.float64
     """Fraction of runs whose 95% interval covers ``truth``, per budget."""
     from scipy import stats
 
-    from activeeval.inference import proportion_confint
+    from activeeval.estimators.inference import proportion_confint
 
     g, se, n = runs.estimate, runs.stderr, runs.n_draws
     if method == "wald":

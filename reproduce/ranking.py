@@ -32,15 +32,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from activeeval._validation import check_random_state
-from activeeval.assisted import (
+from activeeval.datasets import RankingCorpus, load_movielens_ranking
+from activeeval.demo import _Design, _draws_and_stops, simulate_static
+from activeeval.estimators.assisted import (
     _estimate_from_terms,
     _paired_from_terms,
     _successive_rows,
     _value_pool,
     _value_terms,
 )
-from activeeval.datasets import RankingCorpus, load_movielens_ranking
-from activeeval.demo import _Design, _draws_and_stops, simulate_static
 from activeeval.ranking import (
     DCG,
     ERR,

@@ -17,23 +17,25 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "activeeval"
 #: docs/architecture.md's floors, from the ground up.
 FLOORS: dict[str, int] = {
     "activeeval._version": 0,
-    "activeeval._validation": 0,
-    "activeeval.predictive": 1,
-    "activeeval.measures": 2,
-    "activeeval.ranking": 3,
-    "activeeval.inference": 3,
-    "activeeval.sampling": 4,
-    "activeeval.datasets": 4,
-    "activeeval.assisted": 5,
-    "activeeval.acquisition": 5,
-    "activeeval.estimators": 6,
-    "activeeval.estimators.report": 6,
-    "activeeval.campaign": 7,
-    "activeeval.store": 7,
-    "activeeval.demo": 8,
-    "activeeval.cli": 9,
-    "activeeval.__main__": 10,
-    "activeeval": 10,  # the package's face: hands names on
+    "activeeval.errors": 0,
+    "activeeval._validation": 1,
+    "activeeval.predictive": 2,
+    "activeeval.measures": 3,
+    "activeeval.ranking": 4,
+    "activeeval.estimators.inference": 4,
+    "activeeval.estimators.smoother": 4,
+    "activeeval.sampling": 5,
+    "activeeval.datasets": 5,
+    "activeeval.estimators.assisted": 6,
+    "activeeval.acquisition": 6,
+    "activeeval.estimators": 7,
+    "activeeval.estimators.report": 7,
+    "activeeval.campaign": 8,
+    "activeeval.store": 8,
+    "activeeval.demo": 9,
+    "activeeval.cli": 10,
+    "activeeval.__main__": 11,
+    "activeeval": 11,  # the package's face: hands names on
 }
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import activeeval as ae
 from activeeval import acquisition, campaign
-from activeeval.assisted import (
+from activeeval.estimators.assisted import (
     assisted_distribution,
     assisted_estimate,
     assisted_multiple_comparison,
@@ -623,7 +623,7 @@ def test_jackknife_stderr_in_the_finite_form_is_hajek_over_delete_one_influences
     # Without replacement: rows are the distinct instances with v = p/π, c = 1 − π; Ĝ₍ᵢ₎
     # written out from its definition (N̂/D̂ without row i, same λ, same v), and
     # V̂ = Σ c (ε − Â)², Â = Σ cε / Σ c (Hájek).
-    from activeeval.assisted import _successive_rows
+    from activeeval.estimators.assisted import _successive_rows
 
     meas = ae.FMeasure(pos_label=1)
     cat, y, _ = _pool(6, m=400)
@@ -809,7 +809,7 @@ def test_paired_test_with_each_models_own_distribution_matches_a_direct_computat
     # each delete-one estimate summed afresh over the other rows.
     from scipy.optimize import minimize
 
-    from activeeval.assisted import MIN_DISAGREEMENTS
+    from activeeval.estimators.assisted import MIN_DISAGREEMENTS
 
     a_, b_, y, _ = _two_models(35)
     q = ae.comparison_distribution([a_, b_], "error_rate")
@@ -860,7 +860,7 @@ def test_paired_test_with_each_models_own_distribution_matches_a_direct_computat
 
 
 def test_paired_test_falls_back_to_the_mixture_with_few_disagreements():
-    from activeeval.assisted import MIN_DISAGREEMENTS, _disagreements
+    from activeeval.estimators.assisted import MIN_DISAGREEMENTS, _disagreements
 
     a_, b_, y, _ = _two_models(32)
     q = ae.comparison_distribution([a_, b_], "error_rate")
@@ -903,7 +903,7 @@ def test_collinear_sources_get_the_smallest_coefficients():
     # Squared loss under two Gaussian models: E_A[d | x] = −E_B[d | x], so only λ_A − λ_B is
     # identified. The tuned λ is the smallest minimizer: one coefficient 0, the other the
     # one-column least-squares coefficient (closed form), clipped to [0, 1].
-    from activeeval.assisted import _box_least_squares
+    from activeeval.estimators.assisted import _box_least_squares
 
     rng = np.random.default_rng(7)
     for _ in range(50):

@@ -5,7 +5,7 @@ are looked up), the budget — labels, or cost units Λ (Sec. 4.3) — is spent 
 the campaign ends when nothing is left to buy, estimates are consistent with error shrinking
 like n^(-1/2) (Lemma 3.4), the safeguards keep an over-confident model from making active
 estimation much worse than passive, failures of the oracle lose no label, and the result object
-agrees with :mod:`activeeval.inference`.
+agrees with :mod:`activeeval.estimators.inference`.
 
 Expected values are computed independently: the self-normalized estimator (eq. 3.31) and its
 sandwich standard error (Lemma 3.4) written out in the test, statsmodels' binomial intervals,

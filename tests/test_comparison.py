@@ -705,7 +705,7 @@ def test_a_stderr_at_rounding_level_of_the_difference_is_zero():
     """Paired influences that coincide up to rounding (a ranked-pool compare at 2 labels gave
     1.4e-16 and p = 0, and stopped a sequential campaign) count as stderr 0; any stderr
     above 1e-12 of |Δ| is kept."""
-    from activeeval.inference import _rounding_zero
+    from activeeval.estimators.inference import _rounding_zero
 
     assert _rounding_zero(1.4e-16, 0.64) == 0.0
     assert _rounding_zero(1e-9, 0.64) == 1e-9
@@ -713,7 +713,7 @@ def test_a_stderr_at_rounding_level_of_the_difference_is_zero():
 
 
 def test_tie_tolerance_is_relative_rounding_only():
-    from activeeval.inference import _difference
+    from activeeval.estimators.inference import _difference
 
     assert _difference(0.1 + 0.2, 0.3) == 0.0
     assert _difference(3e-17, 0.0) == 3e-17  # no scale to be rounding of

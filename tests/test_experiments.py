@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import activeeval as ae
-from activeeval.assisted import assisted_estimate
 from activeeval.demo import first_occurrence, labels_to_match, simulate_static
+from activeeval.estimators.assisted import assisted_estimate
 from reproduce import comparison as cmp_exp
 from reproduce import estimation
 from reproduce.simulate import simulate_comparison
@@ -188,7 +188,7 @@ def test_assisted_runs_equal_the_campaign_and_the_snis_engine(measure: str) -> N
 
 @pytest.mark.parametrize("measure", ["error_rate", "f1"])
 def test_pair_runs_equal_compare_with_either_estimator(measure: str) -> None:
-    from activeeval.assisted import MIN_DISAGREEMENTS, _disagreements
+    from activeeval.estimators.assisted import MIN_DISAGREEMENTS, _disagreements
     from reproduce.assisted import _pair_runs, _pair_terms
 
     a, b, y, _ = _pool(5)

@@ -13,10 +13,11 @@ import pytest
 import scipy.sparse
 
 import activeeval as ae
-import activeeval.assisted as assisted_module
+import activeeval.estimators.assisted as assisted_module
+import activeeval.estimators.smoother as smoother_module
 from activeeval import Session
-from activeeval._validation import NonFiniteError, ShapeError
-from activeeval.assisted import assisted_estimate
+from activeeval.errors import NonFiniteError, ShapeError
+from activeeval.estimators.assisted import assisted_estimate
 
 
 def _clustered_pool(seed: int = 0, m: int = 1500, clusters: int = 40, models: int = 1):
@@ -73,9 +74,9 @@ def test_smoother_equals_the_direct_sums(monkeypatch, block: int, grouped: bool)
     groups = rng.integers(3, size=60) if grouped else None
     if grouped:
         groups[5] = groups[17]
-    monkeypatch.setattr(assisted_module, "_KERNEL_BLOCK", block)  # blocks of one unit's row
+    monkeypatch.setattr(smoother_module, "_KERNEL_BLOCK", block)  # blocks of one unit's row
     v = rng.uniform(0.5, 2.0, units.shape[0])
-    mean, at, (mean_i, t_i) = assisted_module._smoothed(z, units, resid, p, 0.8, v, groups)
+    mean, at, (mean_i, t_i) = smoother_module._smoothed(z, units, resid, p, 0.8, v, groups)
     ref = _smoother_by_loops(z, units, resid, 0.8, groups=groups)
     np.testing.assert_allclose(mean, p @ ref, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(at, ref[units], rtol=1e-12, atol=1e-15)
@@ -121,7 +122,7 @@ def test_fixed_power_estimate_is_the_written_out_difference_estimator(measure: s
     mn, md = meas.conditional_expectations(cat, f)
     resid = np.column_stack([wl - mn[units], w - md[units]])
     s = _smoother_by_loops(
-        _standardize(x), units, resid, assisted_module.DEFAULT_BANDWIDTH, groups=f
+        _standardize(x), units, resid, smoother_module.DEFAULT_BANDWIDTH, groups=f
     )
     e_num = wl - mn[units] - s[units, 0]
     e_den = w - md[units] - s[units, 1]
@@ -320,7 +321,7 @@ def _written_out(meas, mix, f, y, units, v, pi, z, lam, groups):
     mn, md = meas.conditional_expectations(mix, f)
     p = np.full(f.shape[0], 1 / f.shape[0])
     resid = np.column_stack([wl - mn[units], w - md[units]])
-    s = _smoother_by_loops(z, units, resid, assisted_module.DEFAULT_BANDWIDTH, groups=groups)
+    s = _smoother_by_loops(z, units, resid, smoother_module.DEFAULT_BANDWIDTH, groups=groups)
     kern = np.exp(-((z[:, None, :] - z[units][None]) ** 2).sum(-1) / (2 * 0.3**2))
     kern[units, np.arange(units.shape[0])] = 0.0
     kern *= groups[:, None] == groups[units][None]
@@ -495,7 +496,7 @@ def test_smoother_groups_are_the_models_point_predictions() -> None:
     """One classifier: its predicted classes (string labels too); several: the tuple of
     their predicted classes; continuous predictions: which models predict equal values (one
     regressor: no groups)."""
-    from activeeval.assisted import _prediction_groups
+    from activeeval.estimators.assisted import _prediction_groups
 
     a = ae.Categorical(np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]), ["n", "y"])
     b = ae.Categorical(np.array([[0.1, 0.9], [0.2, 0.8], [0.6, 0.4], [0.8, 0.2]]), ["n", "y"])
@@ -567,7 +568,7 @@ def test_nested_smoother_equals_one_pass_per_sample(monkeypatch, block: int) -> 
     """The trajectory's one kernel pass for nested samples (units in labeling order, each
     sample its own weights or none) equals the smoother run on each sample alone, in
     blocks of 13 rows or in one, with and without groups and near-duplicate rows."""
-    monkeypatch.setattr(assisted_module, "_KERNEL_BLOCK", block)
+    monkeypatch.setattr(smoother_module, "_KERNEL_BLOCK", block)
     rng = np.random.default_rng(11)
     m, d = 400, 3
     z = rng.normal(size=(m, d))
@@ -578,11 +579,11 @@ def test_nested_smoother_equals_one_pass_per_sample(monkeypatch, block: int) -> 
     sizes = [1, 7, 30, 31, 60]
     vs = [rng.random(n) if n != 30 else None for n in sizes]
     for groups in (None, rng.integers(0, 3, size=m)):
-        got = assisted_module._smoothed_nested(z, units, resid, p, 0.7, sizes, vs, groups)
+        got = smoother_module._smoothed_nested(z, units, resid, p, 0.7, sizes, vs, groups)
         for n, v, (mean, at, dropped) in zip(sizes, vs, got, strict=True):
             o = np.argsort(units[:n])
             vo = None if v is None else v[o]
-            ref = assisted_module._smoothed(z, units[:n][o], resid[:n][o], p, 0.7, vo, groups)
+            ref = smoother_module._smoothed(z, units[:n][o], resid[:n][o], p, 0.7, vo, groups)
             back = np.argsort(o)
             np.testing.assert_allclose(mean, ref[0], rtol=1e-12, atol=1e-15)
             np.testing.assert_allclose(at, ref[1][back], rtol=1e-12, atol=1e-15)
@@ -603,7 +604,7 @@ def test_trajectory_with_features_equals_each_point_alone(tmp_path, monkeypatch)
     calls = {"one": 0, "nested": 0}
 
     def counting(name: str, key: str) -> Any:
-        f = getattr(assisted_module, name)
+        f = getattr(assisted_module if name == "_smoothed" else smoother_module, name)
 
         def counted(*args: Any, **kw: Any) -> Any:
             calls[key] += 1
@@ -612,7 +613,7 @@ def test_trajectory_with_features_equals_each_point_alone(tmp_path, monkeypatch)
         return counted
 
     monkeypatch.setattr(assisted_module, "_smoothed", counting("_smoothed", "one"))
-    monkeypatch.setattr(assisted_module, "_smoothed_nested", counting("_smoothed_nested", "nested"))
+    monkeypatch.setattr(smoother_module, "_smoothed_nested", counting("_smoothed_nested", "nested"))
     cat, y, x = _clustered_pool(4)
     s = Session.create(tmp_path / "s.db", cat.proba, "f1", 120, seed=9, pos_label=1)
     while ids := s.next_batch(40):
@@ -647,7 +648,7 @@ def test_trajectory_with_features_equals_each_point_alone(tmp_path, monkeypatch)
     def run(i):
         return assisted_estimate("error_rate", cat, draws[i], y[draws[i]], pool_q=q, features=x)
 
-    batched = assisted_module._batched_smoother(run, range(4))
+    batched = smoother_module._batched_smoother(run, range(4))
     assert [e.estimate for e in batched] == [run(i).estimate for i in range(4)]
 
 
@@ -669,9 +670,9 @@ def test_batched_smoother_serves_only_the_call_it_recorded(monkeypatch) -> None:
 
     sizes = [40, 80, 120, 160, 200]
     for block in (1 << 22, 600):
-        monkeypatch.setattr(assisted_module, "_KERNEL_BLOCK", block)
+        monkeypatch.setattr(smoother_module, "_KERNEL_BLOCK", block)
         for got, want in zip(
-            assisted_module._batched_smoother(run, sizes), [run(n) for n in sizes], strict=True
+            smoother_module._batched_smoother(run, sizes), [run(n) for n in sizes], strict=True
         ):
             for g, w in zip(got, want, strict=True):
                 assert g.estimate == pytest.approx(w.estimate, rel=1e-10, abs=1e-14)
@@ -688,4 +689,4 @@ def test_batched_smoother_serves_only_the_call_it_recorded(monkeypatch) -> None:
         ).difference
 
     alone = [mixed(n) for n in sizes]
-    assert assisted_module._batched_smoother(mixed, sizes) == pytest.approx(alone, rel=1e-10)
+    assert smoother_module._batched_smoother(mixed, sizes) == pytest.approx(alone, rel=1e-10)

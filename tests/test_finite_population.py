@@ -15,7 +15,7 @@ import pytest
 from scipy.optimize import brentq
 
 import activeeval as ae
-from activeeval.assisted import (
+from activeeval.estimators.assisted import (
     assisted_estimate,
     assisted_multiple_comparison,
     assisted_paired_test,

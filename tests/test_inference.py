@@ -1,4 +1,4 @@
-"""Acceptance tests of activeeval.inference: estimates, intervals and tests.
+"""Acceptance tests of activeeval.estimators.inference: estimates, intervals and tests.
 
 Every expected value is computed independently of the code under test: scikit-learn metrics,
 statsmodels / scipy reference implementations, or a brute-force delta-method computation written
@@ -21,7 +21,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint as sm_proportion_confint
 
 import activeeval as ae
-from activeeval.inference import holm_adjust
+from activeeval.estimators.inference import holm_adjust
 
 # ----------------------------------------------------------------------------- helpers
 

@@ -15,7 +15,7 @@ import pytest
 from scipy import optimize
 
 import activeeval as ae
-from activeeval.assisted import _conditional_variance
+from activeeval.estimators.assisted import _conditional_variance
 from activeeval.measures import ErrorRate, FMeasure, Precision
 from reproduce.assisted import (
     draw_labels,

@@ -33,7 +33,7 @@ import pytest
 from scipy import stats
 
 import activeeval as ae
-from activeeval.campaign import OracleError
+from activeeval.errors import OracleError
 
 N_GRADES = 5
 ID_BASE = 10_000  # (query, item id) key = query * ID_BASE + id; ids are < 2,000

@@ -32,7 +32,7 @@ from activeeval.sampling import check_distribution
 # (test_mix_zero_warns_when_q_leaves_instances_that_can_move_the_measure_at_zero, whose
 # pytest.warns records it regardless of this filter).
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:mix. with mix=0:activeeval._validation.ActiveEvalWarning"
+    "ignore:mix. with mix=0:activeeval.errors.ActiveEvalWarning"
 )
 
 # ------------------------------------------------------------------ pools from hypothesis

@@ -9,7 +9,7 @@ newer schema or files that are not stores are refused, older schemas are migrate
 transaction.
 
 Expected values come from independent computations: the draw sequence and the stopping rule
-written out as a plain Python loop, :func:`activeeval.inference.estimate` /
+written out as a plain Python loop, :func:`activeeval.estimators.inference.estimate` /
 :func:`paired_test` / :func:`multiple_comparison` called on the prefix, and
 :func:`activeeval.evaluate` with the same seed (see ``test_session_reproduces_evaluate``).
 """
@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 import activeeval as ae
 from activeeval import store as store_mod
-from activeeval.assisted import (
+from activeeval.estimators.assisted import (
     assisted_estimate,
     assisted_multiple_comparison,
     assisted_paired_test,

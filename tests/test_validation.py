@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import activeeval as ae
-from activeeval import _validation
+from activeeval import errors
 from activeeval._validation import check_costs, check_level, check_option, check_probability_rows
 
 PROBA = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
@@ -475,18 +475,19 @@ def test_invalid_input_raises_specific_error_naming_the_argument(exc_type, argum
 
 
 def test_every_error_type_subclasses_active_eval_error_and_value_error():
-    errors = [
+    classes = [
         obj
-        for _, obj in inspect.getmembers(_validation, inspect.isclass)
-        if issubclass(obj, Exception)
-        and not issubclass(obj, Warning)
-        and obj.__module__ == _validation.__name__
+        for _, obj in inspect.getmembers(errors, inspect.isclass)
+        if obj.__module__ == errors.__name__
     ]
-    assert len(errors) >= 12
-    for err in errors:
+    assert sorted(c.__name__ for c in classes) == sorted(errors.__all__)  # all listed
+    failures = [c for c in classes if issubclass(c, Exception) and not issubclass(c, Warning)]
+    assert len(failures) >= 12
+    for err in failures:
         assert issubclass(err, ae.ActiveEvalError)
         assert issubclass(err, ValueError)
-        assert getattr(ae, err.__name__) is err  # exported at the top level
+    for warning in set(classes) - set(failures):
+        assert issubclass(warning, ae.ActiveEvalWarning)
 
 
 def test_warning_types_are_user_warnings():

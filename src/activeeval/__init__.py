@@ -5,7 +5,10 @@ Seeds: C. Sawade, *Active Evaluation of Predictive Models* (thesis), Ch. 3–6.
 
 from __future__ import annotations
 
-from ._validation import (
+from ._version import __version__ as __version__
+from .campaign import ComparisonResult, EvaluationResult, compare, evaluate
+from .datasets import EvaluationTask, list_tasks, load_task
+from .errors import (
     ActiveEvalError,
     ActiveEvalWarning,
     BudgetError,
@@ -23,6 +26,7 @@ from ._validation import (
     LabelSpaceError,
     NonFiniteError,
     NotAStoreError,
+    OracleError,
     OutputFileError,
     ProbabilityRowsError,
     RankingItemsError,
@@ -34,10 +38,7 @@ from ._validation import (
     UnknownIdError,
     UnknownOptionError,
 )
-from ._version import __version__ as __version__
-from .campaign import ComparisonResult, EvaluationResult, OracleError, compare, evaluate
-from .datasets import EvaluationTask, list_tasks, load_task
-from .inference import (
+from .estimators.inference import (
     Comparison,
     Estimate,
     MultipleComparison,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import LabelSpaceError, ShapeError
+from .errors import LabelSpaceError, ShapeError
 from .predictive import Predictive, check_labels
 
 #: Why a walk stops: the next new instance costs more than the budget left; every instance

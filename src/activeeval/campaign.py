@@ -27,13 +27,6 @@ from scipy import stats
 from tqdm.auto import tqdm
 
 from ._validation import (
-    ActiveEvalError,
-    ActiveEvalWarning,
-    BudgetError,
-    DegenerateIntervalWarning,
-    ShapeError,
-    UndefinedEstimateWarning,
-    UnknownOptionError,
     check_budget,
     check_costs,
     check_level,
@@ -52,9 +45,21 @@ from .acquisition import (
     _LabelBook,
     _walk_block,
 )
-from .assisted import (
-    DEFAULT_BANDWIDTH,
-    assisted_estimate,
+from .errors import (
+    ActiveEvalWarning,
+    BudgetError,
+    DegenerateIntervalWarning,
+    OracleError,
+    ShapeError,
+    UndefinedEstimateWarning,
+    UnknownOptionError,
+)
+from .estimators.assisted import assisted_estimate
+from .estimators.inference import (
+    Comparison,
+    Estimate,
+    _result_repr,
+    estimate,
 )
 from .estimators.report import (
     ESTIMATORS,
@@ -68,12 +73,7 @@ from .estimators.report import (
     _reported,
     _static_estimate,
 )
-from .inference import (
-    Comparison,
-    Estimate,
-    _result_repr,
-    estimate,
-)
+from .estimators.smoother import DEFAULT_BANDWIDTH
 from .measures import Measure, clip_to_range, get_measure
 from .predictive import (
     Categorical,
@@ -105,19 +105,10 @@ from .sampling import (
     sampling_distribution,
 )
 
-__all__ = ["ComparisonResult", "EvaluationResult", "OracleError", "compare", "evaluate"]
+__all__ = ["ComparisonResult", "EvaluationResult", "compare", "evaluate"]
 
 EVALUATE_METHODS = ("active", "passive", "stratified", "active_lambda", "active_uniC")
 Oracle = Callable[[NDArray[np.intp]], ArrayLike]
-
-
-class OracleError(ActiveEvalError):
-    """The oracle failed or returned unusable labels. The labels acquired before the failure
-    are kept in :attr:`acquired` as ``(indices, labels)`` so nothing is lost."""
-
-    def __init__(self, message: str, acquired: tuple[NDArray[np.intp], NDArray[Any]]) -> None:
-        super().__init__(message)
-        self.acquired = acquired
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,8 +127,8 @@ class EvaluationResult:
         Interval at ``level``, clipped to the same range: with the default model-assisted
         estimator and a measure in
         [0, 1] (0/1 loss: error rate, accuracy, F-measures, precision, recall) the Wald
-        interval on the logit scale (:func:`~activeeval.inference.logit_interval`; joined with
-        the Clopper–Pearson interval on Kish's effective n where the estimate is 0 or 1, e.g.
+        interval on the logit scale (:func:`~activeeval.estimators.inference.logit_interval`; joined
+        with the Clopper–Pearson interval on Kish's effective n where the estimate is 0 or 1, e.g.
         no error among the first labels), else the Wald interval (Lemma 3.3; always with
         ``estimator="snis"``, as in the thesis).
         :meth:`confidence_interval` gives the others.
@@ -150,7 +141,8 @@ class EvaluationResult:
         For a ranking pool ``labels`` are the drawn queries' grades, flat, and draw ``j``'s
         grades are ``labels[label_offsets[j]:label_offsets[j + 1]]``.
     inference : Estimate
-        The underlying :class:`~activeeval.inference.Estimate`, for other interval methods.
+        The underlying :class:`~activeeval.estimators.inference.Estimate`, for other interval
+        methods.
     label_offsets : ndarray or None
         Ranking pools only: offsets of each draw's grades in ``labels``.
     interval : str
@@ -380,12 +372,12 @@ def evaluate(
         average: it refuses a non-uniform ``pool_weights`` and ``features``.
     estimator : {"assisted", "snis"}
         ``"assisted"`` (default): the model-assisted estimator with power tuning
-        (:mod:`activeeval.assisted`), which uses the model's expected loss on the whole pool as
-        a control variate; ``"snis"``: the thesis's self-normalized estimator (eq. 3.31), for
-        reproduction, which weights every draw by the q it was drawn from. The assisted
+        (:mod:`activeeval.estimators.assisted`), which uses the model's expected loss on the whole
+        pool as a control variate; ``"snis"``: the thesis's self-normalized estimator (eq. 3.31),
+        for reproduction, which weights every draw by the q it was drawn from. The assisted
         estimator uses each distinct labeled instance once with weight p/π, π its
         successive-sampling inclusion probability, and the finite-population factor 1 − π in
-        its variance (:mod:`activeeval.assisted`, "Finite pools"); after batch-adaptive
+        its variance (:mod:`activeeval.estimators.assisted`, "Finite pools"); after batch-adaptive
         sampling, whose q changes, it weights every draw by its own q instead. The stratified
         baseline always uses its own stratified estimator. On ranking pools the assisted
         estimator's control variate is the model's E[ℓ(r(x), y) | x] per query (App. A.1).
@@ -417,7 +409,7 @@ def evaluate(
         The pool's features (numeric, one row per instance) for the model-assisted
         estimator: the labeled residuals, kernel-smoothed over the standardized features,
         become a second control variate with its own tuned coefficient
-        (:mod:`activeeval.assisted`, "Pool features"). It pays where neighbours share
+        (:mod:`activeeval.estimators.assisted`, "Pool features"). It pays where neighbours share
         labels the model gets wrong (near-duplicates, locally miscalibrated regions) and
         costs nothing measurable elsewhere; O(m·n·d) time.
     bandwidth : float
@@ -931,7 +923,7 @@ class ComparisonResult:
     For two models ``difference`` = Ĝ[f₀] − Ĝ[f₁] with its Wald ``p_value`` (eq. 3.24). For
     k > 2 models, ``difference`` and ``p_value`` compare the best model with the runner-up
     (Holm-adjusted over all pairs), and ``comparison`` holds the full
-    :class:`~activeeval.inference.MultipleComparison` (pairwise table, Tukey range test).
+    :class:`~activeeval.estimators.inference.MultipleComparison` (pairwise table, Tukey range test).
 
     Attributes
     ----------
@@ -1029,8 +1021,8 @@ def compare(
         ``"assisted"`` (default) compares model-assisted estimates, each model's own
         predictive distribution a control variate with its coefficient tuned for the
         differences once 30 labeled instances have differing predictions, the mixture of
-        the models before (:func:`~activeeval.assisted.assisted_paired_test`, for k > 2
-        :func:`~activeeval.assisted.assisted_multiple_comparison`; two rankers: each
+        the models before (:func:`~activeeval.estimators.assisted.assisted_paired_test`, for k > 2
+        :func:`~activeeval.estimators.assisted.assisted_multiple_comparison`; two rankers: each
         query's expected measure under the rankers' grade models, shared items under their
         mixture, eq. 5.11, with one coefficient); ``"snis"`` is the thesis's paired Wald
         test / multiple comparison. ``active_neq`` always uses ``"snis"``.
@@ -1038,8 +1030,8 @@ def compare(
         As for :func:`evaluate`, with the model-assisted estimator: each model's labeled
         residuals under the mixture of the models, smoothed over the pool's features, are
         one more control variate with its own coefficient, tuned for the differences
-        (:mod:`activeeval.assisted`, "Pool features"). It pays where near neighbours share
-        which model is right.
+        (:mod:`activeeval.estimators.assisted`, "Pool features"). It pays where near neighbours
+        share which model is right.
 
     Returns
     -------

@@ -44,9 +44,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ._validation import (
-    MAX_STORED_SEED,
-    PROBABILITY_ROW_TOL,
+from ._validation import MAX_STORED_SEED, PROBABILITY_ROW_TOL, check_seed
+from .errors import (
     ActiveEvalError,
     ActiveEvalWarning,
     DuplicateIdError,
@@ -60,7 +59,6 @@ from ._validation import (
     ProbabilityRowsError,
     UnknownIdError,
     UnknownOptionError,
-    check_seed,
 )
 from .predictive import Categorical, Gaussian, Predictive
 from .ranking import GradedRelevance

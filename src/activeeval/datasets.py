@@ -34,13 +34,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import (
-    ActiveEvalError,
-    ShapeError,
-    check_costs,
-    check_option,
-    check_random_state,
-)
+from ._validation import check_costs, check_option, check_random_state
+from .errors import ActiveEvalError, ShapeError
 
 __all__ = [
     "EvaluationTask",

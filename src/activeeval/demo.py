@@ -26,20 +26,19 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from ._validation import check_random_state
-from .assisted import (
-    DEFAULT_BANDWIDTH,
+from .campaign import evaluate
+from .datasets import EvaluationTask, load_email_shift
+from .estimators.assisted import (
     _domain,
     _estimate_from_sources,
     _estimate_from_terms,
     _in_domain,
     _pool_moments,
     _prediction_groups,
-    _standardized,
     _successive_rows,
     _with_smoother,
 )
-from .campaign import evaluate
-from .datasets import EvaluationTask, load_email_shift
+from .estimators.smoother import DEFAULT_BANDWIDTH, _standardized
 from .measures import ErrorRate, FMeasure, Measure
 from .predictive import Categorical, Gaussian, Predictive
 from .sampling import optimal_distribution, passive_distribution

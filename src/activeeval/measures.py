@@ -22,14 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from ._validation import (
-    DegenerateIntervalWarning,
-    LabelSpaceError,
-    ShapeError,
-    UndefinedEstimateWarning,
-    check_finite_array,
-    check_option,
-)
+from ._validation import check_finite_array, check_option
+from .errors import DegenerateIntervalWarning, LabelSpaceError, ShapeError, UndefinedEstimateWarning
 from .predictive import Categorical, Gaussian, Mixture, Predictive, first_part, label_index
 
 __all__ = [

@@ -19,14 +19,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import (
-    EmptyPoolError,
-    InvalidVarianceError,
-    LabelSpaceError,
-    ShapeError,
-    check_finite_array,
-    check_probability_rows,
-)
+from ._validation import check_finite_array, check_probability_rows
+from .errors import EmptyPoolError, InvalidVarianceError, LabelSpaceError, ShapeError
 
 __all__ = ["Categorical", "Gaussian", "Mixture", "Predictive", "as_predictive", "calibrate_scores"]
 

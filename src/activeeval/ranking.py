@@ -65,6 +65,14 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from ._validation import (
+    check_costs,
+    check_finite_array,
+    check_option,
+    check_probability_rows,
+    check_safeguards,
+    pool_distribution,
+)
+from .errors import (
     InvalidCostsError,
     InvalidOffsetsError,
     InvalidVarianceError,
@@ -72,12 +80,6 @@ from ._validation import (
     RankingItemsError,
     ShapeError,
     UnknownOptionError,
-    check_costs,
-    check_finite_array,
-    check_option,
-    check_probability_rows,
-    check_safeguards,
-    pool_distribution,
 )
 from .measures import Measure
 

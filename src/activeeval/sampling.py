@@ -43,11 +43,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import (
-    ActiveEvalWarning,
-    BudgetError,
-    EmptyPoolError,
-    InvalidSamplingDistributionError,
-    ShapeError,
     check_costs,
     check_finite_array,
     check_option,
@@ -56,6 +51,13 @@ from ._validation import (
 )
 from ._validation import (
     pool_distribution as _pool_distribution,
+)
+from .errors import (
+    ActiveEvalWarning,
+    BudgetError,
+    EmptyPoolError,
+    InvalidSamplingDistributionError,
+    ShapeError,
 )
 from .measures import Measure, get_measure
 from .predictive import Mixture, Predictive, as_predictive

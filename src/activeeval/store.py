@@ -90,6 +90,16 @@ except ImportError:  # pragma: no cover - Windows
 
 from ._validation import (
     MAX_STORED_SEED,
+    check_budget,
+    check_costs,
+    check_level,
+    check_max_draws,
+    check_option,
+    check_seed,
+)
+from ._version import __version__
+from .acquisition import _budget_room, _first_true_run, _walk_block
+from .errors import (
     DegenerateIntervalWarning,
     DuplicateIdError,
     LabelConflictError,
@@ -103,16 +113,14 @@ from ._validation import (
     UndefinedEstimateWarning,
     UnknownIdError,
     UnknownOptionError,
-    check_budget,
-    check_costs,
-    check_level,
-    check_max_draws,
-    check_option,
-    check_seed,
 )
-from ._version import __version__
-from .acquisition import _budget_room, _first_true_run, _walk_block
-from .assisted import DEFAULT_BANDWIDTH, _batched_smoother, _value_pool
+from .estimators.assisted import _value_pool
+from .estimators.inference import (
+    Comparison,
+    Estimate,
+    MultipleComparison,
+    _result_repr,
+)
 from .estimators.report import (
     ESTIMATORS,
     _census,
@@ -124,12 +132,7 @@ from .estimators.report import (
     _reported,
     _static_estimate,
 )
-from .inference import (
-    Comparison,
-    Estimate,
-    MultipleComparison,
-    _result_repr,
-)
+from .estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother
 from .measures import (
     AbsoluteError,
     Accuracy,
@@ -447,7 +450,8 @@ class SessionEstimate:
     n_labels, n_draws : int
         Distinct labeled instances and draws in the prefix.
     inference : Estimate or None
-        The underlying :class:`~activeeval.inference.Estimate` (None before the first label).
+        The underlying :class:`~activeeval.estimators.inference.Estimate` (None before the first
+        label).
     interval : str
         How ``ci`` was formed: ``"logit"`` (the model-assisted estimator of a measure in
         [0, 1], with its Clopper–Pearson fallback at 0 or 1) or ``"wald"``.
@@ -2203,9 +2207,9 @@ class Session:
 
         The estimate :func:`~activeeval.evaluate` reports for the same draws (bit for bit), on
         the longest *prefix* of the draw sequence whose instances are all labeled: by default
-        the model-assisted estimator (:mod:`activeeval.assisted`) in its finite-population
-        form — the distinct instances of a prefix of i.i.d. draws from q are a successive
-        sample — with the logit interval for measures in [0, 1]; ``"snis"``: the thesis's
+        the model-assisted estimator (:mod:`activeeval.estimators.assisted`) in its
+        finite-population form — the distinct instances of a prefix of i.i.d. draws from q are a
+        successive sample — with the logit interval for measures in [0, 1]; ``"snis"``: the thesis's
         eq. 3.31 with the sandwich standard error of Lemma 3.4, every draw weighted by its q;
         once every instance that can move the measure is labeled, the exact value. Taking a
         prefix keeps the argument behind the estimator valid while labels arrive out of
@@ -2334,8 +2338,8 @@ class Session:
 
         Two models: Δ = G[f₀] − G[f₁] with the paired Wald test (eq. 3.21–3.24) — by default
         from the model-assisted estimator with each model's own predictive distribution as a
-        control variate (:func:`~activeeval.assisted.assisted_paired_test`), ``"snis"`` the
-        thesis's paired test; k > 2: the multiple comparison (Holm), reporting the best model
+        control variate (:func:`~activeeval.estimators.assisted.assisted_paired_test`), ``"snis"``
+        the thesis's paired test; k > 2: the multiple comparison (Holm), reporting the best model
         against the runner-up with its Holm-adjusted p-value. ``estimator`` overrides the
         session's (``plan.estimator``); ``features``, ``bandwidth`` as in :meth:`estimate`
         (:func:`~activeeval.compare`'s).

@@ -4,7 +4,8 @@ Given the draws, the pool distribution q they were drawn from and their labels, 
 give the estimate or comparison that :func:`~activeeval.evaluate` / :func:`~activeeval.compare`
 report and a :class:`~activeeval.Session` reports for the same draws, bit for bit: the exact
 value once every instance that can move the measure is labeled (a census), else the
-model-assisted estimator (:mod:`activeeval.assisted`) or the thesis's (:mod:`activeeval.inference`).
+model-assisted estimator (:mod:`activeeval.estimators.assisted`) or the thesis's
+(:mod:`activeeval.estimators.inference`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import ShapeError
-from ..assisted import (
-    DEFAULT_BANDWIDTH,
+from ..errors import ShapeError
+from ..measures import Measure, clip_to_range
+from ..predictive import Predictive
+from ..ranking import GradedRelevance, QueryValue, ranking_expectation, ranking_mixed_pair
+from .assisted import (
     _as_assisted_census,
-    _check_bandwidth,
     _estimate_from_terms,
-    _feature_moments,
     _paired_from_terms,
     _successive_rows,
     _unused_features,
@@ -32,7 +33,7 @@ from ..assisted import (
     assisted_multiple_comparison,
     assisted_paired_test,
 )
-from ..inference import (
+from .inference import (
     Comparison,
     Estimate,
     _difference,
@@ -41,9 +42,7 @@ from ..inference import (
     multiple_comparison,
     paired_test,
 )
-from ..measures import Measure, clip_to_range
-from ..predictive import Predictive
-from ..ranking import GradedRelevance, QueryValue, ranking_expectation, ranking_mixed_pair
+from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
 
 #: The estimators a campaign or session reports with: the model-assisted one (default) and
 #: the thesis's self-normalized eq. 3.31.

@@ -28,18 +28,16 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
-from ._validation import (
+from .._validation import check_finite_array, check_level, check_option
+from ..errors import (
     DegenerateIntervalWarning,
     EmptyPoolError,
     InvalidSamplingDistributionError,
     ShapeError,
     UndefinedEstimateWarning,
-    check_finite_array,
-    check_level,
-    check_option,
 )
-from .measures import Measure, get_measure
-from .predictive import Categorical, Mixture, Predictive, as_predictive, check_labels
+from ..measures import Measure, get_measure
+from ..predictive import Categorical, Mixture, Predictive, as_predictive, check_labels
 
 __all__ = [
     "Comparison",
