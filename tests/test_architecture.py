@@ -30,6 +30,7 @@ FLOORS: dict[str, int] = {
     "activeeval.acquisition": 6,
     "activeeval.estimators": 7,
     "activeeval.estimators.report": 7,
+    "activeeval.results": 7,
     "activeeval.campaign": 8,
     "activeeval.store": 8,
     "activeeval.demo": 9,

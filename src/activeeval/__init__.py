@@ -6,7 +6,7 @@ Seeds: C. Sawade, *Active Evaluation of Predictive Models* (thesis), Ch. 3–6.
 from __future__ import annotations
 
 from ._version import __version__ as __version__
-from .campaign import ComparisonResult, EvaluationResult, compare, evaluate
+from .campaign import compare, evaluate
 from .datasets import EvaluationTask, list_tasks, load_task
 from .errors import (
     ActiveEvalError,
@@ -84,6 +84,7 @@ from .ranking import (
     ranking_union,
     ranking_values,
 )
+from .results import ComparisonResult, EvaluationResult
 from .sampling import (
     DEFAULT_FLOOR,
     DEFAULT_MIX,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,7 +57,6 @@ from .estimators.assisted import assisted_estimate
 from .estimators.inference import (
     Comparison,
     Estimate,
-    _result_repr,
     estimate,
 )
 from .estimators.report import (
@@ -74,7 +72,7 @@ from .estimators.report import (
     _static_estimate,
 )
 from .estimators.smoother import DEFAULT_BANDWIDTH
-from .measures import Measure, clip_to_range, get_measure
+from .measures import Measure, get_measure
 from .predictive import (
     Categorical,
     Gaussian,
@@ -94,6 +92,7 @@ from .ranking import (
     ranking_union,
     ranking_values,
 )
+from .results import ComparisonResult, EvaluationResult
 from .sampling import (
     COMPARISON_METHODS,
     DEFAULT_FLOOR,
@@ -111,79 +110,6 @@ EVALUATE_METHODS = ("active", "passive", "stratified", "active_lambda", "active_
 Oracle = Callable[[NDArray[np.intp]], ArrayLike]
 
 
-@dataclass(frozen=True, eq=False)
-class EvaluationResult:
-    """Outcome of an evaluation campaign.
-
-    Attributes
-    ----------
-    estimate, stderr : float
-        The performance estimate and its standard error. The estimate is clipped to the
-        measure's range (:attr:`~activeeval.measures.Measure.value_range`): with a handful of
-        labels the model-assisted estimator can leave it (an error rate below 0), and
-        clipping only moves it closer to the truth; ``inference.estimate`` is the unclipped,
-        unbiased value.
-    ci : tuple of float
-        Interval at ``level``, clipped to the same range: with the default model-assisted
-        estimator and a measure in
-        [0, 1] (0/1 loss: error rate, accuracy, F-measures, precision, recall) the Wald
-        interval on the logit scale (:func:`~activeeval.estimators.inference.logit_interval`; joined
-        with the Clopper–Pearson interval on Kish's effective n where the estimate is 0 or 1, e.g.
-        no error among the first labels), else the Wald interval (Lemma 3.3; always with
-        ``estimator="snis"``, as in the thesis).
-        :meth:`confidence_interval` gives the others.
-    n_labels, n_draws : int
-        Distinct instances labeled; draws used (repeats of labeled instances included).
-    cost : float
-        Labeling cost spent (= n_labels without costs).
-    indices, q, labels : ndarray
-        The draw sequence (pool indices), each draw's sampling probability, each draw's label.
-        For a ranking pool ``labels`` are the drawn queries' grades, flat, and draw ``j``'s
-        grades are ``labels[label_offsets[j]:label_offsets[j + 1]]``.
-    inference : Estimate
-        The underlying :class:`~activeeval.estimators.inference.Estimate`, for other interval
-        methods.
-    label_offsets : ndarray or None
-        Ranking pools only: offsets of each draw's grades in ``labels``.
-    interval : str
-        The method of ``ci`` (``"logit"`` or ``"wald"``).
-    """
-
-    estimate: float
-    stderr: float
-    ci: tuple[float, float]
-    level: float
-    n_labels: int
-    n_draws: int
-    cost: float
-    budget: float
-    method: str
-    measure: str
-    indices: NDArray[np.intp]
-    q: NDArray[np.float64]
-    labels: NDArray[Any]
-    inference: Estimate
-    label_offsets: NDArray[np.int64] | None = None
-    interval: str = "wald"
-    value_range: tuple[float, float] = (-math.inf, math.inf)
-
-    def confidence_interval(
-        self, level: float | None = None, method: str | None = None
-    ) -> tuple[float, float]:
-        """Interval by any method of :meth:`Estimate.confidence_interval`; by default the
-        method of :attr:`ci`; clipped like :attr:`ci` to the measure's ``value_range``."""
-        ci = self.inference.confidence_interval(level, self.interval if method is None else method)
-        if math.isnan(self.estimate):
-            return ci
-        return clip_to_range(self.estimate, ci, self.value_range)[1]
-
-    def __repr__(self) -> str:
-        return _result_repr(
-            self,
-            ("measure", "method", "estimate", "stderr"),
-            ("ci", "level", "interval"),
-            ("n_labels", "n_draws", "cost", "budget"),
-        )
 
 
 def _ask(oracle: Oracle, check: Check, book: _LabelBook, idx: NDArray[np.intp]) -> None:
@@ -916,54 +842,6 @@ def _stratified_estimate(
 COMPARE_METHODS = COMPARISON_METHODS
 
 
-@dataclass(frozen=True, eq=False)
-class ComparisonResult:
-    """Outcome of a comparison campaign (thesis Algorithm 3).
-
-    For two models ``difference`` = Ĝ[f₀] − Ĝ[f₁] with its Wald ``p_value`` (eq. 3.24). For
-    k > 2 models, ``difference`` and ``p_value`` compare the best model with the runner-up
-    (Holm-adjusted over all pairs), and ``comparison`` holds the full
-    :class:`~activeeval.estimators.inference.MultipleComparison` (pairwise table, Tukey range test).
-
-    Attributes
-    ----------
-    estimates : ndarray of shape (k,)
-        Each model's estimate (NaN for ``active_neq``, which identifies only the difference).
-        Unlike :class:`EvaluationResult`'s, they are not clipped to the measure's range, so
-        that ``difference`` stays their difference: with a handful of labels an F1 estimate
-        can exceed 1.
-    best : int
-        Index of the model with the better estimate (for two models, 0 when ``difference``
-        is NaN: check it).
-    """
-
-    difference: float
-    stderr: float
-    p_value: float
-    ci: tuple[float, float]
-    best: int
-    estimates: NDArray[np.float64]
-    level: float
-    n_labels: int
-    n_draws: int
-    cost: float
-    budget: float
-    method: str
-    measure: str
-    indices: NDArray[np.intp]
-    q: NDArray[np.float64]
-    labels: NDArray[Any]
-    comparison: Any
-    stopped_early: bool = False
-    label_offsets: NDArray[np.int64] | None = None
-
-    def __repr__(self) -> str:
-        return _result_repr(
-            self,
-            ("measure", "method", "difference", "stderr"),
-            ("p_value", "ci", "level", "best", "estimates"),
-            ("n_labels", "n_draws", "cost", "budget", "stopped_early"),
-        )
 
 
 def compare(
