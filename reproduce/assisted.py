@@ -43,13 +43,9 @@ from activeeval.estimators.assisted import (
 from activeeval.estimators.inference import logit_interval
 from activeeval.estimators.smoother import DEFAULT_BANDWIDTH, _standardized
 from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
+from activeeval.methods import DEFAULT_MIX
 from activeeval.predictive import Categorical, Gaussian, Mixture, Predictive
-from activeeval.sampling import (
-    DEFAULT_MIX,
-    comparison_distribution,
-    optimal_distribution,
-    passive_distribution,
-)
+from activeeval.sampling import comparison_distribution, optimal_distribution, passive_distribution
 
 from .comparison import _fit_models
 from .models import fit_classifier, fit_regressor, pool_for

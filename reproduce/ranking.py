@@ -41,10 +41,10 @@ from activeeval.estimators.assisted import (
     _value_pool,
     _value_terms,
 )
+from activeeval.methods import RANKING_METHODS
 from activeeval.ranking import (
     DCG,
     ERR,
-    RANKING_METHODS,
     GradedRelevance,
     QueryValue,
     RankingMeasure,

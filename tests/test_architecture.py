@@ -18,6 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "activeeval"
 FLOORS: dict[str, int] = {
     "activeeval._version": 0,
     "activeeval.errors": 0,
+    "activeeval.methods": 0,
     "activeeval._validation": 1,
     "activeeval.predictive": 2,
     "activeeval.measures": 3,

@@ -12,7 +12,7 @@ import pytest
 import activeeval as ae
 from activeeval.datasets import RankingCorpus, load_movielens_ranking
 from activeeval.demo import simulate_static
-from activeeval.ranking import RANKING_METHODS
+from activeeval.methods import RANKING_METHODS
 from reproduce import ranking as rk
 from reproduce.simulate import simulate_comparison
 

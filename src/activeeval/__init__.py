@@ -61,11 +61,11 @@ from .measures import (
     SquaredError,
     get_measure,
 )
+from .methods import DEFAULT_FLOOR, DEFAULT_MIX, RANKING_METHODS
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive, calibrate_scores
 from .ranking import (
     DCG,
     ERR,
-    RANKING_METHODS,
     GradedRelevance,
     QueryValue,
     RankingMeasure,
@@ -86,8 +86,6 @@ from .ranking import (
 )
 from .results import ComparisonResult, EvaluationResult
 from .sampling import (
-    DEFAULT_FLOOR,
-    DEFAULT_MIX,
     comparison_distribution,
     cost_distribution,
     draw,

@@ -60,7 +60,6 @@ from .estimators.inference import (
     estimate,
 )
 from .estimators.report import (
-    ESTIMATORS,
     _census,
     _check_features,
     _compare_sample,
@@ -73,6 +72,14 @@ from .estimators.report import (
 )
 from .estimators.smoother import DEFAULT_BANDWIDTH
 from .measures import Measure, get_measure
+from .methods import (
+    COMPARISON_METHODS,
+    DEFAULT_FLOOR,
+    DEFAULT_MIX,
+    ESTIMATORS,
+    EVALUATE_METHODS,
+    RANKING_METHODS,
+)
 from .predictive import (
     Categorical,
     Gaussian,
@@ -82,7 +89,6 @@ from .predictive import (
     recalibrate,
 )
 from .ranking import (
-    RANKING_METHODS,
     GradedRelevance,
     _bind_for_labels,
     _check_pair,
@@ -94,9 +100,6 @@ from .ranking import (
 )
 from .results import ComparisonResult, EvaluationResult
 from .sampling import (
-    COMPARISON_METHODS,
-    DEFAULT_FLOOR,
-    DEFAULT_MIX,
     check_distribution,
     check_support,
     comparison_distribution,
@@ -106,10 +109,7 @@ from .sampling import (
 
 __all__ = ["ComparisonResult", "EvaluationResult", "compare", "evaluate"]
 
-EVALUATE_METHODS = ("active", "passive", "stratified", "active_lambda", "active_uniC")
 Oracle = Callable[[NDArray[np.intp]], ArrayLike]
-
-
 
 
 def _ask(oracle: Oracle, check: Check, book: _LabelBook, idx: NDArray[np.intp]) -> None:
@@ -279,7 +279,7 @@ def evaluate(
         ``"active"`` (q*, cost-sensitive with costs; Thm 4.1/4.2), ``"passive"`` (q = p),
         ``"stratified"`` (Bennett & Carvalho, 2010), ``"active_lambda"`` (q ∝ λ^(-1/2)),
         ``"active_uniC"`` (q* ignoring costs). Ranking pools: one of
-        :data:`~activeeval.ranking.RANKING_METHODS` (eq. 6.10 and the baselines of Sec. 6.3).
+        :data:`~activeeval.methods.RANKING_METHODS` (eq. 6.10 and the baselines of Sec. 6.3).
     costs : array-like of shape (m,), optional
         Labeling cost per pool instance; the budget is then in cost units. Ranking pools
         default to the items' summed costs.
@@ -839,9 +839,6 @@ def _stratified_estimate(
 
 
 # --------------------------------------------------------------------------- comparisons
-COMPARE_METHODS = COMPARISON_METHODS
-
-
 
 
 def compare(
@@ -876,7 +873,7 @@ def compare(
         lists is labeled (Sec. 6.2): the oracle receives query indices and returns the grades
         of :func:`~activeeval.ranking.ranking_union`'s items for them, in that order; an item
         both rankers show takes the mixture of their grade models (eq. 5.11); ``method`` is one
-        of :data:`~activeeval.ranking.RANKING_METHODS` (eq. 6.11).
+        of :data:`~activeeval.methods.RANKING_METHODS` (eq. 6.11).
     oracle, measure, budget, costs, level, random_state, pool_weights, pos_label, mix,
     max_draws, progress
         As for :func:`evaluate`.
@@ -944,7 +941,7 @@ def compare(
                 f"predictions[{idx}]: covers {pr.n} instances, predictions[0] covers "
                 f"{preds[0].n}; all models must be evaluated on the same pool."
             )
-    method = check_option(method, COMPARE_METHODS, "method")
+    method = check_option(method, COMPARISON_METHODS, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
     where = f"estimator={estimator!r}" if estimator == "snis" else ""
     if method == "active_neq":

@@ -82,6 +82,7 @@ from .errors import (
     UnknownOptionError,
 )
 from .measures import Measure
+from .methods import DEFAULT_MIX, RANKING_METHODS
 
 __all__ = [
     "DCG",
@@ -106,15 +107,6 @@ __all__ = [
     "ranking_union",
     "ranking_values",
 ]
-
-#: Sampling methods of Sec. 6.3: ``active`` (eq. 6.10 / 6.11 with costs), ``active_uniD``
-#: (uniform grade distribution instead of the model's), ``active_uniC`` (costs ignored),
-#: ``active_lambda`` (q ∝ λ^(-1/2), costs only), ``passive`` (uniform over the pool).
-RANKING_METHODS = ("active", "active_uniD", "active_uniC", "active_lambda", "passive")
-
-#: Weight ε of the defensive mixture (1 − ε)·q* + ε·uniform; the value of
-#: ``sampling.DEFAULT_MIX`` (ranking sits below sampling in the module order).
-DEFAULT_MIX = 0.1
 
 #: Padded block size (float64 entries per array) of the dynamic programs; bounds their memory.
 _CHUNK_ELEMENTS = 1 << 19
@@ -1262,7 +1254,7 @@ def ranking_distribution(
         λ(x) > 0 per query; by default the rankers' item costs summed per query
         (:func:`ranking_query_costs`), else unit costs.
     method : str
-        One of :data:`RANKING_METHODS`.
+        One of :data:`~activeeval.methods.RANKING_METHODS`.
     mix : float
         Defensive-mixture weight ε ∈ [0, 1] (not applied to ``passive``/``active_lambda``).
     pool_weights : array-like of shape (m,), optional

@@ -60,6 +60,7 @@ from .errors import (
     ShapeError,
 )
 from .measures import Measure, get_measure
+from .methods import COMPARISON_METHODS, DEFAULT_FLOOR, DEFAULT_MIX, SAMPLING_METHODS
 from .predictive import Mixture, Predictive, as_predictive
 from .ranking import GradedRelevance, ranking_distribution
 
@@ -75,11 +76,6 @@ __all__ = [
     "passive_distribution",
     "successive_time",
 ]
-
-#: Bounds of the intrinsic value for 0/1 losses (see module docstring).
-DEFAULT_FLOOR = 0.05
-#: Weight ε of the defensive mixture with the pool distribution.
-DEFAULT_MIX = 0.1
 
 
 def passive_distribution(n: int, pool_weights: ArrayLike | None = None) -> NDArray[np.float64]:
@@ -351,9 +347,6 @@ def inclusion_probabilities(q: ArrayLike, n: int) -> NDArray[np.float64]:
     return -np.expm1(-qq * t)
 
 
-SAMPLING_METHODS = ("active", "passive", "active_lambda", "active_uniC")
-
-
 def sampling_distribution(
     method: str,
     predictive: Predictive,
@@ -389,18 +382,6 @@ def sampling_distribution(
 
 
 # ------------------------------------------------------------------------- comparisons
-COMPARISON_METHODS = (
-    "active",
-    "passive",
-    "active_0",
-    "active_inf",
-    "active_neq",
-    "active_risk",
-    "active_uniC",
-    "active_lambda",
-)
-
-
 def _pair_moment(
     meas: Measure,
     mixture: Predictive,

@@ -122,7 +122,6 @@ from .estimators.inference import (
     _result_repr,
 )
 from .estimators.report import (
-    ESTIMATORS,
     _census,
     _check_features,
     _compare_sample,
@@ -146,11 +145,11 @@ from .measures import (
     clip_to_range,
     get_measure,
 )
+from .methods import ESTIMATORS, RANKING_METHODS, SAMPLING_METHODS, SESSION_COMPARISON_METHODS
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive
 from .ranking import (
     DCG,
     ERR,
-    RANKING_METHODS,
     GradedRelevance,
     RankingMeasure,
     _bind_for_labels,
@@ -198,16 +197,6 @@ RETRY_DEADLINE = 120.0
 #: Name of the rule that turns (q, seed, block) into draws; stored with the plan.
 DRAW_RULE = "inverse-cdf(cumsum(q)/sum, default_rng([seed, block]).random(block_size))"
 
-EVALUATION_METHODS = ("active", "passive", "active_uniC", "active_lambda")
-COMPARISON_METHODS = (
-    "active",
-    "passive",
-    "active_0",
-    "active_inf",
-    "active_risk",
-    "active_uniC",
-    "active_lambda",
-)
 
 _SCHEMA_V1 = """
 CREATE TABLE meta (
@@ -1086,9 +1075,9 @@ class Session:
         if int(block_size) < 1:
             raise ShapeError(f"block_size: must be a positive integer, got {block_size!r}.")
         comparison = len(preds) > 1
-        methods = (
-            RANKING_METHODS if ranked else COMPARISON_METHODS if comparison else EVALUATION_METHODS
-        )
+        methods: tuple[str, ...] = RANKING_METHODS if ranked else SAMPLING_METHODS
+        if comparison and not ranked:
+            methods = SESSION_COMPARISON_METHODS
         method = check_option(method, methods, "method")
         estimator = check_option(estimator, ESTIMATORS, "estimator")
         if names is None:

@@ -348,6 +348,7 @@ from ..errors import (
     UndefinedEstimateWarning,
 )
 from ..measures import Measure, get_measure
+from ..methods import VARIANCE_METHODS
 from ..predictive import Categorical, Mixture, Predictive, as_predictive, check_labels
 from ..sampling import (
     DEFAULT_FLOOR,
@@ -434,15 +435,15 @@ def _assisted_parts(
     mn: NDArray[np.float64],
     md: NDArray[np.float64],
     pool: _Pool,
-    lam: float,
+    coef: float,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Ĝ for a given λ, and per-draw a = w(ℓ − Ĝ), b = m_N − Ĝ m_D and the denominator D̂;
     all NaN when no row has test mass (Σ v = 0: nothing to estimate from)."""
     sv = v.sum()
     if not sv > 0:
         return math.nan, np.full(v.shape, math.nan), np.full(v.shape, math.nan), np.asarray(0.0)
-    num = lam * pool.mu_num + float(v @ (wl - lam * mn)) / sv
-    den = lam * pool.mu_den + float(v @ (w - lam * md)) / sv
+    num = coef * pool.mu_num + float(v @ (wl - coef * mn)) / sv
+    den = coef * pool.mu_den + float(v @ (w - coef * md)) / sv
     g = num / den if den > 0 else math.nan
     return g, wl - g * w, mn - g * md, np.asarray(den)
 
@@ -455,19 +456,19 @@ def _influence(v: NDArray[np.float64], z: NDArray[np.float64], den: float) -> ND
 
 
 def _denominator_terms(
-    w: NDArray[np.float64], md: NDArray[np.float64], lam: float
+    w: NDArray[np.float64], md: NDArray[np.float64], coef: float
 ) -> NDArray[np.float64] | None:
     """The rows' terms w − λ m_D of D̂, or None when they are all equal: then D̂ is a constant
     and Ĝ linear in one weighted mean (means of losses, rankings), with no ratio bias and
     no curvature for the jackknife to add; also None without rows."""
-    rd = w - lam * md
+    rd = w - coef * md
     return rd if rd.size and np.any(rd != rd[0]) else None
 
 
 def _jackknife_influence(
     v: NDArray[np.float64],
     terms: tuple[Any, ...],
-    lam: float,
+    coef: float,
     linear: NDArray[np.float64],
     fpc: NDArray[np.float64] | None,
 ) -> NDArray[np.float64] | None:
@@ -483,20 +484,20 @@ def _jackknife_influence(
     denominator, e.g. the only labeled positive of an F1, and Ĝ₍ᵢ₎ is not a small
     perturbation: ε can then be arbitrarily large); the caller uses ``linear`` instead."""
     wl, w, mn, md, pool = terms
-    rd = _denominator_terms(w, md, lam)
+    rd = _denominator_terms(w, md, coef)
     if rd is None:
         return linear
     sv = v.sum()
-    xn = v * (wl - lam * mn)
+    xn = v * (wl - coef * mn)
     xd = v * rd
     rest = sv - v
-    den = lam * pool.mu_den + float(xd.sum()) / sv if sv > 0 else math.nan
+    den = coef * pool.mu_den + float(xd.sum()) / sv if sv > 0 else math.nan
     if not den > 0:
         return None
-    num = lam * pool.mu_num + float(xn.sum()) / sv
+    num = coef * pool.mu_num + float(xn.sum()) / sv
     with np.errstate(divide="ignore", invalid="ignore"):
-        den_i = lam * pool.mu_den + (xd.sum() - xd) / rest
-        g_i = (lam * pool.mu_num + (xn.sum() - xn) / rest) / den_i
+        den_i = coef * pool.mu_den + (xd.sum() - xd) / rest
+        g_i = (coef * pool.mu_num + (xn.sum() - xn) / rest) / den_i
         eps = (num / den - g_i) * rest / sv
     if not np.all((den_i > 0.5 * den) & np.isfinite(eps)):
         return None
@@ -564,26 +565,26 @@ def _box_least_squares(
     moves λ by about 1e-10."""
     y = alpha.ravel()
     x = beta.reshape(-1, beta.shape[-1])
-    lam = np.zeros(x.shape[1])
+    coef = np.zeros(x.shape[1])
     norms = np.einsum("ij,ij->j", x, x)
     live = norms > 0
     if live.sum() == 1:
         j = int(np.flatnonzero(live)[0])
-        lam[j] = np.clip(float(y @ x[:, j]) / norms[j], 0.0, 1.0)
+        coef[j] = np.clip(float(y @ x[:, j]) / norms[j], 0.0, 1.0)
     elif live.any():
         k = int(live.sum())
         ridge = np.sqrt(1e-10 * norms[live].mean()) * np.eye(k)
         fit = optimize.lsq_linear(
             np.vstack([x[:, live], ridge]), np.r_[y, np.zeros(k)], bounds=(0.0, 1.0), method="bvls"
         )
-        lam[live] = np.clip(fit.x, 0.0, 1.0)
-    return lam
+        coef[live] = np.clip(fit.x, 0.0, 1.0)
+    return coef
 
 
 def _refit_jackknife(
     v: NDArray[np.float64],
     by_source: Sequence[Sequence[Any]],
-    lam: NDArray[np.float64],
+    coef: NDArray[np.float64],
     rows: tuple[NDArray[np.float64], NDArray[np.float64]] | None,
     fpc: NDArray[np.float64] | None,
     dropped: Sequence[Any] | None = None,
@@ -600,18 +601,18 @@ def _refit_jackknife(
     "Pool features") has per source and model in ``dropped`` the arrays of
     :func:`_smoother_source` for deleting row i from it too. None where the plain jackknife
     does not apply (a row carrying half a denominator)."""
-    n, s_count = v.shape[0], lam.shape[0]
-    lam_i = np.tile(lam, (n, 1))
-    free = np.flatnonzero((lam > 0.0) & (lam < 1.0))
+    n, s_count = v.shape[0], coef.shape[0]
+    coef_i = np.tile(coef, (n, 1))
+    free = np.flatnonzero((coef > 0.0) & (coef < 1.0))
     if rows is not None and free.size:
         alpha, beta = rows
         fixed = np.setdiff1d(np.arange(s_count), free)
         own = np.einsum("ips,ipt->ist", beta, beta)  # row i's share of the Gram matrix
         gram = own.sum(axis=0)[None] - own
         cross = np.einsum("ips,ip->s", beta, alpha)[None] - np.einsum("ips,ip->is", beta, alpha)
-        rhs = cross[:, free] - gram[:, free][:, :, fixed] @ lam[fixed]
+        rhs = cross[:, free] - gram[:, free][:, :, fixed] @ coef[fixed]
         step = np.einsum("ist,it->is", np.linalg.pinv(gram[:, free][:, :, free]), rhs)
-        lam_i[:, free] = np.clip(step, 0.0, 1.0)
+        coef_i[:, free] = np.clip(step, 0.0, 1.0)
     drops = [None] * s_count if dropped is None else list(dropped)
     sv = v.sum()
     rest = sv - v
@@ -624,8 +625,8 @@ def _refit_jackknife(
         mu_n = np.array([src[j][4].mu_num for src in by_source])
         mu_d = np.array([src[j][4].mu_den for src in by_source])
         tn, td = v @ mn, v @ md
-        num = lam @ mu_n + (v @ wl - lam @ tn) / sv
-        den = lam @ mu_d + (v @ w - lam @ td) / sv
+        num = coef @ mu_n + (v @ wl - coef @ tn) / sv
+        den = coef @ mu_d + (v @ w - coef @ td) / sv
         # Without row i: the pool means and Σ_{j≠i} v_j m_j of every source, (n, S).
         mu_ni, mu_di = np.tile(mu_n, (n, 1)), np.tile(mu_d, (n, 1))
         tn_i, td_i = tn[None] - v[:, None] * mn, td[None] - v[:, None] * md
@@ -633,8 +634,8 @@ def _refit_jackknife(
             if drop is not None:
                 mu_ni[:, src], mu_di[:, src], tn_i[:, src], td_i[:, src] = drop[j]
         with np.errstate(divide="ignore", invalid="ignore"):
-            num_i = np.sum(lam_i * mu_ni, 1) + (v @ wl - v * wl - np.sum(lam_i * tn_i, 1)) / rest
-            den_i = np.sum(lam_i * mu_di, 1) + (v @ w - v * w - np.sum(lam_i * td_i, 1)) / rest
+            num_i = np.sum(coef_i * mu_ni, 1) + (v @ wl - v * wl - np.sum(coef_i * tn_i, 1)) / rest
+            den_i = np.sum(coef_i * mu_di, 1) + (v @ w - v * w - np.sum(coef_i * td_i, 1)) / rest
             eps[:, j] = (num / den - num_i / den_i) * rest / sv
         if not (den > 0 and np.all(den_i > 0.5 * den) and np.all(np.isfinite(eps[:, j]))):
             return None
@@ -648,7 +649,7 @@ def _ratio_bias(
     mn: NDArray[np.float64],
     md: NDArray[np.float64],
     pool: _Pool,
-    lam: float,
+    coef: float,
     g: float,
     den: float,
     fpc: NDArray[np.float64] | None,
@@ -660,12 +661,12 @@ def _ratio_bias(
     and returned as (Ĝ·V̂ − Ĉ)/Y² in the scale of Σ v = 1. Zero when w and m_D are constant
     over the rows (means of losses, rankings): there only the self-normalization's own O(1/n)
     term remains, measured negligible (module docstring)."""
-    rd = _denominator_terms(w, md, lam)
+    rd = _denominator_terms(w, md, coef)
     if rd is None:
         return 0.0
     sv = v.sum()
-    ty = v * (lam * pool.mu_den + rd) / sv
-    tx = v * (lam * pool.mu_num + wl - lam * mn) / sv
+    ty = v * (coef * pool.mu_den + rd) / sv
+    tx = v * (coef * pool.mu_num + wl - coef * mn) / sv
     if fpc is None:  # i.i.d. draws: centre on the mean (a design with fpc centres itself)
         ty, tx = ty - ty.mean(), tx - tx.mean()
     uy = _design_influence(ty, fpc)
@@ -677,7 +678,7 @@ def _debiased(
     g: float,
     v: NDArray[np.float64],
     terms: tuple[Any, ...],
-    lam: float,
+    coef: float,
     den: float,
     fpc: NDArray[np.float64] | None,
     binary_loss: bool,
@@ -689,7 +690,7 @@ def _debiased(
     if math.isnan(g):
         return g
     wl, w, mn, md, pool = terms
-    out = g - _ratio_bias(v, wl, w, mn, md, pool, lam, g, den, fpc)
+    out = g - _ratio_bias(v, wl, w, mn, md, pool, coef, g, den, fpc)
     return min(max(out, min(g, 0.0)), max(g, 1.0)) if binary_loss else out
 
 
@@ -838,9 +839,6 @@ def _check_power(power: float) -> float:
     if not 0.0 <= float(power) <= 1.0:
         raise ShapeError(f"power: the control-variate coefficient must lie in [0, 1], got {power}.")
     return float(power)
-
-
-VARIANCE_METHODS = ("jackknife", "linearized")
 
 
 def _check_variance(variance: str) -> bool:
@@ -1059,19 +1057,19 @@ def _estimate_from_terms(
     ranking's per-query ℓ with w ≡ 1). Rows are the draws (``fpc`` None), or the distinct
     labeled instances of a successive sample with ``fpc`` = 1 − π (:func:`_successive_rows`);
     ``idx`` are all draws, for the counts."""
-    lam = _choose_power(power, v, wl, w, mn, md, pool, fpc)
-    g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
+    coef = _choose_power(power, v, wl, w, mn, md, pool, fpc)
+    g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, coef)
     if bias_correction:
-        g = _debiased(g, v, (wl, w, mn, md, pool), lam, float(den), fpc, meas.binary_loss)
+        g = _debiased(g, v, (wl, w, mn, md, pool), coef, float(den), fpc, meas.binary_loss)
     se = math.nan
     if not _undefined(g, meas):
-        u = _influence(v, a - lam * b, float(den))
+        u = _influence(v, a - coef * b, float(den))
         if jackknife:
-            jk = _jackknife_influence(v, (wl, w, mn, md, pool), lam, u, fpc)
+            jk = _jackknife_influence(v, (wl, w, mn, md, pool), coef, u, fpc)
             u = u if jk is None else jk
         u = _design_influence(u, fpc)
         se = float(math.sqrt(u @ u))
-    return _single_result(g, se, v, w, idx, level, meas, lam, fpc)
+    return _single_result(g, se, v, w, idx, level, meas, coef, fpc)
 
 
 def _undefined(g: float, meas: Measure) -> bool:
@@ -1096,7 +1094,7 @@ def _single_result(
     idx: NDArray[Any],
     level: float,
     meas: Measure,
-    lam: float,
+    coef: float,
     fpc: NDArray[np.float64] | None,
     feature_power: float | None = None,
 ) -> AssistedEstimate:
@@ -1112,7 +1110,7 @@ def _single_result(
         level=level,
         measure=meas.name,
         unit_weights=meas.unit_weights,
-        power=lam,
+        power=coef,
         finite=fpc is not None,
         feature_power=feature_power,
     )
@@ -1134,7 +1132,7 @@ def _estimate_from_sources(
     sources (module docstring, "Pool features"): (λ, λ_s) by the box-constrained regression
     of the model's a on both b's, the estimate at Σ_s λ_s m^s, and the jackknife that
     re-tunes both without the deleted row (the comparison machinery with one model)."""
-    lam, g, u = _fit_sources(
+    coef, g, u = _fit_sources(
         v, by_source, power, None, fpc, meas, bias_correction, jackknife, dropped
     )
     se = math.nan
@@ -1142,8 +1140,8 @@ def _estimate_from_sources(
         u = _design_influence(u[:, 0], fpc)
         se = float(math.sqrt(u @ u))
     w = by_source[0][0][1]
-    lam_m, lam_s = float(lam[0]), float(lam[1])
-    return _single_result(float(g[0]), se, v, w, idx, level, meas, lam_m, fpc, lam_s)
+    coef_m, coef_s = float(coef[0]), float(coef[1])
+    return _single_result(float(g[0]), se, v, w, idx, level, meas, coef_m, fpc, coef_s)
 
 
 def _choose_power(
@@ -1159,13 +1157,13 @@ def _choose_power(
     if power is not None:
         return _check_power(power)
     # Two rounds: λ from the SNIS estimate's residuals, then from the tuned estimate's.
-    lam = 0.0
+    coef = 0.0
     for _ in range(2):
-        g, a, b, _den = _assisted_parts(v, wl, w, mn, md, pool, lam)
+        g, a, b, _den = _assisted_parts(v, wl, w, mn, md, pool, coef)
         if math.isnan(g):
             return 0.0
-        lam = _tuned_power(v, a, b, fpc)
-    return lam
+        coef = _tuned_power(v, a, b, fpc)
+    return coef
 
 
 def assisted_paired_test(
@@ -1244,7 +1242,7 @@ def _value_terms(values: NDArray[np.float64], pool: _Pool, idx: NDArray[Any]) ->
 def _terms_at(
     v: NDArray[np.float64],
     parts: Sequence[_Terms],
-    lam: float,
+    coef: float,
     debias: tuple[NDArray[np.float64] | None, bool] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """At coefficient λ: every model's estimate (k,), and per draw a/D̂ and b/D̂ (n, k).
@@ -1255,19 +1253,19 @@ def _terms_at(
     a = np.empty((v.shape[0], k))
     b = np.empty((v.shape[0], k))
     for j, (wl, w, mn, md, pool) in enumerate(parts):
-        g[j], aj, bj, den = _assisted_parts(v, wl, w, mn, md, pool, lam)
+        g[j], aj, bj, den = _assisted_parts(v, wl, w, mn, md, pool, coef)
         # Ĝ undefined: a, b are NaN already, and NaN/0 warns in some numpy versions.
         d = 1.0 if math.isnan(g[j]) else float(den)
         a[:, j], b[:, j] = aj / d, bj / d
         if debias is not None:
-            g[j] = _debiased(float(g[j]), v, (wl, w, mn, md, pool), lam, float(den), *debias)
+            g[j] = _debiased(float(g[j]), v, (wl, w, mn, md, pool), coef, float(den), *debias)
     return g, a, b
 
 
 def _model_influences(
     v: NDArray[np.float64],
     parts: Sequence[_Terms],
-    lam: float,
+    coef: float,
     z: NDArray[np.float64],
     fpc: NDArray[np.float64] | None,
     jackknife: bool = True,
@@ -1279,14 +1277,14 @@ def _model_influences(
     u = np.column_stack([_influence(v, z[:, j], 1.0) for j in range(z.shape[1])])
     if not jackknife:
         return u
-    jk = [_jackknife_influence(v, part, lam, u[:, j], fpc) for j, part in enumerate(parts)]
+    jk = [_jackknife_influence(v, part, coef, u[:, j], fpc) for j, part in enumerate(parts)]
     cols = [e for e in jk if e is not None]
     if len(cols) < len(jk):  # linearized for every model, so differences stay paired
         return u
     return np.column_stack(cols)
 
 
-def _combined(by_source: Sequence[Sequence[_Terms]], lam: NDArray[np.float64]) -> list[_Terms]:
+def _combined(by_source: Sequence[Sequence[_Terms]], coef: NDArray[np.float64]) -> list[_Terms]:
     """Every model's terms with the control variate Σ_s λ_s m^s: each source s (a predictive
     distribution of p(y | x)) gives the models' m_N, m_D and their pool means, weighted by
     λ_s; estimates from these terms use coefficient 1. Only the pool *means* enter an
@@ -1294,10 +1292,10 @@ def _combined(by_source: Sequence[Sequence[_Terms]], lam: NDArray[np.float64]) -
     out: list[_Terms] = []
     for j, (wl, w, _mn, _md, _pool) in enumerate(by_source[0]):
         terms = [src[j] for src in by_source]
-        mn = sum(float(c) * t[2] for c, t in zip(lam, terms, strict=True))
-        md = sum(float(c) * t[3] for c, t in zip(lam, terms, strict=True))
-        mu_n = sum(float(c) * t[4].mu_num for c, t in zip(lam, terms, strict=True))
-        mu_d = sum(float(c) * t[4].mu_den for c, t in zip(lam, terms, strict=True))
+        mn = sum(float(c) * t[2] for c, t in zip(coef, terms, strict=True))
+        md = sum(float(c) * t[3] for c, t in zip(coef, terms, strict=True))
+        mu_n = sum(float(c) * t[4].mu_num for c, t in zip(coef, terms, strict=True))
+        mu_d = sum(float(c) * t[4].mu_den for c, t in zip(coef, terms, strict=True))
         empty = np.empty(0)
         out.append((wl, w, mn, md, _Pool(empty, empty, float(mu_n), float(mu_d))))
     return out
@@ -1357,11 +1355,11 @@ def _source_powers(
     if power is not None:
         c, models = _check_power(power), k - smoothers
         return np.r_[np.full(models, c / models), np.full(smoothers, c)], None
-    lam = np.zeros(k)
+    coef = np.zeros(k)
     rows = None
     for _ in range(2):
         g, a, den = [], [], []
-        for t in _combined(by_source, lam):
+        for t in _combined(by_source, coef):
             gj, aj, _, dj = _assisted_parts(v, *t, 1.0)
             if math.isnan(gj):  # before dividing by D̂: NaN/0 warns in some numpy versions
                 return np.zeros(k), None
@@ -1377,8 +1375,8 @@ def _source_powers(
             ia, ib = pairs
             da, db = da[:, ia] - da[:, ib], [b[:, ia] - b[:, ib] for b in db]
         rows = _power_regression(v, da, db, fpc)
-        lam = _box_least_squares(*rows)
-    return lam, rows
+        coef = _box_least_squares(*rows)
+    return coef, rows
 
 
 def _fit_sources(
@@ -1398,19 +1396,19 @@ def _fit_sources(
     (:func:`_comparison_influences`; NaN where some estimate is undefined) — one model, a
     pair, or k models."""
     smoothers = 0 if dropped is None else 1
-    lam, reg = _source_powers(power, v, by_source, pairs, fpc, smoothers)
-    parts = _combined(by_source, lam)
+    coef, reg = _source_powers(power, v, by_source, pairs, fpc, smoothers)
+    parts = _combined(by_source, coef)
     g, a, b = _terms_at(v, parts, 1.0, (fpc, meas.binary_loss) if bias_correction else None)
     if np.isnan(g).any():  # some Ĝ undefined (e.g. no labeled row in the domain): no SE
-        return lam, g, np.full(a.shape, math.nan)
-    u = _comparison_influences(v, by_source, lam, reg, parts, a - b, fpc, jackknife, dropped)
-    return lam, g, u
+        return coef, g, np.full(a.shape, math.nan)
+    u = _comparison_influences(v, by_source, coef, reg, parts, a - b, fpc, jackknife, dropped)
+    return coef, g, u
 
 
 def _comparison_influences(
     v: NDArray[np.float64],
     by_source: Sequence[Sequence[_Terms]],
-    lam: NDArray[np.float64],
+    coef: NDArray[np.float64],
     rows: tuple[NDArray[np.float64], NDArray[np.float64]] | None,
     parts: Sequence[_Terms],
     z: NDArray[np.float64],
@@ -1423,7 +1421,7 @@ def _comparison_influences(
     the labels (``dropped``, :func:`_refit_jackknife`) — the jackknife that re-tunes them
     and deletes each row from that source too, where it applies."""
     if jackknife and (rows is not None or dropped is not None) and len(by_source) > 1:
-        eps = _refit_jackknife(v, by_source, lam, rows, fpc, dropped)
+        eps = _refit_jackknife(v, by_source, coef, rows, fpc, dropped)
         if eps is not None:
             return eps
     return _model_influences(v, parts, 1.0, z, fpc, jackknife)
@@ -1504,7 +1502,7 @@ def _paired_from_terms(
     (:func:`_source_powers`); the last source the smoothed residuals when ``dropped`` is
     given (:func:`_with_smoother`)."""
     pairs = (np.array([0]), np.array([1]))
-    lam, g, u = _fit_sources(
+    coef, g, u = _fit_sources(
         v, by_source, power, pairs, fpc, meas, bias_correction, jackknife, dropped
     )
     diff = _difference(g[0], g[1])
@@ -1527,7 +1525,7 @@ def _paired_from_terms(
         greater_is_better=meas.greater_is_better,
         level=level,
         measure=meas.name,
-        feature_power=None if dropped is None else float(lam[-1]),
+        feature_power=None if dropped is None else float(coef[-1]),
     )
 
 
@@ -1580,11 +1578,11 @@ def assisted_multiple_comparison(
         meas, preds, mix, idx, y, q, pool_q, p, power, features, bandwidth
     )
     pairs = np.triu_indices(k, 1)
-    lam, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jk, dropped)
+    coef, g, u = _fit_sources(v, by_source, power, pairs, fpc, meas, bias_correction, jk, dropped)
     u = _design_influence(u, fpc)
     res = _multiple_from_influence(g, u, int(np.unique(idx).size), meas, n_draws=idx.shape[0])
     if dropped is not None:
-        res = replace(res, feature_power=float(lam[-1]))
+        res = replace(res, feature_power=float(coef[-1]))
     return _unused_features(res, features)
 
 

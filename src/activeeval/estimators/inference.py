@@ -37,6 +37,7 @@ from ..errors import (
     UndefinedEstimateWarning,
 )
 from ..measures import Measure, get_measure
+from ..methods import INTERVAL_METHODS
 from ..predictive import Categorical, Mixture, Predictive, as_predictive, check_labels
 
 __all__ = [
@@ -51,7 +52,6 @@ __all__ = [
     "proportion_confint",
 ]
 
-INTERVAL_METHODS = ("wald", "t", "logit", "wilson", "clopper-pearson", "agresti-coull")
 ADJUSTMENTS = ("holm", "bonferroni", "tukey", "none")
 
 

@@ -46,7 +46,6 @@ from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
 
 #: The estimators a campaign or session reports with: the model-assisted one (default) and
 #: the thesis's self-normalized eq. 3.31.
-ESTIMATORS = ("assisted", "snis")
 
 
 def _check_features(features: ArrayLike | None, bandwidth: float, m: int, refused: str) -> None:

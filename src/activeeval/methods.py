@@ -1,0 +1,72 @@
+"""The one registry of method and estimator names, and the safeguards' defaults.
+
+Every ``method=``, ``estimator=``, interval and variance option of the package is checked
+against a tuple defined here, so a name means one thing everywhere. Which tuple a function
+checks says which of the names it serves (a session cannot run ``stratified``, which plans
+its draws from labels as they arrive).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "COMPARISON_METHODS",
+    "DEFAULT_FLOOR",
+    "DEFAULT_MIX",
+    "ESTIMATORS",
+    "EVALUATE_METHODS",
+    "INTERVAL_METHODS",
+    "RANKING_METHODS",
+    "SAMPLING_METHODS",
+    "SESSION_COMPARISON_METHODS",
+    "VARIANCE_METHODS",
+]
+
+#: Sampling distributions for estimating one model's measure (Thm 4.1, 4.2; Sec. 4.4):
+#: ``active`` q* (with costs, eq. 4.19), ``passive`` q = p, ``active_uniC`` q* ignoring the
+#: costs, ``active_lambda`` q ∝ λ^(-1/2) (costs only). A :class:`~activeeval.Session`
+#: evaluating one model takes these.
+SAMPLING_METHODS = ("active", "passive", "active_lambda", "active_uniC")
+
+#: :func:`~activeeval.evaluate`'s methods: the sampling distributions and the ``stratified``
+#: baseline (Neyman allocation over confidence strata).
+EVALUATE_METHODS = ("active", "passive", "stratified", "active_lambda", "active_uniC")
+
+#: Sampling distributions for comparing models (Thm 5.1, Sec. 5.2.2): q* of the difference,
+#: ``passive``, the label-free ``active_0`` / ``active_inf`` / ``active_neq`` (uniform on
+#: the disagreements; identifies only the difference), ``active_risk`` (q* of each model's
+#: risk, mixed), ``active_uniC`` and ``active_lambda`` as for one model.
+COMPARISON_METHODS = (
+    "active",
+    "passive",
+    "active_0",
+    "active_inf",
+    "active_neq",
+    "active_risk",
+    "active_uniC",
+    "active_lambda",
+)
+
+#: A comparison :class:`~activeeval.Session` reports every model's estimate, which
+#: ``active_neq`` (zero probability where the models agree) cannot identify.
+SESSION_COMPARISON_METHODS = tuple(m for m in COMPARISON_METHODS if m != "active_neq")
+
+#: Ranking pools (Sec. 6.3): ``active`` (eq. 6.10 / 6.11 with costs), ``active_uniD``
+#: (uniform grade distribution instead of the model's), ``active_uniC`` (costs ignored),
+#: ``active_lambda`` (q ∝ λ^(-1/2), costs only), ``passive`` (uniform over the pool).
+RANKING_METHODS = ("active", "active_uniD", "active_uniC", "active_lambda", "passive")
+
+#: Estimators of a measure from labeled draws: ``assisted`` the model-assisted estimator
+#: (the default; :mod:`activeeval.estimators.assisted`), ``snis`` the thesis's
+#: self-normalized importance-sampling estimator (eq. 3.31).
+ESTIMATORS = ("assisted", "snis")
+
+#: Confidence-interval methods of an estimate (Lemma 3.3 and the binomial intervals).
+INTERVAL_METHODS = ("wald", "t", "logit", "wilson", "clopper-pearson", "agresti-coull")
+
+#: Standard errors of the model-assisted estimator: the jackknife or the linearization.
+VARIANCE_METHODS = ("jackknife", "linearized")
+
+#: Bounds of the intrinsic value for 0/1 losses (:mod:`activeeval.sampling`'s docstring).
+DEFAULT_FLOOR = 0.05
+#: Weight ε of the defensive mixture (1 − ε)·q* + ε·p with the pool distribution.
+DEFAULT_MIX = 0.1
