@@ -39,14 +39,14 @@ $(STAMP_TEST): $(STAMP_BASE)
 	$(PIP) install --quiet -c $(LOCK) -e ".[test]"
 	@touch $@
 
-# Peers run side by side in benchmarks only. oasis 0.1.3 declares the obsolete `sklearn` and
-# `tables` packages, so it is installed without its declared dependencies (benchmarks/peers.py
-# shims what it needs); `pip check` therefore reports it, by design.
-PEERS := ppi-python==0.2.3
+# Peers run side by side in benchmarks only: ppi-python from the `bench` extra; oasis 0.1.3
+# declares the obsolete `sklearn` and `tables` packages, so it is installed without its declared
+# dependencies (benchmarks/peers.py shims what it needs); `pip check` therefore reports it, by
+# design.
 PEERS_NO_DEPS := oasis==0.1.3
 
 $(STAMP_BENCH): $(STAMP_TEST)
-	$(PIP) install --quiet -c $(LOCK) $(PEERS)
+	$(PIP) install --quiet -c $(LOCK) -e ".[test,bench]"
 	$(PIP) install --quiet -c $(LOCK) --no-deps $(PEERS_NO_DEPS)
 	@touch $@
 
@@ -90,7 +90,7 @@ lock:
 	rm -rf .venv-lock
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/python -m pip install --quiet --upgrade pip
-	.venv-lock/bin/python -m pip install --quiet -e ".[test,lint]" $(PEERS)
+	.venv-lock/bin/python -m pip install --quiet -e ".[test,lint,bench]"
 	.venv-lock/bin/python -m pip install --quiet --no-deps $(PEERS_NO_DEPS)
 	mkdir -p requirements
 	{ echo "# pip constraints: every package of every extra and peer, pinned. Made by 'make lock'"; \

@@ -175,7 +175,7 @@ def _clusters(reps: int) -> None:
     preds, y, x = _disagreeing_clusters()
     truth = float(np.mean(preds[0].point_prediction() != y))
     truth -= float(np.mean(preds[1].point_prediction() != y))
-    q = ae.comparison_distribution(preds, "error_rate")
+    q = ae.sampling.comparison_distribution(preds, "error_rate")
     default = smoother_module.SMOOTHER_PRIOR
     for n in (50, 100, 200):
         draws = [

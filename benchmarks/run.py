@@ -59,16 +59,22 @@ def bench_optimal_distribution(m: int, k: int, repeat: int) -> dict[str, Any]:
     }
     cases: dict[str, Callable[[], Any]] = {
         "validate (Categorical)": lambda: ae.Categorical(proba),
-        "q* error rate": lambda: ae.optimal_distribution(ae.Categorical(proba), "error_rate"),
-        "q* f1 (pos = last class)": lambda: ae.optimal_distribution(ae.Categorical(proba), "f1"),
-        "q* precision": lambda: ae.optimal_distribution(ae.Categorical(proba), "precision"),
+        "q* error rate": lambda: ae.sampling.optimal_distribution(
+            ae.Categorical(proba), "error_rate"
+        ),
+        "q* f1 (pos = last class)": lambda: ae.sampling.optimal_distribution(
+            ae.Categorical(proba), "f1"
+        ),
+        "q* precision": lambda: ae.sampling.optimal_distribution(
+            ae.Categorical(proba), "precision"
+        ),
     }
 
     def q_only() -> Any:  # q* on an already validated Categorical (validation excluded)
         c = object.__new__(ae.Categorical)
         c.proba, c.labels = proba, cat.labels
         c._order, c._sorted = cat._order, cat._sorted
-        return ae.optimal_distribution(c, "error_rate")
+        return ae.sampling.optimal_distribution(c, "error_rate")
 
     cases["q* error rate, validated input"] = q_only
     for name, fn in cases.items():

@@ -834,7 +834,8 @@ def run_batch_adaptive(
 ) -> list[dict[str, Any]]:
     """Static q* vs batch-adaptive q* (recalibrated every ``batch`` labels), both with the
     default model-assisted estimator, same seeds: does recalibration help?"""
-    from activeeval.campaign import RECALIBRATION_PRIOR, evaluate
+    from activeeval.campaign import evaluate
+    from activeeval.campaign.batches import RECALIBRATION_PRIOR
 
     rows = []
     for task_name, kind, meas0 in BATCH_PLAN:

@@ -67,7 +67,7 @@ def simulate_comparison(
         P_p(q > 0) for ``active_neq`` (the difference is rescaled by it, Sec. 5.2.2).
 
     The difference of models 0 and 1 and its standard error follow the paired influence rule
-    of :func:`activeeval.paired_test` (tested equal to it).
+    of :func:`activeeval.estimators.inference.paired_test` (tested equal to it).
     """
     wl = np.atleast_2d(np.asarray(weighted_losses, dtype=float))
     w = np.atleast_2d(np.asarray(weights, dtype=float))

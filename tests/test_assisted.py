@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import activeeval as ae
-from activeeval import acquisition, campaign
+from activeeval import acquisition
+from activeeval.campaign import batches, evaluation, steps
 from activeeval.estimators.assisted import (
     assisted_distribution,
     assisted_estimate,
@@ -35,13 +36,13 @@ def _pool(seed: int = 0, m: int = 3000, k: int = 2):
 )
 def test_power_zero_is_exactly_the_thesis_estimator(measure) -> None:
     cat, y, _ = _pool()
-    q = ae.optimal_distribution(cat, measure)
-    idx = ae.draw(q, 250, random_state=1)
+    q = ae.sampling.optimal_distribution(cat, measure)
+    idx = ae.sampling.draw(q, 250, random_state=1)
     a = assisted_estimate(
         measure, cat, idx, y[idx], q[idx], power=0.0, bias_correction=False,
         variance="linearized",
     )  # fmt: skip
-    s = ae.estimate(measure, cat.point_prediction()[idx], y[idx], q[idx])
+    s = ae.estimators.inference.estimate(measure, cat.point_prediction()[idx], y[idx], q[idx])
     assert a.estimate == pytest.approx(s.estimate, abs=1e-12)
     assert a.stderr == pytest.approx(s.stderr, rel=1e-10)
     # The default subtracts the estimated ratio bias (nothing for a mean of losses) and
@@ -65,8 +66,8 @@ def test_fixed_power_stderr_equals_brute_force_delta_method() -> None:
     # gradient of (x, y) ↦ (λμ_N + x/s)/(λμ_D + y/s) over the v-weighted sample means.
     measure = ae.FMeasure(pos_label=1)
     cat, y, _ = _pool(3)
-    q = ae.optimal_distribution(cat, measure)
-    idx = ae.draw(q, 400, random_state=2)
+    q = ae.sampling.optimal_distribution(cat, measure)
+    idx = ae.sampling.draw(q, 400, random_state=2)
     lam = 0.6
     kw = {"power": lam, "variance": "linearized"}
     a = assisted_estimate(measure, cat, idx, y[idx], q[idx], bias_correction=False, **kw)
@@ -120,11 +121,11 @@ def _rare_class_campaigns():
     meas = ae.FMeasure(pos_label=1)
     f = cat.point_prediction()
     truth = 2 * np.sum((f == 1) & (y == 1)) / (np.sum(f == 1) + np.sum(y == 1))
-    q = ae.optimal_distribution(cat, meas)
+    q = ae.sampling.optimal_distribution(cat, meas)
     err = np.empty((reps, 2))
     cover = np.zeros((reps, 2), dtype=bool)
     for r in range(reps):
-        idx = ae.draw(q, 10 * n, random_state=rng)
+        idx = ae.sampling.draw(q, 10 * n, random_state=rng)
         first = np.sort(np.unique(idx, return_index=True)[1])
         idx = idx[: first[n - 1] + 1]  # up to the n-th distinct instance (Algorithm 2)
         for j, corr in enumerate((False, True)):
@@ -176,7 +177,7 @@ def test_difference_estimator_is_unbiased_under_uniform_draws() -> None:
     est = np.array(
         [
             assisted_estimate("error_rate", cat, idx, y[idx], q[idx], power=1.0).estimate
-            for idx in (ae.draw(q, 100, random_state=r) for r in range(2000))
+            for idx in (ae.sampling.draw(q, 100, random_state=r) for r in range(2000))
         ]
     )
     assert abs(est.mean() - truth) < 4 * est.std() / np.sqrt(est.size)
@@ -196,7 +197,7 @@ def test_tuned_estimator_consistent_and_covers_under_safeguarded_q(measure) -> N
     reps = 800
     est, cov = np.empty(reps), np.empty(reps, bool)
     for r in range(reps):
-        idx = ae.draw(q, 400, random_state=100 + r)
+        idx = ae.sampling.draw(q, 400, random_state=100 + r)
         a = assisted_estimate(m, cat, idx, y[idx], q[idx])
         est[r] = a.estimate
         lo, hi = a.ci
@@ -221,8 +222,8 @@ def test_calibrated_model_has_lower_variance_than_snis_and_noise_model_stays_clo
     reps = 600
     s, good, bad = np.empty(reps), np.empty(reps), np.empty(reps)
     for r in range(reps):
-        idx = ae.draw(q, 200, random_state=r)
-        s[r] = ae.estimate("error_rate", f[idx], y[idx]).estimate
+        idx = ae.sampling.draw(q, 200, random_state=r)
+        s[r] = ae.estimators.inference.estimate("error_rate", f[idx], y[idx]).estimate
         good[r] = assisted_estimate("error_rate", cat, idx, y[idx], q[idx]).estimate
         bad[r] = assisted_estimate("error_rate", noisy, idx, y[idx], q[idx]).estimate
     truth = np.mean(f != y)
@@ -253,10 +254,12 @@ def test_assisted_paired_test_reduces_to_paired_test_and_handles_identical_model
     cat, y, rng = _pool(17)
     raw = np.clip(cat.proba + rng.normal(0, 0.2, cat.proba.shape), 0.01, 1)
     other = ae.Categorical(raw / raw.sum(axis=1, keepdims=True))
-    q = ae.comparison_distribution([cat, other], "error_rate")
-    idx = ae.draw(q, 300, random_state=4)
+    q = ae.sampling.comparison_distribution([cat, other], "error_rate")
+    idx = ae.sampling.draw(q, 300, random_state=4)
     a = assisted_paired_test("error_rate", [cat, other], idx, y[idx], q[idx], power=0.0)
-    s = ae.paired_test("error_rate", [cat.take(idx), other.take(idx)], y[idx], q[idx])
+    s = ae.estimators.inference.paired_test(
+        "error_rate", [cat.take(idx), other.take(idx)], y[idx], q[idx]
+    )
     assert a.difference == pytest.approx(s.difference, abs=1e-12)
     assert a.stderr == pytest.approx(s.stderr, rel=1e-10)
     same = assisted_paired_test("f1", [cat, cat], idx, y[idx], q[idx])
@@ -268,7 +271,7 @@ def test_evaluate_and_compare_accept_both_estimators() -> None:
     for est in ("assisted", "snis"):
         r = ae.evaluate(cat, lambda i: y[i], "f1", budget=80, estimator=est, random_state=0)
         assert np.isfinite(r.estimate) and r.n_labels == 80
-    with pytest.raises(ae.UnknownOptionError, match="estimator"):
+    with pytest.raises(ae.errors.UnknownOptionError, match="estimator"):
         ae.evaluate(cat, lambda i: y[i], "f1", budget=80, estimator="magic")
 
 
@@ -302,7 +305,7 @@ def test_batch_adaptive_campaign_records_each_draws_own_q_and_covers() -> None:
     res = ae.evaluate(
         model, lambda i: y[i], "error_rate", budget=200, batch_size=50, random_state=0
     )
-    q0 = ae.optimal_distribution(model, "error_rate")
+    q0 = ae.sampling.optimal_distribution(model, "error_rate")
     first = res.q[: np.flatnonzero(~np.isclose(res.q, q0[res.indices]))[0]]
     np.testing.assert_allclose(first, q0[res.indices[: first.size]])  # batch 1 used q0
     assert not np.allclose(res.q, q0[res.indices])  # later batches used recalibrated q
@@ -349,14 +352,15 @@ def test_batch_adaptive_precision_samples_all_of_the_models_predicted_positives(
     f = proba.argmax(1)
     truth = float(np.mean(y[f == 1] == 1))
     qs = []
-    real = campaign.sampling_distribution
+    real = evaluation.sampling_distribution  # the first q (evaluation), each later (batches)
 
     def spy(*args, **kwargs):
         qs.append(real(*args, **kwargs))
         return qs[-1]
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(campaign, "sampling_distribution", spy)
+        mp.setattr(evaluation, "sampling_distribution", spy)
+        mp.setattr(batches, "sampling_distribution", spy)
         ae.evaluate(proba, lambda i: y[i], "precision", budget=150, batch_size=30, random_state=0)
     assert len(qs) == 5  # the first q and one per later batch
     for q in qs:
@@ -378,9 +382,9 @@ def test_batch_end_draw_is_bought_next_with_the_q_it_was_drawn_from() -> None:
     q0, q1 = np.full(m, 1 / m), np.r_[np.full(25, 1.5 / m), np.full(25, 0.5 / m)]
     costs = np.r_[np.full(25, 0.3), np.full(25, 2.5)]
     book = acquisition._LabelBook(m)
-    acq = campaign._Acquisition(q0, lambda i: np.zeros(len(i), int), lambda y, i: y, costs,
+    acq = steps._Acquisition(q0, lambda i: np.zeros(len(i), int), lambda y, i: y, costs,
                                 np.random.default_rng(3), 10_000,
-                                campaign._bar(20.0, costs, False), book)  # fmt: skip
+                                steps._bar(20.0, costs, False), book)  # fmt: skip
     acq.run(2.0)
     pending = int(acq.pending[0])
     assert acq.spent + costs[pending] > 2.0 and not book.known[pending]
@@ -398,12 +402,12 @@ def test_batch_recalibration_is_shrunk_toward_the_model() -> None:
     Gaussian's variances. On a pool with rare positives an unshrunk isotonic fit of the first
     batch set p(pos) = 0 on most of the pool: recall at 100 labels in batches of 20 covered
     0.757 (400 campaigns; audit helper-30). Shrunk, coverage is nominal within 3 MC-SE."""
-    k = campaign.RECALIBRATION_PRIOR
+    k = batches.RECALIBRATION_PRIOR
     model = ae.Categorical(np.array([[0.9, 0.1], [0.4, 0.6]]))
     recal = ae.Categorical(np.array([[1.0, 0.0], [0.2, 0.8]]))
-    got = campaign._shrunk(recal, model, 30)
+    got = batches._shrunk(recal, model, 30)
     np.testing.assert_allclose(got.proba, (30 * recal.proba + k * model.proba) / (30 + k))
-    g = campaign._shrunk(
+    g = batches._shrunk(
         ae.Gaussian([1.0, 2.0], [4.0, 1.0]), ae.Gaussian([1.0, 2.0], [1.0, 1.0]), 10
     )
     np.testing.assert_allclose(g.var, (10 * np.array([4.0, 1.0]) + k) / (10 + k))
@@ -432,16 +436,16 @@ def test_batch_size_is_checked_before_any_label() -> None:
         return y[i]
 
     for bad in (0, -5, math.nan, "abc", True):
-        with pytest.raises(ae.BudgetError, match=r"^batch_size: must be a positive number"):
+        with pytest.raises(ae.errors.BudgetError, match=r"^batch_size: must be a positive number"):
             ae.evaluate(cat, oracle, budget=50, batch_size=bad)
-    with pytest.raises(ae.BudgetError, match=r"^batch_size: counts labels"):
+    with pytest.raises(ae.errors.BudgetError, match=r"^batch_size: counts labels"):
         ae.evaluate(cat, oracle, budget=50, batch_size=2.5)
     for kw in ({"method": "passive"}, {"method": "active_lambda", "costs": np.ones(len(y))},
                {"q": np.full(len(y), 1 / len(y))}):  # fmt: skip
-        with pytest.raises(ae.UnknownOptionError, match=r"^batch_size: batch-adaptive"):
+        with pytest.raises(ae.errors.UnknownOptionError, match=r"^batch_size: batch-adaptive"):
             ae.evaluate(cat, oracle, budget=50, batch_size=10, **kw)
     assert calls == []
-    with pytest.raises(ae.BudgetError, match=r"^batch_size: 0\.5 cost units buy no label"):
+    with pytest.raises(ae.errors.BudgetError, match=r"^batch_size: 0\.5 cost units buy no label"):
         ae.evaluate(cat, oracle, budget=20, batch_size=0.5, costs=np.ones(len(y)))
     assert calls == []
     # With costs a batch is in cost units and may be fractional.
@@ -453,8 +457,8 @@ def test_multiple_comparison_of_two_models_is_the_paired_test(measure) -> None:
     cat, y, rng = _pool(11)
     raw = np.clip(cat.proba + rng.normal(0, 0.1, cat.proba.shape), 0.01, None)
     other = ae.Categorical(raw / raw.sum(axis=1, keepdims=True))
-    q = ae.optimal_distribution([cat, other], measure)
-    idx = ae.draw(q, 300, random_state=4)
+    q = ae.sampling.optimal_distribution([cat, other], measure)
+    idx = ae.sampling.draw(q, 300, random_state=4)
     pair = assisted_paired_test(measure, [cat, other], idx, y[idx], q[idx])
     mc = assisted_multiple_comparison(measure, [cat, other], idx, y[idx], q[idx])
     row = mc.pairwise.iloc[0]
@@ -465,7 +469,9 @@ def test_multiple_comparison_of_two_models_is_the_paired_test(measure) -> None:
     mc0 = assisted_multiple_comparison(
         measure, [cat, other], idx, y[idx], q[idx], power=0.0, variance="linearized"
     )
-    snis = ae.multiple_comparison(measure, [cat.take(idx), other.take(idx)], y[idx], q[idx])
+    snis = ae.estimators.inference.multiple_comparison(
+        measure, [cat.take(idx), other.take(idx)], y[idx], q[idx]
+    )
     np.testing.assert_allclose(mc0.estimates, snis.estimates, atol=1e-12)
     np.testing.assert_allclose(mc0.pairwise["stderr"], snis.pairwise["stderr"], rtol=1e-10)
 
@@ -484,12 +490,12 @@ def test_multiple_comparison_of_three_models_is_consistent_and_covers() -> None:
     f = [mdl.point_prediction() for mdl in models]
     truth = np.array([np.mean(fj != y) for fj in f])
     a, b = np.triu_indices(3, 1)
-    q = ae.optimal_distribution(models, meas)
+    q = ae.sampling.optimal_distribution(models, meas)
     reps, n = 300, 300
     diffs = np.empty((reps, 3))
     covered = np.empty((reps, 3), dtype=bool)
     for r in range(reps):
-        idx = ae.draw(q, n, random_state=100 + r)
+        idx = ae.sampling.draw(q, n, random_state=100 + r)
         mc = assisted_multiple_comparison(meas, models, idx, y[idx], q[idx])
         d, se = mc.pairwise["difference"].to_numpy(), mc.pairwise["stderr"].to_numpy()
         diffs[r] = d
@@ -511,7 +517,7 @@ def test_compare_of_three_models_uses_the_assisted_multiple_comparison() -> None
         models, lambda i: y[i], "error_rate", budget=200, random_state=3, estimator="snis"
     )
     np.testing.assert_array_equal(res.indices, snis.indices)
-    q = ae.comparison_distribution(models, "error_rate")
+    q = ae.sampling.comparison_distribution(models, "error_rate")
     direct = assisted_multiple_comparison("error_rate", models, res.indices, res.labels, pool_q=q)
     np.testing.assert_allclose(res.estimates, direct.estimates, atol=1e-12)
     assert res.comparison.n_draws == res.n_draws and res.comparison.n_labels == res.n_labels
@@ -520,9 +526,9 @@ def test_compare_of_three_models_uses_the_assisted_multiple_comparison() -> None
 
 def test_paired_and_multiple_tests_refuse_a_power_outside_the_unit_interval() -> None:
     cat, y, _ = _pool(21)
-    idx = ae.draw(np.full(cat.n, 1 / cat.n), 50, random_state=0)
+    idx = ae.sampling.draw(np.full(cat.n, 1 / cat.n), 50, random_state=0)
     for fn in (assisted_paired_test, assisted_multiple_comparison):
-        with pytest.raises(ae.ShapeError, match="power"):
+        with pytest.raises(ae.errors.ShapeError, match="power"):
             fn("error_rate", [cat, cat], idx, y[idx], power=1.5)
 
 
@@ -561,8 +567,8 @@ def test_comparisons_leave_the_ratio_bias_correction_off_by_default():
     cat, y, rng = _pool(3, m=2000)
     noisy = np.clip(cat.proba + rng.normal(0, 0.2, cat.proba.shape), 0.01, 1)
     other = ae.Categorical(noisy / noisy.sum(axis=1, keepdims=True))
-    q = ae.comparison_distribution([cat, other], "f1", pos_label=1)
-    idx = ae.draw(q, 150, random_state=rng)
+    q = ae.sampling.comparison_distribution([cat, other], "f1", pos_label=1)
+    idx = ae.sampling.draw(q, 150, random_state=rng)
     kw = {"pos_label": 1, "pool_q": q}
     default = assisted_paired_test("f1", [cat, other], idx, y[idx], **kw)
     plain = assisted_paired_test("f1", [cat, other], idx, y[idx], bias_correction=False, **kw)
@@ -587,8 +593,8 @@ def test_jackknife_stderr_equals_brute_force_delete_one_refits(measure) -> None:
     # without draw i (an independent refit, not the vectorized formula); the standard error
     # is sqrt(Σ (ε − ε̄)²).
     cat, y, _ = _pool(4, m=1500)
-    q = ae.optimal_distribution(cat, measure, pos_label=1)
-    idx = ae.draw(q, 120, random_state=3)
+    q = ae.sampling.optimal_distribution(cat, measure, pos_label=1)
+    idx = ae.sampling.draw(q, 120, random_state=3)
     kw = {"power": 0.7, "bias_correction": False, "pos_label": 1}
     a = assisted_estimate(measure, cat, idx, y[idx], q[idx], **kw)
     keep = np.ones(idx.size, dtype=bool)
@@ -627,8 +633,8 @@ def test_jackknife_stderr_in_the_finite_form_is_hajek_over_delete_one_influences
 
     meas = ae.FMeasure(pos_label=1)
     cat, y, _ = _pool(6, m=400)
-    q = ae.optimal_distribution(cat, meas)
-    idx = ae.draw(q, 150, random_state=5)
+    q = ae.sampling.optimal_distribution(cat, meas)
+    idx = ae.sampling.draw(q, 150, random_state=5)
     lam = 0.5
     a = assisted_estimate(meas, cat, idx, y[idx], pool_q=q, power=lam, bias_correction=False)
     pos, v, c = _successive_rows(idx, q, np.full(cat.n, 1.0 / cat.n))
@@ -656,9 +662,9 @@ def test_jackknife_stderr_in_the_finite_form_is_hajek_over_delete_one_influences
 
 def test_variance_option_is_checked_and_means_of_losses_do_not_depend_on_it() -> None:
     cat, y, _ = _pool(2, m=800)
-    q = ae.optimal_distribution(cat, "error_rate")
-    idx = ae.draw(q, 100, random_state=0)
-    with pytest.raises(ae.UnknownOptionError, match=r"^variance:"):
+    q = ae.sampling.optimal_distribution(cat, "error_rate")
+    idx = ae.sampling.draw(q, 100, random_state=0)
+    with pytest.raises(ae.errors.UnknownOptionError, match=r"^variance:"):
         assisted_estimate("error_rate", cat, idx, y[idx], q[idx], variance="bootstrap")
     jk, lin = (
         assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q, variance=v)
@@ -682,7 +688,7 @@ def test_jackknife_falls_back_to_linearized_when_one_row_carries_half_the_denomi
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ae.DegenerateIntervalWarning)
         for seed in (1, 260):  # D̂₍ᵢ₎ > 0 for every row / ≤ 0 for some row
-            idx = ae.draw(q, 20, random_state=seed)
+            idx = ae.sampling.draw(q, 20, random_state=seed)
             jk = assisted_estimate("f1", cat, idx, y[idx], **kw)
             lin = assisted_estimate("f1", cat, idx, y[idx], variance="linearized", **kw)
             assert jk.stderr == lin.stderr
@@ -707,7 +713,7 @@ def test_precision_under_q_zero_off_the_domain_equals_the_estimate_on_the_domain
     # estimate came out as 2.1 for a precision of 0.75.
     cat, y = _rare_positive_pool()
     meas = ae.Precision(pos_label=1)
-    q = ae.optimal_distribution(cat, meas)
+    q = ae.sampling.optimal_distribution(cat, meas)
     pp = np.flatnonzero(cat.predicted_index == 1)
     assert np.all(q[cat.predicted_index == 0] == 0) and pp.size < 0.05 * cat.n
     sub = cat.take(pp)
@@ -755,10 +761,10 @@ def test_precision_comparison_restricts_to_the_union_of_the_models_domains() -> 
     p2 = np.clip(cat.proba[:, 1] + rng.normal(0, 0.15, cat.n), 0, 1)
     other = ae.Categorical(np.c_[1 - p2, p2])
     meas = ae.Precision(pos_label=1)
-    q = ae.optimal_distribution([cat, other], meas)
+    q = ae.sampling.optimal_distribution([cat, other], meas)
     dom = (cat.predicted_index == 1) | (other.predicted_index == 1)
     assert np.all(q[~dom] == 0)
-    idx = np.unique(ae.draw(q, 60, random_state=2))
+    idx = np.unique(ae.sampling.draw(q, 60, random_state=2))
     keep = np.flatnonzero(dom)
     where = np.full(cat.n, -1)
     where[keep] = np.arange(keep.size)
@@ -777,14 +783,14 @@ def test_a_pool_q_that_vanishes_inside_the_domain_is_warned_about() -> None:
     cat, y, _ = _pool(seed=3, m=400)
     q = np.full(400, 1 / 300)
     q[:100] = 0.0  # error rate: every instance can move the estimate
-    idx = ae.draw(q, 80, random_state=0)
+    idx = ae.sampling.draw(q, 80, random_state=0)
     with pytest.warns(ae.ActiveEvalWarning, match="pool_q: is zero on 100 instances"):
         assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # zero only off the domain: no warning
         meas = ae.Precision(pos_label=1)
-        qp = ae.optimal_distribution(cat, meas)
-        idp = ae.draw(qp, 80, random_state=0)
+        qp = ae.sampling.optimal_distribution(cat, meas)
+        idp = ae.sampling.draw(qp, 80, random_state=0)
         assisted_estimate(meas, cat, idp, y[idp], pool_q=qp)
 
 
@@ -812,8 +818,8 @@ def test_paired_test_with_each_models_own_distribution_matches_a_direct_computat
     from activeeval.estimators.assisted import MIN_DISAGREEMENTS
 
     a_, b_, y, _ = _two_models(35)
-    q = ae.comparison_distribution([a_, b_], "error_rate")
-    idx = ae.draw(q, 200, random_state=2)
+    q = ae.sampling.comparison_distribution([a_, b_], "error_rate")
+    idx = ae.sampling.draw(q, 200, random_state=2)
     f = [a_.point_prediction(), b_.point_prediction()]
     assert np.sum(f[0][idx] != f[1][idx]) >= MIN_DISAGREEMENTS
     v = 1.0 / (a_.n * q[idx])
@@ -863,11 +869,11 @@ def test_paired_test_falls_back_to_the_mixture_with_few_disagreements():
     from activeeval.estimators.assisted import MIN_DISAGREEMENTS, _disagreements
 
     a_, b_, y, _ = _two_models(32)
-    q = ae.comparison_distribution([a_, b_], "error_rate")
+    q = ae.sampling.comparison_distribution([a_, b_], "error_rate")
     mix = ae.Mixture([a_, b_])
     f = [a_.point_prediction(), b_.point_prediction()]
     for n, few in ((25, True), (200, False)):
-        idx = ae.draw(q, n, random_state=5)
+        idx = ae.sampling.draw(q, n, random_state=5)
         assert (_disagreements(f, np.unique(idx)) < MIN_DISAGREEMENTS) == few
         own = assisted_paired_test("error_rate", [a_, b_], idx, y[idx], q[idx])
         one = assisted_paired_test("error_rate", [a_, b_], idx, y[idx], q[idx], mixture=mix)
@@ -882,12 +888,12 @@ def test_each_models_own_distribution_lowers_the_variance_of_a_comparison():
     a_, b_, y, _ = _two_models(33)
     f = [a_.point_prediction(), b_.point_prediction()]
     truth = np.mean(f[0] != y) - np.mean(f[1] != y)
-    q = ae.comparison_distribution([a_, b_], "error_rate")
+    q = ae.sampling.comparison_distribution([a_, b_], "error_rate")
     mix = ae.Mixture([a_, b_])
     reps = 300
     own, one, hit = np.empty(reps), np.empty(reps), np.empty(reps, bool)
     for r in range(reps):
-        idx = ae.draw(q, 150, random_state=1000 + r)
+        idx = ae.sampling.draw(q, 150, random_state=1000 + r)
         c = assisted_paired_test("error_rate", [a_, b_], idx, y[idx], pool_q=q)
         own[r], hit[r] = c.difference, abs(c.difference - truth) <= 1.959963984540054 * c.stderr
         one[r] = assisted_paired_test(
@@ -976,14 +982,14 @@ def test_every_assisted_function_checks_the_labels_against_the_model() -> None:
             lambda b: assisted_paired_test("f1", [cat, other], idx, b),
             lambda b: assisted_multiple_comparison("f1", [cat, other, cat], idx, b),
         ):
-            with pytest.raises(ae.LabelSpaceError, match="labels"):
+            with pytest.raises(ae.errors.LabelSpaceError, match="labels"):
                 call(bad)
     rng = np.random.default_rng(1)
     g = [ae.Gaussian(rng.normal(size=50), np.ones(50)) for _ in range(3)]
     for bad, err in (
-        (np.r_[np.zeros(9), np.nan], ae.NonFiniteError),
-        (np.r_[np.zeros(9), np.inf], ae.NonFiniteError),
-        (np.array(["x"] * 10), ae.ShapeError),
+        (np.r_[np.zeros(9), np.nan], ae.errors.NonFiniteError),
+        (np.r_[np.zeros(9), np.inf], ae.errors.NonFiniteError),
+        (np.array(["x"] * 10), ae.errors.ShapeError),
     ):
         for call in (
             lambda b: assisted_estimate("mse", g[0], idx, b, pool_q=np.full(50, 0.02)),
@@ -998,5 +1004,5 @@ def test_every_assisted_function_checks_the_labels_against_the_model() -> None:
 def test_assisted_distribution_refuses_safeguards_outside_their_range(kw) -> None:
     """As optimal_distribution does (mix=2 used to give negative 'probabilities')."""
     cat, _, _ = _pool(m=50)
-    with pytest.raises(ae.ShapeError, match=rf"^{next(iter(kw))}:"):
+    with pytest.raises(ae.errors.ShapeError, match=rf"^{next(iter(kw))}:"):
         assisted_distribution(cat, "f1", **kw)

@@ -194,7 +194,7 @@ def test_simulate_static_reproduces_evaluate_with_the_same_seed(
     res = ae.evaluate(
         proba, lambda i: y[i], measure, budget, costs=costs, random_state=seed, estimator="snis"
     )
-    q = ae.optimal_distribution(proba, measure, costs=costs)
+    q = ae.sampling.optimal_distribution(proba, measure, costs=costs)
     wl, w = _generalized_risk_terms(measure, pred, y)
     # Once every instance that can move the measure is labeled, both report the census value.
     pool = ae.as_predictive(proba)
@@ -225,7 +225,7 @@ def test_active_estimates_are_consistent_with_error_shrinking_like_inverse_sqrt_
     proba, y, pred = _well_specified_pool(11, 50_000)
     truth = _pool_value(measure, pred, y)
     wl, w = _generalized_risk_terms(measure, pred, y)
-    q = ae.optimal_distribution(proba, measure)
+    q = ae.sampling.optimal_distribution(proba, measure)
     reps = 1000
     runs = simulate_static(q, wl, w, BUDGETS, reps, random_state=12)
     np.testing.assert_array_equal(runs.n_labels, np.broadcast_to(BUDGETS, (reps, 5)))
@@ -272,7 +272,7 @@ def test_over_confident_zero_one_model_gets_no_zero_q_and_active_stays_near_pass
     wrong = rng.choice(m, m // 5, replace=False)
     y[wrong] = 1 - y[wrong]
     proba = np.eye(2)[pred]
-    q = ae.optimal_distribution(proba, "error_rate")
+    q = ae.sampling.optimal_distribution(proba, "error_rate")
     assert np.all(q > 0)
     wl, w = _generalized_risk_terms("error_rate", pred, y)
     ratio, se = _mae_ratio(q, wl, w, 0.2, 200, 600, seed=22)
@@ -295,9 +295,9 @@ def test_partly_over_confident_model_active_stays_within_1_5_of_passive_with_saf
     y = np.where(rng.random(m) < 0.2, 1 - pred, pred)
     proba = np.c_[1 - p1, p1]
     assert np.array_equal(np.argmax(proba, axis=1), pred)
-    q = ae.optimal_distribution(proba, "error_rate")
+    q = ae.sampling.optimal_distribution(proba, "error_rate")
     assert np.all(q > 0)
-    assert np.all(q >= ae.DEFAULT_MIX / m)
+    assert np.all(q >= ae.methods.DEFAULT_MIX / m)
     wl, w = _generalized_risk_terms("error_rate", pred, y)
     ratio, se = _mae_ratio(q, wl, w, float(np.mean(pred != y)), 200, 600, seed=32)
     assert ratio <= 1.5, f"MAE ratio {ratio:.3f} ± {se:.3f} (MC-SE)"
@@ -361,13 +361,13 @@ def test_stratified_refuses_what_it_would_ignore_before_any_label():
     is a stratum count below one, before the oracle is asked."""
     oracle = RecordingOracle(POOL_Y)
     pw = np.r_[np.ones(1000), 3 * np.ones(1000)]
-    with pytest.raises(ae.UnknownOptionError, match=r"^pool_weights:.*method='active'"):
+    with pytest.raises(ae.errors.UnknownOptionError, match=r"^pool_weights:.*method='active'"):
         ae.evaluate(POOL_PROBA, oracle, budget=100, method="stratified", pool_weights=pw)
     x = np.random.default_rng(0).normal(size=(2000, 2))
-    with pytest.raises(ae.ShapeError, match=r"^features:.*use method='active'"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^features:.*use method='active'"):
         ae.evaluate(POOL_PROBA, oracle, budget=100, method="stratified", features=x)
     for bad in (0, -2, 2.5, True):
-        with pytest.raises(ae.ShapeError, match=r"^n_strata:"):
+        with pytest.raises(ae.errors.ShapeError, match=r"^n_strata:"):
             ae.evaluate(POOL_PROBA, oracle, budget=100, method="stratified", n_strata=bad)
     assert oracle.calls == []
     # Equal weights are the unweighted average: accepted, same result as none.
@@ -384,13 +384,13 @@ def test_stratified_refuses_what_it_would_ignore_before_any_label():
 
 @pytest.mark.parametrize("budget", [0, 0.5, -3, math.nan, math.inf, 10.5])
 def test_label_budget_that_buys_no_whole_label_is_rejected_naming_budget(budget):
-    with pytest.raises(ae.BudgetError, match=r"^budget:"):
+    with pytest.raises(ae.errors.BudgetError, match=r"^budget:"):
         ae.evaluate(POOL_PROBA, RecordingOracle(POOL_Y), budget=budget)
 
 
 def test_cost_budget_below_the_cheapest_instance_is_rejected_naming_budget():
     costs = np.linspace(0.5, 4.0, POOL_Y.shape[0])
-    with pytest.raises(ae.BudgetError, match=r"^budget:"):
+    with pytest.raises(ae.errors.BudgetError, match=r"^budget:"):
         ae.evaluate(POOL_PROBA, RecordingOracle(POOL_Y), budget=0.49, costs=costs)
 
 
@@ -401,15 +401,15 @@ def test_cost_budget_that_cannot_pay_the_first_draw_is_a_budget_error_not_a_cras
     # estimator on an empty sample.
     costs = np.linspace(0.5, 4.0, POOL_Y.shape[0])
     oracle = RecordingOracle(POOL_Y)
-    with pytest.raises(ae.BudgetError, match=r"^budget:"):
+    with pytest.raises(ae.errors.BudgetError, match=r"^budget:"):
         ae.evaluate(POOL_PROBA, oracle, budget=0.5, costs=costs, method=method, random_state=0)
     assert oracle.calls == []
 
 
 def test_unknown_method_and_measure_are_rejected_naming_them():
-    with pytest.raises(ae.UnknownOptionError, match=r"^method:"):
+    with pytest.raises(ae.errors.UnknownOptionError, match=r"^method:"):
         ae.evaluate(POOL_PROBA, RecordingOracle(POOL_Y), method="clever")
-    with pytest.raises(ae.UnknownOptionError, match=r"^measure:"):
+    with pytest.raises(ae.errors.UnknownOptionError, match=r"^measure:"):
         ae.evaluate(POOL_PROBA, RecordingOracle(POOL_Y), measure="auc")
 
 
@@ -418,11 +418,11 @@ def test_user_q_must_cover_the_pool_and_be_a_distribution():
     oracle = RecordingOracle(POOL_Y)
     q = np.full(m, 1.0 / (m - 1))
     q[17] = 0.0  # an instance with pool mass and weight that could never be drawn
-    with pytest.raises(ae.InvalidSamplingDistributionError, match=r"^q:.*instance 17"):
+    with pytest.raises(ae.errors.InvalidSamplingDistributionError, match=r"^q:.*instance 17"):
         ae.evaluate(POOL_PROBA, oracle, q=q)
-    with pytest.raises(ae.InvalidSamplingDistributionError, match=r"^q:"):
+    with pytest.raises(ae.errors.InvalidSamplingDistributionError, match=r"^q:"):
         ae.evaluate(POOL_PROBA, oracle, q=np.full(m, 1.0 / m) * 1.01)
-    with pytest.raises(ae.ShapeError, match=r"^q:"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^q:"):
         ae.evaluate(POOL_PROBA, oracle, q=np.full(m - 1, 1.0 / (m - 1)))
     assert oracle.calls == []  # rejected before any label is bought
     # zero mass is fine where no label can move the estimate (precision: predicted negatives)
@@ -434,9 +434,9 @@ def test_user_q_must_cover_the_pool_and_be_a_distribution():
 @pytest.mark.parametrize(
     ("bad", "cause"),
     [
-        (lambda labels: np.where(labels == 1, 2, labels), ae.LabelSpaceError),  # label 2
-        (lambda labels: labels[:-1], ae.ShapeError),  # one label short
-        (lambda labels: labels[:, None], ae.ShapeError),  # a column, not a vector
+        (lambda labels: np.where(labels == 1, 2, labels), ae.errors.LabelSpaceError),  # label 2
+        (lambda labels: labels[:-1], ae.errors.ShapeError),  # one label short
+        (lambda labels: labels[:, None], ae.errors.ShapeError),  # a column, not a vector
     ],
     ids=["outside-label-space", "too-few", "wrong-shape"],
 )
@@ -516,7 +516,7 @@ def test_result_estimate_and_stderr_equal_snis_by_hand_on_the_draws():
     res = ae.evaluate(
         POOL_PROBA, RecordingOracle(POOL_Y), "error_rate", 150, random_state=4, estimator="snis"
     )
-    q = ae.optimal_distribution(POOL_PROBA, "error_rate")
+    q = ae.sampling.optimal_distribution(POOL_PROBA, "error_rate")
     np.testing.assert_array_equal(res.q, q[res.indices])
     v = (1.0 / m) / res.q
     g, se = _snis(v, np.ones_like(v), (POOL_PRED[res.indices] != res.labels).astype(float))
@@ -537,7 +537,7 @@ def test_pool_weights_enter_the_estimate_as_importance_weights_p_over_q():
         estimator="snis",
     )
     p = pw / pw.sum()
-    q = ae.optimal_distribution(POOL_PROBA, "error_rate", pool_weights=pw)
+    q = ae.sampling.optimal_distribution(POOL_PROBA, "error_rate", pool_weights=pw)
     np.testing.assert_array_equal(res.q, q[res.indices])
     v = p[res.indices] / res.q  # eq. 3.31 with v = p(x)/q(x)
     g, se = _snis(v, np.ones_like(v), (POOL_PRED[res.indices] != res.labels).astype(float))
@@ -620,7 +620,7 @@ def test_regression_with_gaussian_predictions_and_mse_works_end_to_end():
     y = mean + rng.normal(0.0, np.sqrt(var))  # well-specified
     model = ae.Gaussian(mean, var)
     res = ae.evaluate(model, RecordingOracle(y), "mse", 250, random_state=2, estimator="snis")
-    q = ae.optimal_distribution(model, "mse")
+    q = ae.sampling.optimal_distribution(model, "mse")
     np.testing.assert_array_equal(res.q, q[res.indices])
     assert np.all(q > 0)
     v = (1.0 / m) / res.q
@@ -669,7 +669,7 @@ def test_a_numeric_loss_refuses_a_classifier_with_string_classes_before_any_labe
     cat = ae.Categorical(proba, labels=np.array(["neg", "pos"]))
     oracle = RecordingOracle(np.array(["neg"] * 50))
     for measure in ("mse", "mae"):
-        with pytest.raises(ae.LabelSpaceError, match=rf"^measure: {measure} needs numeric"):
+        with pytest.raises(ae.errors.LabelSpaceError, match=rf"^measure: {measure} needs numeric"):
             ae.evaluate(cat, oracle, measure, budget=10)
     assert oracle.calls == []
     numeric = ae.Categorical(proba, labels=np.array([0.0, 2.5]))
@@ -681,7 +681,7 @@ def test_max_draws_must_be_a_positive_whole_number_and_warns_when_it_binds():
     cap that stops the campaign before the budget is spent now says so."""
     oracle = RecordingOracle(POOL_Y)
     for bad in (0, -5, 2.5, True):
-        with pytest.raises(ae.BudgetError, match=r"^max_draws:"):
+        with pytest.raises(ae.errors.BudgetError, match=r"^max_draws:"):
             ae.evaluate(POOL_PROBA, oracle, budget=10, max_draws=bad)
     assert oracle.calls == []
     with pytest.warns(ae.ActiveEvalWarning, match=r"^max_draws: .*cap of 30 draws"):

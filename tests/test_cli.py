@@ -27,7 +27,7 @@ import pytest
 from click.testing import CliRunner
 
 from activeeval.cli import main
-from activeeval.store import Session
+from activeeval.session import Session
 
 JSON_KEYS = {
     "measure",
@@ -816,7 +816,7 @@ def test_a_foreign_warning_inside_a_command_is_shown_and_the_command_ends() -> N
 def test_numbers_in_a_pool_file_are_read_correctly_rounded(tmp_path: Path) -> None:
     """Every decimal in a pool file is the double Python's float() gives (correctly rounded);
     pandas' to_numeric before 3.1 was 1 ulp off on 122 of 300 such values."""
-    from activeeval.cli import _numbers
+    from activeeval.io import _numbers
 
     rng = np.random.default_rng(3)
     text = [repr(float(x)) for x in rng.normal(0, 1, 300) * 10.0 ** rng.integers(-5, 5, 300)]

@@ -272,10 +272,12 @@ def test_binary_cor_5_1_as_in_thesis_equals_comparison_distribution(pair):
             score[i] = abs(dlt)
     expected = score / score.sum() if score.sum() > 0 else np.full(m, 1.0 / m)
     models = [ae.Categorical(proba_a), ae.Categorical(proba_b)]
-    got = ae.comparison_distribution(models, "error_rate", mix=0.0)
+    got = ae.sampling.comparison_distribution(models, "error_rate", mix=0.0)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
     # the list form of optimal_distribution is the same distribution
-    np.testing.assert_allclose(ae.optimal_distribution(models, mix=0.0), got, rtol=0, atol=0)
+    np.testing.assert_allclose(
+        ae.sampling.optimal_distribution(models, mix=0.0), got, rtol=0, atol=0
+    )
 
 
 @given(pool=model_pools(n_models=2, min_k=3))
@@ -299,7 +301,7 @@ def test_multiclass_cor_5_1_derived_here_equals_enumeration_and_comparison_distr
     for fast in (True, False):
         got = ae.ErrorRate().difference_second_moment(mixture, (fa, fb), (ga, ga - dlt), fast=fast)
         np.testing.assert_allclose(got, enumerated, rtol=0, atol=1e-10)
-    q = ae.comparison_distribution(models, "error_rate", mix=0.0)
+    q = ae.sampling.comparison_distribution(models, "error_rate", mix=0.0)
     np.testing.assert_allclose(q, _normalized_sqrt(enumerated), rtol=0, atol=1e-12)
 
 
@@ -316,7 +318,9 @@ def test_squared_loss_cor_5_2_and_pool_form_after_eq_5_15_equal_comparison_distr
     assert abs(dlt) <= 1e-12 * (1.0 + np.max(fa**2 + fb**2))
     cor_5_2 = 4 * f1**2 * ey2 - 4 * f1 * (f2 - dlt) * mu + (f2 - dlt) ** 2  # eq. 5.9
     pool_form = f1**2 * (f1**2 + 2 * (va + vb))  # after eq. 5.15
-    got = ae.comparison_distribution([ae.Gaussian(fa, va), ae.Gaussian(fb, vb)], "mse", mix=0.0)
+    got = ae.sampling.comparison_distribution(
+        [ae.Gaussian(fa, va), ae.Gaussian(fb, vb)], "mse", mix=0.0
+    )
     np.testing.assert_allclose(_normalized_sqrt(cor_5_2), _normalized_sqrt(pool_form), atol=1e-9)
     np.testing.assert_allclose(got, _normalized_sqrt(pool_form), rtol=1e-9, atol=1e-12)
 
@@ -378,7 +382,9 @@ def test_squared_loss_comparison_distribution_equals_quadrature_of_thm_5_1_integ
         ),
     )
     np.testing.assert_allclose(got_moment, moment, rtol=1e-9, atol=1e-10)
-    q = ae.comparison_distribution([ae.Gaussian(fa, va), ae.Gaussian(fb, vb)], "mse", mix=0.0)
+    q = ae.sampling.comparison_distribution(
+        [ae.Gaussian(fa, va), ae.Gaussian(fb, vb)], "mse", mix=0.0
+    )
     np.testing.assert_allclose(q, _normalized_sqrt(moment), rtol=1e-9, atol=1e-12)
     assert q[2] == pytest.approx(0.0, abs=1e-12)
 
@@ -407,10 +413,10 @@ def test_f_measure_difference_moment_equals_enumerated_influence_functions(kind,
     for fast in (True, False):
         got = meas.difference_second_moment(mixture, (fa, fb), tuple(g), tuple(scale), fast=fast)
         np.testing.assert_allclose(got, moment, rtol=0, atol=tol)
-    q = ae.comparison_distribution(models, meas, mix=0.0)
+    q = ae.sampling.comparison_distribution(models, meas, mix=0.0)
     np.testing.assert_allclose(q, _normalized_sqrt(moment), rtol=1e-9, atol=1e-12)
     # ae names resolve to the same distribution
-    q_named = ae.comparison_distribution(models, kind, mix=0.0)
+    q_named = ae.sampling.comparison_distribution(models, kind, mix=0.0)
     np.testing.assert_allclose(q_named, q, rtol=0, atol=0)
 
 
@@ -433,11 +439,13 @@ def test_f1_difference_variance_equals_influence_function_prediction_by_monte_ca
     mixed = np.c_[1 - p1, p1]
     moment, g, _ = _f_influence_moment_by_enumeration(mixed, labels, fa, fb, 1, 0.5)
     A, B = ae.Categorical(proba_a), ae.Categorical(proba_b)
-    q = ae.comparison_distribution([A, B], "f1")  # the defensive default; any full-support q
+    q = ae.sampling.comparison_distribution(
+        [A, B], "f1"
+    )  # the defensive default; any full-support q
     p = np.full(m, 1.0 / m)
     predicted = float(np.sum(p**2 / q * moment)) / n
 
-    idx = ae.draw(q, n * reps, random_state=rng).reshape(reps, n)
+    idx = ae.sampling.draw(q, n * reps, random_state=rng).reshape(reps, n)
     y = (rng.random((reps, n)) < p1[idx]).astype(int)
     v = p[idx] / q[idx]
     est = []
@@ -448,7 +456,9 @@ def test_f1_difference_variance_equals_influence_function_prediction_by_monte_ca
     diff = est[0] - est[1]
     # the library's paired estimator is exactly this Δ̂
     for r in range(5):
-        cmp = ae.paired_test("f1", [A.take(idx[r]), B.take(idx[r])], y[r], q[idx[r]])
+        cmp = ae.estimators.inference.paired_test(
+            "f1", [A.take(idx[r]), B.take(idx[r])], y[r], q[idx[r]]
+        )
         assert cmp.difference == pytest.approx(diff[r], abs=1e-12)
     var = float(np.var(diff, ddof=1))
     # Standard error of the sample variance from the sample fourth central moment (delta
@@ -484,7 +494,7 @@ def test_three_model_distribution_is_average_of_pairwise_under_three_component_m
         qij = _normalized_sqrt(_multiclass_cor_5_1(mixed, labels, preds[i], preds[j], dlt))
         expected += qij / 3.0  # eq. 5.16: (1/(k(k−1))) Σ_{i≠j} q_ij with q_ij = q_ji
     models = [ae.Categorical(pr, labels=labels) for pr in probas]
-    got = ae.comparison_distribution(models, "error_rate", mix=0.0)
+    got = ae.sampling.comparison_distribution(models, "error_rate", mix=0.0)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
@@ -501,7 +511,7 @@ def test_three_model_f1_and_mse_distributions_are_averages_of_pairwise():
         mom, _, _ = _f_influence_moment_by_enumeration(mixed, labels, preds[i], preds[j], "z", 0.5)
         expected += _normalized_sqrt(mom) / 3.0
     models = [ae.Categorical(pr, labels=labels) for pr in probas]
-    got = ae.comparison_distribution(models, "f1", mix=0.0)
+    got = ae.sampling.comparison_distribution(models, "f1", mix=0.0)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
     # MSE: Cor. 5.2 per pair with the 3-mixture's raw moments (eq. 5.13 with k = 3); now
     # Δ̌_ij ≠ 0 in general because the third model shifts the mixture mean.
@@ -516,7 +526,7 @@ def test_three_model_f1_and_mse_distributions_are_averages_of_pairwise():
         mom = 4 * f1**2 * ey2 - 4 * f1 * (f2 - dlt) * mu + (f2 - dlt) ** 2  # eq. 5.9
         expected += _normalized_sqrt(mom) / 3.0
     gauss = [ae.Gaussian(a, b) for a, b in zip(means, varis, strict=True)]
-    got = ae.comparison_distribution(gauss, "mse", mix=0.0)
+    got = ae.sampling.comparison_distribution(gauss, "mse", mix=0.0)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
 
 
@@ -532,12 +542,12 @@ def test_active_0_and_active_inf_for_regression_are_squared_and_absolute_gaps():
     fb[:4] = fa[:4]
     models = [ae.Gaussian(fa, rng.uniform(0.1, 1, m)), ae.Gaussian(fb, rng.uniform(0.1, 1, m))]
     gap2, gap1 = (fa - fb) ** 2, np.abs(fa - fb)
-    q0 = ae.comparison_distribution(models, "mse", method="active_0", mix=0.0)
-    qi = ae.comparison_distribution(models, "mse", method="active_inf", mix=0.0)
+    q0 = ae.sampling.comparison_distribution(models, "mse", method="active_0", mix=0.0)
+    qi = ae.sampling.comparison_distribution(models, "mse", method="active_inf", mix=0.0)
     np.testing.assert_allclose(q0, gap2 / gap2.sum(), rtol=1e-12, atol=0)  # τ → 0
     np.testing.assert_allclose(qi, gap1 / gap1.sum(), rtol=1e-12, atol=0)  # τ → ∞
     # with the defensive mixture ε: (1 − ε)·core + ε·p
-    q0_mix = ae.comparison_distribution(models, "mse", method="active_0", mix=0.1)
+    q0_mix = ae.sampling.comparison_distribution(models, "mse", method="active_0", mix=0.1)
     np.testing.assert_allclose(q0_mix, 0.9 * gap2 / gap2.sum() + 0.1 / m, rtol=1e-12, atol=0)
 
 
@@ -550,10 +560,10 @@ def test_active_0_inf_and_neq_for_classifiers_reduce_to_disagreement():
     assert 0 < disagree.sum() < m
     uniform_on_d = disagree / disagree.sum()
     for method in ("active_0", "active_inf", "active_neq"):
-        q = ae.comparison_distribution(models, "error_rate", method=method, mix=0.0)
+        q = ae.sampling.comparison_distribution(models, "error_rate", method=method, mix=0.0)
         np.testing.assert_allclose(q, uniform_on_d, rtol=1e-12, atol=0)
     # active_neq ignores the defensive mixture: exactly zero where the models agree
-    q = ae.comparison_distribution(models, "error_rate", method="active_neq")
+    q = ae.sampling.comparison_distribution(models, "error_rate", method="active_neq")
     assert np.all(q[~disagree] == 0.0)
     np.testing.assert_allclose(q[disagree], 1.0 / disagree.sum(), rtol=1e-12)
 
@@ -592,7 +602,7 @@ def test_active_risk_is_average_of_single_model_optimal_distributions():
         g = float(np.mean(1 - pi))  # eq. 4.22
         assert 0.05 < g < 0.95  # the 0/1-loss floor of optimal_distribution is inactive
         single.append(_normalized_sqrt((1 - 2 * g) * (1 - pi) + g**2))  # Cor. 4.2
-    got = ae.comparison_distribution(models, "error_rate", method="active_risk", mix=0.0)
+    got = ae.sampling.comparison_distribution(models, "error_rate", method="active_risk", mix=0.0)
     np.testing.assert_allclose(got, 0.5 * single[0] + 0.5 * single[1], rtol=1e-12, atol=0)
 
 
@@ -608,17 +618,19 @@ def test_paired_test_support_mass_scales_difference_and_stderr_not_p_value():
     fa = np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n))
     fb = np.where(rng.random(n) < 0.6, y, rng.integers(0, 3, n))
     q = rng.uniform(0.001, 0.01, n)
-    base = ae.paired_test("error_rate", [fa, fb], y, q)
+    base = ae.estimators.inference.paired_test("error_rate", [fa, fb], y, q)
     for s in (0.25, 0.7, 1.0):
-        got = ae.paired_test("error_rate", [fa, fb], y, q, support_mass=s)
+        got = ae.estimators.inference.paired_test("error_rate", [fa, fb], y, q, support_mass=s)
         assert got.difference == pytest.approx(s * base.difference, rel=1e-12)
         assert got.stderr == pytest.approx(s * base.stderr, rel=1e-12)
         assert got.p_value == pytest.approx(base.p_value, rel=1e-10)
-    with pytest.raises(ae.ShapeError, match="support_mass"):
-        ae.paired_test(ae.FMeasure(pos_label=1), [fa, fb], y, q, support_mass=0.5)
+    with pytest.raises(ae.errors.ShapeError, match="support_mass"):
+        ae.estimators.inference.paired_test(
+            ae.FMeasure(pos_label=1), [fa, fb], y, q, support_mass=0.5
+        )
     for bad in (0.0, 1.5, -0.1):
-        with pytest.raises(ae.ShapeError, match="support_mass"):
-            ae.paired_test("error_rate", [fa, fb], y, q, support_mass=bad)
+        with pytest.raises(ae.errors.ShapeError, match="support_mass"):
+            ae.estimators.inference.paired_test("error_rate", [fa, fb], y, q, support_mass=bad)
 
 
 # ======================================================================================
@@ -791,13 +803,13 @@ def test_wald_test_keeps_level_under_label_swap_protocol(method):
     y = (rng.random(m) < s).astype(int)
     A, B = ae.Categorical(np.c_[1 - p1a, p1a]), ae.Categorical(np.c_[1 - p1b, p1b])
     fa, fb = A.point_prediction(), B.point_prediction()
-    q = ae.comparison_distribution([A, B], "error_rate", method=method)
+    q = ae.sampling.comparison_distribution([A, B], "error_rate", method=method)
     rejections = 0
     for _ in range(REPS_NULL):
-        idx = ae.draw(q, n, random_state=rng)
+        idx = ae.sampling.draw(q, n, random_state=rng)
         swap = rng.random(n) < 0.5
         ga, gb = np.where(swap, fb[idx], fa[idx]), np.where(swap, fa[idx], fb[idx])
-        res = ae.paired_test("error_rate", [ga, gb], y[idx], q[idx])
+        res = ae.estimators.inference.paired_test("error_rate", [ga, gb], y[idx], q[idx])
         rejections += res.p_value < ALPHA
     rate = rejections / REPS_NULL
     print(f"type I rate, label swap, {method}, n=200 draws: {rate:.3f}")
@@ -852,7 +864,7 @@ def test_compare_estimates_whole_pool_difference_without_bias(measure, method):
     m = y.shape[0]
     fa, fb = pa.argmax(1), pb.argmax(1)
     models = [ae.Categorical(pa), ae.Categorical(pb)]
-    q = ae.comparison_distribution(models, measure, method=method)
+    q = ae.sampling.comparison_distribution(models, measure, method=method)
     p = np.full(m, 1.0 / m)
     if measure == "error_rate":
         true = np.mean(fa != y) - np.mean(fb != y)
@@ -977,10 +989,10 @@ def test_sequential_step_below_one_label_is_refused_before_any_label():
         return y[i]
 
     for bad in (0, -1, 1e-12, math.inf, math.nan, "5", True):
-        with pytest.raises(ae.BudgetError, match=r"^step: .* at least one label \(1,"):
+        with pytest.raises(ae.errors.BudgetError, match=r"^step: .* at least one label \(1,"):
             ae.compare(models, oracle, budget=50, sequential=True, step=bad)
     costs = np.full(m, 2.5)
-    with pytest.raises(ae.BudgetError, match=r"^step: .* at least one label \(2\.5,"):
+    with pytest.raises(ae.errors.BudgetError, match=r"^step: .* at least one label \(2\.5,"):
         ae.compare(models, oracle, budget=50, sequential=True, step=2, costs=costs)
     assert calls == []
     res = ae.compare(models, oracle, budget=50, sequential=True, step=2.5, costs=costs,
@@ -1018,26 +1030,26 @@ def _oracle(i):
 def test_compare_validates_its_arguments():
     a = np.full((5, 2), 0.5)
     b = np.full((6, 2), 0.5)
-    with pytest.raises(ae.ShapeError):
+    with pytest.raises(ae.errors.ShapeError):
         ae.compare([a], _oracle, budget=3)
-    with pytest.raises(ae.ShapeError, match=r"predictions\[1\]"):
+    with pytest.raises(ae.errors.ShapeError, match=r"predictions\[1\]"):
         ae.compare([a, b], _oracle, budget=3)
-    with pytest.raises(ae.ShapeError, match=r"predictions\[1\]"):
-        ae.comparison_distribution([a, b])
-    with pytest.raises(ae.UnknownOptionError):
+    with pytest.raises(ae.errors.ShapeError, match=r"predictions\[1\]"):
+        ae.sampling.comparison_distribution([a, b])
+    with pytest.raises(ae.errors.UnknownOptionError):
         ae.compare([a, a], _oracle, budget=3, method="bogus")
     with pytest.raises(ae.ActiveEvalError):
         ae.compare([a, a], _oracle, "f1", budget=3, method="active_neq")
-    with pytest.raises(ae.BudgetError):
+    with pytest.raises(ae.errors.BudgetError):
         ae.compare([a, a], _oracle, budget=0)
-    with pytest.raises(ae.BudgetError):
+    with pytest.raises(ae.errors.BudgetError):
         ae.compare([a, a], _oracle, budget=0.5)
 
 
 def test_paired_test_rejects_more_than_two_models():
     y = np.array([0, 1, 1])
-    with pytest.raises(ae.ShapeError, match="2 models"):
-        ae.paired_test("error_rate", [y, y, y], y)
+    with pytest.raises(ae.errors.ShapeError, match="2 models"):
+        ae.estimators.inference.paired_test("error_rate", [y, y, y], y)
 
 
 def test_wald_statistic_and_p_value_follow_eq_3_24():
@@ -1048,7 +1060,7 @@ def test_wald_statistic_and_p_value_follow_eq_3_24():
     fb = np.where(rng.random(n) < 0.6, y, 1 - y)
     q = rng.uniform(0.5, 2.0, n)
     q = q / q.sum() * 0.5
-    res = ae.paired_test("error_rate", [fa, fb], y, q)
+    res = ae.estimators.inference.paired_test("error_rate", [fa, fb], y, q)
     v = 1.0 / q  # uniform pool: p(x) constant, cancels in the self-normalized ratio
     dlt = (fa != y).astype(float) - (fb != y).astype(float)
     d_hat = np.sum(v * dlt) / np.sum(v)  # eq. 3.21 as a self-normalized mean of δ

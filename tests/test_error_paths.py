@@ -33,12 +33,12 @@ import pytest
 from click.testing import CliRunner
 
 import activeeval as ae
-import activeeval.store as store_module
+import activeeval.session.schema as schema_module
 from activeeval.acquisition import _LabelBook
-from activeeval.campaign import _stratum_sd
+from activeeval.campaign.stratified import _stratum_sd
 from activeeval.cli import main
 from activeeval.demo import simulate_static
-from activeeval.store import Session
+from activeeval.session import Session
 
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -130,7 +130,7 @@ def _entry_points() -> dict[str, object]:
         "compare-rankings": lambda rs: ae.compare(
             [_ranker(), _ranker(seed=1)], never, "dcg", 3, random_state=rs
         ),
-        "draw": lambda rs: ae.draw(q, 5, random_state=rs),
+        "draw": lambda rs: ae.sampling.draw(q, 5, random_state=rs),
         "load_task": lambda rs: ae.load_task("default_skew", random_state=rs),
         "simulate_static": lambda rs: simulate_static(q, p, np.ones(40), [5], 2, random_state=rs),
     }
@@ -141,7 +141,7 @@ def _entry_points() -> dict[str, object]:
     "bad", ["abc", -1, 1.5, True, [1, -2]], ids=["str", "negative", "float", "bool", "neg-list"]
 )
 def test_every_entry_point_refuses_a_bad_random_state_naming_it(entry: str, bad: object) -> None:
-    with pytest.raises(ae.InvalidRandomStateError, match=r"^random_state: ") as info:
+    with pytest.raises(ae.errors.InvalidRandomStateError, match=r"^random_state: ") as info:
         _entry_points()[entry](bad)
     assert "non-negative integer" in str(info.value)
     assert isinstance(info.value, ae.ActiveEvalError)
@@ -150,7 +150,7 @@ def test_every_entry_point_refuses_a_bad_random_state_naming_it(entry: str, bad:
 @pytest.mark.parametrize("bad", ["abc", -1, 2**63, 1.0, True], ids=str)
 def test_session_create_refuses_a_bad_seed_naming_it(tmp_path: Path, bad: object) -> None:
     proba = np.c_[np.full(20, 0.3), np.full(20, 0.7)]
-    with pytest.raises(ae.InvalidRandomStateError, match=r"^seed: "):
+    with pytest.raises(ae.errors.InvalidRandomStateError, match=r"^seed: "):
         Session.create(tmp_path / "s.db", proba, "error_rate", 5, seed=bad)  # type: ignore[arg-type]
     assert _names(tmp_path) == []
 
@@ -164,12 +164,12 @@ def test_what_numpy_accepts_draws_what_numpy_draws() -> None:
             np.searchsorted(np.cumsum(q) / q.sum(), np.random.default_rng(rs).random(8), "right"),
             49,
         )
-        assert ae.draw(q, 8, random_state=rs).tolist() == expect.tolist()
+        assert ae.sampling.draw(q, 8, random_state=rs).tolist() == expect.tolist()
     gen = np.random.default_rng(1)
-    ae.draw(q, 8, random_state=gen)  # a Generator is used, not copied: it advances
+    ae.sampling.draw(q, 8, random_state=gen)  # a Generator is used, not copied: it advances
     assert gen.random() == np.random.default_rng(1).random(9)[-1]
-    assert ae.draw(q, 3, random_state=None).shape == (3,)
-    assert ae.draw(q, 3, random_state=np.random.PCG64(2)).shape == (3,)
+    assert ae.sampling.draw(q, 3, random_state=None).shape == (3,)
+    assert ae.sampling.draw(q, 3, random_state=np.random.PCG64(2)).shape == (3,)
 
 
 # ----------------------------------------------------------- a directory this user cannot write
@@ -187,7 +187,7 @@ def _read_only(directory: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
         finally:
             directory.chmod(0o755)
         return
-    real_open, real_connect, real_writable = os.open, sqlite3.connect, store_module._writable
+    real_open, real_connect, real_writable = os.open, sqlite3.connect, schema_module._writable
 
     def refusing_open(path: object, flags: int, *args: object, **kwargs: object) -> int:
         if Path(str(path)).parent == directory and flags & os.O_CREAT:
@@ -211,7 +211,7 @@ def _read_only(directory: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
 
     monkeypatch.setattr(os, "open", refusing_open)
     monkeypatch.setattr(sqlite3, "connect", connect)
-    monkeypatch.setattr(store_module, "_writable", lambda p: p != directory and real_writable(p))
+    monkeypatch.setattr(schema_module, "_writable", lambda p: p != directory and real_writable(p))
     yield
 
 
@@ -235,10 +235,10 @@ def test_status_of_a_store_in_a_read_only_directory_says_so_not_that_it_is_no_st
     assert _init(files, store)[0] == 0
     with _read_only(files["out"], monkeypatch):
         err = _one_line_error(*_run("session", "status", store)[::2])
-        with pytest.raises(ae.StoreError) as info:
+        with pytest.raises(ae.errors.StoreError) as info:
             Session.open(store)
     assert "is not an activeeval session store" not in err
-    assert not isinstance(info.value, ae.NotAStoreError)
+    assert not isinstance(info.value, ae.errors.NotAStoreError)
     assert f"cannot open the store: this user cannot write in directory {files['out']}" in err
     assert "s.db-wal and s.db-shm" in err and f"chmod u+w {files['out']}" in err
     assert _names(files["out"]) == ["s.db"]
@@ -249,7 +249,7 @@ def test_status_of_a_store_in_a_read_only_directory_says_so_not_that_it_is_no_st
 
 def _fail_inside_transaction(exc: BaseException) -> object:
     """A ``_transaction`` whose body runs and then fails with ``exc`` before the commit."""
-    real = store_module._transaction
+    real = schema_module._transaction
 
     @contextmanager
     def failing(conn: sqlite3.Connection, *, write: bool) -> Iterator[sqlite3.Connection]:
@@ -276,7 +276,7 @@ def test_init_on_a_full_disk_exits_2_and_leaves_nothing_behind(
         monkeypatch.setattr(os, "open", no_space)
     elif where == "writing-the-store":  # what SQLite raises on ENOSPC
         failing = _fail_inside_transaction(sqlite3.OperationalError("database or disk is full"))
-        monkeypatch.setattr(store_module, "_transaction", failing)
+        monkeypatch.setattr(schema_module, "_transaction", failing)
     else:
 
         def link(*args: object) -> None:
@@ -291,8 +291,8 @@ def test_init_on_a_full_disk_exits_2_and_leaves_nothing_behind(
 _KILL_AFTER_COMMIT = """
 import os, signal, sys
 from contextlib import contextmanager
-import activeeval.store as store
-real = store._transaction
+import activeeval.session.schema as schema
+real = schema._transaction
 
 @contextmanager
 def commit_then_die(conn, *, write):
@@ -300,7 +300,7 @@ def commit_then_die(conn, *, write):
         yield conn
     os.kill(os.getpid(), signal.SIGKILL)  # the build's store, -wal and -shm are on disk
 
-store._transaction = commit_then_die
+schema._transaction = commit_then_die
 from activeeval.cli import main
 main(sys.argv[1:], prog_name="activeeval")
 """
@@ -461,9 +461,11 @@ def test_results_on_a_pool_of_100k_print_in_a_few_short_lines(tmp_path: Path) ->
     _short(three, three.difference)
     _short(three.comparison)
     idx = r.indices
-    _short(ae.estimate("error_rate", a[idx], y[idx]), None)
-    _short(ae.paired_test("error_rate", [a[idx], b[idx]], y[idx]))
-    _short(ae.multiple_comparison("error_rate", [a[idx], b[idx], c[idx]], y[idx]))
+    _short(ae.estimators.inference.estimate("error_rate", a[idx], y[idx]), None)
+    _short(ae.estimators.inference.paired_test("error_rate", [a[idx], b[idx]], y[idx]))
+    _short(
+        ae.estimators.inference.multiple_comparison("error_rate", [a[idx], b[idx], c[idx]], y[idx])
+    )
     with Session.create(tmp_path / "s.db", a, "error_rate", 30) as s:
         ids = s.next_batch(30)
         s.record({i: int(y[i]) for i in ids})

@@ -39,7 +39,7 @@ def test_simulate_comparison_equals_compare_run_by_run(measure, with_costs) -> N
     costs = rng.lognormal(0, 0.7, y.shape[0]) if with_costs else None
     if costs is not None:
         costs /= costs.mean()
-    q = ae.comparison_distribution([a, b], measure, costs=costs)
+    q = ae.sampling.comparison_distribution([a, b], measure, costs=costs)
     fs = [a.point_prediction(), b.point_prediction()]
     wl = np.stack([measure.weight(f, y) * measure.loss(f, y) for f in fs])
     w = np.stack([measure.weight(f, y) for f in fs])
@@ -67,7 +67,7 @@ def test_label_swap_makes_the_two_models_exchangeable() -> None:
     # difference over runs is 0: |mean| must be within 4 Monte-Carlo standard errors.
     a, b, y, _ = _pool(1)
     meas = ae.ErrorRate()
-    q = ae.comparison_distribution([a, b], meas)
+    q = ae.sampling.comparison_distribution([a, b], meas)
     fs = [a.point_prediction(), b.point_prediction()]
     wl = np.stack([meas.loss(f, y) for f in fs])
     runs = simulate_comparison(q, wl, np.ones_like(wl), [200], 2000, swap=True, random_state=3)
@@ -161,7 +161,7 @@ def test_assisted_runs_equal_the_campaign_and_the_snis_engine(measure: str) -> N
     meas = ae.get_measure(measure, pos_label=1).bind(pa)
     f = pa.point_prediction()
     w = meas.weight(f, y)
-    q = ae.optimal_distribution(pa, meas)
+    q = ae.sampling.optimal_distribution(pa, meas)
     budgets = np.array([40.0, 150.0])
     snis, *_ = _runs(q, pa, meas, y, budgets, 5, seed=3, assisted=False, finite=False)
     runs = simulate_static(q, w * meas.loss(f, y), w, budgets, 5, random_state=3)
@@ -193,7 +193,7 @@ def test_pair_runs_equal_compare_with_either_estimator(measure: str) -> None:
 
     a, b, y, _ = _pool(5)
     _, meas, dom, full = _pair_terms([a, b], ae.get_measure(measure, pos_label=1), y)
-    q = ae.comparison_distribution([a, b], meas)
+    q = ae.sampling.comparison_distribution([a, b], meas)
     budgets = np.array([25.0, 150.0])
     seen = set()
     for estimator, assisted, finite in (("assisted", True, True), ("snis", False, False)):

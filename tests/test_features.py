@@ -18,6 +18,7 @@ import activeeval.estimators.smoother as smoother_module
 from activeeval import Session
 from activeeval.errors import NonFiniteError, ShapeError
 from activeeval.estimators.assisted import assisted_estimate
+from activeeval.session import report as session_report
 
 
 def _clustered_pool(seed: int = 0, m: int = 1500, clusters: int = 40, models: int = 1):
@@ -107,15 +108,15 @@ def test_fixed_power_estimate_is_the_written_out_difference_estimator(measure: s
     cat, y, x = _clustered_pool(1, m=400, clusters=40)
     meas = ae.get_measure(measure, pos_label=1).bind(cat)
     f = cat.point_prediction()
-    q = ae.optimal_distribution(cat, meas)
-    idx = ae.draw(q, 90, random_state=2)
+    q = ae.sampling.optimal_distribution(cat, meas)
+    idx = ae.sampling.draw(q, 90, random_state=2)
     units = np.unique(idx)
     est = assisted_estimate(
         meas, cat, idx, y[idx], pool_q=q, power=1.0, features=x, bias_correction=False
     )
     m = cat.n
     p = np.full(m, 1 / m)
-    pi = ae.inclusion_probabilities(q, units.shape[0])[units]
+    pi = ae.sampling.inclusion_probabilities(q, units.shape[0])[units]
     v = p[units] / pi
     w = meas.weight(f[units], y[units])
     wl = w * meas.loss(f[units], y[units])
@@ -157,8 +158,8 @@ def test_fixed_power_estimate_is_the_written_out_difference_estimator(measure: s
 
 def test_constant_features_give_the_estimator_without_features() -> None:
     cat, y, _ = _clustered_pool(2)
-    q = ae.optimal_distribution(cat, "f1", pos_label=1)
-    idx = ae.draw(q, 150, random_state=4)
+    q = ae.sampling.optimal_distribution(cat, "f1", pos_label=1)
+    idx = ae.sampling.draw(q, 150, random_state=4)
     plain = assisted_estimate("f1", cat, idx, y[idx], pool_q=q, pos_label=1)
     flat = assisted_estimate(
         "f1", cat, idx, y[idx], pool_q=q, pos_label=1, features=np.ones((cat.n, 2))
@@ -236,8 +237,8 @@ def test_evaluate_and_sessions_report_the_same_estimate_with_features(tmp_path) 
 
     res = ae.evaluate(cat, oracle, "f1", 120, random_state=9, pos_label=1, features=x)
     ref = assisted_estimate(
-        "f1", cat, res.indices, res.labels, pool_q=ae.optimal_distribution(cat, "f1", pos_label=1),
-        pos_label=1, features=x,
+        "f1", cat, res.indices, res.labels,
+        pool_q=ae.sampling.optimal_distribution(cat, "f1", pos_label=1), pos_label=1, features=x,
     )  # fmt: skip
     assert res.estimate == pytest.approx(ref.estimate, rel=1e-12)
     assert res.stderr == pytest.approx(ref.stderr, rel=1e-12)
@@ -248,6 +249,10 @@ def test_evaluate_and_sessions_report_the_same_estimate_with_features(tmp_path) 
         s.record({i: int(y[i]) for i in ids})
     got = s.estimate(features=x)
     assert (got.estimate, got.stderr, got.ci) == (res.estimate, res.stderr, res.ci)
+    np.testing.assert_array_equal(got.indices, res.indices)
+    np.testing.assert_array_equal(got.q, res.q)
+    np.testing.assert_array_equal(got.labels, res.labels)
+    assert (got.n_labels, got.n_draws, got.cost) == (res.n_labels, res.n_draws, res.cost)
     traj = s.trajectory(5, features=x)
     assert traj["estimate"].iloc[-1] == res.estimate
     wide = ae.evaluate(cat, oracle, "f1", 120, random_state=9, pos_label=1, features=x,
@@ -354,10 +359,10 @@ def test_pair_with_features_at_fixed_power_is_the_written_out_difference(measure
     a, b, y, x = _clustered_pool(6, m=300, clusters=30, models=2)
     mix = ae.Mixture([a, b])
     meas = ae.get_measure(measure, pos_label=1).bind(mix)
-    q = ae.comparison_distribution([a, b], meas)
-    idx = ae.draw(q, 70, random_state=3)
+    q = ae.sampling.comparison_distribution([a, b], meas)
+    idx = ae.sampling.draw(q, 70, random_state=3)
     units = np.unique(idx)
-    pi = ae.inclusion_probabilities(q, units.shape[0])[units]
+    pi = ae.sampling.inclusion_probabilities(q, units.shape[0])[units]
     v = (1 / a.n) / pi
     z = _standardize(x)
     got = assisted_module.assisted_paired_test(
@@ -393,8 +398,8 @@ def test_comparisons_report_the_features_coefficient() -> None:
     features 0 and the comparison without features, bit for bit; tuned on a pool whose
     clusters predict the residuals, inside (0, 1] and carried by ``compare``'s result."""
     a, b, c, y, x = _clustered_pool(7, m=600, clusters=30, models=3)
-    q = ae.comparison_distribution([a, b], "error_rate")
-    idx = ae.draw(q, 120, random_state=2)
+    q = ae.sampling.comparison_distribution([a, b], "error_rate")
+    idx = ae.sampling.draw(q, 120, random_state=2)
     flat = np.ones((a.n, 2))
     for fn, preds in (
         (assisted_module.assisted_paired_test, [a, b]),
@@ -443,7 +448,7 @@ def test_compare_and_comparison_sessions_agree_with_features(tmp_path) -> None:
         return y[i]
 
     res = ae.compare([a, b], oracle, "f1", 120, random_state=4, pos_label=1, features=x)
-    q = ae.comparison_distribution([a, b], "f1", pos_label=1)
+    q = ae.sampling.comparison_distribution([a, b], "f1", pos_label=1)
     ref = assisted_module.assisted_paired_test(
         "f1", [a, b], res.indices, res.labels, pool_q=q, pos_label=1, features=x
     )
@@ -456,10 +461,16 @@ def test_compare_and_comparison_sessions_agree_with_features(tmp_path) -> None:
         s.record({i: int(y[i]) for i in ids})
     got = s.compare(features=x)
     assert (got.difference, got.stderr, got.ci) == (res.difference, res.stderr, res.ci)
+    assert isinstance(got, ae.ComparisonResult) and not got.stopped_early
+    np.testing.assert_array_equal(got.indices, res.indices)
+    np.testing.assert_array_equal(got.q, res.q)
+    np.testing.assert_array_equal(got.labels, res.labels)
+    assert (got.n_labels, got.n_draws, got.cost) == (res.n_labels, res.n_draws, res.cost)
+    assert (got.budget, got.method) == (res.budget, res.method)
     assert s.trajectory(4, features=x)["estimate"].iloc[-1] == res.difference
     three = [a, b, c]
     res3 = ae.compare(three, oracle, "error_rate", 150, random_state=5, features=x)
-    q3 = ae.comparison_distribution(three, "error_rate")
+    q3 = ae.sampling.comparison_distribution(three, "error_rate")
     mc = assisted_module.assisted_multiple_comparison(
         "error_rate", three, res3.indices, res3.labels, pool_q=q3, features=x
     )
@@ -543,11 +554,11 @@ def test_with_replacement_form_holds_the_smoother_fixed() -> None:
     cat, y, x = _clustered_pool(3, m=300, clusters=30)
     meas = ae.get_measure("error_rate").bind(cat)
     f = cat.point_prediction()
-    q = ae.optimal_distribution(cat, meas)
+    q = ae.sampling.optimal_distribution(cat, meas)
     z = _standardize(x)
     mn, _ = meas.conditional_expectations(cat, f)
     for draws, seed in ((25, 3), (400, 1)):  # distinct draws, and draws with repeats
-        idx = ae.draw(q, draws, random_state=seed)
+        idx = ae.sampling.draw(q, draws, random_state=seed)
         got = assisted_estimate(meas, cat, idx, y[idx], q[idx], power=1.0, features=x)
         units = np.unique(idx)
         r = (f[units] != y[units]) - mn[units]
@@ -620,10 +631,10 @@ def test_trajectory_with_features_equals_each_point_alone(tmp_path, monkeypatch)
         s.record({i: int(y[i]) for i in ids})
     traj = s.trajectory(8, features=x)
     assert calls == {"one": 1, "nested": 1}
-    idx, _, lab = s._data()
+    idx, dq, lab = session_report._data(s._store, s._stored)
     for row in traj.itertuples():
         n = int(row.n_draws)
-        alone = s._estimate_on(idx[:n], lab[:n], 0, "assisted", x)
+        alone = session_report._estimate_on(s._stored, idx[:n], dq[:n], lab[:n], 0, "assisted", x)
         exact = row.Index == traj.index[-1]
         for col, want in (("estimate", alone.estimate), ("stderr", alone.stderr)):
             got = getattr(row, col)
@@ -636,14 +647,17 @@ def test_trajectory_with_features_equals_each_point_alone(tmp_path, monkeypatch)
     calls.update(one=0, nested=0)
     traj = pair.trajectory(6, features=x3)
     assert calls == {"one": 1, "nested": 1}
-    idx, _, lab = pair._data()
+    idx, dq, lab = session_report._data(pair._store, pair._stored)
     for row in traj.itertuples():
-        alone = pair._compare_on(idx[: int(row.n_draws)], lab[: int(row.n_draws)], "assisted", x3)
+        n = int(row.n_draws)
+        alone = session_report._compare_on(pair._stored, idx[:n], dq[:n], lab[:n], "assisted", x3)
         assert row.estimate == pytest.approx(alone.difference, rel=1e-10, abs=1e-14, nan_ok=True)
         assert row.stderr == pytest.approx(alone.stderr, rel=1e-10, abs=1e-14, nan_ok=True)
     # Not nested (three independent samples): nothing is served, each runs alone.
-    q = ae.optimal_distribution(cat, "error_rate")
-    draws = [ae.draw(q, n, random_state=r) for r, n in ((1, 40), (2, 60), (3, 80), (4, 90))]
+    q = ae.sampling.optimal_distribution(cat, "error_rate")
+    draws = [
+        ae.sampling.draw(q, n, random_state=r) for r, n in ((1, 40), (2, 60), (3, 80), (4, 90))
+    ]
 
     def run(i):
         return assisted_estimate("error_rate", cat, draws[i], y[draws[i]], pool_q=q, features=x)
@@ -657,8 +671,8 @@ def test_batched_smoother_serves_only_the_call_it_recorded(monkeypatch) -> None:
     rows: the second call is computed, not served the first call's result; points in
     several chunks (a small kernel block) are served as well."""
     a, b, _, y, x = _clustered_pool(7, m=600, clusters=30, models=3)
-    q = ae.optimal_distribution(a, "error_rate")
-    draws = ae.draw(q, 200, random_state=1)
+    q = ae.sampling.optimal_distribution(a, "error_rate")
+    draws = ae.sampling.draw(q, 200, random_state=1)
     other = x[:, ::-1] * np.arange(1, x.shape[1] + 1)
 
     def run(n):
@@ -678,7 +692,7 @@ def test_batched_smoother_serves_only_the_call_it_recorded(monkeypatch) -> None:
                 assert g.estimate == pytest.approx(w.estimate, rel=1e-10, abs=1e-14)
                 assert g.stderr == pytest.approx(w.stderr, rel=1e-10, abs=1e-14)
     # Runs that alternate one model (2 residual columns) and a pair (4): computed alone.
-    qp = ae.comparison_distribution([a, b], "error_rate")
+    qp = ae.sampling.comparison_distribution([a, b], "error_rate")
 
     def mixed(n):
         if n % 80:

@@ -34,7 +34,7 @@ def _first_distinct(q: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarr
     out: list[np.ndarray] = []
     seen: set[int] = set()
     while True:
-        block = ae.draw(q, 4 * n, random_state=rng)
+        block = ae.sampling.draw(q, 4 * n, random_state=rng)
         for k, i in enumerate(block):
             seen.add(int(i))
             if len(seen) == n:
@@ -50,22 +50,24 @@ def test_inclusion_probabilities_solve_the_expected_distinct_count() -> None:
     q[:50] = 0.0
     q /= q.sum()
     for n in (1, 10, 300, 1500, 1949):
-        t = ae.successive_time(q, n)
+        t = ae.sampling.successive_time(q, n)
         # independent root of Σ (1 − e^{−q t}) = n
         ref = brentq(lambda s, n=n: np.sum(-np.expm1(-q * s)) - n, 1e-9, 1e16, rtol=1e-15)
         assert t == pytest.approx(ref, rel=1e-9)
-        pi = ae.inclusion_probabilities(q, n)
+        pi = ae.sampling.inclusion_probabilities(q, n)
         assert pi.sum() == pytest.approx(n, rel=1e-10)
         assert (pi[:50] == 0).all() and (pi[50:] > 0).all() and (pi <= 1).all()
-    assert math.isinf(ae.successive_time(q, 1950))
-    np.testing.assert_array_equal(ae.inclusion_probabilities(q, 1950), (q > 0).astype(float))
-    assert ae.successive_time(q, 0) == 0.0
+    assert math.isinf(ae.sampling.successive_time(q, 1950))
+    np.testing.assert_array_equal(
+        ae.sampling.inclusion_probabilities(q, 1950), (q > 0).astype(float)
+    )
+    assert ae.sampling.successive_time(q, 0) == 0.0
 
 
 def test_inclusion_probabilities_are_exact_for_uniform_q() -> None:
     q = np.full(37, 1 / 37)
     for n in (1, 5, 36):
-        np.testing.assert_allclose(ae.inclusion_probabilities(q, n), n / 37, rtol=1e-12)
+        np.testing.assert_allclose(ae.sampling.inclusion_probabilities(q, n), n / 37, rtol=1e-12)
 
 
 def test_inclusion_probabilities_match_simulated_first_distinct_draws() -> None:
@@ -81,7 +83,7 @@ def test_inclusion_probabilities_match_simulated_first_distinct_draws() -> None:
     for _ in range(reps):
         hits[np.unique(_first_distinct(q, n, rng))] += 1
     freq = hits / reps
-    pi = ae.inclusion_probabilities(q, n)
+    pi = ae.sampling.inclusion_probabilities(q, n)
     bins = np.array_split(np.argsort(q), 10)
     for b in bins:
         mc_se = math.sqrt(np.sum(freq[b] * (1 - freq[b])) / reps) / b.size
@@ -89,10 +91,10 @@ def test_inclusion_probabilities_match_simulated_first_distinct_draws() -> None:
 
 
 def test_inclusion_probabilities_reject_bad_input() -> None:
-    with pytest.raises(ae.InvalidSamplingDistributionError, match="sums to"):
-        ae.inclusion_probabilities(np.full(4, 0.3), 2)
-    with pytest.raises(ae.BudgetError, match="negative"):
-        ae.successive_time(np.full(4, 0.25), -1)
+    with pytest.raises(ae.errors.InvalidSamplingDistributionError, match="sums to"):
+        ae.sampling.inclusion_probabilities(np.full(4, 0.3), 2)
+    with pytest.raises(ae.errors.BudgetError, match="negative"):
+        ae.sampling.successive_time(np.full(4, 0.25), -1)
 
 
 # ------------------------------------------------ exact results under simple random sampling
@@ -148,7 +150,7 @@ def test_bias_correction_under_simple_random_sampling_is_the_textbook_ratio_bias
 
 def test_census_is_exact_with_zero_stderr() -> None:
     cat, y = _pool(4, m=50)
-    q = ae.optimal_distribution(cat, "error_rate")
+    q = ae.sampling.optimal_distribution(cat, "error_rate")
     idx = _first_distinct(q, 50, np.random.default_rng(0))
     a = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q)
     assert a.estimate == pytest.approx(np.mean(cat.point_prediction() != y), abs=1e-12)
@@ -179,7 +181,7 @@ def _campaigns(measure, n: int, reps: int, seed: int):
     f = cat.point_prediction()
     w = m.weight(f, y)
     truth = float(w @ m.loss(f, y) / w.sum())
-    q = ae.optimal_distribution(cat, m)
+    q = ae.sampling.optimal_distribution(cat, m)
     rng = np.random.default_rng(seed)
     fin, wr, cover = np.empty(reps), np.empty(reps), np.empty(reps, bool)
     for r in range(reps):
@@ -239,7 +241,7 @@ def test_two_model_multiple_comparison_equals_the_paired_test_in_the_finite_form
     rng = np.random.default_rng(17)
     raw = np.clip(cat.proba + rng.normal(0, 0.2, cat.proba.shape), 0.01, 1)
     other = ae.Categorical(raw / raw.sum(axis=1, keepdims=True))
-    q = ae.comparison_distribution([cat, other], "f1")
+    q = ae.sampling.comparison_distribution([cat, other], "f1")
     idx = _first_distinct(q, 250, rng)
     pair = assisted_paired_test("f1", [cat, other], idx, y[idx], pool_q=q)
     mc = assisted_multiple_comparison("f1", [cat, other], idx, y[idx], pool_q=q)
@@ -252,13 +254,13 @@ def test_pool_q_errors_name_the_argument() -> None:
     cat, y = _pool(19, m=40)
     q = np.full(40, 1 / 40)
     idx = np.arange(10)
-    with pytest.raises(ae.ShapeError, match="pool_q"):
+    with pytest.raises(ae.errors.ShapeError, match="pool_q"):
         assisted_estimate("error_rate", cat, idx, y[idx], q[idx], pool_q=q)
-    with pytest.raises(ae.ShapeError, match="pool_q"):
+    with pytest.raises(ae.errors.ShapeError, match="pool_q"):
         assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q[:-1])
     bad = q.copy()
     bad[3], bad[20] = 0.0, 2 / 40
-    with pytest.raises(ae.InvalidSamplingDistributionError, match="instance 3"):
+    with pytest.raises(ae.errors.InvalidSamplingDistributionError, match="instance 3"):
         assisted_paired_test("error_rate", [cat, cat], idx, y[idx], pool_q=bad)
 
 
@@ -266,7 +268,7 @@ def test_pool_q_errors_name_the_argument() -> None:
 def test_evaluate_uses_the_finite_form_and_batch_adaptive_keeps_the_draw_weights() -> None:
     cat, y = _pool(23)
     oracle = lambda i: y[i]  # noqa: E731
-    q = ae.optimal_distribution(cat, "f1", pos_label=1)
+    q = ae.sampling.optimal_distribution(cat, "f1", pos_label=1)
     res = ae.evaluate(cat, oracle, "f1", budget=150, pos_label=1, random_state=1)
     direct = assisted_estimate("f1", cat, res.indices, res.labels, pool_q=q, pos_label=1)
     assert res.estimate == pytest.approx(direct.estimate, rel=1e-12)
@@ -288,7 +290,7 @@ def test_logit_interval_is_the_delta_method_on_the_logit_scale() -> None:
 
     g = np.array([0.03, 0.5, 0.9, 0.0, 1.0])
     se = np.array([0.01, 0.05, 0.02, 0.01, 0.02])
-    lo, hi = ae.logit_interval(g, se, 0.9)
+    lo, hi = ae.estimators.inference.logit_interval(g, se, 0.9)
     z = norm.ppf(0.95)
     for i in range(3):  # logit(end) = logit(Ĝ) ± z·se/(Ĝ(1 − Ĝ))
         assert logit(lo[i]) == pytest.approx(logit(g[i]) - z * se[i] / (g[i] * (1 - g[i])))
@@ -298,12 +300,17 @@ def test_logit_interval_is_the_delta_method_on_the_logit_scale() -> None:
     assert (lo[3], hi[3]) == pytest.approx((0.0, z * 0.01))  # boundary: clipped Wald
     assert (lo[4], hi[4]) == pytest.approx((1 - z * 0.02, 1.0))
     est = assisted_estimate("error_rate", *_pool(1)[:1], np.arange(5), np.zeros(5, int))
-    with pytest.raises(ae.ShapeError, match="logit"):
-        ae.Estimate(0.1, 0.01, 10, 10, 10.0, False, measure="mse").confidence_interval(
-            method="logit"
-        )
+    with pytest.raises(ae.errors.ShapeError, match="logit"):
+        ae.estimators.inference.Estimate(
+            0.1, 0.01, 10, 10, 10.0, False, measure="mse"
+        ).confidence_interval(method="logit")
     assert est.confidence_interval(method="logit") == pytest.approx(
-        tuple(float(x) for x in ae.logit_interval(est.estimate, est.stderr, 0.95, est.effective_n))
+        tuple(
+            float(x)
+            for x in ae.estimators.inference.logit_interval(
+                est.estimate, est.stderr, 0.95, est.effective_n
+            )
+        )
     )
 
 
@@ -318,8 +325,8 @@ def test_logit_interval_falls_back_to_clopper_pearson_at_an_estimate_of_0_or_1()
     g = np.array([0.0, 1.0, 0.0, 0.25, 0.03, -0.79, 1.2])
     se = np.array([0.0, 0.0, 0.3, 0.0, 0.01, 4.0, 0.05])
     n = np.array([20.0, 15.0, 8.0, 8.0, 50.0, 20.0, 20.0])
-    lo, hi = ae.logit_interval(g, se, 0.9, effective_n=n)
-    plain = ae.logit_interval(g, se, 0.9)
+    lo, hi = ae.estimators.inference.logit_interval(g, se, 0.9, effective_n=n)
+    plain = ae.estimators.inference.logit_interval(g, se, 0.9)
     for i, k in ((0, 0), (1, 15)):
         ref = binomtest(k, int(n[i])).proportion_ci(0.9, method="exact")
         assert (lo[i], hi[i]) == pytest.approx((ref.low, ref.high), abs=1e-12)
@@ -330,15 +337,17 @@ def test_logit_interval_falls_back_to_clopper_pearson_at_an_estimate_of_0_or_1()
         assert (lo[i], hi[i]) == (plain[0][i], plain[1][i])
     assert (lo[5], hi[5]) == (0.0, 1.0)  # a wild estimate keeps its wide interval
     # Broadcasting: scalars against arrays, and an unusable n (inf, 0, NaN) changes nothing.
-    b_lo, b_hi = ae.logit_interval(0.0, [0.0, 0.1], 0.95, 10)
+    b_lo, b_hi = ae.estimators.inference.logit_interval(0.0, [0.0, 0.1], 0.95, 10)
     assert b_lo.shape == (2,) and b_hi[0] == pytest.approx(1 - 0.025 ** (1 / 10))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for bad in (np.inf, 0.0, np.nan):
-            assert ae.logit_interval(0.0, 0.0, 0.95, bad) == (0.0, 0.0)
+            assert ae.estimators.inference.logit_interval(0.0, 0.0, 0.95, bad) == (0.0, 0.0)
     # F-measures: the interval is on the share u of true positives among the units (w > 0)
     # and mapped to F_β = u / (u + c(1 − u)); F1 (c = 1/2): 2u/(1 + u).
-    f_lo, f_hi = ae.logit_interval([0.0, 1.0], 0.0, 0.9, 12, unit_weights=(0.5, 0.5))
+    f_lo, f_hi = ae.estimators.inference.logit_interval(
+        [0.0, 1.0], 0.0, 0.9, 12, unit_weights=(0.5, 0.5)
+    )
     u_hi = 1 - 0.05 ** (1 / 12)
     assert f_hi[0] == pytest.approx(2 * u_hi / (1 + u_hi))
     u_lo = 0.05 ** (1 / 12)
@@ -346,7 +355,7 @@ def test_logit_interval_falls_back_to_clopper_pearson_at_an_estimate_of_0_or_1()
     # An F1 of 0 among uniform draws (no true positive), through Estimate: no warning.
     y = np.array([1, 1, 0, 0, 1, 0, 0, 0])
     pred = np.array([0, 0, 1, 0, 0, 1, 0, 0])  # 3 false negatives, 2 false positives
-    est = ae.estimate(ae.FMeasure(pos_label=1), pred, y)
+    est = ae.estimators.inference.estimate(ae.FMeasure(pos_label=1), pred, y)
     assert est.estimate == 0.0 and est.stderr == 0.0 and est.unit_weights == (0.5, 0.5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -354,7 +363,7 @@ def test_logit_interval_falls_back_to_clopper_pearson_at_an_estimate_of_0_or_1()
     u = 1 - 0.05 ** (1 / est.effective_n)
     assert ci == (0.0, pytest.approx(2 * u / (1 + u)))
     # An estimate inside (0, 1) with se = 0 keeps the degenerate-interval warning.
-    inside = ae.Estimate(0.25, 0.0, 8, 8, 8.0, True, measure="error_rate")
+    inside = ae.estimators.inference.Estimate(0.25, 0.0, 8, 8, 8.0, True, measure="error_rate")
     with pytest.warns(ae.DegenerateIntervalWarning):
         assert inside.confidence_interval(method="logit") == pytest.approx((0.25, 0.25))
 
@@ -400,7 +409,9 @@ def test_evaluate_reports_the_logit_interval_and_it_covers_rare_error_rates() ->
     cover = np.empty(reps, bool)
     for r in range(reps):
         res = ae.evaluate(cat, lambda i: y[i], "error_rate", budget=200, random_state=r)
-        lo, hi = ae.logit_interval(res.estimate, res.stderr, 0.95, res.inference.effective_n)
+        lo, hi = ae.estimators.inference.logit_interval(
+            res.estimate, res.stderr, 0.95, res.inference.effective_n
+        )
         assert res.ci == pytest.approx((float(lo), float(hi)))
         cover[r] = res.ci[0] <= truth <= res.ci[1]
     assert abs(cover.mean() - 0.95) < 3 * math.sqrt(0.95 * 0.05 / reps)
@@ -420,7 +431,7 @@ def test_tuned_power_minimizes_the_finite_population_variance() -> None:
     # half informative: the optimum lies inside (0, 1), not at the clip
     noisy = 0.5 * true.proba + 0.5 * rng.dirichlet([1.0, 1.0], size=true.n)
     cat = ae.Categorical(noisy)
-    q = ae.optimal_distribution(cat, "error_rate")
+    q = ae.sampling.optimal_distribution(cat, "error_rate")
     idx = _first_distinct(q, 250, rng)
     a = assisted_estimate("error_rate", cat, idx, y[idx], pool_q=q)
     units = np.unique(idx)
@@ -448,5 +459,5 @@ def test_tuned_power_minimizes_the_finite_population_variance() -> None:
     half = student.isf(0.025, n - 1) * a.stderr * math.sqrt(n / (n - 1))
     assert (lo, hi) == pytest.approx((a.estimate - half, a.estimate + half))
     assert a.n_draws > n
-    with pytest.raises(ae.BudgetError, match="integer"):
-        ae.successive_time(q, 2.5)
+    with pytest.raises(ae.errors.BudgetError, match="integer"):
+        ae.sampling.successive_time(q, 2.5)

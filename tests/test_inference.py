@@ -93,10 +93,18 @@ def test_uniform_error_rate_and_accuracy_equal_sklearn_accuracy_score(labels):
     y = rng.choice(labels, 257)
     pred = _noisy_copy(rng, y, labels, 0.6)
     acc = metrics.accuracy_score(y, pred)
-    assert ae.estimate("accuracy", pred, y).estimate == pytest.approx(acc, abs=1e-12)
-    assert ae.estimate(ae.Accuracy(), pred, y).estimate == pytest.approx(acc, abs=1e-12)
-    assert ae.estimate("error_rate", pred, y).estimate == pytest.approx(1 - acc, abs=1e-12)
-    assert ae.estimate(ae.ErrorRate(), pred, y).estimate == pytest.approx(1 - acc, abs=1e-12)
+    assert ae.estimators.inference.estimate("accuracy", pred, y).estimate == pytest.approx(
+        acc, abs=1e-12
+    )
+    assert ae.estimators.inference.estimate(ae.Accuracy(), pred, y).estimate == pytest.approx(
+        acc, abs=1e-12
+    )
+    assert ae.estimators.inference.estimate("error_rate", pred, y).estimate == pytest.approx(
+        1 - acc, abs=1e-12
+    )
+    assert ae.estimators.inference.estimate(ae.ErrorRate(), pred, y).estimate == pytest.approx(
+        1 - acc, abs=1e-12
+    )
 
 
 @pytest.mark.parametrize("beta", [0.5, 1.0, 2.0, 3.7])
@@ -106,7 +114,9 @@ def test_uniform_binary_f_beta_equals_sklearn_fbeta_score(beta, pos_label):
     y = rng.integers(0, 2, 301)
     pred = _noisy_copy(rng, y, [0, 1], 0.5)
     expected = metrics.fbeta_score(y, pred, beta=beta, pos_label=pos_label)
-    got = ae.estimate(ae.FMeasure(beta=beta, pos_label=pos_label), pred, y).estimate
+    got = ae.estimators.inference.estimate(
+        ae.FMeasure(beta=beta, pos_label=pos_label), pred, y
+    ).estimate
     assert got == pytest.approx(expected, abs=1e-12)
 
 
@@ -114,13 +124,13 @@ def test_uniform_f1_precision_recall_by_name_default_to_positive_class_one():
     rng = np.random.default_rng(3)
     y = rng.integers(0, 2, 199)
     pred = _noisy_copy(rng, y, [0, 1], 0.4)
-    assert ae.estimate("f1", pred, y).estimate == pytest.approx(
+    assert ae.estimators.inference.estimate("f1", pred, y).estimate == pytest.approx(
         metrics.f1_score(y, pred), abs=1e-12
     )
-    assert ae.estimate("precision", pred, y).estimate == pytest.approx(
+    assert ae.estimators.inference.estimate("precision", pred, y).estimate == pytest.approx(
         metrics.precision_score(y, pred), abs=1e-12
     )
-    assert ae.estimate("recall", pred, y).estimate == pytest.approx(
+    assert ae.estimators.inference.estimate("recall", pred, y).estimate == pytest.approx(
         metrics.recall_score(y, pred), abs=1e-12
     )
 
@@ -133,23 +143,25 @@ def test_uniform_one_vs_rest_f_measures_equal_sklearn_per_label_scores(labels):
     for pos in labels:
         for beta in (0.5, 1.0, 2.0):
             expected = metrics.fbeta_score(y, pred, beta=beta, labels=[pos], average=None)[0]
-            got = ae.estimate(ae.FMeasure(beta=beta, pos_label=pos), pred, y).estimate
+            got = ae.estimators.inference.estimate(
+                ae.FMeasure(beta=beta, pos_label=pos), pred, y
+            ).estimate
             assert got == pytest.approx(expected, abs=1e-12)
         prec = metrics.precision_score(y, pred, labels=[pos], average=None)[0]
         rec = metrics.recall_score(y, pred, labels=[pos], average=None)[0]
-        assert ae.estimate(ae.Precision(pos_label=pos), pred, y).estimate == pytest.approx(
-            prec, abs=1e-12
-        )
-        assert ae.estimate(ae.Recall(pos_label=pos), pred, y).estimate == pytest.approx(
-            rec, abs=1e-12
-        )
+        assert ae.estimators.inference.estimate(
+            ae.Precision(pos_label=pos), pred, y
+        ).estimate == pytest.approx(prec, abs=1e-12)
+        assert ae.estimators.inference.estimate(
+            ae.Recall(pos_label=pos), pred, y
+        ).estimate == pytest.approx(rec, abs=1e-12)
         # β = 0 is precision and β = inf is recall (eq. 3.26 with η = 1 and η = 0)
-        assert ae.estimate(ae.FMeasure(beta=0.0, pos_label=pos), pred, y).estimate == (
-            pytest.approx(prec, abs=1e-12)
-        )
-        assert ae.estimate(ae.FMeasure(beta=math.inf, pos_label=pos), pred, y).estimate == (
-            pytest.approx(rec, abs=1e-12)
-        )
+        assert ae.estimators.inference.estimate(
+            ae.FMeasure(beta=0.0, pos_label=pos), pred, y
+        ).estimate == (pytest.approx(prec, abs=1e-12))
+        assert ae.estimators.inference.estimate(
+            ae.FMeasure(beta=math.inf, pos_label=pos), pred, y
+        ).estimate == (pytest.approx(rec, abs=1e-12))
 
 
 def test_uniform_categorical_with_explicit_string_labels_matches_sklearn():
@@ -160,14 +172,22 @@ def test_uniform_categorical_with_explicit_string_labels_matches_sklearn():
     y = _noisy_copy(rng, pred, labels, 0.7)
     model = ae.Categorical(proba, labels=labels)
     acc = metrics.accuracy_score(y, pred)
-    assert ae.estimate("accuracy", model, y).estimate == pytest.approx(acc, abs=1e-12)
-    assert ae.estimate("error_rate", model, y).estimate == pytest.approx(1 - acc, abs=1e-12)
+    assert ae.estimators.inference.estimate("accuracy", model, y).estimate == pytest.approx(
+        acc, abs=1e-12
+    )
+    assert ae.estimators.inference.estimate("error_rate", model, y).estimate == pytest.approx(
+        1 - acc, abs=1e-12
+    )
     # the positive class of an F-measure defaults to the largest label: "spam"
     f1_spam = metrics.f1_score(y, pred, labels=["spam"], average=None)[0]
-    assert ae.estimate("f1", model, y).estimate == pytest.approx(f1_spam, abs=1e-12)
+    assert ae.estimators.inference.estimate("f1", model, y).estimate == pytest.approx(
+        f1_spam, abs=1e-12
+    )
     for pos in labels:
         expected = metrics.fbeta_score(y, pred, beta=2.0, labels=[pos], average=None)[0]
-        got = ae.estimate(ae.FMeasure(beta=2.0, pos_label=pos), model, y).estimate
+        got = ae.estimators.inference.estimate(
+            ae.FMeasure(beta=2.0, pos_label=pos), model, y
+        ).estimate
         assert got == pytest.approx(expected, abs=1e-12)
 
 
@@ -180,16 +200,24 @@ def test_uniform_regression_estimates_equal_sklearn_mse_and_mae():
     mse = metrics.mean_squared_error(y, mean)
     mae = metrics.mean_absolute_error(y, mean)
     for pred in (model, mean):
-        assert ae.estimate("mse", pred, y).estimate == pytest.approx(mse, rel=1e-12)
-        assert ae.estimate(ae.SquaredError(), pred, y).estimate == pytest.approx(mse, rel=1e-12)
-        assert ae.estimate("mae", pred, y).estimate == pytest.approx(mae, rel=1e-12)
-        assert ae.estimate(ae.AbsoluteError(), pred, y).estimate == pytest.approx(mae, rel=1e-12)
+        assert ae.estimators.inference.estimate("mse", pred, y).estimate == pytest.approx(
+            mse, rel=1e-12
+        )
+        assert ae.estimators.inference.estimate(
+            ae.SquaredError(), pred, y
+        ).estimate == pytest.approx(mse, rel=1e-12)
+        assert ae.estimators.inference.estimate("mae", pred, y).estimate == pytest.approx(
+            mae, rel=1e-12
+        )
+        assert ae.estimators.inference.estimate(
+            ae.AbsoluteError(), pred, y
+        ).estimate == pytest.approx(mae, rel=1e-12)
 
 
 def test_uniform_estimate_counts_draws_and_distinct_labels():
     y = np.array([0, 1, 1, 0, 1])
     pred = np.array([0, 1, 0, 0, 0])
-    est = ae.estimate("error_rate", pred, y, indices=[4, 2, 2, 9, 4])
+    est = ae.estimators.inference.estimate("error_rate", pred, y, indices=[4, 2, 2, 9, 4])
     assert est.n_draws == 5
     assert est.n_labels == 3
     assert est.effective_n == pytest.approx(5.0, abs=1e-12)
@@ -244,7 +272,7 @@ def test_sandwich_variance_equals_brute_force_delta_method(
     if not (v * w).sum() > 0:
         return  # undefined estimate; covered by the degenerate-sample tests
     g, var = _delta_method(v, w, loss)
-    est = ae.estimate(meas, pred, y, q_pool[idx], p=p_arg)
+    est = ae.estimators.inference.estimate(meas, pred, y, q_pool[idx], p=p_arg)
     assert est.estimate == pytest.approx(g, rel=1e-10, abs=1e-12)
     assert est.stderr**2 == pytest.approx(var, rel=1e-9, abs=1e-15)
     z = stats.norm.ppf(0.975)
@@ -266,14 +294,14 @@ def test_sandwich_variance_reduces_to_binomial_variance_when_q_equals_p(seed):
     idx = rng.integers(0, m, n)
     y, pred = y_pool[idx], pred_pool[idx]
     r = np.mean(pred != y)
-    est = ae.estimate("error_rate", pred, y)
+    est = ae.estimators.inference.estimate("error_rate", pred, y)
     assert est.stderr**2 == pytest.approx(r * (1 - r) / n, rel=1e-12)
     # a non-uniform pool p(x) sampled from itself (q = p): all importance weights equal
     p_pool = _random_q(rng, m)
     idx = rng.choice(m, size=n, p=p_pool)
     y, pred = y_pool[idx], pred_pool[idx]
     r = np.mean(pred != y)
-    est = ae.estimate("error_rate", pred, y, p_pool[idx], p=p_pool[idx])
+    est = ae.estimators.inference.estimate("error_rate", pred, y, p_pool[idx], p=p_pool[idx])
     assert est.estimate == pytest.approx(r, abs=1e-12)
     assert est.stderr**2 == pytest.approx(r * (1 - r) / n, rel=1e-10)
     assert est.effective_n == pytest.approx(n, rel=1e-12)
@@ -293,7 +321,7 @@ def test_t_interval_equals_scipy_one_sample_t_interval_for_uniform_draws(level, 
         y = pred + rng.standard_t(4, size=n)
         losses = (pred - y) ** 2
     expected = stats.ttest_1samp(losses, 0.0).confidence_interval(level)
-    got = ae.estimate(measure, pred, y).confidence_interval(level, method="t")
+    got = ae.estimators.inference.estimate(measure, pred, y).confidence_interval(level, method="t")
     assert got == pytest.approx((expected.low, expected.high), rel=1e-10, abs=1e-12)
 
 
@@ -306,7 +334,9 @@ def test_paired_t_interval_equals_scipy_paired_t_interval_for_uniform_draws(leve
     b = _noisy_copy(rng, y, [0, 1], 0.3)
     la, lb = (a != y).astype(float), (b != y).astype(float)
     expected = stats.ttest_rel(la, lb).confidence_interval(level)
-    got = ae.paired_test("error_rate", [a, b], y).confidence_interval(level, method="t")
+    got = ae.estimators.inference.paired_test("error_rate", [a, b], y).confidence_interval(
+        level, method="t"
+    )
     assert got == pytest.approx((expected.low, expected.high), rel=1e-10, abs=1e-12)
 
 
@@ -328,7 +358,7 @@ def test_paired_difference_stderr_and_p_value_equal_brute_force_delta_method(see
         wb, lb = _f_parts(b, y, beta, "pos")
         diff, var = _delta_method_difference(v, wa, la, wb, lb)
         meas = ae.FMeasure(beta=beta, pos_label="pos")
-        cmp = ae.paired_test(meas, [a, b], y, q_pool[idx], p=pool_w[idx])
+        cmp = ae.estimators.inference.paired_test(meas, [a, b], y, q_pool[idx], p=pool_w[idx])
         assert cmp.difference == pytest.approx(diff, rel=1e-10, abs=1e-12)
         assert cmp.stderr**2 == pytest.approx(var, rel=1e-9)
         z = diff / math.sqrt(var)
@@ -340,7 +370,9 @@ def test_paired_difference_stderr_and_p_value_equal_brute_force_delta_method(see
     wa, la = np.ones(n), (a != y).astype(float)
     wb, lb = np.ones(n), (b != y).astype(float)
     diff, var = _delta_method_difference(v, wa, la, wb, lb)
-    mc = ae.multiple_comparison("error_rate", [a, b], y, q_pool[idx], p=pool_w[idx])
+    mc = ae.estimators.inference.multiple_comparison(
+        "error_rate", [a, b], y, q_pool[idx], p=pool_w[idx]
+    )
     row = mc.pairwise.iloc[0]
     assert row["difference"] == pytest.approx(diff, rel=1e-10, abs=1e-12)
     assert row["stderr"] ** 2 == pytest.approx(var, rel=1e-9)
@@ -360,7 +392,7 @@ def test_binomial_intervals_of_a_weighted_estimate_use_kish_effective_sample_siz
     loss = (pred != y).astype(float)
     n_eff = v.sum() ** 2 / (v @ v)
     g = v @ loss / v.sum()
-    est = ae.estimate("error_rate", pred, y, q_pool[idx])
+    est = ae.estimators.inference.estimate("error_rate", pred, y, q_pool[idx])
     assert est.effective_n == pytest.approx(n_eff, rel=1e-12)
     for ours, theirs in [("wilson", "wilson"), ("agresti-coull", "agresti_coull")]:
         expected = sm_proportion_confint(g * n_eff, n_eff, alpha=0.1, method=theirs)
@@ -391,7 +423,7 @@ def test_proportion_confint_equals_statsmodels_on_grid_including_boundaries(meth
         expected = sm_proportion_confint(
             count, nobs, alpha=1 - level, method=STATSMODELS_METHOD[method]
         )
-        got = ae.proportion_confint(count, nobs, level=level, method=method)
+        got = ae.estimators.inference.proportion_confint(count, nobs, level=level, method=method)
         assert got == pytest.approx(expected, abs=1e-10), (count, nobs, level)
 
 
@@ -399,7 +431,7 @@ def test_proportion_confint_equals_statsmodels_on_grid_including_boundaries(meth
 def test_proportion_confint_is_vectorized_like_statsmodels(method):
     count = np.array([0, 3, 17, 40, 40])
     nobs = np.array([40, 40, 40, 40, 41])
-    lo, hi = ae.proportion_confint(count, nobs, 0.95, method)
+    lo, hi = ae.estimators.inference.proportion_confint(count, nobs, 0.95, method)
     slo, shi = sm_proportion_confint(count, nobs, alpha=0.05, method=STATSMODELS_METHOD[method])
     np.testing.assert_allclose(lo, slo, rtol=0, atol=1e-10)
     np.testing.assert_allclose(hi, shi, rtol=0, atol=1e-10)
@@ -412,7 +444,7 @@ def test_exact_and_wilson_intervals_equal_scipy_binomtest(level):
             res = stats.binomtest(count, nobs)
             for ours, theirs in [("clopper-pearson", "exact"), ("wilson", "wilson")]:
                 ci = res.proportion_ci(confidence_level=level, method=theirs)
-                got = ae.proportion_confint(count, nobs, level, ours)
+                got = ae.estimators.inference.proportion_confint(count, nobs, level, ours)
                 assert got == pytest.approx((ci.low, ci.high), abs=1e-10), (count, nobs, ours)
 
 
@@ -423,7 +455,7 @@ def test_proportion_t_interval_equals_one_sample_t_interval_on_binary_data(level
             data = np.r_[np.ones(count), np.zeros(nobs - count)]
             ci = stats.ttest_1samp(data, 0.0).confidence_interval(level)
             expected = (max(ci.low, 0.0), min(ci.high, 1.0))
-            got = ae.proportion_confint(count, nobs, level, "t")
+            got = ae.estimators.inference.proportion_confint(count, nobs, level, "t")
             assert got == pytest.approx(expected, abs=1e-10), (count, nobs)
 
 
@@ -432,7 +464,7 @@ def test_estimate_binomial_intervals_equal_statsmodels_for_uniform_draws():
     y = rng.integers(0, 2, 77)
     pred = _noisy_copy(rng, y, [0, 1], 0.8)
     count = int(np.sum(pred != y))
-    est = ae.estimate("error_rate", pred, y)
+    est = ae.estimators.inference.estimate("error_rate", pred, y)
     for ours, theirs in STATSMODELS_METHOD.items():
         if ours == "wald":
             continue  # the Estimate's Wald interval is the unclipped sandwich interval
@@ -471,7 +503,9 @@ def test_wald_interval_covers_pool_error_rate_at_nominal_rate_well_specified():
     idx = rng.choice(m, size=(REPS, n), p=q)
     covered = 0
     for i in idx:
-        lo, hi = ae.estimate(ae.ErrorRate(), pred[i], y[i], q[i]).confidence_interval(0.95)
+        lo, hi = ae.estimators.inference.estimate(
+            ae.ErrorRate(), pred[i], y[i], q[i]
+        ).confidence_interval(0.95)
         covered += lo <= pool_value <= hi
     assert abs(covered / REPS - 0.95) <= 3 * MC_SE
 
@@ -494,7 +528,7 @@ def test_wald_interval_covers_pool_f1_at_nominal_rate_well_specified():
     covered = 0
     f1 = ae.FMeasure(pos_label=1)
     for i in idx:
-        lo, hi = ae.estimate(f1, pred[i], y[i], q[i]).confidence_interval(0.95)
+        lo, hi = ae.estimators.inference.estimate(f1, pred[i], y[i], q[i]).confidence_interval(0.95)
         covered += lo <= pool_value <= hi
     assert abs(covered / REPS - 0.95) <= 3 * MC_SE
 
@@ -523,7 +557,10 @@ def test_paired_wald_test_has_nominal_size_under_exact_null():
     rejections = 0
     for i in idx:
         rejections += (
-            ae.paired_test("error_rate", [pred_a[i], pred_b[i]], y[i], q[i]).p_value < 0.05
+            ae.estimators.inference.paired_test(
+                "error_rate", [pred_a[i], pred_b[i]], y[i], q[i]
+            ).p_value
+            < 0.05
         )
     # MC-SE of the rejection rate at α = 0.05 is the same ≈ 0.0049; tolerance 3 MC-SE.
     assert abs(rejections / REPS - 0.05) <= 3 * MC_SE
@@ -550,7 +587,9 @@ def test_holm_family_wise_error_at_most_alpha_under_exact_null_for_three_models(
     any_rejection = 0
     for i in idx:
         pv = [
-            ae.paired_test("error_rate", [models[a][i], models[b][i]], y[i], q[i]).p_value
+            ae.estimators.inference.paired_test(
+                "error_rate", [models[a][i], models[b][i]], y[i], q[i]
+            ).p_value
             for a, b in pairs
         ]
         any_rejection += bool((holm_adjust(pv) < 0.05).any())
@@ -570,17 +609,17 @@ def _k_models(seed: int, k: int, n: int):
 def test_multiple_comparison_pairwise_rows_equal_paired_tests():
     rng, y, preds = _k_models(12, 4, 150)
     q = rng.uniform(0.2, 1.0, 150) / 150
-    mc = ae.multiple_comparison("error_rate", preds, y, q)
+    mc = ae.estimators.inference.multiple_comparison("error_rate", preds, y, q)
     assert len(mc.pairwise) == 6
     for _, row in mc.pairwise.iterrows():
         a, b = int(row["a"]), int(row["b"])
-        cmp = ae.paired_test("error_rate", [preds[a], preds[b]], y, q)
+        cmp = ae.estimators.inference.paired_test("error_rate", [preds[a], preds[b]], y, q)
         assert row["difference"] == pytest.approx(cmp.difference, abs=1e-14)
         assert row["stderr"] == pytest.approx(cmp.stderr, rel=1e-12)
         assert row["statistic"] == pytest.approx(cmp.statistic, rel=1e-12)
         assert row["p_value"] == pytest.approx(cmp.p_value, rel=1e-12)
     for j, f in enumerate(preds):
-        est = ae.estimate("error_rate", f, y, q)
+        est = ae.estimators.inference.estimate("error_rate", f, y, q)
         assert mc.estimates[j] == pytest.approx(est.estimate, abs=1e-14)
         assert mc.stderrs[j] == pytest.approx(est.stderr, rel=1e-12)
 
@@ -588,7 +627,7 @@ def test_multiple_comparison_pairwise_rows_equal_paired_tests():
 @pytest.mark.parametrize("seed", [13, 14])
 def test_holm_and_bonferroni_columns_equal_statsmodels_multipletests(seed):
     _, y, preds = _k_models(seed, 5, 120)
-    mc = ae.multiple_comparison("accuracy", preds, y)
+    mc = ae.estimators.inference.multiple_comparison("accuracy", preds, y)
     pv = mc.pairwise["p_value"].to_numpy()
     assert (pv < 0.05).any() and (pv > 0.05).any()  # a non-trivial family
     np.testing.assert_allclose(
@@ -630,7 +669,7 @@ def test_tukey_with_two_models_equals_paired_t_test(seed):
     _, y, (a, b) = _k_models(seed, 2, 60)
     la, lb = (a != y).astype(float), (b != y).astype(float)
     expected = stats.ttest_rel(la, lb).pvalue
-    mc = ae.multiple_comparison("error_rate", [a, b], y)
+    mc = ae.estimators.inference.multiple_comparison("error_rate", [a, b], y)
     assert mc.pairwise["p_tukey"].iloc[0] == pytest.approx(expected, rel=1e-7, abs=1e-9)
     assert mc.range_p_value == pytest.approx(expected, rel=1e-7, abs=1e-9)
     t = stats.ttest_rel(la, lb).statistic
@@ -642,13 +681,13 @@ def test_best_and_ranking_respect_greater_is_better():
     preds = [preds[2], preds[0], preds[3], preds[1]]
     acc = np.array([metrics.accuracy_score(y, f) for f in preds])
     assert len(set(acc)) == 4
-    by_acc = ae.multiple_comparison("accuracy", preds, y)
-    by_err = ae.multiple_comparison("error_rate", preds, y)
+    by_acc = ae.estimators.inference.multiple_comparison("accuracy", preds, y)
+    by_err = ae.estimators.inference.multiple_comparison("error_rate", preds, y)
     np.testing.assert_array_equal(by_acc.ranking, np.argsort(-acc))
     np.testing.assert_array_equal(by_err.ranking, np.argsort(-acc))
     assert by_acc.best == by_err.best == int(np.argmax(acc))
-    cmp_acc = ae.paired_test("accuracy", [preds[0], preds[2]], y)
-    cmp_err = ae.paired_test("error_rate", [preds[0], preds[2]], y)
+    cmp_acc = ae.estimators.inference.paired_test("accuracy", [preds[0], preds[2]], y)
+    cmp_err = ae.estimators.inference.paired_test("error_rate", [preds[0], preds[2]], y)
     better = 0 if acc[0] > acc[2] else 1
     assert cmp_acc.best == cmp_err.best == better
     assert cmp_acc.difference == pytest.approx(acc[0] - acc[2], abs=1e-12)
@@ -660,10 +699,12 @@ def test_best_is_significant_only_when_best_beats_all_others():
     y = rng.integers(0, 2, 500)
     strong = _noisy_copy(rng, y, [0, 1], 0.9)
     weak = [_noisy_copy(rng, y, [0, 1], 0.1), _noisy_copy(rng, y, [0, 1], 0.15)]
-    mc = ae.multiple_comparison("accuracy", [weak[0], strong, weak[1]], y)
+    mc = ae.estimators.inference.multiple_comparison("accuracy", [weak[0], strong, weak[1]], y)
     assert mc.best == 1
     assert mc.best_is_significant(0.05, "holm")
-    tie = ae.multiple_comparison("accuracy", [strong, strong.copy(), weak[0]], y)
+    tie = ae.estimators.inference.multiple_comparison(
+        "accuracy", [strong, strong.copy(), weak[0]], y
+    )
     assert not tie.best_is_significant(0.05, "bonferroni")
 
 
@@ -672,7 +713,7 @@ def test_best_is_significant_only_when_best_beats_all_others():
 
 def test_all_zero_losses_give_zero_estimate_and_degenerate_wald_warning():
     y = np.array([0, 1, 1, 0, 1, 0, 0, 1])
-    est = ae.estimate("error_rate", y.copy(), y)
+    est = ae.estimators.inference.estimate("error_rate", y.copy(), y)
     assert est.estimate == 0.0
     assert est.stderr == 0.0
     with pytest.warns(ae.DegenerateIntervalWarning):
@@ -694,16 +735,20 @@ def test_recall_without_drawn_positives_is_nan_with_undefined_warning():
     y = np.array([0, 0, 0, 0])
     pred = np.array([1, 0, 1, 0])
     with pytest.warns(ae.UndefinedEstimateWarning):
-        est = ae.estimate(ae.Recall(pos_label=1), pred, y, q=[0.1, 0.2, 0.3, 0.4])
+        est = ae.estimators.inference.estimate(
+            ae.Recall(pos_label=1), pred, y, q=[0.1, 0.2, 0.3, 0.4]
+        )
     assert math.isnan(est.estimate)
     assert math.isnan(est.stderr)
     assert all(math.isnan(b) for b in est.confidence_interval(0.95, "wilson"))
     with pytest.warns(ae.UndefinedEstimateWarning):
-        cmp = ae.paired_test(ae.Recall(pos_label=1), [pred, 1 - pred], y)
+        cmp = ae.estimators.inference.paired_test(ae.Recall(pos_label=1), [pred, 1 - pred], y)
     assert math.isnan(cmp.difference)
     assert math.isnan(cmp.p_value)
     with pytest.warns(ae.UndefinedEstimateWarning):
-        prec = ae.estimate(ae.Precision(pos_label=1), np.zeros(4, dtype=int), y)
+        prec = ae.estimators.inference.estimate(
+            ae.Precision(pos_label=1), np.zeros(4, dtype=int), y
+        )
     assert math.isnan(prec.estimate)
 
 
@@ -715,13 +760,13 @@ def test_identical_models_have_exactly_zero_difference_and_p_value_one():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for measure in ("error_rate", ae.FMeasure(beta=2.0, pos_label=2)):
-            cmp = ae.paired_test(measure, [f, f.copy()], y, q)
+            cmp = ae.estimators.inference.paired_test(measure, [f, f.copy()], y, q)
             assert cmp.difference == 0.0
             assert cmp.stderr == 0.0
             assert cmp.p_value == 1.0
             assert cmp.statistic == 0.0
             assert cmp.best == 0
-            mc = ae.multiple_comparison(measure, [f, f.copy()], y, q)
+            mc = ae.estimators.inference.multiple_comparison(measure, [f, f.copy()], y, q)
             assert mc.pairwise["p_value"].iloc[0] == 1.0
             assert mc.pairwise["p_tukey"].iloc[0] == 1.0
             assert mc.range_p_value == 1.0

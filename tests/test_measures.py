@@ -479,13 +479,15 @@ def test_cost_matrix_loss_indexes_rows_by_true_and_columns_by_predicted_label():
     y = rng.integers(0, 4, 50)
     pred = rng.integers(0, 4, 50)
     zero_one = ae.CostMatrixLoss(1.0 - np.eye(4))
-    assert ae.estimate(zero_one, pred, y).estimate == pytest.approx(np.mean(pred != y))
+    assert ae.estimators.inference.estimate(zero_one, pred, y).estimate == pytest.approx(
+        np.mean(pred != y)
+    )
 
 
 def test_cost_matrix_loss_binds_to_model_labels():
     model = ae.Categorical(np.array([[0.2, 0.8], [0.9, 0.1]]), labels=["no", "yes"])
     cost = np.array([[0.0, 1.0], [5.0, 0.0]])  # a missed "yes" costs 5
-    est = ae.estimate(ae.CostMatrixLoss(cost), model, ["no", "yes"])
+    est = ae.estimators.inference.estimate(ae.CostMatrixLoss(cost), model, ["no", "yes"])
     assert est.estimate == pytest.approx((1.0 + 5.0) / 2)
 
 

@@ -96,7 +96,7 @@ def test_categorical_take_restricts_rows_in_order_keeping_labels():
 
 def test_probability_rows_within_tolerance_are_accepted():
     ae.Categorical([[0.5, 0.5 + 9e-7]])
-    with pytest.raises(ae.ProbabilityRowsError):
+    with pytest.raises(ae.errors.ProbabilityRowsError):
         ae.Categorical([[0.5, 0.5 + 2e-6]])
 
 

@@ -615,14 +615,14 @@ def test_truncated_keeps_each_lists_top_k_and_the_truncated_measures():
         lam = np.array([rel.item_costs[s].sum() for s in top])
         np.testing.assert_allclose(t.query_costs, lam / lam.mean(), rtol=1e-13)
     for bad in (0, -1, 2.0, True, None):
-        with pytest.raises(ae.ShapeError, match=r"^k: the truncation depth"):
+        with pytest.raises(ae.errors.ShapeError, match=r"^k: the truncation depth"):
             rel.truncated(bad)
 
 
 def test_take_refuses_fractional_indices():
     rel = ragged_relevance(np.random.default_rng(32), n_queries=5)
     for bad in ([0.7], [[1, 2]], ["1"]):
-        with pytest.raises(ae.ShapeError, match=r"^index: expected 1-d integer"):
+        with pytest.raises(ae.errors.ShapeError, match=r"^index: expected 1-d integer"):
             rel.take(bad)
     assert rel.take([]).n == 0
 
@@ -640,9 +640,11 @@ def test_a_campaign_refuses_an_err_max_grade_above_the_models_grades():
         return [np.full(4, 4)] * len(idx)
 
     rel = GradedRelevance(proba, off, items=np.tile(np.arange(4), 10))
-    with pytest.raises(ae.LabelSpaceError, match=r"^max_grade: is 4 .* grades are 0, \.\.\., 3"):
+    with pytest.raises(
+        ae.errors.LabelSpaceError, match=r"^max_grade: is 4 .* grades are 0, \.\.\., 3"
+    ):
         ae.evaluate(rel, oracle, ERR(max_grade=4), budget=3)
-    with pytest.raises(ae.LabelSpaceError, match=r"^max_grade: is 4"):
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"^max_grade: is 4"):
         ae.compare([rel, rel], oracle, ERR(max_grade=4), budget=3)
     assert calls == []
     # A single-grade model binds ERR's max_grade to 1 (review helper-31: it was refused).
@@ -689,16 +691,18 @@ def test_query_value_adapter_gives_the_self_normalized_estimate():
     rng = np.random.default_rng(40)
     rel = ragged_relevance(rng, n_queries=50)
     q = ranking_distribution(rel, ERR())
-    idx = ae.draw(q, 30, random_state=1)
+    idx = ae.sampling.draw(q, 30, random_state=1)
     sub = rel.take(idx)
     labels = rng.integers(0, 5, size=sub.total_items)
     values = ranking_values(ERR().bind(rel), labels, sub.offsets)
-    est = ae.estimate(QueryValue(ERR()), values, np.zeros(30), q[idx])
+    est = ae.estimators.inference.estimate(QueryValue(ERR()), values, np.zeros(30), q[idx])
     v = 1.0 / (rel.n * q[idx])
     assert est.estimate == pytest.approx(float(v @ values / v.sum()), rel=1e-12)
     u = v * (values - est.estimate) / v.sum()
     assert est.stderr == pytest.approx(float(np.sqrt(u @ u)), rel=1e-12)
-    cmp = ae.paired_test(QueryValue("err"), [values, 0.5 * values], np.zeros(30), q[idx])
+    cmp = ae.estimators.inference.paired_test(
+        QueryValue("err"), [values, 0.5 * values], np.zeros(30), q[idx]
+    )
     assert cmp.difference == pytest.approx(0.5 * est.estimate, rel=1e-12)
 
 
@@ -730,12 +734,12 @@ def test_pair_values_score_each_ranker_from_union_labels(measure):
             ys = np.array([[grade[z] for z in rel.items[rel.offsets[q] : rel.offsets[q + 1]]]])
             ys = ys.reshape(1, -1)
             assert got[d] == pytest.approx(value_by_definition(bound, ys)[0], abs=1e-12)
-    with pytest.raises(ae.ShapeError, match=r"^labels: expected"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^labels: expected"):
         rk.ranking_pair_values(rel1, rel2, measure, index, labels[:-1])
 
 
 def test_default_mix_matches_sampling():
-    assert rk.DEFAULT_MIX == ae.DEFAULT_MIX
+    assert rk.DEFAULT_MIX == ae.methods.DEFAULT_MIX
 
 
 # =============================================================================== validation
@@ -754,32 +758,34 @@ GOOD = np.full((3, 2), 0.5)
     ],
 )
 def test_bad_offsets_raise_naming_offsets(offsets, fragment):
-    with pytest.raises(ae.InvalidOffsetsError, match=fragment) as info:
+    with pytest.raises(ae.errors.InvalidOffsetsError, match=fragment) as info:
         GradedRelevance(GOOD, offsets)
     assert str(info.value).startswith("offsets:")
     assert isinstance(info.value, ValueError)
 
 
 def test_rows_not_summing_to_one_raise_naming_proba():
-    with pytest.raises(ae.ProbabilityRowsError, match=r"^proba: row 1 sums to 0\.9"):
+    with pytest.raises(ae.errors.ProbabilityRowsError, match=r"^proba: row 1 sums to 0\.9"):
         GradedRelevance([[0.5, 0.5], [0.4, 0.5]], [0, 2])
-    with pytest.raises(ae.ProbabilityRowsError, match=r"^proba: row 0"):
+    with pytest.raises(ae.errors.ProbabilityRowsError, match=r"^proba: row 0"):
         GradedRelevance([[-0.5, 1.5]], [0, 1])
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0])
 def test_non_positive_costs_raise_naming_costs(bad):
-    with pytest.raises(ae.InvalidCostsError, match=r"^costs: entry 1"):
+    with pytest.raises(ae.errors.InvalidCostsError, match=r"^costs: entry 1"):
         GradedRelevance(GOOD, [0, 3], costs=[1.0, bad, 1.0])
-    with pytest.raises(ae.ShapeError, match=r"^costs:"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^costs:"):
         GradedRelevance(GOOD, [0, 3], costs=[1.0, 1.0])
 
 
 def test_item_ids_must_be_unique_within_a_query_and_match_rows():
-    with pytest.raises(ae.RankingItemsError, match=r"^items: query 1 lists an item id twice"):
+    with pytest.raises(
+        ae.errors.RankingItemsError, match=r"^items: query 1 lists an item id twice"
+    ):
         GradedRelevance(np.full((5, 2), 0.5), [0, 2, 5], items=[1, 2, 1, 3, 1])
     GradedRelevance(np.full((4, 2), 0.5), [0, 2, 4], items=[1, 2, 1, 2])  # across queries: fine
-    with pytest.raises(ae.ShapeError, match=r"^items:"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^items:"):
         GradedRelevance(GOOD, [0, 3], items=[1, 2])
 
 
@@ -796,57 +802,61 @@ def test_string_item_ids_match_like_integer_ids():
             ranking_difference_moment(rel1, rel2, measure, 0.1),
             rtol=1e-14,
         )
-    with pytest.raises(ae.RankingItemsError, match=r"^items: relevance\[0\] has ids of dtype"):
+    with pytest.raises(
+        ae.errors.RankingItemsError, match=r"^items: relevance\[0\] has ids of dtype"
+    ):
         ranking_difference_moment(rel1, as_str[1], "dcg", 0.0)
 
 
 def test_comparisons_need_items_same_pool_and_grades():
     a = GradedRelevance(GOOD, [0, 3], items=[0, 1, 2])
-    with pytest.raises(ae.RankingItemsError, match=r"^relevance\[1\]: has no item ids"):
+    with pytest.raises(ae.errors.RankingItemsError, match=r"^relevance\[1\]: has no item ids"):
         ranking_difference_moment(a, GradedRelevance(GOOD, [0, 3]), "dcg", 0.0)
-    with pytest.raises(ae.ShapeError, match=r"^relevance\[1\]: covers 2 queries"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^relevance\[1\]: covers 2 queries"):
         ranking_difference_moment(a, GradedRelevance(GOOD, [0, 1, 3], items=[0, 1, 2]), "err", 0)
-    with pytest.raises(ae.LabelSpaceError, match=r"^relevance\[1\]: has 3 grades"):
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"^relevance\[1\]: has 3 grades"):
         ranking_distribution([a, GradedRelevance(np.full((3, 3), 1 / 3), [0, 3], items=[0, 1, 2])])
-    with pytest.raises(ae.InvalidCostsError, match=r"^costs: only one"):
+    with pytest.raises(ae.errors.InvalidCostsError, match=r"^costs: only one"):
         ranking_query_costs(a, GradedRelevance(GOOD, [0, 3], items=[0, 1, 2], costs=[1, 1, 1]))
 
 
 def test_bad_labels_raise_naming_labels():
-    with pytest.raises(ae.LabelSpaceError, match=r"^labels: entry 1"):
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"^labels: entry 1"):
         ranking_values("dcg", [1, -1], [0, 2])
-    with pytest.raises(ae.LabelSpaceError, match=r"^labels: entry 0"):
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"^labels: entry 0"):
         ranking_values("dcg", [0.5, 1], [0, 2])
-    with pytest.raises(ae.LabelSpaceError, match=r"^labels: entry 1 is grade 5"):
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"^labels: entry 1 is grade 5"):
         ranking_values(ERR(max_grade=4), [1, 5], [0, 2])
-    with pytest.raises(ae.LabelSpaceError, match=r"^max_grade:"):
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"^max_grade:"):
         ranking_values("err", [1, 2], [0, 2])
-    with pytest.raises(ae.InvalidOffsetsError, match=r"^offsets: ends at 3 but labels has 2"):
+    with pytest.raises(
+        ae.errors.InvalidOffsetsError, match=r"^offsets: ends at 3 but labels has 2"
+    ):
         ranking_values("dcg", [1, 2], [0, 3])
 
 
 def test_bad_measure_parameters_raise():
-    with pytest.raises(ae.ShapeError, match=r"^k:"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^k:"):
         DCG(k=0)
-    with pytest.raises(ae.ShapeError, match=r"^max_grade:"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^max_grade:"):
         ERR(max_grade=0)
-    with pytest.raises(ae.LabelSpaceError, match=r"^max_grade: is 2"):
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"^max_grade: is 2"):
         ERR(max_grade=2).bind(GradedRelevance(np.full((1, 5), 0.2), [0, 1]))
-    with pytest.raises(ae.UnknownOptionError, match=r"^measure:"):
+    with pytest.raises(ae.errors.UnknownOptionError, match=r"^measure:"):
         ranking_distribution(GradedRelevance(GOOD, [0, 3]), "ndcg")
 
 
 def test_bad_methods_and_costs_raise():
     rel = GradedRelevance(GOOD, [0, 1, 3])
-    with pytest.raises(ae.UnknownOptionError, match=r"^method:"):
+    with pytest.raises(ae.errors.UnknownOptionError, match=r"^method:"):
         ranking_distribution(rel, "dcg", method="active_0")
-    with pytest.raises(ae.InvalidCostsError, match=r"^costs: method='active_lambda'"):
+    with pytest.raises(ae.errors.InvalidCostsError, match=r"^costs: method='active_lambda'"):
         ranking_distribution(rel, "dcg", method="active_lambda")
-    with pytest.raises(ae.InvalidCostsError, match=r"^costs: entry 0"):
+    with pytest.raises(ae.errors.InvalidCostsError, match=r"^costs: entry 0"):
         ranking_distribution(rel, "dcg", costs=[0.0, 1.0])
-    with pytest.raises(ae.ShapeError, match=r"^mix:"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^mix:"):
         ranking_distribution(rel, "dcg", mix=1.5)
-    with pytest.raises(ae.InvalidVarianceError, match=r"^std: entry 0"):
+    with pytest.raises(ae.errors.InvalidVarianceError, match=r"^std: entry 0"):
         grades_from_regression([1.0], [-1.0], 3)
 
 
@@ -857,10 +867,11 @@ def test_optimal_distribution_routes_ranked_pools_to_the_ranking_programs() -> N
     a = ae.GradedRelevance(rng.dirichlet(np.ones(4), offsets[-1]), offsets, items=items)
     b = ae.GradedRelevance(rng.dirichlet(np.ones(4), offsets[-1]), offsets, items=items)
     np.testing.assert_array_equal(
-        ae.optimal_distribution(a, "dcg"), ae.ranking_distribution(a, "dcg")
+        ae.sampling.optimal_distribution(a, "dcg"), ae.ranking.ranking_distribution(a, "dcg")
     )
     np.testing.assert_array_equal(
-        ae.optimal_distribution([a, b], ae.ERR()), ae.ranking_distribution([a, b], ae.ERR())
+        ae.sampling.optimal_distribution([a, b], ae.ERR()),
+        ae.ranking.ranking_distribution([a, b], ae.ERR()),
     )
 
 

@@ -247,7 +247,7 @@ def _union_answer(pool: RankingPool, rel1: ae.GradedRelevance, rel2: ae.GradedRe
     """Grades of the union of both lists, in ranking_union order, looked up by item id."""
 
     def answer(idx):
-        items, offsets = ae.ranking_union(rel1, rel2, idx)
+        items, offsets = ae.ranking.ranking_union(rel1, rel2, idx)
         flat = pool.grades(np.repeat(idx, np.diff(offsets)), items)
         return _split(flat, offsets)
 
@@ -282,20 +282,20 @@ def test_reference_values_agree_with_ranking_values_and_expectation(measure):
     rel = pool.rel1
     bound = measure.bind(rel)
     np.testing.assert_allclose(
-        ae.ranking_values(bound, pool.truth1, rel.offsets),
+        ae.ranking.ranking_values(bound, pool.truth1, rel.offsets),
         _values(bound, pool.truth1, rel.offsets),
         rtol=0,
         atol=1e-12,
     )
     np.testing.assert_allclose(
-        ae.ranking_expectation(rel, measure),
+        ae.ranking.ranking_expectation(rel, measure),
         _expectation(bound, rel.proba, rel.offsets),
         rtol=0,
         atol=1e-10,
     )
-    np.testing.assert_allclose(ae.ranking_query_costs(rel), _query_costs(rel), rtol=1e-12)
+    np.testing.assert_allclose(ae.ranking.ranking_query_costs(rel), _query_costs(rel), rtol=1e-12)
     np.testing.assert_allclose(
-        ae.ranking_query_costs(rel, pool.rel2), _query_costs(rel, pool.rel2), rtol=1e-12
+        ae.ranking.ranking_query_costs(rel, pool.rel2), _query_costs(rel, pool.rel2), rtol=1e-12
     )
 
 
@@ -358,7 +358,7 @@ def test_evaluate_is_consistent_for_the_pool_value(estimator, measure_key):
     bound = MEASURES[measure_key].bind(pool.rel1)
     values = _values(bound, pool.truth1, pool.rel1.offsets)
     expect = _expectation(bound, pool.rel1.proba, pool.rel1.offsets)
-    q = ae.ranking_distribution(pool.rel1, bound)
+    q = ae.ranking.ranking_distribution(pool.rel1, bound)
     allowance = _ratio_bias_allowance(q, values, expect, int(n.min()))
     # The mean of 300 estimates has MC-SE sd/sqrt(300); an unbiased estimator lands within
     # 4 MC-SE except with probability 6e-5. The O(1/n) ratio bias (docstring of the allowance)
@@ -398,7 +398,7 @@ def test_snis_estimate_is_eq_6_9_on_the_true_per_query_values(measure, weighted)
     values = _values(bound, pool.truth1, rel.offsets)
     p = np.full(rel.n, 1.0 / rel.n) if pw is None else pw / pw.sum()
     # The draws came from eq. 6.10's q (with the pool weights), and res.q is each draw's q.
-    q = ae.ranking_distribution(rel, measure, pool_weights=pw)
+    q = ae.ranking.ranking_distribution(rel, measure, pool_weights=pw)
     np.testing.assert_allclose(res.q, q[res.indices], rtol=1e-13)
     v = p[res.indices] / res.q
     ell = values[res.indices]
@@ -448,7 +448,7 @@ def test_assisted_estimate_is_the_documented_control_variate_formula(measure):
     res = ae.evaluate(rel, _oracle(), measure, budget=BUDGET, random_state=12)
     bound = measure.bind(rel)
     # Each distinct labeled query once, weighted by p/π (assisted module, "Finite pools").
-    q = ae.ranking_distribution(rel, measure)
+    q = ae.ranking.ranking_distribution(rel, measure)
     units, v, c = _finite_rows(res.indices, q, np.full(rel.n, 1.0 / rel.n))
     values = _values(bound, pool.truth1, rel.offsets)[units]
     expect = _expectation(bound, rel.proba, rel.offsets)
@@ -486,7 +486,7 @@ def test_snis_comparison_is_the_paired_eq_6_9_on_union_labels(measure, sequentia
         alpha=1e-9,  # keeps looking: several oracle calls in the sequential protocol
     )
     l1, l2 = _pair_truth(pool, rel2, measure)
-    q = ae.ranking_distribution([rel1, rel2], measure)
+    q = ae.ranking.ranking_distribution([rel1, rel2], measure)
     np.testing.assert_allclose(res.q, q[res.indices], rtol=1e-13)
     v = (1.0 / rel1.n) / res.q
     d1, d2 = l1[res.indices], l2[res.indices]
@@ -497,13 +497,13 @@ def test_snis_comparison_is_the_paired_eq_6_9_on_union_labels(measure, sequentia
     )
     assert res.best == (0 if diff > 0 else 1)  # greater DCG/ERR is better
     # labels: the union of both lists of every draw, in ranking_union order, true grades
-    items, offsets = ae.ranking_union(rel1, rel2, res.indices)
+    items, offsets = ae.ranking.ranking_union(rel1, rel2, res.indices)
     assert res.label_offsets is not None
     np.testing.assert_array_equal(res.label_offsets, offsets)
     np.testing.assert_array_equal(
         res.labels, pool.grades(np.repeat(res.indices, np.diff(offsets)), items)
     )
-    got1, got2 = ae.ranking_pair_values(rel1, rel2, measure, res.indices, res.labels)
+    got1, got2 = ae.ranking.ranking_pair_values(rel1, rel2, measure, res.indices, res.labels)
     np.testing.assert_allclose(got1, d1, atol=1e-12)
     np.testing.assert_allclose(got2, d2, atol=1e-12)
     # the union really differs from each list (items dropped and added)
@@ -541,7 +541,7 @@ def test_assisted_comparison_uses_mixture_control_variates_with_one_coefficient(
     mp1, mp2 = _mixture_proba(rel1, rel2)
     e1 = _expectation(bound, mp1, rel1.offsets)
     e2 = _expectation(bound, mp2, rel2.offsets)
-    q = ae.ranking_distribution([rel1, rel2], measure)
+    q = ae.ranking.ranking_distribution([rel1, rel2], measure)
     idx, v, fpc = _finite_rows(res.indices, q, np.full(rel1.n, 1.0 / rel1.n))
     sv = v.sum()
     # Ĝ_j = λ μ_j + Σ v (ℓ_j − λ e_j) / Σ v over the distinct queries (v = p/π) with one
@@ -595,7 +595,7 @@ def test_comparison_is_consistent_for_the_true_difference(estimator, measure_key
     e = _expectation(bound, rel1.proba, rel1.offsets) - _expectation(
         bound, rel2.proba, rel2.offsets
     )
-    q = ae.ranking_distribution([rel1, rel2], bound)
+    q = ae.ranking.ranking_distribution([rel1, rel2], bound)
     allowance = _ratio_bias_allowance(q, l1 - l2, e, int(n.min()))
     # 4 MC-SE of the mean of 200 differences (probability 6e-5 for an unbiased estimator),
     # plus the first-order ratio bias (≤ 0.04 MC-SE here).
@@ -620,10 +620,11 @@ def test_assisted_comparison_stderr_is_smaller_than_snis(measure_key):
 def test_mixed_pair_is_the_per_item_mixture_behind_the_difference_expectation(measure):
     pool = _pool()
     rel1, rel2 = pool.rel1, pool.rel2_alt
-    mix1, mix2 = ae.ranking_mixed_pair(rel1, rel2)
+    mix1, mix2 = ae.ranking.ranking_mixed_pair(rel1, rel2)
     np.testing.assert_allclose(
-        ae.ranking_expectation(mix1, measure) - ae.ranking_expectation(mix2, measure),
-        ae.ranking_difference_expectation(rel1, rel2, measure),
+        ae.ranking.ranking_expectation(mix1, measure)
+        - ae.ranking.ranking_expectation(mix2, measure),
+        ae.ranking.ranking_difference_expectation(rel1, rel2, measure),
         rtol=0,
         atol=1e-10,
     )
@@ -649,7 +650,7 @@ def test_mixed_pair_is_the_per_item_mixture_behind_the_difference_expectation(me
     # and the mixed rankers' expectations are the independent-items formula on the mixture
     bound = measure.bind(rel1)
     np.testing.assert_allclose(
-        ae.ranking_expectation(mix2, measure),
+        ae.ranking.ranking_expectation(mix2, measure),
         _expectation(bound, mix2.proba, rel2.offsets),
         rtol=0,
         atol=1e-10,
@@ -662,12 +663,12 @@ def _expected_distribution(rels, measure, pw, mix, use_costs=True):
     m = rels[0].n
     p = np.full(m, 1.0 / m) if pw is None else pw / pw.sum()
     if len(rels) == 1:
-        centre = float(p @ ae.ranking_expectation(rels[0], measure))
-        moment = ae.ranking_second_moment(rels[0], measure, centre)
+        centre = float(p @ ae.ranking.ranking_expectation(rels[0], measure))
+        moment = ae.ranking.ranking_second_moment(rels[0], measure, centre)
         lam = _query_costs(rels[0]) if rels[0].item_costs is not None else None
     else:
-        centre = float(p @ ae.ranking_difference_expectation(*rels, measure))
-        moment = ae.ranking_difference_moment(*rels, measure, centre)
+        centre = float(p @ ae.ranking.ranking_difference_expectation(*rels, measure))
+        moment = ae.ranking.ranking_difference_moment(*rels, measure, centre)
         lam = _query_costs(*rels) if rels[0].item_costs is not None else None
     if lam is not None and use_costs:
         moment = moment / lam
@@ -686,27 +687,28 @@ def test_distribution_with_pool_weights_is_eq_6_10_with_the_defensive_mixture(me
     pw = np.random.default_rng(6).lognormal(0.0, 1.0, pool.rel1.n)
     pw[::7] = 0.0  # queries outside the test distribution
     for mix in (0.1, 0.35):
-        got = ae.ranking_distribution(rels, measure, pool_weights=pw, mix=mix)
+        got = ae.ranking.ranking_distribution(rels, measure, pool_weights=pw, mix=mix)
         want, p = _expected_distribution(rels, measure, pw, mix)
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-16)
         assert got.sum() == pytest.approx(1.0, abs=1e-12)
         assert np.all(got[pw == 0] == 0.0)  # p = 0 there, so the score and the floor are 0
-    got = ae.ranking_distribution(rels, measure, pool_weights=pw, method="active_uniC")
+    got = ae.ranking.ranking_distribution(rels, measure, pool_weights=pw, method="active_uniC")
     want, _ = _expected_distribution(rels, measure, pw, 0.1, use_costs=False)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-16)
     # passive is p itself; no pool weights is uniform weights
     np.testing.assert_allclose(
-        ae.ranking_distribution(rels, measure, pool_weights=pw, method="passive"),
+        ae.ranking.ranking_distribution(rels, measure, pool_weights=pw, method="passive"),
         p,
         rtol=1e-15,
     )
     np.testing.assert_allclose(
-        ae.ranking_distribution(rels, measure),
-        ae.ranking_distribution(rels, measure, pool_weights=np.full(pool.rel1.n, 3.7)),
+        ae.ranking.ranking_distribution(rels, measure),
+        ae.ranking.ranking_distribution(rels, measure, pool_weights=np.full(pool.rel1.n, 3.7)),
         rtol=1e-12,
     )
     np.testing.assert_allclose(
-        ae.ranking_distribution(rels, measure), _expected_distribution(rels, measure, None, 0.1)[0]
+        ae.ranking.ranking_distribution(rels, measure),
+        _expected_distribution(rels, measure, None, 0.1)[0],
     )
 
 
@@ -838,14 +840,14 @@ def _replace_first(value):
 @pytest.mark.parametrize(
     ("bad", "cause", "fragment"),
     [
-        (_short, ae.ShapeError, "returned shape"),
-        (_one_list_short, ae.ShapeError, "grades for query"),
-        (_missing_query, ae.ShapeError, "grade lists for"),
-        (_replace_first(N_GRADES), ae.LabelSpaceError, "grades must be integers 0, ..., 4"),
-        (_replace_first(-1), ae.LabelSpaceError, "grades must be integers"),
-        (_replace_first(1.5), ae.LabelSpaceError, "grades must be integers"),
-        (_replace_first(np.nan), ae.LabelSpaceError, "grades must be integers"),
-        (_replace_first("high"), ae.LabelSpaceError, "grades must be integers"),
+        (_short, ae.errors.ShapeError, "returned shape"),
+        (_one_list_short, ae.errors.ShapeError, "grades for query"),
+        (_missing_query, ae.errors.ShapeError, "grade lists for"),
+        (_replace_first(N_GRADES), ae.errors.LabelSpaceError, "grades must be integers 0, ..., 4"),
+        (_replace_first(-1), ae.errors.LabelSpaceError, "grades must be integers"),
+        (_replace_first(1.5), ae.errors.LabelSpaceError, "grades must be integers"),
+        (_replace_first(np.nan), ae.errors.LabelSpaceError, "grades must be integers"),
+        (_replace_first("high"), ae.errors.LabelSpaceError, "grades must be integers"),
     ],
     ids=[
         "flat-short",
@@ -912,7 +914,7 @@ def test_oracle_raising_mid_comparison_keeps_union_grades_of_every_query_labeled
     assert len(oracle.calls) == 3
     np.testing.assert_array_equal(idx, np.concatenate(oracle.calls))
     assert len(grades) == idx.shape[0]
-    items, offsets = ae.ranking_union(rel1, rel2, idx)
+    items, offsets = ae.ranking.ranking_union(rel1, rel2, idx)
     want = _split(pool.grades(np.repeat(idx, np.diff(offsets)), items), offsets)
     for got, w in zip(grades, want, strict=True):
         np.testing.assert_array_equal(got, w)
@@ -938,52 +940,56 @@ def _no_call(idx):
     [
         (
             lambda p: ae.evaluate(p.rel1, _no_call, "dcg", budget=BUDGET, batch_size=50),
-            ae.ShapeError,
+            ae.errors.ShapeError,
             "batch_size:",
         ),
         (
             lambda p: ae.evaluate(p.rel1, _no_call, "dcg", budget=BUDGET, method="stratified"),
-            ae.UnknownOptionError,
+            ae.errors.UnknownOptionError,
             "method",
         ),
         (
             lambda p: ae.compare(
                 [p.rel1, p.rel2], _no_call, "dcg", budget=BUDGET, method="stratified"
             ),
-            ae.UnknownOptionError,
+            ae.errors.UnknownOptionError,
             "method",
         ),
         (
             lambda p: ae.compare([p.rel1, p.rel2, p.rel2_alt], _no_call, "dcg", budget=BUDGET),
-            ae.ShapeError,
+            ae.errors.ShapeError,
             "predictions:",
         ),
-        (lambda p: ae.evaluate(p.rel1, _no_call, "dcg", budget=0), ae.BudgetError, "budget:"),
+        (
+            lambda p: ae.evaluate(p.rel1, _no_call, "dcg", budget=0),
+            ae.errors.BudgetError,
+            "budget:",
+        ),
         (
             lambda p: ae.evaluate(_free(p.rel1), _no_call, "dcg", budget=0),
-            ae.BudgetError,
+            ae.errors.BudgetError,
             "budget:",
         ),
         (
             lambda p: ae.compare([p.rel1, p.rel2], _no_call, "dcg", budget=0),
-            ae.BudgetError,
+            ae.errors.BudgetError,
             "budget:",
         ),
         (
             lambda p: ae.evaluate(
                 p.rel1, _no_call, "dcg", budget=BUDGET, q=np.r_[0.0, np.full(M - 1, 1 / (M - 1))]
             ),
-            ae.InvalidSamplingDistributionError,
+            ae.errors.InvalidSamplingDistributionError,
             "q:",
         ),
         (
             lambda p: ae.evaluate(p.rel1, _no_call, "dcg", budget=BUDGET, estimator="ppi"),
-            ae.UnknownOptionError,
+            ae.errors.UnknownOptionError,
             "estimator",
         ),
         (
             lambda p: ae.evaluate(p.rel1, "not callable", "dcg", budget=BUDGET),
-            ae.ShapeError,
+            ae.errors.ShapeError,
             "oracle:",
         ),
     ],
@@ -1074,12 +1080,12 @@ def test_a_sequential_look_with_zero_stderr_does_not_stop_the_campaign() -> None
     rel2 = ae.GradedRelevance(rel.proba[rev], rel.offsets, items=rel.items[rev])
     rel1 = ae.GradedRelevance(rel.proba, rel.offsets, items=rel.items)
     for seed in range(5):
-        res = ae.compare([rel1, rel2], lambda i: truth[ae.ranking_union(rel1, rel2, i)[0]],
+        res = ae.compare([rel1, rel2], lambda i: truth[ae.ranking.ranking_union(rel1, rel2, i)[0]],
                          "dcg", budget=40, random_state=seed, sequential=True,
                          step=1)  # fmt: skip
         assert res.n_labels > 1  # one draw has stderr 0 and is no evidence
     # A budget below 20 queries: the first look (budget/20) buys nothing and is skipped (it
     # used to end the campaign with no draw, and the final test failed on empty offsets).
-    res = ae.compare([rel1, rel2], lambda i: truth[ae.ranking_union(rel1, rel2, i)[0]],
+    res = ae.compare([rel1, rel2], lambda i: truth[ae.ranking.ranking_union(rel1, rel2, i)[0]],
                      "dcg", budget=15, random_state=0, sequential=True)  # fmt: skip
     assert res.cost <= 15 and res.n_draws >= 1

@@ -104,17 +104,17 @@ def _synthetic(seed: int = 0, m: int = 400):
 def test_vectorised_runs_equal_the_ranking_campaign(measure: ae.RankingMeasure) -> None:
     rel, rel2, truth = _synthetic()
     meas = measure.bind(rel)
-    values = ae.ranking_values(meas, truth, rel.offsets)
-    lam = ae.ranking_query_costs(rel)
-    q = ae.ranking_distribution(rel, meas)
+    values = ae.ranking.ranking_values(meas, truth, rel.offsets)
+    lam = ae.ranking.ranking_query_costs(rel)
+    q = ae.ranking.ranking_distribution(rel, meas)
     budgets = np.array([5.0, 30.0])
 
     def oracle(idx):
         return truth[np.concatenate([np.arange(rel.offsets[i], rel.offsets[i + 1]) for i in idx])]
 
     runs = simulate_static(q, values, np.ones_like(values), budgets, 3, costs=lam, random_state=7)
-    est, se = rk._assisted_runs(q, [values], [ae.ranking_expectation(rel, meas)], lam, budgets,
-                                3, 7, meas)  # fmt: skip
+    expectation = ae.ranking.ranking_expectation(rel, meas)
+    est, se = rk._assisted_runs(q, [values], [expectation], lam, budgets, 3, 7, meas)
     for j, b in enumerate(budgets):
         # simulate_static's rows share one generator; row 0 is the campaign with that seed.
         snis = ae.evaluate(rel, oracle, meas, b, q=q, random_state=7, estimator="snis")
@@ -125,18 +125,18 @@ def test_vectorised_runs_equal_the_ranking_campaign(measure: ae.RankingMeasure) 
         assert assisted.estimate == pytest.approx(est[0, j], rel=1e-12)
         assert assisted.stderr == pytest.approx(se[0, j], rel=1e-9)
     # Pairs: simulate_comparison and the assisted pair runs equal compare().
-    items, _ = ae.ranking_union(rel, rel2)
-    v1, v2 = ae.ranking_pair_values(rel, rel2, meas, np.arange(rel.n), truth[items])
-    lam2 = ae.ranking_query_costs(rel, rel2)
-    q2 = ae.ranking_distribution([rel, rel2], meas)
+    items, _ = ae.ranking.ranking_union(rel, rel2)
+    v1, v2 = ae.ranking.ranking_pair_values(rel, rel2, meas, np.arange(rel.n), truth[items])
+    lam2 = ae.ranking.ranking_query_costs(rel, rel2)
+    q2 = ae.ranking.ranking_distribution([rel, rel2], meas)
     wl = np.stack([v1, v2])
     cruns = simulate_comparison(q2, wl, np.ones_like(wl), budgets, 1, costs=lam2, random_state=4)
-    mixed = ae.ranking_mixed_pair(rel, rel2)
-    expect = [ae.ranking_expectation(r, meas) for r in mixed]
+    mixed = ae.ranking.ranking_mixed_pair(rel, rel2)
+    expect = [ae.ranking.ranking_expectation(r, meas) for r in mixed]
     cest, _ = rk._assisted_runs(q2, [v1, v2], expect, lam2, budgets, 1, 4, meas)
 
     def oracle2(idx):
-        its, _ = ae.ranking_union(rel, rel2, idx)
+        its, _ = ae.ranking.ranking_union(rel, rel2, idx)
         return truth[its]
 
     for j, b in enumerate(budgets):

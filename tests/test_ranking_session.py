@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 import activeeval as ae
 from activeeval.cli import main
-from activeeval.store import Session
+from activeeval.session import Session
 from test_store import _dump  # the store's whole state as SQL
 
 N_GRADES = 3
@@ -105,6 +105,12 @@ def test_evaluation_session_is_evaluate_and_the_snis_sum_of_the_queries_dcg(tmp_
         got = s.estimate(estimator=how)
         assert (got.estimate, got.stderr, got.ci) == (res.estimate, res.stderr, res.ci)
         assert got.n_draws == res.n_draws
+        # The draws, their q, and the grades flat with each draw's offsets, as evaluate's.
+        np.testing.assert_array_equal(got.indices, res.indices)
+        np.testing.assert_array_equal(got.q, res.q)
+        np.testing.assert_array_equal(got.labels, res.labels)
+        np.testing.assert_array_equal(got.label_offsets, res.label_offsets)
+        assert (got.n_labels, got.cost, got.budget) == (res.n_labels, res.cost, res.budget)
     assert s.estimate().estimate == res.estimate != est.estimate  # the default: assisted
     s.close()
     again = Session.open(tmp_path / "r.db").estimate()
@@ -139,7 +145,7 @@ def test_comparison_session_labels_the_union_and_matches_compare(tmp_path: Path)
         c = s.compare() if how == "assisted" else s.compare(estimator="snis")
         res = ae.compare(
             rels,
-            lambda idx: [truth[i, ae.ranking_union(*rels, [i])[0]] for i in idx],
+            lambda idx: [truth[i, ae.ranking.ranking_union(*rels, [i])[0]] for i in idx],
             "err",
             budget=25,
             random_state=2,
@@ -147,6 +153,11 @@ def test_comparison_session_labels_the_union_and_matches_compare(tmp_path: Path)
         )
         assert (c.difference, c.stderr, c.p_value) == (res.difference, res.stderr, res.p_value)
         assert c.ci == res.ci and list(c.estimates) == list(res.estimates)
+        np.testing.assert_array_equal(c.indices, res.indices)
+        np.testing.assert_array_equal(c.q, res.q)
+        np.testing.assert_array_equal(c.labels, res.labels)
+        np.testing.assert_array_equal(c.label_offsets, res.label_offsets)
+        assert (c.n_labels, c.n_draws, c.cost) == (res.n_labels, res.n_draws, res.cost)
     # Each ranker's estimate from an ERR written out, on the draws' grades.
     draws = np.array(_session_draws(tmp_path / "c.db"))
     v = 1.0 / s.q[draws]
@@ -185,7 +196,7 @@ def test_query_costs_come_from_the_item_costs(tmp_path: Path) -> None:
     )
     s = Session.create(tmp_path / "r.db", costly, "dcg", 10.0, seed=1)
     assert s.plan.cost_sensitive
-    np.testing.assert_allclose(s.costs, ae.ranking_query_costs(costly), rtol=1e-15)
+    np.testing.assert_allclose(s.costs, ae.ranking.ranking_query_costs(costly), rtol=1e-15)
     ids = s.next_batch(100)
     s.record(_rows(costly, truth, ids))
     prog = s.progress()
@@ -197,34 +208,38 @@ def test_query_costs_come_from_the_item_costs(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "edit, error, match",
     [
-        (lambda f: f.iloc[1:], ae.ShapeError, "lacks the grade of item"),
+        (lambda f: f.iloc[1:], ae.errors.ShapeError, "lacks the grade of item"),
         (
             lambda f: f.assign(grade=f["grade"].where(f.index != 0, 3)),
-            ae.LabelSpaceError,
+            ae.errors.LabelSpaceError,
             "grade 0, ..., 2",
         ),
         (
             lambda f: f.assign(grade=f["grade"].astype(object).where(f.index != 0, "high")),
-            ae.LabelSpaceError,
+            ae.errors.LabelSpaceError,
             "'high'",
         ),
-        (lambda f: f.assign(grade=f["grade"].where(f.index != 0, 1.5)), ae.LabelSpaceError, "1.5"),
+        (
+            lambda f: f.assign(grade=f["grade"].where(f.index != 0, 1.5)),
+            ae.errors.LabelSpaceError,
+            "1.5",
+        ),
         (
             lambda f: f.assign(item=f["item"].where(f.index != 0, 999)),
-            ae.UnknownIdError,
+            ae.errors.UnknownIdError,
             "999 is not an item of query",
         ),
         (
             lambda f: f.assign(id=f["id"].where(f.index != 0, 10**6)),
-            ae.UnknownIdError,
+            ae.errors.UnknownIdError,
             "not in this session's pool",
         ),
         (
             lambda f: pd.concat([f, f.iloc[:1].assign(grade=(f["grade"].iloc[0] + 1) % 3)]),
-            ae.DuplicateIdError,
+            ae.errors.DuplicateIdError,
             "different grades",
         ),
-        (lambda f: f.rename(columns={"grade": "label"}), ae.ShapeError, "id,item,grade"),
+        (lambda f: f.rename(columns={"grade": "label"}), ae.errors.ShapeError, "id,item,grade"),
     ],
     ids=[
         "missing-item",
@@ -256,7 +271,7 @@ def test_bad_ranked_labels_are_refused_and_the_store_is_unchanged(
 def test_items_to_grade_is_only_for_ranked_pools(tmp_path: Path) -> None:
     proba = np.full((10, 2), 0.5)
     with Session.create(tmp_path / "c.db", proba, "error_rate", 3) as s:
-        with pytest.raises(ae.ShapeError, match="not ranked"):
+        with pytest.raises(ae.errors.ShapeError, match="not ranked"):
             s.items_to_grade(s.next_batch(3))
 
 
@@ -268,7 +283,7 @@ def test_a_conflicting_regrade_is_refused_and_audited_unless_overwritten(tmp_pat
     s.record(rows, annotator="ann")
     changed = rows.copy()
     changed.loc[0, "grade"] = (changed.loc[0, "grade"] + 1) % N_GRADES
-    with pytest.raises(ae.LabelConflictError, match=f"id {ids[0]!r} is already labeled"):
+    with pytest.raises(ae.errors.LabelConflictError, match=f"id {ids[0]!r} is already labeled"):
         s.record(changed, annotator="bob")
     assert s.audit_frame()["action"].tolist() == ["refused"]
     done = s.record(changed, annotator="bob", overwrite=True)
@@ -288,27 +303,31 @@ def test_bad_ranked_plans_are_refused_before_anything_is_written(tmp_path: Path)
     cases = [
         (
             lambda: Session.create(path, [rels[0], rels[1], rels[0]], "dcg", 5),
-            ae.ShapeError,
+            ae.errors.ShapeError,
             "exactly two",
         ),
-        (lambda: Session.create(path, [bare, rels[1]], "dcg", 5), ae.RankingItemsError, "item ids"),
+        (
+            lambda: Session.create(path, [bare, rels[1]], "dcg", 5),
+            ae.errors.RankingItemsError,
+            "item ids",
+        ),
         (
             lambda: Session.create(path, rels[0], "dcg", 5, pos_label=1),
-            ae.UnknownOptionError,
+            ae.errors.UnknownOptionError,
             "pos_label",
         ),
-        (lambda: Session.create(path, rels[0], "f1", 5), ae.UnknownOptionError, "measure"),
+        (lambda: Session.create(path, rels[0], "f1", 5), ae.errors.UnknownOptionError, "measure"),
         (
             lambda: Session.create(path, rels[0], "dcg", 5, method="active_0"),
-            ae.UnknownOptionError,
+            ae.errors.UnknownOptionError,
             "method",
         ),
         (
             lambda: Session.create(path, [rels[0], np.full((50, 2), 0.5)], "dcg", 5),
-            ae.ShapeError,
+            ae.errors.ShapeError,
             "rankers with rankers",
         ),
-        (lambda: Session.create(path, rels[0], "dcg", 0.5), ae.BudgetError, "budget"),
+        (lambda: Session.create(path, rels[0], "dcg", 0.5), ae.errors.BudgetError, "budget"),
     ]
     for make, error, match in cases:
         with pytest.raises(error, match=match):
@@ -370,7 +389,7 @@ def test_cli_ranked_campaign_init_next_record_status_export(tmp_path: Path) -> N
     assert sheet["grade"].isna().all()  # the grades to fill in
     ids = [int(x[1:]) for x in pd.unique(sheet["id"])]
     assert len(ids) == 10
-    items, _ = ae.ranking_union(rels[0], rels[1], ids)  # both lists' union, query by query
+    items, _ = ae.ranking.ranking_union(rels[0], rels[1], ids)  # both lists' union, query by query
     assert sheet["item"].tolist() == items.tolist()
     labels = sheet.assign(
         grade=[truth[int(i[1:]), it] for i, it in zip(sheet["id"], sheet["item"], strict=True)]
@@ -436,7 +455,7 @@ def test_large_integer_item_ids_are_matched_exactly(tmp_path: Path) -> None:
     s.next_batch(2)
     before = _dump(path)
     wrong = pd.DataFrame({"id": [0, 0], "item": [str(big), str(big + 3)], "grade": [2, 0]})
-    with pytest.raises(ae.UnknownIdError, match=f"'{big}' is not an item of query 0"):
+    with pytest.raises(ae.errors.UnknownIdError, match=f"'{big}' is not an item of query 0"):
         s.record(wrong)
     assert _dump(path) == before
     rows = pd.DataFrame({"id": [0, 0], "item": [str(big + 3), str(big + 1)], "grade": [0, 2]})
@@ -449,7 +468,7 @@ def test_large_integer_item_ids_are_matched_exactly(tmp_path: Path) -> None:
 
 def test_item_ids_a_labels_file_cannot_reproduce_are_refused(tmp_path: Path) -> None:
     rel = ae.GradedRelevance(np.full((2, 3), 1 / 3), [0, 2], np.array([" a", "b"]))
-    with pytest.raises(ae.RankingItemsError, match="leading or trailing blanks"):
+    with pytest.raises(ae.errors.RankingItemsError, match="leading or trailing blanks"):
         Session.create(tmp_path / "r.db", rel, "dcg", 1)
     assert not (tmp_path / "r.db").exists()
 
@@ -460,7 +479,7 @@ def test_mapping_errors_name_the_query(tmp_path: Path) -> None:
     ids = s.next_batch(3)
     bad = {i: _grades(rel, truth, i).tolist() for i in ids}
     bad[ids[1]][0] = 7
-    with pytest.raises(ae.LabelSpaceError, match=f"query {ids[1]!r}, column 'grade': 7"):
+    with pytest.raises(ae.errors.LabelSpaceError, match=f"query {ids[1]!r}, column 'grade': 7"):
         s.record(bad)
 
 
@@ -472,7 +491,7 @@ def test_a_ranked_store_without_its_ranking_rows_is_refused(tmp_path: Path) -> N
     conn.execute("DELETE FROM ranking")
     conn.commit()
     conn.close()
-    with pytest.raises(ae.StoreError, match="altered outside activeeval"):
+    with pytest.raises(ae.errors.StoreError, match="altered outside activeeval"):
         Session.open(path)
 
 
@@ -587,7 +606,7 @@ def test_cli_depth_grades_only_each_lists_top_k(tmp_path: Path) -> None:
 
 
 def test_integer_item_cells_parse_exactly_in_every_form() -> None:
-    from activeeval.store import _int_keys
+    from activeeval.session.intake import _int_keys
 
     cells = pd.Series(
         ["9007199254740993", " 5", "2.0", "x", "99999999999999999999", None, "-7"], dtype=object

@@ -156,7 +156,7 @@ def _optimal(*args, **kwargs) -> np.ndarray:
     # class) warns and falls back to p; the tests below check that the fallback is consistent.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ae.UndefinedEstimateWarning)
-        return ae.optimal_distribution(*args, **kwargs)
+        return ae.sampling.optimal_distribution(*args, **kwargs)
 
 
 # ------------------------------------------- 1. closed forms equal the general rule (1e-10)
@@ -166,7 +166,9 @@ def _optimal(*args, **kwargs) -> np.ndarray:
 @settings(max_examples=12)  # per measure
 @given(
     pool=pool_with_costs(),
-    safeguards=st.sampled_from([(0.0, 0.0), (ae.DEFAULT_FLOOR, ae.DEFAULT_MIX), (0.2, 0.3)]),
+    safeguards=st.sampled_from(
+        [(0.0, 0.0), (ae.methods.DEFAULT_FLOOR, ae.methods.DEFAULT_MIX), (0.2, 0.3)]
+    ),
 )
 def test_categorical_closed_form_distribution_equals_general_rule(kind, pool, safeguards):
     # K = 2..5 classes; F-measures one-vs-rest with the default positive class (largest label).
@@ -224,7 +226,7 @@ def test_error_rate_distribution_equals_normalized_cor_4_2(pool):
     assume(r > 0.0)  # r = 0 (a certain model) is the degenerate case tested separately
     lam = np.ones(proba.shape[0]) if costs is None else costs
     expected = _normalize(np.sqrt(_cor_4_2_moment(pi, r) / lam))  # eq. 4.14; Thm 4.2
-    got = ae.optimal_distribution(proba, "error_rate", costs=costs, floor=0.0, mix=0.0)
+    got = ae.sampling.optimal_distribution(proba, "error_rate", costs=costs, floor=0.0, mix=0.0)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)
 
 
@@ -237,8 +239,8 @@ def test_accuracy_distribution_equals_error_rate_distribution(pool):
     assume(np.mean(1.0 - pi) > 0.0)
     kw = dict(costs=costs, pool_weights=weights, floor=0.0, mix=0.0)
     np.testing.assert_allclose(
-        ae.optimal_distribution(proba, "accuracy", **kw),
-        ae.optimal_distribution(proba, "error_rate", **kw),
+        ae.sampling.optimal_distribution(proba, "accuracy", **kw),
+        ae.sampling.optimal_distribution(proba, "error_rate", **kw),
         rtol=0,
         atol=1e-12,
     )
@@ -255,7 +257,7 @@ def test_pool_weights_enter_as_test_distribution_p_x(proba, weights):
     r = float(p @ (1.0 - pi))
     score = p * np.sqrt(_cor_4_2_moment(pi, r))
     assume(score.sum() > 0)
-    got = ae.optimal_distribution(proba, "error_rate", pool_weights=pw, floor=0.0, mix=0.0)
+    got = ae.sampling.optimal_distribution(proba, "error_rate", pool_weights=pw, floor=0.0, mix=0.0)
     np.testing.assert_allclose(got, _normalize(score), rtol=0, atol=1e-10)
 
 
@@ -267,7 +269,7 @@ def test_floor_clips_the_intrinsic_risk_into_floor_one_minus_floor(pool, floor):
     r = min(max(float(np.mean(1.0 - pi)), floor), 1.0 - floor)  # the documented safeguard
     lam = np.ones(proba.shape[0]) if costs is None else costs
     expected = _normalize(np.sqrt(_cor_4_2_moment(pi, r) / lam))
-    got = ae.optimal_distribution(proba, "error_rate", costs=costs, floor=floor, mix=0.0)
+    got = ae.sampling.optimal_distribution(proba, "error_rate", costs=costs, floor=floor, mix=0.0)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)
 
 
@@ -279,7 +281,7 @@ def test_defensive_mixture_is_convex_combination_with_the_pool_distribution(prob
     assume(r > 0.0)
     core = _normalize(np.sqrt(_cor_4_2_moment(pi, r)))
     expected = (1.0 - mix) * core + mix / proba.shape[0]  # q = (1 − ε) q* + ε p
-    got = ae.optimal_distribution(proba, "error_rate", floor=0.0, mix=mix)
+    got = ae.sampling.optimal_distribution(proba, "error_rate", floor=0.0, mix=mix)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)
 
 
@@ -295,7 +297,7 @@ def test_precision_distribution_equals_eq_4_20(pool):
     lam = np.ones(proba.shape[0]) if costs is None else costs
     score = np.sqrt(a / lam)
     assume(score.sum() > 0)
-    got = ae.optimal_distribution(proba, "precision", costs=costs, floor=0.0, mix=0.0)
+    got = ae.sampling.optimal_distribution(proba, "precision", costs=costs, floor=0.0, mix=0.0)
     np.testing.assert_allclose(got, _normalize(score), rtol=0, atol=1e-10)
     assert np.all(got[~pos] == 0.0)
 
@@ -316,7 +318,7 @@ def test_f_measure_and_recall_distributions_equal_eq_4_18_and_4_19(beta, pool):
     score = p * np.sqrt(_f_measure_moment(p1, pos, g, eta) / lam)
     assume(score.sum() > 0)
     meas = ae.Recall() if math.isinf(beta) else ae.FMeasure(beta=beta)
-    got = ae.optimal_distribution(
+    got = ae.sampling.optimal_distribution(
         proba, meas, costs=costs, pool_weights=weights, floor=0.0, mix=0.0
     )
     np.testing.assert_allclose(got, _normalize(score), rtol=0, atol=1e-10)
@@ -331,7 +333,9 @@ def test_squared_error_gaussian_distribution_equals_eq_4_23(pool):
     lam = np.ones(mean.shape[0]) if costs is None else costs
     score = np.sqrt(a / lam)
     assume(score.sum() > 0)
-    got = ae.optimal_distribution(ae.Gaussian(mean, tau2), "mse", costs=costs, floor=0, mix=0)
+    got = ae.sampling.optimal_distribution(
+        ae.Gaussian(mean, tau2), "mse", costs=costs, floor=0, mix=0
+    )
     np.testing.assert_allclose(got, _normalize(score), rtol=0, atol=1e-10)
 
 
@@ -346,7 +350,9 @@ def test_squared_error_distribution_with_biased_predictions_equals_cor_4_3(pool,
     a = d2 * (6 * tau2 - 2 * r + d2) + (3 * tau2 - 2 * r) * tau2 + r * r
     score = np.sqrt(np.maximum(a, 0.0))
     assume(score.sum() > 0)
-    got = ae.optimal_distribution(ae.Gaussian(mean, tau2), "mse", prediction=f, floor=0, mix=0)
+    got = ae.sampling.optimal_distribution(
+        ae.Gaussian(mean, tau2), "mse", prediction=f, floor=0, mix=0
+    )
     np.testing.assert_allclose(got, _normalize(score), rtol=0, atol=1e-10)
 
 
@@ -383,8 +389,8 @@ def test_named_measure_and_raw_probabilities_give_the_same_distribution_as_objec
     proba = np.c_[1 - p1, p1]
     for name, meas in [("error_rate", ae.ErrorRate()), ("f1", ae.FMeasure(pos_label=1))]:
         np.testing.assert_array_equal(
-            ae.optimal_distribution(proba, name),
-            ae.optimal_distribution(ae.Categorical(proba), meas),
+            ae.sampling.optimal_distribution(proba, name),
+            ae.sampling.optimal_distribution(ae.Categorical(proba), meas),
         )
 
 
@@ -417,12 +423,12 @@ def test_distribution_sums_to_one_and_keeps_mix_share_where_weight_can_be_positi
     assert np.all(q[~mask] == 0.0)  # no mass where no label can move the estimate
 
 
-@pytest.mark.parametrize("mix", [0.0, ae.DEFAULT_MIX, 0.3, 1.0])
+@pytest.mark.parametrize("mix", [0.0, ae.methods.DEFAULT_MIX, 0.3, 1.0])
 def test_precision_distribution_is_zero_exactly_on_predicted_negatives(mix):
     p1 = np.array([1.0, 0.0, 0.9, 0.2, 0.5, 0.51, 1.0, 0.05, 0.7, 0.0])
     proba = np.c_[1 - p1, p1]
     pred_pos = p1 > 0.5  # 0.5 is a tie, resolved to class 0 by argmax
-    q = ae.optimal_distribution(proba, "precision", mix=mix)
+    q = ae.sampling.optimal_distribution(proba, "precision", mix=mix)
     assert np.all(q[~pred_pos] == 0.0)
     assert np.all(q[pred_pos] > 0.0)
     assert abs(q.sum() - 1.0) <= 1e-12
@@ -433,14 +439,14 @@ def test_floor_keeps_positive_mass_on_instances_the_model_is_certain_about():
     pi = np.r_[np.ones(90), np.full(10, 0.99)]
     proba = np.c_[pi, 1 - pi]
     floor = 0.05
-    q = ae.optimal_distribution(proba, "error_rate", floor=floor, mix=0.0)
+    q = ae.sampling.optimal_distribution(proba, "error_rate", floor=floor, mix=0.0)
     assert np.all(q > 0)
     # the certain instances get moment floor² (eq. 4.14 with R clipped to the floor)
     expected = _normalize(np.sqrt(_cor_4_2_moment(pi, floor)))
     np.testing.assert_allclose(q, expected, rtol=0, atol=1e-15)
     # ... which is far more than the unguarded q* gives them (R = 0.001: sqrt(a) = 0.001
     # against 0.05 with the floor, about 9.8 times more after normalization)
-    q0 = ae.optimal_distribution(proba, "error_rate", floor=0.0, mix=0.0)
+    q0 = ae.sampling.optimal_distribution(proba, "error_rate", floor=0.0, mix=0.0)
     assert q[0] > 5 * q0[0]
 
 
@@ -450,7 +456,7 @@ def test_floor_bounds_the_spread_of_the_binary_error_rate_distribution(proba, fl
     # With Ř clipped to c ∈ [floor, 1/2] and 1 − p(f(x)|x) ∈ [0, 1/2] for a binary argmax,
     # a(x) = (1 − 2c)(1 − π) + c² lies in [c², 1/2 − c + c²]; so every importance weight
     # relative to passive sampling is bounded by sqrt(1/2 − floor + floor²)/floor.
-    q = ae.optimal_distribution(proba, "error_rate", floor=floor, mix=0.0)
+    q = ae.sampling.optimal_distribution(proba, "error_rate", floor=floor, mix=0.0)
     bound = math.sqrt(0.5 - floor + floor**2) / floor
     assert q.max() / q.min() <= bound * (1 + 1e-12)
 
@@ -458,10 +464,10 @@ def test_floor_bounds_the_spread_of_the_binary_error_rate_distribution(proba, fl
 def test_certain_model_without_safeguards_falls_back_to_pool_distribution():
     # All p(f(x)|x) = 1 and floor = 0: Ř = 0 and every moment vanishes; q must not be 0/0.
     proba = np.eye(2)[np.array([0, 1, 1, 0, 1])]
-    q = ae.optimal_distribution(proba, "error_rate", floor=0.0, mix=0.0)
+    q = ae.sampling.optimal_distribution(proba, "error_rate", floor=0.0, mix=0.0)
     np.testing.assert_allclose(q, np.full(5, 0.2), rtol=0, atol=1e-15)
     w = np.array([1.0, 2.0, 3.0, 4.0, 0.0])
-    q = ae.optimal_distribution(proba, "error_rate", pool_weights=w, floor=0.0, mix=0.0)
+    q = ae.sampling.optimal_distribution(proba, "error_rate", pool_weights=w, floor=0.0, mix=0.0)
     np.testing.assert_allclose(q, w / w.sum(), rtol=0, atol=1e-15)
 
 
@@ -471,17 +477,19 @@ def test_cost_distribution_is_proportional_to_pool_weight_over_sqrt_cost(costs, 
     p = np.ones(25) if weights is None else weights
     expected = _normalize(p / np.sqrt(costs))  # active_lambda, Sec. 4.4.1
     np.testing.assert_allclose(
-        ae.cost_distribution(costs, pool_weights=weights), expected, rtol=0, atol=1e-14
+        ae.sampling.cost_distribution(costs, pool_weights=weights), expected, rtol=0, atol=1e-14
     )
 
 
 @given(n=st.integers(1, 50), weights=positive_arrays(50, 0.0, 3.0))
 def test_passive_distribution_is_uniform_or_proportional_to_pool_weights(n, weights):
-    np.testing.assert_allclose(ae.passive_distribution(n), np.full(n, 1.0 / n), rtol=0, atol=0)
+    np.testing.assert_allclose(
+        ae.sampling.passive_distribution(n), np.full(n, 1.0 / n), rtol=0, atol=0
+    )
     w = weights[:n]
     assume(w.sum() > 0)
     np.testing.assert_allclose(
-        ae.passive_distribution(n, pool_weights=w), w / w.sum(), rtol=1e-15, atol=0
+        ae.sampling.passive_distribution(n, pool_weights=w), w / w.sum(), rtol=1e-15, atol=0
     )
 
 
@@ -498,7 +506,7 @@ def _target_distribution() -> np.ndarray:
 def test_draw_frequencies_match_q_by_chi_square_goodness_of_fit():
     q = _target_distribution()
     n = 200_000
-    idx = ae.draw(q, n, random_state=20240917)
+    idx = ae.sampling.draw(q, n, random_state=20240917)
     assert idx.shape == (n,) and np.issubdtype(idx.dtype, np.integer)
     assert idx.min() >= 0 and idx.max() < q.shape[0]
     counts = np.bincount(idx, minlength=q.shape[0])
@@ -515,20 +523,22 @@ def test_draw_frequencies_match_q_by_chi_square_goodness_of_fit():
 def test_draw_never_returns_zero_probability_instances_even_at_the_boundaries():
     q = np.zeros(10)
     q[[3, 4]] = [0.25, 0.75]
-    idx = ae.draw(q, 50_000, random_state=0)
+    idx = ae.sampling.draw(q, 50_000, random_state=0)
     assert set(np.unique(idx).tolist()) == {3, 4}
     single = np.zeros(5)
     single[2] = 1.0
-    np.testing.assert_array_equal(ae.draw(single, 100, random_state=1), np.full(100, 2))
+    np.testing.assert_array_equal(ae.sampling.draw(single, 100, random_state=1), np.full(100, 2))
 
 
 def test_draw_is_reproducible_given_the_seed_and_accepts_a_generator():
     q = _target_distribution()
-    a = ae.draw(q, 1000, random_state=7)
-    np.testing.assert_array_equal(a, ae.draw(q, 1000, random_state=7))
-    np.testing.assert_array_equal(a, ae.draw(q, 1000, random_state=np.random.default_rng(7)))
-    assert not np.array_equal(a, ae.draw(q, 1000, random_state=8))
-    assert ae.draw(q, 0, random_state=7).shape == (0,)
+    a = ae.sampling.draw(q, 1000, random_state=7)
+    np.testing.assert_array_equal(a, ae.sampling.draw(q, 1000, random_state=7))
+    np.testing.assert_array_equal(
+        a, ae.sampling.draw(q, 1000, random_state=np.random.default_rng(7))
+    )
+    assert not np.array_equal(a, ae.sampling.draw(q, 1000, random_state=8))
+    assert ae.sampling.draw(q, 0, random_state=7).shape == (0,)
 
 
 # --------------------------------------------------------------------------- 4. validation
@@ -537,13 +547,13 @@ Q_OK = np.array([0.2, 0.3, 0.5])
 PROBA = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
 
 BAD_DISTRIBUTIONS = [
-    ("sum-below-one", ae.InvalidSamplingDistributionError, [0.2, 0.3, 0.4]),
-    ("sum-above-one", ae.InvalidSamplingDistributionError, [0.2, 0.3, 0.6]),
-    ("negative", ae.InvalidSamplingDistributionError, [0.7, -0.2, 0.5]),
-    ("nan", ae.NonFiniteError, [0.5, np.nan, 0.5]),
-    ("inf", ae.NonFiniteError, [np.inf, 0.0, 0.0]),
-    ("empty", ae.EmptyPoolError, []),
-    ("two-d", ae.ShapeError, [[0.5, 0.5]]),
+    ("sum-below-one", ae.errors.InvalidSamplingDistributionError, [0.2, 0.3, 0.4]),
+    ("sum-above-one", ae.errors.InvalidSamplingDistributionError, [0.2, 0.3, 0.6]),
+    ("negative", ae.errors.InvalidSamplingDistributionError, [0.7, -0.2, 0.5]),
+    ("nan", ae.errors.NonFiniteError, [0.5, np.nan, 0.5]),
+    ("inf", ae.errors.NonFiniteError, [np.inf, 0.0, 0.0]),
+    ("empty", ae.errors.EmptyPoolError, []),
+    ("two-d", ae.errors.ShapeError, [[0.5, 0.5]]),
 ]
 
 
@@ -551,7 +561,7 @@ BAD_DISTRIBUTIONS = [
     ("exc_type", "q"), [c[1:] for c in BAD_DISTRIBUTIONS], ids=[c[0] for c in BAD_DISTRIBUTIONS]
 )
 def test_check_distribution_and_draw_reject_invalid_q_naming_it(exc_type, q):
-    for call in (lambda: check_distribution(q), lambda: ae.draw(q, 10, random_state=0)):
+    for call in (lambda: check_distribution(q), lambda: ae.sampling.draw(q, 10, random_state=0)):
         with pytest.raises(exc_type) as info:
             call()
         assert isinstance(info.value, ae.ActiveEvalError)
@@ -560,23 +570,23 @@ def test_check_distribution_and_draw_reject_invalid_q_naming_it(exc_type, q):
 
 def test_check_distribution_accepts_valid_q_and_checks_pool_length():
     np.testing.assert_array_equal(check_distribution(Q_OK, n=3), Q_OK)
-    with pytest.raises(ae.ShapeError, match=r"^q:"):
+    with pytest.raises(ae.errors.ShapeError, match=r"^q:"):
         check_distribution(Q_OK, n=4)
 
 
 def test_draw_rejects_a_negative_number_of_draws():
-    with pytest.raises(ae.BudgetError, match=r"^n:"):
-        ae.draw(Q_OK, -1)
+    with pytest.raises(ae.errors.BudgetError, match=r"^n:"):
+        ae.sampling.draw(Q_OK, -1)
 
 
 BAD_COSTS = [
-    ("zero", ae.InvalidCostsError, [1.0, 0.0, 2.0]),
-    ("negative", ae.InvalidCostsError, [1.0, -1.0, 2.0]),
-    ("nan", ae.NonFiniteError, [1.0, np.nan, 2.0]),
-    ("inf", ae.NonFiniteError, [1.0, np.inf, 2.0]),
-    ("short", ae.ShapeError, [1.0, 2.0]),
-    ("long", ae.ShapeError, [1.0, 2.0, 3.0, 4.0]),
-    ("two-d", ae.ShapeError, [[1.0, 2.0, 3.0]]),
+    ("zero", ae.errors.InvalidCostsError, [1.0, 0.0, 2.0]),
+    ("negative", ae.errors.InvalidCostsError, [1.0, -1.0, 2.0]),
+    ("nan", ae.errors.NonFiniteError, [1.0, np.nan, 2.0]),
+    ("inf", ae.errors.NonFiniteError, [1.0, np.inf, 2.0]),
+    ("short", ae.errors.ShapeError, [1.0, 2.0]),
+    ("long", ae.errors.ShapeError, [1.0, 2.0, 3.0, 4.0]),
+    ("two-d", ae.errors.ShapeError, [[1.0, 2.0, 3.0]]),
 ]
 
 
@@ -586,7 +596,7 @@ BAD_COSTS = [
 @pytest.mark.parametrize("measure", ["error_rate", "f1", "precision"])
 def test_optimal_distribution_rejects_invalid_costs_naming_them(exc_type, costs, measure):
     with pytest.raises(exc_type) as info:
-        ae.optimal_distribution(PROBA, measure, costs=costs)
+        ae.sampling.optimal_distribution(PROBA, measure, costs=costs)
     assert isinstance(info.value, ae.ActiveEvalError)
     assert str(info.value).startswith("costs:"), str(info.value)
 
@@ -596,7 +606,7 @@ def test_optimal_distribution_rejects_invalid_costs_naming_them(exc_type, costs,
 )
 def test_cost_distribution_rejects_invalid_costs_naming_them(exc_type, costs):
     with pytest.raises(exc_type, match=r"^costs:"):
-        ae.cost_distribution(costs)
+        ae.sampling.cost_distribution(costs)
 
 
 @pytest.mark.parametrize(
@@ -613,7 +623,7 @@ def test_cost_distribution_rejects_invalid_costs_naming_them(exc_type, costs):
 )
 def test_optimal_distribution_rejects_safeguards_out_of_range(argument, value):
     with pytest.raises(ae.ActiveEvalError) as info:
-        ae.optimal_distribution(PROBA, "error_rate", **{argument: value})
+        ae.sampling.optimal_distribution(PROBA, "error_rate", **{argument: value})
     assert str(info.value).startswith(f"{argument}:"), str(info.value)
 
 
@@ -622,8 +632,8 @@ def test_optimal_distribution_rejects_safeguards_out_of_range(argument, value):
 )
 def test_pool_weights_are_validated_naming_them(weights):
     for call in (
-        lambda: ae.passive_distribution(3, pool_weights=weights),
-        lambda: ae.optimal_distribution(PROBA, "error_rate", pool_weights=weights),
+        lambda: ae.sampling.passive_distribution(3, pool_weights=weights),
+        lambda: ae.sampling.optimal_distribution(PROBA, "error_rate", pool_weights=weights),
     ):
         with pytest.raises(ae.ActiveEvalError) as info:
             call()
@@ -635,7 +645,7 @@ def test_mix_zero_warns_when_q_leaves_instances_that_can_move_the_measure_at_zer
     # defensive mixture keeps it drawable. With mix = 0 the user is told, not silently misled.
     proba = np.array([[0.1, 0.9], [0.6, 0.4], [1.0, 0.0], [0.3, 0.7]])
     with pytest.warns(ae.ActiveEvalWarning, match="mix=0, q is zero on 1 instances"):
-        q = ae.optimal_distribution(proba, ae.FMeasure(pos_label=1), mix=0.0)
+        q = ae.sampling.optimal_distribution(proba, ae.FMeasure(pos_label=1), mix=0.0)
     assert q[2] == 0.0
-    q = ae.optimal_distribution(proba, ae.FMeasure(pos_label=1))  # default mix keeps it
+    q = ae.sampling.optimal_distribution(proba, ae.FMeasure(pos_label=1))  # default mix keeps it
     assert q[2] > 0.0

@@ -1,4 +1,4 @@
-"""Acceptance tests of activeeval.store: labeling sessions persisted in one SQLite file.
+"""Acceptance tests of activeeval.session: labeling sessions persisted in one SQLite file.
 
 What a user relies on: the ids handed out follow Algorithm 2's stopping rule on an i.i.d.
 draw sequence fixed by (q, seed) — whatever the batch sizes, crashes or restarts — and never
@@ -35,13 +35,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import activeeval as ae
-from activeeval import store as store_mod
+from activeeval import session as session_mod
 from activeeval.estimators.assisted import (
     assisted_estimate,
     assisted_multiple_comparison,
     assisted_paired_test,
 )
-from activeeval.store import Session
+from activeeval.session import Session
+from activeeval.session import handout as handout_mod
+from activeeval.session import schema as schema_mod
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -77,7 +79,7 @@ def _reference_campaign(
     seed: int,
     budget: float,
     costs: np.ndarray | None = None,
-    block: int = store_mod.DEFAULT_BLOCK_SIZE,
+    block: int = session_mod.DEFAULT_BLOCK_SIZE,
 ) -> tuple[list[int], int]:
     """Algorithm 2 without an oracle, one draw at a time: the i.i.d. draws of block b are the
     inverse-CDF images of ``default_rng([seed, b]).random(block)``; a repeat is free; stop at
@@ -128,7 +130,7 @@ def _draws(path: Path) -> list[tuple[int, int, float]]:
 def test_create_stores_the_plan_and_q_bit_exactly(tmp_path: Path) -> None:
     proba, _ = _pool()
     s = Session.create(tmp_path / "s.db", proba, "f1", 50, seed=3, level=0.9)
-    q = ae.optimal_distribution(ae.Categorical(proba), ae.FMeasure(pos_label=1))
+    q = ae.sampling.optimal_distribution(ae.Categorical(proba), ae.FMeasure(pos_label=1))
     assert s.q.tobytes() == q.tobytes()
     p = s.plan
     assert (p.kind, p.measure, p.pos_label, p.beta, p.method) == (
@@ -139,7 +141,7 @@ def test_create_stores_the_plan_and_q_bit_exactly(tmp_path: Path) -> None:
         "active",
     )
     assert (p.budget, p.seed, p.level, p.pool_size, p.label_space) == (50.0, 3, 0.9, 400, (0, 1))
-    assert p.schema_version == store_mod.SCHEMA_VERSION == 2
+    assert p.schema_version == session_mod.SCHEMA_VERSION == 2
     assert not p.ranking
     s.close()
     conn = sqlite3.connect(tmp_path / "s.db")
@@ -155,7 +157,7 @@ def test_create_refuses_an_existing_path_and_leaves_it_alone(tmp_path: Path) -> 
     proba, _ = _pool()
     target = tmp_path / "s.db"
     target.write_bytes(b"precious")
-    with pytest.raises(ae.StoreError, match="already exists"):
+    with pytest.raises(ae.errors.StoreError, match="already exists"):
         Session.create(target, proba, "error_rate", 10)
     assert target.read_bytes() == b"precious"
 
@@ -167,7 +169,7 @@ def test_altered_pool_is_detected_by_the_fingerprint(tmp_path: Path) -> None:
     conn.execute("UPDATE pool SET id = 9999 WHERE position = 0")
     conn.commit()
     conn.close()
-    with pytest.raises(ae.StoreError, match="fingerprint"):
+    with pytest.raises(ae.errors.StoreError, match="fingerprint"):
         Session.open(tmp_path / "s.db")
 
 
@@ -282,6 +284,17 @@ def test_session_reproduces_evaluate_with_the_same_seed(tmp_path: Path) -> None:
         assert got.interval == ref.interval == ("logit" if how == "assisted" else "wald")
         assert (got.n_labels, got.n_draws) == (ref.n_labels, ref.n_draws)
         assert s.progress().cost_spent == pytest.approx(ref.cost)
+        # The shared result type, every field as evaluate's: the draws, their q, their labels.
+        assert isinstance(got, ae.EvaluationResult)
+        np.testing.assert_array_equal(got.indices, ref.indices)
+        np.testing.assert_array_equal(got.q, ref.q)
+        np.testing.assert_array_equal(got.labels, ref.labels)
+        assert got.label_offsets is None and ref.label_offsets is None
+        assert (got.budget, got.method, got.measure) == (ref.budget, ref.method, ref.measure)
+        assert got.cost == ref.cost if c is None else got.cost == pytest.approx(ref.cost)
+        assert got.value_range == ref.value_range
+        assert got.inference is not None and ref.inference is not None
+        assert got.inference.estimate == ref.inference.estimate
         other = "snis" if how == "assisted" else "assisted"
         alt = ae.evaluate(proba, oracle, "f1", budget, costs=c, random_state=5, estimator=other)
         assert s.estimate(estimator=other).ci == alt.ci and alt.estimate != ref.estimate
@@ -298,9 +311,9 @@ def test_identical_relabel_is_a_no_op(tmp_path: Path) -> None:
     s = Session.create(tmp_path / "s.db", proba, "error_rate", 20)
     ids = s.next_batch(20)
     labels = {i: int(y[i]) for i in ids}
-    assert s.record(labels, annotator="ann") == store_mod.RecordSummary(20, 0, 0)
+    assert s.record(labels, annotator="ann") == session_mod.RecordSummary(20, 0, 0)
     before = _dump(tmp_path / "s.db")
-    assert s.record(labels, annotator="someone else") == store_mod.RecordSummary(0, 20, 0)
+    assert s.record(labels, annotator="someone else") == session_mod.RecordSummary(0, 20, 0)
     assert _dump(tmp_path / "s.db") == before
 
 
@@ -310,7 +323,7 @@ def test_conflicting_relabel_is_refused_naming_the_id_and_audited(tmp_path: Path
     ids = s.next_batch(20)
     s.record({i: int(y[i]) for i in ids}, annotator="ann")
     flipped = {ids[3]: 1 - int(y[ids[3]]), ids[4]: int(y[ids[4]])}
-    with pytest.raises(ae.LabelConflictError, match=rf"id {ids[3]} is already labeled"):
+    with pytest.raises(ae.errors.LabelConflictError, match=rf"id {ids[3]} is already labeled"):
         s.record(flipped, annotator="bob")
     frame = s.labels_frame().set_index("id")
     assert frame.loc[ids[3], "label"] == y[ids[3]] and frame.loc[ids[3], "annotator"] == "ann"
@@ -318,7 +331,7 @@ def test_conflicting_relabel_is_refused_naming_the_id_and_audited(tmp_path: Path
     assert audit[["action", "id", "old_label", "new_label", "annotator"]].values.tolist() == [
         ["refused", ids[3], int(y[ids[3]]), 1 - int(y[ids[3]]), "bob"]
     ]
-    assert s.record(flipped, annotator="bob", overwrite=True) == store_mod.RecordSummary(0, 1, 1)
+    assert s.record(flipped, annotator="bob", overwrite=True) == session_mod.RecordSummary(0, 1, 1)
     frame = s.labels_frame().set_index("id")
     assert frame.loc[ids[3], "label"] == 1 - y[ids[3]] and frame.loc[ids[3], "annotator"] == "bob"
     assert s.audit_frame()["action"].tolist() == ["refused", "overwrite"]
@@ -329,49 +342,49 @@ BAD_RECORDS = [
     (
         "id-not-in-pool",
         lambda ids, y: {ids[0]: 0, 10_000: 1},
-        ae.UnknownIdError,
+        ae.errors.UnknownIdError,
         r"row 1, column 'id': id 10000 is not in this session's pool",
     ),
     (
         "label-outside-space",
         lambda ids, y: {ids[0]: 0, ids[1]: 2},
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         r"row 1, column 'label': 2 is not in the label space \[0, 1\]",
     ),
     (
         "label-not-integer",
         lambda ids, y: {ids[0]: 0.5},
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         r"row 0, column 'label': 0.5 is not in the label space",
     ),
     (
         "label-empty",
         lambda ids, y: {ids[0]: ""},
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         r"row 0, column 'label': the label is empty",
     ),
     (
         "not-handed-out",
         lambda ids, y: {ids[0]: 0, 399 if 399 not in ids else 398: 1},
-        ae.UnknownIdError,
+        ae.errors.UnknownIdError,
         "never handed out",
     ),
     (
         "same-id-two-labels",
         lambda ids, y: pd.DataFrame({"id": [ids[0], ids[1], ids[0]], "label": [0, 1, 1]}),
-        ae.DuplicateIdError,
+        ae.errors.DuplicateIdError,
         "rows 0 and 2",
     ),
     (
         "other-session",
         lambda ids, y: pd.DataFrame({"id": [ids[0]], "label": [0], "session_id": ["f" * 32]}),
-        ae.SessionMismatchError,
+        ae.errors.SessionMismatchError,
         "another session",
     ),
     (
         "no-label-column",
         lambda ids, y: pd.DataFrame({"id": [ids[0]], "y": [0]}),
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "no column 'label'",
     ),
 ]
@@ -434,7 +447,7 @@ def test_regression_session_with_gaussian_predictions(tmp_path: Path) -> None:
     draws = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
     _check_both(s, "mse", ae.Gaussian(mean, var), draws, y[draws])
     assert got.n_labels == 40
-    with pytest.raises(ae.LabelSpaceError, match="finite"):
+    with pytest.raises(ae.errors.LabelSpaceError, match="finite"):
         s.record({s.labels_frame()["id"].iloc[0]: math.inf})
 
 
@@ -467,7 +480,9 @@ def _check_both(s: Session, measure: Any, pred: Any, draws: Any, labels: Any) ->
     want = (ref.estimate, ref.stderr, *ref.confidence_interval(0.95, method))
     assert (got.estimate, got.stderr, *got.ci) == pytest.approx(want, rel=1e-12)
     assert got.interval == method
-    ref = ae.estimate(measure, pred.take(draws), labels, s.q[draws], indices=draws)
+    ref = ae.estimators.inference.estimate(
+        measure, pred.take(draws), labels, s.q[draws], indices=draws
+    )
     got = s.estimate(estimator="snis")
     want = (ref.estimate, ref.stderr, *ref.confidence_interval(0.95))
     assert (got.estimate, got.stderr, *got.ci) == pytest.approx(want, rel=1e-12)
@@ -480,6 +495,10 @@ def test_estimate_before_any_label_is_nan(tmp_path: Path) -> None:
     s.next_batch(3)
     e = s.estimate()
     assert math.isnan(e.estimate) and e.n_labels == 0 and e.inference is None
+    assert isinstance(e, ae.EvaluationResult) and math.isnan(e.stderr)
+    assert all(math.isnan(v) for v in (*e.ci, *e.confidence_interval()))
+    assert (e.n_draws, e.cost, e.budget, e.method) == (0, 0.0, 10.0, "active")
+    assert e.indices.size == e.q.size == e.labels.size == 0 and e.label_offsets is None
 
 
 def test_reopened_session_continues_and_estimates_bit_identically(tmp_path: Path) -> None:
@@ -501,12 +520,12 @@ def test_compare_two_models_is_the_paired_test_on_the_prefix(tmp_path: Path) -> 
     other = np.clip(proba[:, 1] + np.random.default_rng(3).normal(0, 0.25, 500), 0, 1)
     models = [proba, np.c_[1 - other, other]]
     s = Session.create(tmp_path / "s.db", models, "error_rate", 120, seed=1)
-    q = ae.comparison_distribution([ae.Categorical(p) for p in models], "error_rate")
+    q = ae.sampling.comparison_distribution([ae.Categorical(p) for p in models], "error_rate")
     assert s.q.tobytes() == q.tobytes()
     _label_all(s, y, 30)
     got = s.compare(estimator="snis")
     idx = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
-    ref = ae.paired_test(
+    ref = ae.estimators.inference.paired_test(
         "error_rate", [models[0][idx], models[1][idx]], y[idx], q[idx], indices=idx
     )
     want = (ref.difference, ref.stderr, ref.p_value, *ref.ci, *ref.estimates)
@@ -540,7 +559,9 @@ def test_compare_k_models_reports_best_against_runner_up_holm(tmp_path: Path) ->
     _label_all(s, y, 50)
     got = s.compare(estimator="snis")
     idx = np.array([r[1] for r in _draws(tmp_path / "s.db")][: got.n_draws])
-    mc = ae.multiple_comparison("accuracy", [m[idx] for m in models], y[idx], s.q[idx], indices=idx)
+    mc = ae.estimators.inference.multiple_comparison(
+        "accuracy", [m[idx] for m in models], y[idx], s.q[idx], indices=idx
+    )
     best, runner = mc.ranking[0], mc.ranking[1]
     assert got.best == best
     np.testing.assert_allclose(got.estimates, mc.estimates, rtol=1e-12)
@@ -562,58 +583,68 @@ BAD_CREATES = [
     (
         "proba-nan",
         lambda p: {"pools": np.where(np.arange(2) == 1, np.nan, p)},
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "finite",
     ),
-    ("proba-not-summing", lambda p: {"pools": p * 0.9}, ae.ProbabilityRowsError, "sums to 0.9"),
+    (
+        "proba-not-summing",
+        lambda p: {"pools": p * 0.9},
+        ae.errors.ProbabilityRowsError,
+        "sums to 0.9",
+    ),
     (
         "cost-negative",
         lambda p: {"costs": np.r_[-1.0, np.ones(len(p) - 1)]},
-        ae.InvalidCostsError,
+        ae.errors.InvalidCostsError,
         "entry 0 is -1",
     ),
     (
         "cost-zero",
         lambda p: {"costs": np.r_[np.ones(len(p) - 1), 0.0]},
-        ae.InvalidCostsError,
+        ae.errors.InvalidCostsError,
         "strictly positive",
     ),
     (
         "cost-inf",
         lambda p: {"costs": np.r_[np.inf, np.ones(len(p) - 1)]},
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "costs",
     ),
-    ("empty-pool", lambda p: {"pools": p[:0]}, ae.EmptyPoolError, "empty"),
-    ("budget-below-one-label", lambda p: {"budget": 0.5}, ae.BudgetError, "buys no label"),
+    ("empty-pool", lambda p: {"pools": p[:0]}, ae.errors.EmptyPoolError, "empty"),
+    ("budget-below-one-label", lambda p: {"budget": 0.5}, ae.errors.BudgetError, "buys no label"),
     (
         "budget-below-cheapest-cost",
         lambda p: {"budget": 0.1, "costs": np.full(len(p), 0.5)},
-        ae.BudgetError,
+        ae.errors.BudgetError,
         "cheapest instance costs 0.5",
     ),
     (
         "duplicate-ids",
         lambda p: {"ids": [7, *range(1, len(p) - 1), 7]},
-        ae.DuplicateIdError,
+        ae.errors.DuplicateIdError,
         "id 7 appears at positions 0 and",
     ),
-    ("different-pool-sizes", lambda p: {"pools": [p, p[:-1]]}, ae.ShapeError, "pools\\[1\\]"),
-    ("one-element-list", lambda p: {"pools": [p]}, ae.ShapeError, "at least two"),
-    ("unknown-method", lambda p: {"method": "stratified"}, ae.UnknownOptionError, "method"),
-    ("unknown-measure", lambda p: {"measure": "auc"}, ae.UnknownOptionError, "measure"),
-    ("pos-label-outside", lambda p: {"pos_label": 3}, ae.LabelSpaceError, "pos_label"),
+    (
+        "different-pool-sizes",
+        lambda p: {"pools": [p, p[:-1]]},
+        ae.errors.ShapeError,
+        "pools\\[1\\]",
+    ),
+    ("one-element-list", lambda p: {"pools": [p]}, ae.errors.ShapeError, "at least two"),
+    ("unknown-method", lambda p: {"method": "stratified"}, ae.errors.UnknownOptionError, "method"),
+    ("unknown-measure", lambda p: {"measure": "auc"}, ae.errors.UnknownOptionError, "measure"),
+    ("pos-label-outside", lambda p: {"pos_label": 3}, ae.errors.LabelSpaceError, "pos_label"),
     (
         "pos-label-error-rate",
         lambda p: {"measure": "error_rate", "pos_label": 1},
-        ae.UnknownOptionError,
+        ae.errors.UnknownOptionError,
         "pos_label",
     ),
-    ("negative-seed", lambda p: {"seed": -1}, ae.ShapeError, "seed"),
+    ("negative-seed", lambda p: {"seed": -1}, ae.errors.ShapeError, "seed"),
     (
         "regressor-measure-on-classifier",
         lambda p: {"measure": "mse"},
-        ae.UnknownOptionError,
+        ae.errors.UnknownOptionError,
         "mse needs a Gaussian",
     ),
 ]
@@ -645,7 +676,9 @@ def test_store_from_a_newer_schema_is_refused_unchanged(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     before = path.read_bytes()
-    with pytest.raises(ae.SchemaVersionError, match=r"schema version 3, newer than the version 2"):
+    with pytest.raises(
+        ae.errors.SchemaVersionError, match=r"schema version 3, newer than the version 2"
+    ):
         Session.open(path)
     assert path.read_bytes() == before
 
@@ -658,7 +691,7 @@ def test_store_from_a_newer_schema_is_refused_unchanged(tmp_path: Path) -> None:
 def test_a_file_that_is_not_a_store_is_refused_unchanged(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "labels.csv"
     path.write_bytes(content)
-    with pytest.raises(ae.NotAStoreError, match="not an activeeval session store"):
+    with pytest.raises(ae.errors.NotAStoreError, match="not an activeeval session store"):
         Session.open(path)
     assert path.read_bytes() == content
     assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.csv"]
@@ -670,9 +703,9 @@ def test_another_sqlite_database_is_not_a_store(tmp_path: Path) -> None:
     conn.execute("CREATE TABLE meta (key TEXT, value TEXT)")
     conn.commit()
     conn.close()
-    with pytest.raises(ae.NotAStoreError):
+    with pytest.raises(ae.errors.NotAStoreError):
         Session.open(path)
-    with pytest.raises(ae.NotAStoreError, match="no such session store"):
+    with pytest.raises(ae.errors.NotAStoreError, match="no such session store"):
         Session.open(tmp_path / "missing.db")
 
 
@@ -690,14 +723,15 @@ def test_migrations_run_in_one_transaction_on_open(tmp_path: Path, monkeypatch) 
         conn.execute("ALTER TABLE labels ADD COLUMN half_done TEXT")
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 4)
-    monkeypatch.setattr(store_mod, "MIGRATIONS", {**store_mod.MIGRATIONS, 2: add_notes, 3: broken})
+    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 4)
+    migrations = {**schema_mod.MIGRATIONS, 2: add_notes, 3: broken}
+    monkeypatch.setattr(schema_mod, "MIGRATIONS", migrations)
     before = _dump(path)
     with pytest.raises(RuntimeError, match="migration bug"):
         Session.open(path)
     assert _dump(path) == before  # neither step kept
 
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 3)
     s = Session.open(path)
     assert s.plan.schema_version == 3
     assert s.estimate().n_labels == 10
@@ -722,7 +756,7 @@ def test_a_failed_next_batch_rolls_back_completely(tmp_path: Path, monkeypatch) 
         raise KeyboardInterrupt
 
     with monkeypatch.context() as mp:
-        mp.setattr(store_mod, "_now", crash)  # after the new draws are inserted
+        mp.setattr(handout_mod, "_now", crash)  # after the new draws are inserted
         with pytest.raises(KeyboardInterrupt):
             a.next_batch(40)
     assert _dump(tmp_path / "a.db") == before
@@ -735,8 +769,8 @@ def test_locked_store_is_retried_with_backoff(tmp_path: Path, monkeypatch) -> No
     s = Session.create(path, proba, "error_rate", 10)
     ids = s.next_batch(10)
     s.close()
-    monkeypatch.setattr(store_mod, "BUSY_TIMEOUT", 0.01)  # SQLite gives up at once
-    monkeypatch.setattr(store_mod, "RETRY_DEADLINE", 10.0)
+    monkeypatch.setattr(schema_mod, "BUSY_TIMEOUT", 0.01)  # SQLite gives up at once
+    monkeypatch.setattr(schema_mod, "RETRY_DEADLINE", 10.0)
     s = Session.open(path)
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock for 0.5 s
@@ -754,7 +788,7 @@ _CAMPAIGN = textwrap.dedent(
     """
     import sys
     import numpy as np
-    from activeeval.store import Session
+    from activeeval.session import Session
 
     s = Session.open(sys.argv[1])
     y = np.load(sys.argv[2])
@@ -819,7 +853,7 @@ def test_demo_session_campaign_matches_evaluate() -> None:
 
 def test_create_refuses_a_ranked_pool_with_an_empty_query(tmp_path) -> None:
     rel = ae.GradedRelevance(np.full((4, 3), 1 / 3), [0, 2, 2, 4])
-    with pytest.raises(ae.ShapeError, match="query 1 lists no item"):
+    with pytest.raises(ae.errors.ShapeError, match="query 1 lists no item"):
         Session.create(tmp_path / "s.db", rel, "dcg", 2)
     assert not (tmp_path / "s.db").exists()
 
@@ -842,7 +876,7 @@ def test_a_store_written_before_the_estimator_choice_keeps_reporting_the_thesis_
     with Session.open(path) as s:
         assert s.plan.estimator == "snis"
         assert (s.estimate().estimate, s.estimate().ci) == (snis.estimate, snis.ci)
-    with pytest.raises(ae.UnknownOptionError, match="estimator"):
+    with pytest.raises(ae.errors.UnknownOptionError, match="estimator"):
         Session.create(tmp_path / "t.db", proba, "error_rate", 20, estimator="ols")
 
 
@@ -886,10 +920,10 @@ def test_a_read_only_store_error_names_the_files_and_the_fix() -> None:
     another user's read, that this user cannot write) becomes a StoreError naming them."""
     import sqlite3
 
-    from activeeval.store import _with_retry
+    from activeeval.session.schema import _with_retry
 
     def fail() -> None:
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
-    with pytest.raises(ae.StoreError, match=r"s\.db-wal and s\.db-shm .* not writable"):
+    with pytest.raises(ae.errors.StoreError, match=r"s\.db-wal and s\.db-shm .* not writable"):
         _with_retry(fail, Path("/tmp/s.db"))

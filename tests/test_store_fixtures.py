@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import scipy
 
-from activeeval.store import Session
+from activeeval.session import Session
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "stores"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())

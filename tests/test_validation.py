@@ -27,124 +27,138 @@ def _model() -> ae.Categorical:
     return ae.Categorical(PROBA, labels=["neg", "pos"])
 
 
-def _estimate() -> ae.Estimate:
-    return ae.estimate("error_rate", POINT, LABELS)
+def _estimate() -> ae.estimators.inference.Estimate:
+    return ae.estimators.inference.estimate("error_rate", POINT, LABELS)
 
 
-def _comparison() -> ae.Comparison:
-    return ae.paired_test("error_rate", [POINT, 1 - POINT], LABELS)
+def _comparison() -> ae.estimators.inference.Comparison:
+    return ae.estimators.inference.paired_test("error_rate", [POINT, 1 - POINT], LABELS)
 
 
-def _multiple() -> ae.MultipleComparison:
-    return ae.multiple_comparison("error_rate", [POINT, 1 - POINT, LABELS], LABELS)
+def _multiple() -> ae.estimators.inference.MultipleComparison:
+    return ae.estimators.inference.multiple_comparison(
+        "error_rate", [POINT, 1 - POINT, LABELS], LABELS
+    )
 
 
 # (exception type, argument named in the message, call)
 CASES: list[tuple[str, type[ae.ActiveEvalError], str, Callable[[], Any]]] = [
     # --- class probabilities
-    ("row-sum", ae.ProbabilityRowsError, "proba", lambda: ae.Categorical([[0.5, 0.4]])),
+    ("row-sum", ae.errors.ProbabilityRowsError, "proba", lambda: ae.Categorical([[0.5, 0.4]])),
     (
         "row-sum-matrix-input",
-        ae.ProbabilityRowsError,
+        ae.errors.ProbabilityRowsError,
         "predictions",
-        lambda: ae.estimate("error_rate", [[0.5, 0.4], [0.5, 0.5]], [0, 1]),
+        lambda: ae.estimators.inference.estimate("error_rate", [[0.5, 0.4], [0.5, 0.5]], [0, 1]),
     ),
-    ("proba-negative", ae.ProbabilityRowsError, "proba", lambda: ae.Categorical([[1.2, -0.2]])),
+    (
+        "proba-negative",
+        ae.errors.ProbabilityRowsError,
+        "proba",
+        lambda: ae.Categorical([[1.2, -0.2]]),
+    ),
     (
         "proba-above-one",
-        ae.ProbabilityRowsError,
+        ae.errors.ProbabilityRowsError,
         "proba",
         lambda: ae.Categorical([[0.0, 1.0], [1.5, 0.0]]),
     ),
-    ("proba-nan", ae.NonFiniteError, "proba", lambda: ae.Categorical([[np.nan, 1.0]])),
-    ("proba-inf", ae.NonFiniteError, "proba", lambda: ae.Categorical([[np.inf, 0.0]])),
-    ("proba-1d", ae.ShapeError, "proba", lambda: ae.Categorical([0.5, 0.5])),
-    ("proba-no-columns", ae.ShapeError, "proba", lambda: ae.Categorical(np.zeros((2, 0)))),
-    ("proba-empty", ae.EmptyPoolError, "proba", lambda: ae.Categorical(np.zeros((0, 2)))),
-    ("proba-not-numeric", ae.ShapeError, "proba", lambda: ae.Categorical([["a", "b"]])),
+    ("proba-nan", ae.errors.NonFiniteError, "proba", lambda: ae.Categorical([[np.nan, 1.0]])),
+    ("proba-inf", ae.errors.NonFiniteError, "proba", lambda: ae.Categorical([[np.inf, 0.0]])),
+    ("proba-1d", ae.errors.ShapeError, "proba", lambda: ae.Categorical([0.5, 0.5])),
+    ("proba-no-columns", ae.errors.ShapeError, "proba", lambda: ae.Categorical(np.zeros((2, 0)))),
+    ("proba-empty", ae.errors.EmptyPoolError, "proba", lambda: ae.Categorical(np.zeros((0, 2)))),
+    ("proba-not-numeric", ae.errors.ShapeError, "proba", lambda: ae.Categorical([["a", "b"]])),
     # --- class labels
     (
         "labels-duplicate",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "labels",
         lambda: ae.Categorical(PROBA, labels=["a", "a"]),
     ),
     (
         "labels-count",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "labels",
         lambda: ae.Categorical(PROBA, labels=["a", "b", "c"]),
     ),
     (
         "label-outside-space",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "labels",
-        lambda: ae.estimate("error_rate", _model(), ["pos", "neg", "maybe"]),
+        lambda: ae.estimators.inference.estimate("error_rate", _model(), ["pos", "neg", "maybe"]),
     ),
     (
         "label-wrong-type",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "labels",
-        lambda: ae.estimate("error_rate", _model(), [1, 0, 1]),
+        lambda: ae.estimators.inference.estimate("error_rate", _model(), [1, 0, 1]),
     ),
     (
         "label-outside-default-space",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "labels",
-        lambda: ae.estimate("accuracy", PROBA, [0, 1, 2]),
+        lambda: ae.estimators.inference.estimate("accuracy", PROBA, [0, 1, 2]),
     ),
     (
         "prediction-outside-space",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "prediction",
         lambda: ae.ErrorRate().conditional_expectations(_model(), np.array(["pos", "x", "neg"])),
     ),
     # --- Gaussian
-    ("mean-nan", ae.NonFiniteError, "mean", lambda: ae.Gaussian([0.0, np.nan], [1.0, 1.0])),
-    ("mean-inf", ae.NonFiniteError, "mean", lambda: ae.Gaussian([-np.inf], [1.0])),
-    ("var-nan", ae.NonFiniteError, "var", lambda: ae.Gaussian([0.0], [np.nan])),
-    ("var-inf", ae.NonFiniteError, "var", lambda: ae.Gaussian([0.0], [np.inf])),
-    ("var-negative", ae.InvalidVarianceError, "var", lambda: ae.Gaussian([0.0, 1.0], [1.0, -0.1])),
-    ("var-length", ae.ShapeError, "var", lambda: ae.Gaussian([1.0, 2.0], [1.0])),
-    ("mean-2d", ae.ShapeError, "mean", lambda: ae.Gaussian([[1.0]], [[1.0]])),
-    ("mean-empty", ae.EmptyPoolError, "mean", lambda: ae.Gaussian([], [])),
-    ("mean-not-numeric", ae.ShapeError, "mean", lambda: ae.Gaussian(["a"], [1.0])),
+    ("mean-nan", ae.errors.NonFiniteError, "mean", lambda: ae.Gaussian([0.0, np.nan], [1.0, 1.0])),
+    ("mean-inf", ae.errors.NonFiniteError, "mean", lambda: ae.Gaussian([-np.inf], [1.0])),
+    ("var-nan", ae.errors.NonFiniteError, "var", lambda: ae.Gaussian([0.0], [np.nan])),
+    ("var-inf", ae.errors.NonFiniteError, "var", lambda: ae.Gaussian([0.0], [np.inf])),
+    (
+        "var-negative",
+        ae.errors.InvalidVarianceError,
+        "var",
+        lambda: ae.Gaussian([0.0, 1.0], [1.0, -0.1]),
+    ),
+    ("var-length", ae.errors.ShapeError, "var", lambda: ae.Gaussian([1.0, 2.0], [1.0])),
+    ("mean-2d", ae.errors.ShapeError, "mean", lambda: ae.Gaussian([[1.0]], [[1.0]])),
+    ("mean-empty", ae.errors.EmptyPoolError, "mean", lambda: ae.Gaussian([], [])),
+    ("mean-not-numeric", ae.errors.ShapeError, "mean", lambda: ae.Gaussian(["a"], [1.0])),
     (
         "regression-labels-nan",
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "labels",
-        lambda: ae.estimate("mse", ae.Gaussian([1.0, 2.0], [1.0, 1.0]), [1.0, np.nan]),
+        lambda: ae.estimators.inference.estimate(
+            "mse", ae.Gaussian([1.0, 2.0], [1.0, 1.0]), [1.0, np.nan]
+        ),
     ),
     (
         "regression-labels-inf",
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "labels",
-        lambda: ae.estimate("mae", np.array([1.0, 2.0]), [np.inf, 1.0]),
+        lambda: ae.estimators.inference.estimate("mae", np.array([1.0, 2.0]), [np.inf, 1.0]),
     ),
     (
         "regression-point-predictions-nan",
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "predictions",
-        lambda: ae.estimate("mse", np.array([1.0, np.nan]), [1.0, 2.0]),
+        lambda: ae.estimators.inference.estimate("mse", np.array([1.0, np.nan]), [1.0, 2.0]),
     ),
     # --- Mixture
-    ("mixture-empty", ae.ShapeError, "parts", lambda: ae.Mixture([])),
-    ("mixture-not-predictive", ae.ShapeError, "parts", lambda: ae.Mixture([PROBA])),
+    ("mixture-empty", ae.errors.ShapeError, "parts", lambda: ae.Mixture([])),
+    ("mixture-not-predictive", ae.errors.ShapeError, "parts", lambda: ae.Mixture([PROBA])),
     (
         "mixture-pool-size",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "parts",
         lambda: ae.Mixture([ae.Categorical(PROBA), ae.Categorical(PROBA[:2])]),
     ),
     (
         "mixture-mixed-kinds",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "parts",
         lambda: ae.Mixture([ae.Categorical(PROBA), ae.Gaussian([0.0, 1.0, 2.0], [1.0] * 3)]),
     ),
     (
         "mixture-nested-mixed-kinds",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "parts",
         lambda: ae.Mixture(
             [ae.Mixture([ae.Categorical(PROBA)]), ae.Gaussian([0.0, 1.0, 2.0], [1.0] * 3)]
@@ -152,312 +166,357 @@ CASES: list[tuple[str, type[ae.ActiveEvalError], str, Callable[[], Any]]] = [
     ),
     (
         "mixture-labels",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "parts",
         lambda: ae.Mixture([ae.Categorical(PROBA), _model()]),
     ),
     (
         "mixture-weights-sum",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "weights",
         lambda: ae.Mixture([ae.Categorical(PROBA)] * 2, weights=[0.3, 0.3]),
     ),
     (
         "mixture-weights-negative",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "weights",
         lambda: ae.Mixture([ae.Categorical(PROBA)] * 2, weights=[1.5, -0.5]),
     ),
     (
         "mixture-weights-count",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "weights",
         lambda: ae.Mixture([ae.Categorical(PROBA)] * 2, weights=[1.0]),
     ),
     (
         "mixture-weights-nan",
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "weights",
         lambda: ae.Mixture([ae.Categorical(PROBA)] * 2, weights=[np.nan, 1.0]),
     ),
     # --- predictions and samples
-    ("as-predictive-1d", ae.ShapeError, "predictions", lambda: ae.as_predictive([0.2, 0.8])),
+    ("as-predictive-1d", ae.errors.ShapeError, "predictions", lambda: ae.as_predictive([0.2, 0.8])),
     (
         "prediction-shape",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "prediction",
         lambda: ae.ErrorRate().conditional_second_moment(ae.Categorical(PROBA), 0.1, POINT[:2]),
     ),
     (
         "predictions-count",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "predictions",
-        lambda: ae.estimate("error_rate", PROBA, [0, 1]),
+        lambda: ae.estimators.inference.estimate("error_rate", PROBA, [0, 1]),
     ),
     (
         "point-predictions-count",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "predictions",
-        lambda: ae.estimate("error_rate", POINT[:2], LABELS),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT[:2], LABELS),
     ),
     (
         "second-model-count",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "predictions[1]",
-        lambda: ae.paired_test("error_rate", [POINT, POINT[:2]], LABELS),
+        lambda: ae.estimators.inference.paired_test("error_rate", [POINT, POINT[:2]], LABELS),
     ),
-    ("labels-2d", ae.ShapeError, "labels", lambda: ae.estimate("error_rate", POINT, [LABELS])),
+    (
+        "labels-2d",
+        ae.errors.ShapeError,
+        "labels",
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, [LABELS]),
+    ),
     (
         "labels-empty",
-        ae.EmptyPoolError,
+        ae.errors.EmptyPoolError,
         "labels",
-        lambda: ae.estimate("error_rate", np.array([]), []),
+        lambda: ae.estimators.inference.estimate("error_rate", np.array([]), []),
     ),
     (
         "paired-three-models",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "predictions",
-        lambda: ae.paired_test("error_rate", [POINT, POINT, POINT], LABELS),
+        lambda: ae.estimators.inference.paired_test("error_rate", [POINT, POINT, POINT], LABELS),
     ),
     (
         "multiple-one-model",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "predictions",
-        lambda: ae.multiple_comparison("error_rate", [POINT], LABELS),
+        lambda: ae.estimators.inference.multiple_comparison("error_rate", [POINT], LABELS),
     ),
     (
         "indices-shape",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "indices",
-        lambda: ae.estimate("error_rate", POINT, LABELS, indices=[0, 1]),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, indices=[0, 1]),
     ),
     # --- sampling probabilities and pool weights
     (
         "q-zero",
-        ae.InvalidSamplingDistributionError,
+        ae.errors.InvalidSamplingDistributionError,
         "q",
-        lambda: ae.estimate("error_rate", POINT, LABELS, q=[0.5, 0.0, 0.2]),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, q=[0.5, 0.0, 0.2]),
     ),
     (
         "q-negative",
-        ae.InvalidSamplingDistributionError,
+        ae.errors.InvalidSamplingDistributionError,
         "q",
-        lambda: ae.estimate("error_rate", POINT, LABELS, q=[0.5, -0.1, 0.2]),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, q=[0.5, -0.1, 0.2]),
     ),
     (
         "q-above-one",
-        ae.InvalidSamplingDistributionError,
+        ae.errors.InvalidSamplingDistributionError,
         "q",
-        lambda: ae.estimate("error_rate", POINT, LABELS, q=[0.5, 1.5, 0.2]),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, q=[0.5, 1.5, 0.2]),
     ),
     (
         "q-nan",
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "q",
-        lambda: ae.estimate("error_rate", POINT, LABELS, q=[0.5, np.nan, 0.2]),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, q=[0.5, np.nan, 0.2]),
     ),
     (
         "q-inf",
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "q",
-        lambda: ae.estimate("error_rate", POINT, LABELS, q=[np.inf, 0.5, 0.2]),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, q=[np.inf, 0.5, 0.2]),
     ),
     (
         "q-length",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "q",
-        lambda: ae.estimate("error_rate", POINT, LABELS, q=[0.5, 0.5]),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, q=[0.5, 0.5]),
     ),
-    ("q-missing", ae.ShapeError, "q", lambda: ae.importance_weights(None)),
+    (
+        "q-missing",
+        ae.errors.ShapeError,
+        "q",
+        lambda: ae.estimators.inference.importance_weights(None),
+    ),
     (
         "p-negative",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "p",
-        lambda: ae.estimate("error_rate", POINT, LABELS, p=[1.0, -1.0, 1.0]),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, p=[1.0, -1.0, 1.0]),
     ),
     (
         "p-length",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "p",
-        lambda: ae.estimate("error_rate", POINT, LABELS, q=[0.2, 0.2, 0.2], p=[1.0, 1.0]),
+        lambda: ae.estimators.inference.estimate(
+            "error_rate", POINT, LABELS, q=[0.2, 0.2, 0.2], p=[1.0, 1.0]
+        ),
     ),
     (
         "p-nan",
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "p",
-        lambda: ae.estimate("error_rate", POINT, LABELS, p=[1.0, np.nan, 1.0]),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, p=[1.0, np.nan, 1.0]),
     ),
     (
         "pool-weights-length",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "pool_weights",
         lambda: ae.ErrorRate().intrinsic_value(ae.Categorical(PROBA), pool_weights=[1.0, 2.0]),
     ),
     (
         "pool-weights-negative",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "pool_weights",
         lambda: ae.ErrorRate().intrinsic_value(ae.Categorical(PROBA), pool_weights=[1, -1, 1]),
     ),
     (
         "pool-weights-nan",
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "pool_weights",
         lambda: ae.ErrorRate().intrinsic_value(ae.Categorical(PROBA), pool_weights=[1, np.nan, 1]),
     ),
     # --- levels
     (
         "level-one",
-        ae.InvalidLevelError,
+        ae.errors.InvalidLevelError,
         "level",
-        lambda: ae.estimate("error_rate", POINT, LABELS, level=1.0),
+        lambda: ae.estimators.inference.estimate("error_rate", POINT, LABELS, level=1.0),
     ),
     (
         "level-zero",
-        ae.InvalidLevelError,
+        ae.errors.InvalidLevelError,
         "level",
         lambda: _estimate().confidence_interval(level=0.0),
     ),
     (
         "level-percent",
-        ae.InvalidLevelError,
+        ae.errors.InvalidLevelError,
         "level",
         lambda: _estimate().confidence_interval(level=95),
     ),
     (
         "level-nan",
-        ae.InvalidLevelError,
+        ae.errors.InvalidLevelError,
         "level",
         lambda: _comparison().confidence_interval(level=math.nan),
     ),
     (
         "level-text",
-        ae.InvalidLevelError,
+        ae.errors.InvalidLevelError,
         "level",
-        lambda: ae.proportion_confint(3, 10, level="high"),
+        lambda: ae.estimators.inference.proportion_confint(3, 10, level="high"),
     ),
     (
         "level-negative",
-        ae.InvalidLevelError,
+        ae.errors.InvalidLevelError,
         "level",
-        lambda: ae.paired_test("error_rate", [POINT, POINT], LABELS, level=-0.5),
+        lambda: ae.estimators.inference.paired_test(
+            "error_rate", [POINT, POINT], LABELS, level=-0.5
+        ),
     ),
-    ("alpha", ae.InvalidLevelError, "alpha", lambda: _multiple().best_is_significant(alpha=1.5)),
+    (
+        "alpha",
+        ae.errors.InvalidLevelError,
+        "alpha",
+        lambda: _multiple().best_is_significant(alpha=1.5),
+    ),
     # --- options
     (
         "measure-unknown",
-        ae.UnknownOptionError,
+        ae.errors.UnknownOptionError,
         "measure",
-        lambda: ae.estimate("auc", POINT, LABELS),
+        lambda: ae.estimators.inference.estimate("auc", POINT, LABELS),
     ),
     (
         "measure-not-a-string",
-        ae.UnknownOptionError,
+        ae.errors.UnknownOptionError,
         "measure",
-        lambda: ae.estimate(3, POINT, LABELS),
+        lambda: ae.estimators.inference.estimate(3, POINT, LABELS),
     ),
     (
         "interval-method",
-        ae.UnknownOptionError,
+        ae.errors.UnknownOptionError,
         "method",
         lambda: _estimate().confidence_interval(method="bootstrap"),
     ),
     (
         "comparison-method",
-        ae.UnknownOptionError,
+        ae.errors.UnknownOptionError,
         "method",
         lambda: _comparison().confidence_interval(method="wilson"),
     ),
     (
         "proportion-method",
-        ae.UnknownOptionError,
+        ae.errors.UnknownOptionError,
         "method",
-        lambda: ae.proportion_confint(3, 10, method="jeffreys"),
+        lambda: ae.estimators.inference.proportion_confint(3, 10, method="jeffreys"),
     ),
     (
         "adjustment-method",
-        ae.UnknownOptionError,
+        ae.errors.UnknownOptionError,
         "method",
         lambda: _multiple().adjusted_p_value(0, 1, method="sidak"),
     ),
     (
         "binomial-method-continuous-loss",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "method",
-        lambda: ae.estimate("mse", np.array([0.0, 1.0]), [0.5, 0.5]).confidence_interval(
-            method="wilson"
-        ),
+        lambda: ae.estimators.inference.estimate(
+            "mse", np.array([0.0, 1.0]), [0.5, 0.5]
+        ).confidence_interval(method="wilson"),
     ),
-    ("pair-unknown", ae.ShapeError, "a, b", lambda: _multiple().adjusted_p_value(0, 7)),
+    ("pair-unknown", ae.errors.ShapeError, "a, b", lambda: _multiple().adjusted_p_value(0, 7)),
     # --- proportions
-    ("count-above-nobs", ae.ShapeError, "count, nobs", lambda: ae.proportion_confint(11, 10)),
-    ("count-negative", ae.ShapeError, "count, nobs", lambda: ae.proportion_confint(-1, 10)),
-    ("nobs-zero", ae.ShapeError, "count, nobs", lambda: ae.proportion_confint(0, 0)),
+    (
+        "count-above-nobs",
+        ae.errors.ShapeError,
+        "count, nobs",
+        lambda: ae.estimators.inference.proportion_confint(11, 10),
+    ),
+    (
+        "count-negative",
+        ae.errors.ShapeError,
+        "count, nobs",
+        lambda: ae.estimators.inference.proportion_confint(-1, 10),
+    ),
+    (
+        "nobs-zero",
+        ae.errors.ShapeError,
+        "count, nobs",
+        lambda: ae.estimators.inference.proportion_confint(0, 0),
+    ),
     # --- measures
     (
         "cost-matrix-not-square",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "cost_matrix",
         lambda: ae.CostMatrixLoss([[0.0, 1.0, 2.0], [1.0, 0.0, 1.0]]),
     ),
-    ("cost-matrix-1d", ae.ShapeError, "cost_matrix", lambda: ae.CostMatrixLoss([0.0, 1.0])),
+    ("cost-matrix-1d", ae.errors.ShapeError, "cost_matrix", lambda: ae.CostMatrixLoss([0.0, 1.0])),
     (
         "cost-matrix-nan",
-        ae.NonFiniteError,
+        ae.errors.NonFiniteError,
         "cost_matrix",
         lambda: ae.CostMatrixLoss([[0.0, np.nan], [1.0, 0.0]]),
     ),
     (
         "cost-matrix-labels",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "labels",
         lambda: ae.CostMatrixLoss([[0.0, 1.0], [1.0, 0.0]], labels=["a", "b", "c"]),
     ),
     (
         "cost-matrix-vs-model",
-        ae.ShapeError,
+        ae.errors.ShapeError,
         "cost_matrix",
-        lambda: ae.estimate(ae.CostMatrixLoss(1 - np.eye(3)), PROBA, [0, 1, 1]),
+        lambda: ae.estimators.inference.estimate(
+            ae.CostMatrixLoss(1 - np.eye(3)), PROBA, [0, 1, 1]
+        ),
     ),
     (
         "cost-matrix-label-outside",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "labels",
-        lambda: ae.estimate(ae.CostMatrixLoss(1 - np.eye(2)), POINT, [0, 1, 5]),
+        lambda: ae.estimators.inference.estimate(
+            ae.CostMatrixLoss(1 - np.eye(2)), POINT, [0, 1, 5]
+        ),
     ),
     ("beta-negative", ae.ActiveEvalError, "beta", lambda: ae.FMeasure(beta=-1.0)),
     ("beta-nan", ae.ActiveEvalError, "beta", lambda: ae.FMeasure(beta=math.nan)),
     (
         "pos-label-unresolvable",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "pos_label",
-        lambda: ae.estimate("f1", np.array([0, 1, 2]), [0, 2, 2]),
+        lambda: ae.estimators.inference.estimate("f1", np.array([0, 1, 2]), [0, 2, 2]),
     ),
     (
         "pos-label-unresolvable-strings",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "pos_label",
-        lambda: ae.estimate("recall", np.array(["a", "b"]), ["b", "b"]),
+        lambda: ae.estimators.inference.estimate("recall", np.array(["a", "b"]), ["b", "b"]),
     ),
     (
         "pos-label-outside-space",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "pos_label",
-        lambda: ae.estimate(ae.FMeasure(pos_label="maybe"), _model(), ["pos", "neg", "pos"]),
+        lambda: ae.estimators.inference.estimate(
+            ae.FMeasure(pos_label="maybe"), _model(), ["pos", "neg", "pos"]
+        ),
     ),
     (
         "pos-label-unbound",
-        ae.LabelSpaceError,
+        ae.errors.LabelSpaceError,
         "pos_label",
         lambda: ae.FMeasure().conditional_second_moment(ae.Categorical(PROBA), 0.5),
     ),
     # --- labeling costs
-    ("costs-negative", ae.InvalidCostsError, "costs", lambda: check_costs([1.0, -2.0, 1.0], 3)),
-    ("costs-zero", ae.InvalidCostsError, "costs", lambda: check_costs([1.0, 0.0, 1.0], 3)),
-    ("costs-nan", ae.NonFiniteError, "costs", lambda: check_costs([1.0, np.nan, 1.0], 3)),
-    ("costs-inf", ae.NonFiniteError, "costs", lambda: check_costs([1.0, np.inf, 1.0], 3)),
-    ("costs-length", ae.ShapeError, "costs", lambda: check_costs([1.0, 1.0], 3)),
-    ("costs-2d", ae.ShapeError, "costs", lambda: check_costs([[1.0, 1.0, 1.0]], 3)),
+    (
+        "costs-negative",
+        ae.errors.InvalidCostsError,
+        "costs",
+        lambda: check_costs([1.0, -2.0, 1.0], 3),
+    ),
+    ("costs-zero", ae.errors.InvalidCostsError, "costs", lambda: check_costs([1.0, 0.0, 1.0], 3)),
+    ("costs-nan", ae.errors.NonFiniteError, "costs", lambda: check_costs([1.0, np.nan, 1.0], 3)),
+    ("costs-inf", ae.errors.NonFiniteError, "costs", lambda: check_costs([1.0, np.inf, 1.0], 3)),
+    ("costs-length", ae.errors.ShapeError, "costs", lambda: check_costs([1.0, 1.0], 3)),
+    ("costs-2d", ae.errors.ShapeError, "costs", lambda: check_costs([[1.0, 1.0, 1.0]], 3)),
 ]
 
 
@@ -497,16 +556,16 @@ def test_warning_types_are_user_warnings():
 
 
 def test_error_messages_locate_the_offending_entry():
-    with pytest.raises(ae.ProbabilityRowsError, match=r"row 2 sums to 0\.9"):
+    with pytest.raises(ae.errors.ProbabilityRowsError, match=r"row 2 sums to 0\.9"):
         ae.Categorical([[0.5, 0.5], [1.0, 0.0], [0.6, 0.3]])
-    with pytest.raises(ae.NonFiniteError, match=r"entry \(1, 0\)"):
+    with pytest.raises(ae.errors.NonFiniteError, match=r"entry \(1, 0\)"):
         ae.Categorical([[0.5, 0.5], [np.nan, 1.0]])
-    with pytest.raises(ae.InvalidCostsError, match="entry 2 is -1"):
+    with pytest.raises(ae.errors.InvalidCostsError, match="entry 2 is -1"):
         check_costs([1.0, 2.0, -1.0], 3)
-    with pytest.raises(ae.LabelSpaceError, match=r"value 'maybe' \(position 2\)"):
-        ae.estimate("error_rate", _model(), ["pos", "neg", "maybe"])
-    with pytest.raises(ae.InvalidSamplingDistributionError, match="draw 1"):
-        ae.estimate("error_rate", POINT, LABELS, q=[0.5, 0.0, 0.2])
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"value 'maybe' \(position 2\)"):
+        ae.estimators.inference.estimate("error_rate", _model(), ["pos", "neg", "maybe"])
+    with pytest.raises(ae.errors.InvalidSamplingDistributionError, match="draw 1"):
+        ae.estimators.inference.estimate("error_rate", POINT, LABELS, q=[0.5, 0.0, 0.2])
 
 
 # ------------------------------------------------------------- validators accept good input
@@ -529,8 +588,8 @@ def test_check_option_is_case_and_separator_insensitive():
     choices = ("wald", "clopper-pearson")
     assert check_option("Clopper_Pearson", choices, "method") == "clopper-pearson"
     assert check_option("WALD", choices, "method") == "wald"
-    lo, hi = ae.proportion_confint(3, 10, 0.95, "Clopper_Pearson")
-    assert (lo, hi) == ae.proportion_confint(3, 10, 0.95, "clopper-pearson")
+    lo, hi = ae.estimators.inference.proportion_confint(3, 10, 0.95, "Clopper_Pearson")
+    assert (lo, hi) == ae.estimators.inference.proportion_confint(3, 10, 0.95, "clopper-pearson")
 
 
 def test_check_probability_rows_returns_float_array():

@@ -1,9 +1,21 @@
 """activeeval: label-efficient evaluation and comparison of predictive models.
 
+The top level holds what a user calls: :func:`evaluate` and :func:`compare` (campaigns against
+a labeling oracle), :class:`Session` (a campaign kept in a file), their two results, the
+measures, the models' predictive distributions, ranking types, the bundled datasets, the base
+error and the warnings. The rest lives in submodules: :mod:`activeeval.errors` (every
+exception), :mod:`activeeval.sampling` (q* and drawing), :mod:`activeeval.estimators`
+(the estimators and tests on labeled draws), :mod:`activeeval.ranking` (the dynamic programs),
+:mod:`activeeval.methods` (method names), :mod:`activeeval.session`, :mod:`activeeval.io`.
+
 Seeds: C. Sawade, *Active Evaluation of Predictive Models* (thesis), Ch. 3–6.
 """
 
 from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
 
 from ._version import __version__ as __version__
 from .campaign import compare, evaluate
@@ -11,43 +23,9 @@ from .datasets import EvaluationTask, list_tasks, load_task
 from .errors import (
     ActiveEvalError,
     ActiveEvalWarning,
-    BudgetError,
     DegenerateIntervalWarning,
-    DuplicateIdError,
-    EmptyPoolError,
-    InputFileError,
-    InvalidCostsError,
-    InvalidLevelError,
-    InvalidOffsetsError,
-    InvalidRandomStateError,
-    InvalidSamplingDistributionError,
-    InvalidVarianceError,
-    LabelConflictError,
-    LabelSpaceError,
-    NonFiniteError,
-    NotAStoreError,
     OracleError,
-    OutputFileError,
-    ProbabilityRowsError,
-    RankingItemsError,
-    SchemaVersionError,
-    SessionMismatchError,
-    ShapeError,
-    StoreError,
     UndefinedEstimateWarning,
-    UnknownIdError,
-    UnknownOptionError,
-)
-from .estimators.inference import (
-    Comparison,
-    Estimate,
-    MultipleComparison,
-    estimate,
-    importance_weights,
-    logit_interval,
-    multiple_comparison,
-    paired_test,
-    proportion_confint,
 )
 from .measures import (
     AbsoluteError,
@@ -61,134 +39,106 @@ from .measures import (
     SquaredError,
     get_measure,
 )
-from .methods import DEFAULT_FLOOR, DEFAULT_MIX, RANKING_METHODS
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive, calibrate_scores
 from .ranking import (
     DCG,
     ERR,
     GradedRelevance,
-    QueryValue,
     RankingMeasure,
     grades_from_classifier,
     grades_from_regression,
-    ranking_difference_expectation,
-    ranking_difference_moment,
-    ranking_distribution,
-    ranking_expectation,
-    ranking_intrinsic_difference,
-    ranking_intrinsic_value,
-    ranking_mixed_pair,
-    ranking_pair_values,
-    ranking_query_costs,
-    ranking_second_moment,
-    ranking_union,
-    ranking_values,
 )
 from .results import ComparisonResult, EvaluationResult
-from .sampling import (
-    comparison_distribution,
-    cost_distribution,
-    draw,
-    inclusion_probabilities,
-    optimal_distribution,
-    passive_distribution,
-    successive_time,
-)
-from .store import Session, SessionComparison, SessionEstimate, SessionPlan, SessionProgress
+from .session import Session
 
 __all__ = [
     "DCG",
-    "DEFAULT_FLOOR",
-    "DEFAULT_MIX",
     "ERR",
-    "RANKING_METHODS",
     "AbsoluteError",
     "Accuracy",
     "ActiveEvalError",
     "ActiveEvalWarning",
-    "BudgetError",
     "Categorical",
-    "Comparison",
     "ComparisonResult",
     "CostMatrixLoss",
     "DegenerateIntervalWarning",
-    "DuplicateIdError",
-    "EmptyPoolError",
     "ErrorRate",
-    "Estimate",
     "EvaluationResult",
     "EvaluationTask",
     "FMeasure",
     "Gaussian",
     "GradedRelevance",
-    "InputFileError",
-    "InvalidCostsError",
-    "InvalidLevelError",
-    "InvalidOffsetsError",
-    "InvalidRandomStateError",
-    "InvalidSamplingDistributionError",
-    "InvalidVarianceError",
-    "LabelConflictError",
-    "LabelSpaceError",
     "Measure",
     "Mixture",
-    "MultipleComparison",
-    "NonFiniteError",
-    "NotAStoreError",
     "OracleError",
-    "OutputFileError",
     "Precision",
     "Predictive",
-    "ProbabilityRowsError",
-    "QueryValue",
-    "RankingItemsError",
     "RankingMeasure",
     "Recall",
-    "SchemaVersionError",
     "Session",
-    "SessionComparison",
-    "SessionEstimate",
-    "SessionMismatchError",
-    "SessionPlan",
-    "SessionProgress",
-    "ShapeError",
     "SquaredError",
-    "StoreError",
     "UndefinedEstimateWarning",
-    "UnknownIdError",
-    "UnknownOptionError",
     "as_predictive",
     "calibrate_scores",
     "compare",
-    "comparison_distribution",
-    "cost_distribution",
-    "draw",
-    "estimate",
     "evaluate",
     "get_measure",
     "grades_from_classifier",
     "grades_from_regression",
-    "importance_weights",
-    "inclusion_probabilities",
     "list_tasks",
     "load_task",
-    "logit_interval",
-    "multiple_comparison",
-    "optimal_distribution",
-    "paired_test",
-    "passive_distribution",
-    "proportion_confint",
-    "ranking_difference_expectation",
-    "ranking_difference_moment",
-    "ranking_distribution",
-    "ranking_expectation",
-    "ranking_intrinsic_difference",
-    "ranking_intrinsic_value",
-    "ranking_mixed_pair",
-    "ranking_pair_values",
-    "ranking_query_costs",
-    "ranking_second_moment",
-    "ranking_union",
-    "ranking_values",
-    "successive_time",
 ]
+
+#: Names the top level held before 0.2, and the submodule that holds each now. Reading one
+#: from the top level still works, with a DeprecationWarning naming its home.
+_MOVED: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "BudgetError", "DuplicateIdError", "EmptyPoolError", "InputFileError",
+            "InvalidCostsError", "InvalidLevelError", "InvalidOffsetsError",
+            "InvalidRandomStateError", "InvalidSamplingDistributionError", "InvalidVarianceError",
+            "LabelConflictError", "LabelSpaceError", "NonFiniteError", "NotAStoreError",
+            "OutputFileError", "ProbabilityRowsError", "RankingItemsError", "SchemaVersionError",
+            "SessionMismatchError", "ShapeError", "StoreError", "UnknownIdError",
+            "UnknownOptionError",
+        ),
+        "activeeval.errors",
+    ),
+    **dict.fromkeys(
+        (
+            "Comparison", "Estimate", "MultipleComparison", "estimate", "importance_weights",
+            "logit_interval", "multiple_comparison", "paired_test", "proportion_confint",
+        ),
+        "activeeval.estimators.inference",
+    ),
+    **dict.fromkeys(
+        (
+            "comparison_distribution", "cost_distribution", "draw", "inclusion_probabilities",
+            "optimal_distribution", "passive_distribution", "successive_time",
+        ),
+        "activeeval.sampling",
+    ),
+    **dict.fromkeys(("DEFAULT_FLOOR", "DEFAULT_MIX", "RANKING_METHODS"), "activeeval.methods"),
+    **dict.fromkeys(
+        (
+            "QueryValue", "ranking_difference_expectation", "ranking_difference_moment",
+            "ranking_distribution", "ranking_expectation", "ranking_intrinsic_difference",
+            "ranking_intrinsic_value", "ranking_mixed_pair", "ranking_pair_values",
+            "ranking_query_costs", "ranking_second_moment", "ranking_union", "ranking_values",
+        ),
+        "activeeval.ranking",
+    ),
+    **dict.fromkeys(("SessionPlan", "SessionProgress"), "activeeval.session"),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module 'activeeval' has no attribute {name!r}")
+    warnings.warn(
+        f"activeeval.{name} moved to {home}.{name}; the top-level name will be removed.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)

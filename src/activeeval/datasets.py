@@ -636,7 +636,7 @@ class RankingCorpus:
 
     def oracle(self, *rankers: Any) -> Callable[[ArrayLike], NDArray[np.int64]]:
         """The grade oracle for one ranker (its items in its order) or two rankers (the union
-        of both lists in :func:`activeeval.ranking_union` order), as
+        of both lists in :func:`activeeval.ranking.ranking_union` order), as
         :func:`activeeval.evaluate` / :func:`activeeval.compare` call it."""
         from .ranking import ranking_union
 

@@ -162,7 +162,7 @@ def session_campaign(
     batch: int = 25,
     echo: Callable[[str], None] = print,
 ) -> dict[str, float]:
-    """The same job as a labeling session on disk (:class:`~activeeval.store.Session`): create
+    """The same job as a labeling session on disk (:class:`~activeeval.session.Session`): create
     a store, hand out ``batch`` ids at a time, record the oracle's labels, estimate; printed
     next to :func:`~activeeval.evaluate` with the same (default, model-assisted) estimator and
     seed. A campaign within the session's first block of draws (1,024) draws exactly what
@@ -170,7 +170,7 @@ def session_campaign(
     import tempfile
     from pathlib import Path
 
-    from .store import Session
+    from .session import Session
 
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "email.db"
@@ -314,7 +314,7 @@ def _draws_and_stops(
     d: _Design, r: int
 ) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any]]:
     """(r, L) draws and, per budget, the number of draws kept, labels bought and cost spent —
-    the stopping rule of :class:`activeeval.campaign._Acquisition`."""
+    the stopping rule of :class:`activeeval.campaign.steps._Acquisition`."""
     rng, cdf, lam, budgets, m, n_support = d.rng, d.cdf, d.lam, d.budgets, d.m, d.n_support
     length = d.length
     u = np.empty((r, 0))

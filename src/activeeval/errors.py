@@ -43,7 +43,6 @@ __all__ = [
 ]
 
 
-
 class ActiveEvalError(ValueError):
     """Root of every error raised by activeeval on bad input."""
 

@@ -320,7 +320,7 @@ def check_labels(predictive: Predictive, labels: ArrayLike, name: str = "labels"
     model's label space (a mixture's through its first part; the parts share it), finite
     numbers for a Gaussian regression model; other :class:`Predictive` subclasses' labels
     pass as given. Raises :class:`LabelSpaceError`,
-    :class:`~activeeval.NonFiniteError` or :class:`ShapeError` naming ``name``."""
+    :class:`~activeeval.errors.NonFiniteError` or :class:`ShapeError` naming ``name``."""
     y = np.asarray(labels)
     leaf = first_part(predictive)
     if isinstance(leaf, Categorical):

@@ -34,8 +34,9 @@ model-assisted one, whose control variate is E[ℓ | x; θ] from the programs be
 labels of a query are a vector, so the estimators take per-query values:
 :func:`ranking_values` (one ranker) or :func:`ranking_pair_values` (labels of the union, in
 :func:`ranking_union` order) give ℓ per drawn query, and :class:`QueryValue` lets
-:func:`activeeval.estimate` / :func:`activeeval.paired_test` average them with importance
-weights (eq. 3.31, a regular risk).
+:func:`~activeeval.estimators.inference.estimate` /
+:func:`~activeeval.estimators.inference.paired_test` average them with importance weights
+(eq. 3.31, a regular risk).
 
 Notes on Appendix A.1 (the recurrences below are derived afresh and checked by enumeration):
 
@@ -1353,7 +1354,7 @@ def ranking_pair_values(
 
     ``labels`` are graded labels in the order of :func:`ranking_union` (repeated queries
     repeated); a shared item's single label scores both rankers. Feed the two arrays to
-    :func:`activeeval.paired_test` with :class:`QueryValue` (eq. 6.9, 3.21).
+    :func:`activeeval.estimators.inference.paired_test` with :class:`QueryValue` (eq. 6.9, 3.21).
     """
     rel1, rel2 = _check_pair(relevance1, relevance2)
     meas = _bind_pair(measure, rel1, rel2)
@@ -1401,12 +1402,13 @@ class QueryValue(Measure):
     """Adapter that lets the self-normalized estimator average per-query ranking values.
 
     Ranking labels are vectors, so the per-query loss ℓ(r(x), y) is computed first
-    (:func:`ranking_values`) and handed to :func:`activeeval.estimate` /
-    :func:`activeeval.paired_test` as the *prediction*, with placeholder labels::
+    (:func:`ranking_values`) and handed to :func:`~activeeval.estimators.inference.estimate` /
+    :func:`~activeeval.estimators.inference.paired_test` as the *prediction*, with placeholder
+    labels (``from activeeval.estimators import inference``)::
 
         values = ranking_values(ERR(max_grade=4), labels, label_offsets)   # drawn queries
-        est = ae.estimate(QueryValue(ERR()), values, np.zeros(len(values)), q[idx])
-        cmp = ae.paired_test(QueryValue(ERR()), [values1, values2], np.zeros(n), q[idx])
+        est = inference.estimate(QueryValue(ERR()), values, np.zeros(len(values)), q[idx])
+        cmp = inference.paired_test(QueryValue(ERR()), [values1, values2], np.zeros(n), q[idx])
 
     ``loss(prediction, y)`` returns ``prediction``; the estimator is then eq. 3.31 with w ≡ 1
     (the ranking risk eq. 6.4 is a regular risk), with its sandwich standard error.

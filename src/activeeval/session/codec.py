@@ -1,0 +1,226 @@
+"""How a session's values are written to a store and read back: float64 arrays as bytes, the
+measure as its class and parameters, predictive distributions as arrays, pool ids, class labels
+and item ids as plain integers or strings, and the fingerprint over the pool."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import (
+    DuplicateIdError,
+    LabelSpaceError,
+    RankingItemsError,
+    ShapeError,
+    StoreError,
+    UnknownOptionError,
+)
+from ..measures import (
+    AbsoluteError,
+    Accuracy,
+    CostMatrixLoss,
+    ErrorRate,
+    FMeasure,
+    Measure,
+    Precision,
+    Recall,
+    SquaredError,
+)
+from ..predictive import Categorical, Gaussian, Predictive
+from ..ranking import DCG, ERR
+
+
+def _f64(a: NDArray[Any]) -> bytes:
+    return np.ascontiguousarray(a, dtype="<f8").tobytes()
+
+
+def _from_f64(b: bytes, shape: tuple[int, ...]) -> NDArray[np.float64]:
+    return np.frombuffer(b, dtype="<f8").astype(np.float64).reshape(shape)
+
+
+def _py(x: Any) -> Any:
+    """A plain Python scalar (numpy scalars unwrapped) for SQLite and JSON."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+# ------------------------------------------------------------------ canonical inputs
+def _canonical_labels(labels: NDArray[Any], name: str) -> list[Any]:
+    """A class label space as ints or strings (what a store and a CSV file can hold)."""
+    vals = [_py(v) for v in labels.tolist()]
+    if all(isinstance(v, str) for v in vals):
+        return vals
+    if all(isinstance(v, bool | int | float) for v in vals):
+        ints = [int(v) for v in vals]
+        if all(float(a) == float(b) for a, b in zip(ints, vals, strict=True)):
+            return ints
+    raise LabelSpaceError(
+        f"{name}: a session stores class labels that are all integers or all strings; got "
+        f"{vals[:5]}. Map the classes to integers or strings first."
+    )
+
+
+def _canonical_ids(ids: ArrayLike | None, m: int) -> NDArray[Any]:
+    """Pool ids as an int64 array or an object array of str; unique, one per instance."""
+    if ids is None:
+        return np.arange(m, dtype=np.int64)
+    arr = np.asarray(ids)
+    if arr.ndim != 1 or arr.shape[0] != m:
+        raise ShapeError(f"ids: expected {m} pool ids (one per instance), got shape {arr.shape}.")
+    if arr.dtype.kind in "iu":
+        out = arr.astype(np.int64)
+    elif arr.dtype.kind in "US" or (
+        arr.dtype.kind == "O" and all(isinstance(v, str) for v in arr.tolist())
+    ):
+        out = np.array([str(v) for v in arr.tolist()], dtype=object)
+    elif arr.dtype.kind == "O" and all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in arr.tolist()
+    ):
+        out = arr.astype(np.int64)
+    else:
+        raise ShapeError(
+            f"ids: pool ids must be all integers or all strings, got dtype {arr.dtype}."
+        )
+    index = pd.Index(out)
+    if not index.is_unique:
+        dup = index[index.duplicated()][0]
+        where = np.flatnonzero(index == dup)[:2].tolist()
+        raise DuplicateIdError(
+            f"ids: id {_py(dup)!r} appears at positions {where[0]} and {where[1]}; pool ids "
+            "must be unique."
+        )
+    return out
+
+
+def _measure_spec(meas: Measure) -> dict[str, Any]:
+    """The measure's class and parameters, enough to rebuild it (see :func:`_measure_from`)."""
+    if isinstance(meas, Precision | Recall):
+        return {"class": type(meas).__name__, "pos_label": _py(meas.pos_label)}
+    if isinstance(meas, FMeasure):
+        return {"class": "FMeasure", "beta": float(meas.beta), "pos_label": _py(meas.pos_label)}
+    if isinstance(meas, CostMatrixLoss):
+        return {
+            "class": "CostMatrixLoss",
+            "cost_matrix": np.asarray(meas.cost_matrix, dtype=float).tolist(),
+            "labels": None if meas.labels is None else [_py(v) for v in meas.labels.tolist()],
+        }
+    if type(meas) in (ErrorRate, Accuracy, SquaredError, AbsoluteError):
+        return {"class": type(meas).__name__}
+    if type(meas) is DCG:
+        return {"class": "DCG", "k": meas.k}
+    if type(meas) is ERR:
+        return {"class": "ERR", "k": meas.k, "max_grade": meas.max_grade}
+    raise UnknownOptionError(
+        f"measure: a session can store error_rate, accuracy, mse, mae, f1 (any β), precision, "
+        f"recall, CostMatrixLoss, and DCG/ERR for ranked pools; got {meas!r}."
+    )
+
+
+def _measure_from(spec: Mapping[str, Any]) -> Measure:
+    cls = spec["class"]
+    if cls == "FMeasure":
+        return FMeasure(beta=float(spec["beta"]), pos_label=spec["pos_label"])
+    if cls == "Precision":
+        return Precision(pos_label=spec["pos_label"])
+    if cls == "Recall":
+        return Recall(pos_label=spec["pos_label"])
+    if cls == "CostMatrixLoss":
+        return CostMatrixLoss(np.asarray(spec["cost_matrix"]), labels=spec["labels"])
+    if cls == "DCG":
+        return DCG(k=spec["k"])  # type: ignore[return-value]
+    if cls == "ERR":
+        return ERR(k=spec["k"], max_grade=spec["max_grade"])  # type: ignore[return-value]
+    simple: dict[str, type[Measure]] = {
+        "ErrorRate": ErrorRate,
+        "Accuracy": Accuracy,
+        "SquaredError": SquaredError,
+        "AbsoluteError": AbsoluteError,
+    }
+    if cls not in simple:
+        raise StoreError(f"store: unknown measure class {cls!r} in the plan.")
+    return simple[cls]()
+
+
+def _coerce_label(value: Any, label_space: Sequence[Any] | None, name: str) -> Any:
+    """A label given loosely (e.g. ``"1"`` from a command line) in the label space's type."""
+    if label_space is None:
+        return value
+    v = _py(value)
+    if label_space and isinstance(label_space[0], int) and isinstance(v, str):
+        try:
+            v = int(v.strip())
+        except ValueError:
+            pass
+    elif label_space and isinstance(label_space[0], str) and not isinstance(v, str):
+        v = str(v)
+    if v not in label_space:
+        raise LabelSpaceError(f"{name}: {value!r} is not in the label space {list(label_space)}.")
+    return v
+
+
+def _fingerprint(
+    ids: NDArray[Any],
+    predictions: Sequence[NDArray[np.float64]],
+    costs: NDArray[Any] | None,
+    ranking: Sequence[tuple[NDArray[np.int64], str | None]] | None = None,
+) -> str:
+    """SHA-256 over the pool ids, every model's prediction array and the costs (and, for a
+    ranked pool, every model's query offsets and item ids)."""
+    h = hashlib.sha256()
+    if ids.dtype.kind == "i":
+        h.update(b"activeeval-pool-v1\x00int64 ids\x00")
+        h.update(np.ascontiguousarray(ids, dtype="<i8").tobytes())
+    else:
+        h.update(b"activeeval-pool-v1\x00str ids\x00")
+        h.update(json.dumps(ids.tolist(), separators=(",", ":")).encode())
+    for j, arr in enumerate(predictions):
+        h.update(f"\x00model {j} {arr.shape}\x00".encode())
+        h.update(_f64(arr))
+    h.update(b"\x00costs\x00")
+    h.update(b"none" if costs is None else _f64(costs))
+    for j, (offsets, items) in enumerate(ranking or ()):
+        h.update(f"\x00ranking {j}\x00".encode())
+        h.update(np.ascontiguousarray(offsets, dtype="<i8").tobytes())
+        h.update(b"\x00items\x00" + (b"none" if items is None else items.encode()))
+    return h.hexdigest()
+
+
+def _item_list(items: NDArray[Any]) -> list[Any]:
+    """Item ids as plain ints or strings (what JSON and a labels file can hold)."""
+    vals = [_py(v) for v in items.tolist()]
+    if all(isinstance(v, str) for v in vals):
+        blank = next((v for v in vals if v != v.strip() or not v), None)
+        if blank is not None:
+            raise RankingItemsError(
+                f"items: item id {blank!r} is empty or has leading or trailing blanks, which a "
+                "labels file cannot reproduce; strip the item ids first."
+            )
+        return vals
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+        return vals
+    raise RankingItemsError(
+        f"items: a session stores item ids that are all integers or all strings; got "
+        f"{vals[:5]}. Map the item ids to integers or strings first."
+    )
+
+
+def _prediction_array(pred: Predictive) -> tuple[str, NDArray[np.float64], list[Any] | None]:
+    if isinstance(pred, Categorical):
+        return "categorical", pred.proba, _canonical_labels(pred.labels, "labels")
+    if isinstance(pred, Gaussian):
+        return "gaussian", np.column_stack([pred.mean, pred.var]), None
+    raise ShapeError(
+        f"pools: a session stores Categorical (class probabilities) or Gaussian (mean, var) "
+        f"predictions, got {type(pred).__name__}."
+    )
+
+
+def _predictive_from(kind: str, arr: NDArray[np.float64], labels: Sequence[Any] | None) -> Any:
+    if kind == "categorical":
+        return Categorical(arr, labels=np.asarray(labels))
+    return Gaussian(arr[:, 0].copy(), arr[:, 1].copy())

@@ -1,0 +1,381 @@
+"""The :class:`Session` facade: every public method delegates to the package's modules
+(:mod:`.planning`, :mod:`.handout`, :mod:`.intake`, :mod:`.report`, over :mod:`.schema`)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from ..estimators.smoother import DEFAULT_BANDWIDTH
+from ..measures import Measure
+from ..ranking import RankingMeasure
+from ..results import ComparisonResult, EvaluationResult
+from .handout import next_batch as _next_batch
+from .intake import DEFAULT_CHUNK_SIZE, RecordSummary
+from .intake import items_to_grade as _items_to_grade
+from .intake import record as _record
+from .planning import DEFAULT_BLOCK_SIZE, SessionPlan, create_store, load_plan
+from .report import SessionProgress
+from .report import audit_frame as _audit_frame
+from .report import compare as _compare
+from .report import estimate as _estimate
+from .report import labels_frame as _labels_frame
+from .report import progress as _progress
+from .report import trajectory as _trajectory
+from .schema import StoreFile, open_store
+
+__all__ = ["Session"]
+
+
+class Session:
+    """A persistent labeling campaign on one SQLite file.
+
+    Create one with :meth:`create`, reopen it (in this or any later process) with :meth:`open`.
+    The loop is ``ids = s.next_batch(k)`` → label them → ``s.record({id: label, ...})``, until
+    :meth:`next_batch` returns nothing; :meth:`estimate` (evaluation) or :meth:`compare`
+    (comparison) may be called at any time, :meth:`progress` tells where the campaign stands.
+
+    A session object holds the immutable plan in memory and reads all mutable state from the
+    store inside each transaction, so any number of processes may work on one store at once.
+    """
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._store = StoreFile(path, conn)
+        self._stored = stored = load_plan(self._store)
+        self.plan: SessionPlan = stored.plan
+        self.ids: NDArray[Any] = stored.ids
+        self.costs: NDArray[np.float64] | None = stored.costs
+        self.q: NDArray[np.float64] = stored.q
+        self.predictives: list[Any] = stored.predictives
+        self.measure: Any = stored.measure
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        pools: Any,
+        measure: Measure | RankingMeasure | str,
+        budget: float,
+        *,
+        method: str = "active",
+        seed: int = 0,
+        costs: ArrayLike | None = None,
+        level: float = 0.95,
+        pos_label: Any = None,
+        labels: ArrayLike | None = None,
+        ids: ArrayLike | None = None,
+        beta: float | None = None,
+        names: Sequence[str] | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        estimator: str = "assisted",
+    ) -> Session:
+        """Plan a campaign and write it to a new store at ``path``.
+
+        Parameters
+        ----------
+        path : path-like
+            The store file; must not exist yet. It is built under a temporary name and linked
+            into place when complete, so a crash never leaves a half-created store.
+        pools : predictive or list of predictives
+            One model's predictions on the pool (an evaluation), or a list of two or more
+            models' predictions on the same pool (a comparison): ``Categorical``, ``Gaussian``
+            or an ``(m, K)`` array of class probabilities; or a ranker's ``GradedRelevance``
+            over m queries (two, with item ids, for a comparison).
+        measure : Measure or str
+            ``"error_rate"``, ``"accuracy"``, ``"mse"``, ``"mae"``, ``"f1"``,
+            ``"precision"``, ``"recall"``, or such a measure object (also ``CostMatrixLoss``);
+            for a ranked pool ``"dcg"``, ``"err"``, ``DCG(k)`` or ``ERR(k, max_grade)``.
+        budget : float
+            Labels to buy, or total cost when ``costs`` are given.
+        method : str
+            Evaluation: ``"active"`` (q*, Thm 4.1/4.2), ``"passive"``, ``"active_uniC"``,
+            ``"active_lambda"``; comparison: also ``"active_0"``, ``"active_inf"``,
+            ``"active_risk"`` (see :func:`~activeeval.sampling.comparison_distribution`).
+            Ranked pools: one of :data:`~activeeval.methods.RANKING_METHODS` (eq. 6.10, 6.11).
+        seed : int
+            Non-negative seed of the draw sequence, at most 2**63 − 1 (what the store holds).
+        costs : array-like of shape (m,), optional
+            Labeling cost per pool instance, strictly positive. A ranked pool defaults to
+            its items' summed costs (:func:`~activeeval.ranking.ranking_query_costs`).
+        level : float
+            Confidence level of the reported intervals.
+        pos_label : label, optional
+            Positive class of F-measures, precision and recall (default: the largest label).
+        labels : array-like, optional
+            Class label of each probability column when ``pools`` are arrays (default
+            ``0..K-1``).
+        ids : array-like of shape (m,), optional
+            Pool ids (all integers or all strings, unique); default ``0..m-1``.
+        beta : float, optional
+            β of ``measure="f1"`` (F_β); default 1.
+        names : sequence of str, optional
+            A name per model (default ``model 0``, ``model 1``, ...).
+        block_size : int
+            Draws generated per block of the draw sequence.
+        estimator : {"assisted", "snis"}
+            The estimator the session reports, as :func:`~activeeval.evaluate`'s: the
+            model-assisted one (default; its finite-population form, logit interval for
+            measures in [0, 1]) or the thesis's (eq. 3.31, Wald interval), for reproduction.
+            Stored in the plan; :meth:`estimate` and :meth:`compare` can override it.
+
+        Returns
+        -------
+        Session
+        """
+        target = create_store(
+            path, pools, measure, budget, method=method, seed=seed, costs=costs, level=level,
+            pos_label=pos_label, labels=labels, ids=ids, beta=beta, names=names,
+            block_size=block_size, estimator=estimator,
+        )  # fmt: skip
+        return cls.open(target)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Session:
+        """Open an existing store (resuming its campaign), migrating an older schema.
+
+        Raises
+        ------
+        NotAStoreError
+            The file does not exist or is not an activeeval session store.
+        SchemaVersionError
+            The store was written by a newer activeeval.
+        StoreError
+            The stored pool does not match its fingerprint (the file was altered).
+        """
+        target = Path(path)
+        conn = open_store(target)
+        try:
+            return cls(target, conn)
+        except BaseException:
+            conn.close()
+            raise
+
+    def close(self) -> None:
+        """Close the store (the campaign stays on disk; reopen it with :meth:`open`)."""
+        self._store.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        p = self.plan
+        return (
+            f"Session({str(self.path)!r}, {p.kind} of {p.measure}, method={p.method!r}, "
+            f"budget={p.budget:g}, models={p.n_models}, pool={p.pool_size})"
+        )
+
+    @property
+    def session_id(self) -> str:
+        """The session's random identifier."""
+        return self.plan.session_id
+
+    # ------------------------------------------------------------------ hand-outs
+    def next_batch(self, k: int) -> list[Any]:
+        """Ids to label next: at most ``k``, in draw order.
+
+        Ids handed out earlier and not labeled yet come first (so calling it again before
+        recording returns the same ids — it is idempotent), then new ones from the draw
+        sequence: repeats of handed-out instances are skipped (a repeated draw is free), and
+        the walk stops for good at the first new instance whose label the budget minus
+        everything handed out cannot pay. An empty list means nothing is left to hand out
+        and nothing is pending.
+
+        Parameters
+        ----------
+        k : int
+            Maximum number of ids to return, ≥ 1.
+
+        Returns
+        -------
+        list
+            Pool ids (as given at creation), never one already labeled.
+        """
+        return _next_batch(self._store, self._stored, k)
+
+    def items_to_grade(self, ids: Sequence[Any]) -> pd.DataFrame:
+        """A ranked pool's grading sheet for the queries ``ids`` (e.g. from :meth:`next_batch`):
+        one row ``id, item`` per item to grade, in the stored order (the ranker's list; for a
+        comparison both lists' union, :func:`~activeeval.ranking.ranking_union`), and an empty
+        ``grade`` column to fill in and :meth:`record`. Items are the item ids, or the 0-based
+        rank when the ranker has none."""
+        return _items_to_grade(self._stored, ids)
+
+    # --------------------------------------------------------------------- labels
+    def record(
+        self,
+        labels: Mapping[Any, Any] | pd.DataFrame,
+        annotator: str | None = None,
+        overwrite: bool = False,
+        *,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        progress: bool | None = None,
+        source: str = "labels",
+        row_label: str = "row",
+    ) -> RecordSummary:
+        """Store labels of handed-out ids.
+
+        Everything is validated before anything is written, and invalid input leaves the
+        store unchanged: ids not in the pool or never handed out by :meth:`next_batch`
+        (:class:`~activeeval.errors.UnknownIdError`), labels outside the label space
+        (:class:`~activeeval.errors.LabelSpaceError`), one id twice with different labels, and a
+        ``session_id`` column naming another session
+        (:class:`~activeeval.errors.SessionMismatchError`). Recording a label identical to the
+        stored one is a no-op, so a labels file can be recorded again safely; a *different* label is
+        refused (:class:`~activeeval.errors.LabelConflictError`, naming the id) unless
+        ``overwrite=True``. Refused and accepted relabels are both written to the audit table.
+
+        Labels are committed ``chunk_size`` rows per transaction: if the process dies, every
+        committed chunk is kept (none half-written) and recording the same input again
+        completes it.
+
+        Parameters
+        ----------
+        labels : mapping or DataFrame
+            ``{id: label}``, or a DataFrame with columns ``id``, ``label`` and optionally
+            ``session_id`` (other columns are ignored). A ranked pool: a DataFrame with
+            columns ``id``, ``item``, ``grade``, one row for every item of each query (item
+            = the item id, or the 0-based rank when the ranker has no item ids), or
+            ``{query_id: grades}`` in the list's order (a comparison: ``ranking_union``'s).
+        annotator : str, optional
+            Who labeled them; stored with each label.
+        overwrite : bool
+            Replace stored labels that differ.
+        chunk_size : int
+            Rows per transaction.
+        progress : bool, optional
+            Progress bar; by default shown only on a terminal.
+        source, row_label : str
+            How error messages name the input and its rows (the command line passes the file
+            name and ``"line"``, with the DataFrame indexed by line number).
+
+        Returns
+        -------
+        RecordSummary
+        """
+        return _record(
+            self._store, self._stored, labels, annotator, overwrite, chunk_size=chunk_size,
+            progress=progress, source=source, row_label=row_label,
+        )  # fmt: skip
+
+    # ----------------------------------------------------------------- estimation
+    def estimate(
+        self,
+        model: int = 0,
+        *,
+        estimator: str | None = None,
+        features: ArrayLike | None = None,
+        bandwidth: float = DEFAULT_BANDWIDTH,
+    ) -> EvaluationResult:
+        """The performance estimate from the labels recorded so far.
+
+        The estimate :func:`~activeeval.evaluate` reports for the same draws (bit for bit), on
+        the longest *prefix* of the draw sequence whose instances are all labeled: by default
+        the model-assisted estimator (:mod:`activeeval.estimators.assisted`) in its
+        finite-population form — the distinct instances of a prefix of i.i.d. draws from q are a
+        successive sample — with the logit interval for measures in [0, 1]; ``"snis"``: the thesis's
+        eq. 3.31 with the sandwich standard error of Lemma 3.4, every draw weighted by its q;
+        once every instance that can move the measure is labeled, the exact value. Taking a
+        prefix keeps the argument behind the estimator valid while labels arrive out of
+        order: the draws are i.i.d. from q, and the prefix ends at a point decided by the
+        draws themselves and the order of labeling, so the estimate is that of an i.i.d.
+        sample stopped at a stopping time — *provided* whether a handed-out instance is
+        labeled yet does not depend on its label. If hard instances come back later, the
+        prefix under-represents them (a review measured −0.06 on an error rate when 40% of
+        the errors, and no correct instance, were still pending): estimate once the pending
+        ids are in. Using every labeled draw instead would let which labels came back first
+        decide which draws count, whatever the delays.
+
+        Parameters
+        ----------
+        model : int
+            For comparison sessions, which model to estimate (all models share the draws).
+        estimator : {"assisted", "snis"}, optional
+            Overrides the session's estimator (``plan.estimator``).
+        features : array-like of shape (m, d), optional
+            The pool's features, one row per instance in the pool's order at creation, for
+            the model-assisted estimator's second control variate (as
+            :func:`~activeeval.evaluate`'s ``features``); not stored.
+        bandwidth : float
+            The smoother's kernel bandwidth (as :func:`~activeeval.evaluate`'s).
+
+        Returns
+        -------
+        EvaluationResult
+            The result :func:`~activeeval.evaluate` returns, with ``cost`` the labeling cost
+            of the prefix's distinct instances, ``budget`` and ``method`` the plan's, and
+            ``indices``, ``q``, ``labels`` the prefix's draws. NaN values before the first
+            label of the prefix (``inference`` None, empty arrays).
+        """
+        return _estimate(self._store, self._stored, model, estimator, features, bandwidth)
+
+    def compare(
+        self,
+        *,
+        estimator: str | None = None,
+        features: ArrayLike | None = None,
+        bandwidth: float = DEFAULT_BANDWIDTH,
+    ) -> ComparisonResult:
+        """The comparison of the session's models from the labels recorded so far: what
+        :func:`~activeeval.compare` reports for the same draws, on the labeled prefix of the
+        draws (see :meth:`estimate`).
+
+        Two models: Δ = G[f₀] − G[f₁] with the paired Wald test (eq. 3.21–3.24) — by default
+        from the model-assisted estimator with each model's own predictive distribution as a
+        control variate (:func:`~activeeval.estimators.assisted.assisted_paired_test`), ``"snis"``
+        the thesis's paired test; k > 2: the multiple comparison (Holm), reporting the best model
+        against the runner-up with its Holm-adjusted p-value. ``estimator`` overrides the
+        session's (``plan.estimator``); ``features``, ``bandwidth`` as in :meth:`estimate`
+        (:func:`~activeeval.compare`'s).
+        """
+        return _compare(self._store, self._stored, estimator, features, bandwidth)
+
+    def trajectory(
+        self,
+        max_points: int = 60,
+        *,
+        estimator: str | None = None,
+        features: ArrayLike | None = None,
+        bandwidth: float = DEFAULT_BANDWIDTH,
+    ) -> pd.DataFrame:
+        """The estimate recomputed on growing labeled prefixes of the draws, for plots.
+
+        Each point is a prefix that ends just before the first draw of a not-yet-counted
+        instance (a stopping time of the draw sequence). Columns: ``n_labels``, ``cost``,
+        ``n_draws``, ``estimate``, ``stderr``, ``low``, ``high`` — for comparisons the
+        difference, its standard error and interval, plus ``p_value``. ``estimator`` overrides
+        the session's; ``features``, ``bandwidth`` as in :meth:`estimate`.
+        """
+        return _trajectory(self._store, self._stored, max_points, estimator, features, bandwidth)
+
+    # ------------------------------------------------------------------- reporting
+    def progress(self) -> SessionProgress:
+        """Labels and cost spent against the budget, draws, pending ids."""
+        return _progress(self._store, self._stored)
+
+    def labels_frame(self) -> pd.DataFrame:
+        """Every recorded label with its hand-out and draw information, in hand-out order.
+
+        Columns: ``id``, ``label``, ``annotator``, ``timestamp`` (UTC, ISO 8601), ``order``
+        (1-based hand-out rank), ``batch``, ``first_draw`` (0-based index of the instance's
+        first draw in the sequence), ``times_drawn`` (draws of it in the campaign so far),
+        ``q`` (its sampling probability) and ``session_id``. A ranked pool has one row per
+        item of each labeled query, with ``item`` and ``grade`` in place of ``label`` (the
+        columns id,item,grade a ranked labels input takes).
+        """
+        return _labels_frame(self._store, self._stored)
+
+    def audit_frame(self) -> pd.DataFrame:
+        """The audit table: every refused or accepted relabel, oldest first."""
+        return _audit_frame(self._store, self._stored)

@@ -1,0 +1,115 @@
+"""Handing out ids to label: Algorithm 2's walk over the session's draw sequence.
+
+The walk (:func:`~activeeval.acquisition._walk_block`, the one :func:`~activeeval.evaluate`
+takes too) goes over the stored draws from the cursor on; a draw of an instance already handed
+out is free, a new instance costs its label, and the walk stops for good at the first new
+instance whose label the budget minus everything handed out cannot pay. Blocks of draws are
+materialized (:func:`~.planning._draw_block`) and persisted as the walk needs them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..acquisition import _budget_room, _walk_block
+from ..errors import ShapeError
+from .codec import _py
+from .planning import StoredPlan, _draw_block
+from .schema import StoreFile, _now
+
+__all__ = ["next_batch"]
+
+
+def next_batch(store: StoreFile, stored: StoredPlan, k: int) -> list[Any]:
+    """At most ``k`` ids to label next, in draw order: the pending ones first, then new ones
+    (see :meth:`Session.next_batch <activeeval.Session.next_batch>`)."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ShapeError(f"k: must be a positive integer, got {k!r}.")
+    positions = store.write(lambda c: _hand_out(c, stored, int(k)))
+    return [_py(v) for v in stored.ids[np.asarray(positions, dtype=np.intp)].tolist()]
+
+
+def _pending(c: sqlite3.Connection) -> list[int]:
+    rows = c.execute(
+        "SELECT h.position FROM handouts h LEFT JOIN labels l ON l.position = h.position "
+        "WHERE l.position IS NULL ORDER BY h.seq"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _hand_out(c: sqlite3.Connection, stored: StoredPlan, k: int) -> list[int]:
+    pending = _pending(c)
+    if len(pending) >= k:
+        return pending[:k]
+    fresh = _walk(c, stored, k - len(pending))
+    return pending + fresh
+
+
+def _walk(c: sqlite3.Connection, stored: StoredPlan, need: int) -> list[int]:
+    """Extend the campaign by up to ``need`` new instances: Algorithm 2's walk
+    (:func:`~activeeval.acquisition._walk_block`) over the stored draws from the cursor on,
+    materializing and persisting a block of draws whenever the walk needs more."""
+    cursor, finished = c.execute("SELECT cursor, finished FROM state").fetchone()
+    if finished is not None:
+        return []
+    m, price, plan = stored.plan.pool_size, stored.price, stored.plan
+    handed = np.array([r[0] for r in c.execute("SELECT position FROM handouts")], np.intp)
+    in_campaign = np.zeros(m, dtype=bool)
+    in_campaign[handed] = True
+    room = _budget_room(plan.budget, float(price[handed].sum()))
+    support = stored.q > 0
+    left = int(support.sum()) - int(in_campaign[support].sum())
+    n_mat = int(c.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM draws").fetchone()[0])
+    tail = np.array(
+        [
+            r[0]
+            for r in c.execute("SELECT position FROM draws WHERE seq >= ? ORDER BY seq", (cursor,))
+        ],
+        dtype=np.intp,
+    )
+    batch = int(c.execute("SELECT COALESCE(MAX(batch) + 1, 0) FROM handouts").fetchone()[0])
+    new_pos: list[NDArray[np.intp]] = []
+    new_seq: list[NDArray[np.intp]] = []
+    while True:
+        step = _walk_block(
+            tail, in_campaign, price, room, support=support, left=left,
+            draws_left=plan.max_draws - cursor, need=need,
+        )  # fmt: skip
+        if step.stop is None and tail.size == 0:  # the walk goes on: the next block
+            tail = _draw_block(stored.cdf, plan.seed, n_mat // plan.block_size, plan.block_size)
+            c.executemany(
+                "INSERT INTO draws (seq, position, q) VALUES (?, ?, ?)",
+                zip(
+                    range(n_mat, n_mat + tail.shape[0]),
+                    tail.tolist(),
+                    stored.q[tail].tolist(),
+                    strict=True,
+                ),
+            )
+            n_mat += tail.shape[0]
+            continue
+        new_pos.append(tail[step.bought])
+        new_seq.append(cursor + step.bought)
+        in_campaign[tail[step.bought]] = True
+        room -= step.cost
+        need -= step.bought.shape[0]
+        left = step.left
+        cursor += step.consumed
+        tail = tail[step.consumed :]
+        if step.stop is not None:
+            # A stop at `need` is no finish: the next hand-out resumes at the cursor.
+            finished = None if step.stop == "need" else step.stop
+            break
+    pos = np.concatenate(new_pos) if new_pos else np.empty(0, np.intp)
+    seq = np.concatenate(new_seq) if new_seq else np.empty(0, np.intp)
+    now = _now()
+    c.executemany(
+        "INSERT INTO handouts (position, seq, batch, handed_out_at) VALUES (?, ?, ?, ?)",
+        ((p, s, batch, now) for p, s in zip(pos.tolist(), seq.tolist(), strict=True)),
+    )
+    c.execute("UPDATE state SET cursor = ?, finished = ?", (cursor, finished))
+    return [int(p) for p in pos.tolist()]

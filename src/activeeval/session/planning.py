@@ -1,0 +1,701 @@
+"""A session's plan: what :meth:`Session.create <activeeval.Session.create>` validates, plans
+(the models, the bound measure, the sampling distribution q) and writes to a new store, and
+what :meth:`Session.open <activeeval.Session.open>` reads back (:class:`StoredPlan`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import (
+    MAX_STORED_SEED,
+    check_budget,
+    check_costs,
+    check_level,
+    check_max_draws,
+    check_option,
+    check_seed,
+)
+from .._version import __version__
+from ..errors import (
+    LabelSpaceError,
+    NotAStoreError,
+    ShapeError,
+    StoreError,
+    UnknownOptionError,
+)
+from ..estimators.inference import _result_repr
+from ..measures import FMeasure, Measure, get_measure
+from ..methods import ESTIMATORS, RANKING_METHODS, SAMPLING_METHODS, SESSION_COMPARISON_METHODS
+from ..predictive import Categorical, Mixture, Predictive, as_predictive
+from ..ranking import (
+    GradedRelevance,
+    RankingMeasure,
+    _bind_for_labels,
+    _bind_pair,
+    _check_pair,
+    ranking_distribution,
+    ranking_query_costs,
+    ranking_union,
+)
+from ..sampling import (
+    check_distribution,
+    comparison_distribution,
+    cost_distribution,
+    optimal_distribution,
+    passive_distribution,
+)
+from .codec import (
+    _canonical_ids,
+    _coerce_label,
+    _f64,
+    _fingerprint,
+    _from_f64,
+    _item_list,
+    _measure_from,
+    _measure_spec,
+    _prediction_array,
+    _predictive_from,
+    _py,
+)
+from .schema import SCHEMA_VERSION, StoreFile, _now, build_store
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "DRAW_RULE",
+    "SessionPlan",
+    "StoredPlan",
+    "create_store",
+    "load_plan",
+]
+
+#: Draws materialized at a time; block b is ``default_rng([seed, b])``'s next ``block_size``.
+DEFAULT_BLOCK_SIZE = 1024
+#: Name of the rule that turns (q, seed, block) into draws; stored with the plan.
+DRAW_RULE = "inverse-cdf(cumsum(q)/sum, default_rng([seed, block]).random(block_size))"
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    """What a session was created with; never changes afterwards.
+
+    Attributes
+    ----------
+    session_id : str
+        Random identifier; a labels input with a ``session_id`` column must carry this one.
+    kind : {"evaluation", "comparison"}
+    measure : str
+        The measure's name (``"f1"``, ``"error_rate"``, ...); ``measure_spec`` holds its class
+        and parameters, ``pos_label`` and ``beta`` those of F-measures.
+    method, budget, seed, level
+        Sampling method, budget (labels, or cost units with costs), seed, confidence level.
+    pool_size, n_models, model_names, predictive_kind, label_space
+        The pool and the models' predictive distributions (``label_space`` is None for
+        regressors).
+    cost_sensitive : bool
+        Whether per-instance labeling costs were given (the budget is then in cost units).
+    fingerprint : str
+        SHA-256 over the pool ids, every model's predictions and the costs.
+    block_size, max_draws, draw_rule
+        How the draw sequence is generated, and the cap on its length (that of
+        :func:`~activeeval.evaluate`: 20·budget + 1000 draws, the budget in labels).
+    ranking : bool
+        A pool of ranked queries (``GradedRelevance`` models, DCG/ERR): ids are query ids, a
+        label is the grade of every item of the query (labels input ``id,item,grade``);
+        ``label_space`` holds the grades.
+    estimator : {"assisted", "snis"}
+        The estimator the session reports (:meth:`Session.estimate`); stores written before
+        sessions had a choice report the thesis's, ``"snis"``.
+    """
+
+    session_id: str
+    kind: str
+    measure: str
+    measure_spec: dict[str, Any]
+    pos_label: Any
+    beta: float | None
+    method: str
+    budget: float
+    seed: int
+    level: float
+    pool_size: int
+    n_models: int
+    model_names: tuple[str, ...]
+    predictive_kind: str
+    label_space: tuple[Any, ...] | None
+    cost_sensitive: bool
+    fingerprint: str
+    block_size: int
+    max_draws: int
+    draw_rule: str
+    created_at: str
+    schema_version: int
+    ranking: bool = False
+    estimator: str = "snis"
+
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("session_id", "kind", "measure"),
+            ("method", "estimator", "budget", "cost_sensitive", "seed", "level"),
+            ("pool_size", "n_models", "predictive_kind", "ranking"),
+        )
+
+
+def _draw_block(cdf: NDArray[np.float64], seed: int, block: int, size: int) -> NDArray[np.intp]:
+    """Block ``block`` of the session's i.i.d. draws from q (inverse CDF, as
+    :func:`~activeeval.sampling.draw`, pinned here: a stored session must not change when the
+    library's sampler does)."""
+    u = np.random.default_rng([seed, block]).random(size)
+    idx = np.searchsorted(cdf, u, side="right")
+    return np.minimum(idx, cdf.shape[0] - 1).astype(np.intp)
+
+
+# ------------------------------------------------------------------------- create
+def create_store(
+    path: str | os.PathLike[str],
+    pools: Any,
+    measure: Measure | RankingMeasure | str,
+    budget: float,
+    *,
+    method: str,
+    seed: int,
+    costs: ArrayLike | None,
+    level: float,
+    pos_label: Any,
+    labels: ArrayLike | None,
+    ids: ArrayLike | None,
+    beta: float | None,
+    names: Sequence[str] | None,
+    block_size: int,
+    estimator: str,
+) -> Path:
+    """Plan a campaign and write it to a new store at ``path`` (see :meth:`Session.create
+    <activeeval.Session.create>`, whose arguments these are); returns the store's path."""
+    target = Path(path)
+    if target.exists():
+        raise StoreError(
+            f"{target}: already exists; open it with Session.open (activeeval session "
+            "status) or choose another file name."
+        )
+    models = _model_list(pools)
+    ranked = any(isinstance(mdl, GradedRelevance) for mdl in models)
+    preds, arrays, kind_name, label_space, ranking_rows, lam = _pool_models(
+        models, ranked, labels, pos_label, beta, costs
+    )
+    m = preds[0].n
+    pool_ids = _canonical_ids(ids, m)
+    b = check_budget(budget, lam)
+    lv = check_level(level)
+    seed = check_seed(seed, "seed", maximum=MAX_STORED_SEED)
+    if int(block_size) < 1:
+        raise ShapeError(f"block_size: must be a positive integer, got {block_size!r}.")
+    comparison = len(preds) > 1
+    methods: tuple[str, ...] = RANKING_METHODS if ranked else SAMPLING_METHODS
+    if comparison and not ranked:
+        methods = SESSION_COMPARISON_METHODS
+    method = check_option(method, methods, "method")
+    estimator = check_option(estimator, ESTIMATORS, "estimator")
+    model_names = _model_names(names, len(preds))
+    meas, q = _plan_measure_and_q(measure, preds, ranked, label_space, pos_label, beta, lam, method)
+    fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows)
+    max_draws = check_max_draws(None, b, lam)
+    spec = _measure_spec(meas)
+    session_id = uuid.uuid4().hex
+    created = _now()
+    meta = [
+        ("schema_version", str(SCHEMA_VERSION)),
+        ("application", "activeeval.session"),
+        ("session_id", session_id),
+        ("created_at", created),
+        ("created_with", f"activeeval {__version__}"),
+        ("estimator", estimator),
+    ]
+    plan_row = (
+        "comparison" if comparison else "evaluation",
+        meas.name,
+        json.dumps(spec),
+        float(meas.beta) if isinstance(meas, FMeasure) else None,
+        json.dumps(_py(getattr(meas, "pos_label", None))),
+        method,
+        b,
+        int(seed),
+        lv,
+        m,
+        len(preds),
+        kind_name,
+        None if label_space is None else json.dumps(label_space),
+        fingerprint,
+        _f64(q),
+        int(block_size),
+        max_draws,
+        DRAW_RULE,
+        created,
+    )
+
+    def fill(conn: sqlite3.Connection) -> None:
+        _write_plan(conn, meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids)
+
+    build_store(target, fill)
+    return target
+
+
+def _model_list(pools: Any) -> list[Any]:
+    """One model's predictions (an evaluation) or a list of two or more (a comparison)."""
+    models = list(pools) if isinstance(pools, list | tuple) else [pools]
+    if not models:
+        raise ShapeError("pools: pass one model's predictions, or a list of two or more.")
+    if isinstance(pools, list | tuple) and len(models) == 1:
+        raise ShapeError(
+            "pools: a comparison needs at least two models; pass a single model's "
+            "predictions (not a one-element list) to evaluate it."
+        )
+    return models
+
+
+def _model_names(names: Sequence[str] | None, n_models: int) -> list[str]:
+    if names is None:
+        return [f"model {j}" for j in range(n_models)]
+    model_names = [str(n) for n in names]
+    if len(model_names) != n_models:
+        raise ShapeError(f"names: {len(model_names)} names for {n_models} models.")
+    return model_names
+
+
+def _write_plan(
+    conn: sqlite3.Connection,
+    meta: list[tuple[str, str]],
+    plan_row: tuple[Any, ...],
+    model_names: list[str],
+    arrays: list[NDArray[np.float64]],
+    ranking_rows: list[tuple[NDArray[np.int64], str | None]] | None,
+    lam: NDArray[np.float64] | None,
+    pool_ids: NDArray[Any],
+) -> None:
+    """A new store's rows (inside :func:`~.schema.build_store`'s transaction): meta, plan,
+    models, a ranked pool's structure, the pool, and the state before the first draw."""
+    conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta)
+    conn.execute(
+        "INSERT INTO plan (singleton, kind, measure, measure_spec, beta, "
+        "pos_label, method, budget, seed, level, pool_size, n_models, "
+        "predictive_kind, label_space, fingerprint, q, block_size, max_draws, "
+        "draw_rule, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?)",
+        plan_row,
+    )
+    conn.executemany(
+        "INSERT INTO models (model, name, n_columns, predictions) VALUES (?, ?, ?, ?)",
+        [(j, model_names[j], arr.shape[1], _f64(arr)) for j, arr in enumerate(arrays)],
+    )
+    if ranking_rows is not None:
+        conn.executemany(
+            "INSERT INTO ranking (model, offsets, items) VALUES (?, ?, ?)",
+            [
+                (j, np.ascontiguousarray(off, dtype="<i8").tobytes(), it)
+                for j, (off, it) in enumerate(ranking_rows)
+            ],
+        )
+    m = pool_ids.shape[0]
+    cost_col: list[Any] = [None] * m if lam is None else lam.tolist()
+    conn.executemany(
+        "INSERT INTO pool (position, id, cost) VALUES (?, ?, ?)",
+        zip(range(m), pool_ids.tolist(), cost_col, strict=True),
+    )
+    conn.execute("INSERT INTO state (singleton, cursor) VALUES (1, 0)")
+
+
+def _pool_models(
+    models: list[Any],
+    ranked: bool,
+    labels: ArrayLike | None,
+    pos_label: Any,
+    beta: float | None,
+    costs: ArrayLike | None,
+) -> tuple[
+    list[Any],
+    list[NDArray[np.float64]],
+    str,
+    list[Any] | None,
+    list[tuple[NDArray[np.int64], str | None]] | None,
+    NDArray[np.float64] | None,
+]:
+    """The models' predictions (validated), their arrays as stored, the predictive kind, the
+    label space, a ranked pool's (offsets, item ids JSON) per model, and the costs."""
+    ranking_rows: list[tuple[NDArray[np.int64], str | None]] | None = None
+    if ranked:
+        rels = _ranking_models(models, labels, pos_label, beta)
+        m = rels[0].n
+        preds: list[Any] = list(rels)
+        arrays = [r.proba for r in rels]
+        kind_name = "categorical"  # per item: a distribution over the grades
+        label_space: list[Any] | None = list(range(rels[0].n_grades))
+        ranking_rows = [
+            (r.offsets, None if r.items is None else json.dumps(_item_list(r.items))) for r in rels
+        ]
+        lam = check_costs(costs, m) if costs is not None else ranking_query_costs(*rels)
+    else:
+        preds, arrays, kind_name, label_space = _classic_models(models, labels)
+        m = preds[0].n
+        lam = check_costs(costs, m)
+    return preds, arrays, kind_name, label_space, ranking_rows, lam
+
+
+def _plan_measure_and_q(
+    measure: Measure | RankingMeasure | str,
+    preds: list[Any],
+    ranked: bool,
+    label_space: list[Any] | None,
+    pos_label: Any,
+    beta: float | None,
+    lam: NDArray[np.float64] | None,
+    method: str,
+) -> tuple[Any, NDArray[np.float64]]:
+    """The measure bound to the models, and the sampling distribution q of ``method``."""
+    meas: Any
+    if ranked:
+        if not isinstance(measure, RankingMeasure | str):
+            raise UnknownOptionError(
+                f"measure: a ranked pool is evaluated with 'dcg', 'err', DCG(k) or "
+                f"ERR(k, max_grade); got {measure!r}."
+            )
+        meas = _bind_for_labels(measure, *preds)
+        m = preds[0].n
+        q = ranking_distribution(
+            preds if len(preds) > 1 else preds[0], meas, costs=lam, method=method
+        )
+        q = np.ascontiguousarray(check_distribution(q, "q", m), dtype=np.float64)
+    else:
+        if isinstance(measure, RankingMeasure):
+            raise UnknownOptionError(
+                f"measure: {measure.name} scores ranked lists; pass a GradedRelevance pool "
+                "(a ranker's lists with grade probabilities)."
+            )
+        meas = _plan_measure(measure, preds, label_space, pos_label, beta)
+        q = _plan_distribution(method, preds, meas, lam)
+    return meas, q
+
+
+def _classic_models(
+    models: list[Any], labels: ArrayLike | None
+) -> tuple[list[Predictive], list[NDArray[np.float64]], str, list[Any] | None]:
+    """Classifiers' or regressors' predictions: validated, on one pool, one kind and one
+    label space."""
+    preds: list[Predictive] = []
+    for j, pool in enumerate(models):
+        name = "pools" if len(models) == 1 else f"pools[{j}]"
+        if labels is not None and not isinstance(pool, Predictive):
+            pool = Categorical(pool, labels=labels, name=name)
+        elif labels is not None and not (
+            isinstance(pool, Categorical) and np.array_equal(pool.labels, np.asarray(labels))
+        ):
+            raise LabelSpaceError(
+                f"labels: {name} already carries its own labels; pass labels only with "
+                "probability arrays."
+            )
+        preds.append(as_predictive(pool, name))
+    m = preds[0].n
+    arrays: list[NDArray[np.float64]] = []
+    kinds: set[str] = set()
+    spaces: list[list[Any] | None] = []
+    for j, pred in enumerate(preds):
+        if pred.n != m:
+            raise ShapeError(
+                f"pools[{j}]: covers {pred.n} instances, pools[0] covers {m}; all models "
+                "must be evaluated on the same pool."
+            )
+        kind, arr, space = _prediction_array(pred)
+        kinds.add(kind)
+        arrays.append(arr)
+        spaces.append(space)
+    if len(kinds) > 1:
+        raise ShapeError("pools: cannot compare a classifier with a regressor.")
+    if any(s != spaces[0] for s in spaces):
+        raise LabelSpaceError(
+            f"pools: the models have different class label spaces ({spaces[0]} vs "
+            f"{next(s for s in spaces if s != spaces[0])}); give every model the same "
+            "classes in the same order."
+        )
+    return preds, arrays, kinds.pop(), spaces[0]
+
+
+def _ranking_models(
+    models: list[Any], labels: ArrayLike | None, pos_label: Any, beta: float | None
+) -> list[GradedRelevance]:
+    """Rankers' relevance models: one (an evaluation) or two on the same queries with item
+    ids (a comparison labels the union of both lists, as :func:`~activeeval.compare`)."""
+    for j, mdl in enumerate(models):
+        if not isinstance(mdl, GradedRelevance):
+            raise ShapeError(
+                f"pools[{j}]: is a {type(mdl).__name__}, but pools[0] is a ranked pool "
+                "(GradedRelevance); compare rankers with rankers."
+            )
+    for name, value in (("labels", labels), ("pos_label", pos_label), ("beta", beta)):
+        if value is not None:
+            raise UnknownOptionError(
+                f"{name}: does not apply to a ranked pool (grades are 0..G−1 and the "
+                "measure is dcg or err)."
+            )
+    if len(models) > 2:
+        raise ShapeError(
+            f"pools: ranking comparisons take exactly two rankers, got {len(models)}; "
+            "compare them pairwise."
+        )
+    rels = list(_check_pair(models[0], models[1])) if len(models) == 2 else [models[0]]
+    for j, r in enumerate(rels):
+        if (r.lengths == 0).any():
+            q0 = int(np.flatnonzero(r.lengths == 0)[0])
+            raise ShapeError(
+                f"pools[{j}]: query {q0} lists no item, so it has no grade to record; drop "
+                "empty queries from a session's pool (their DCG and ERR are 0)."
+            )
+    return rels
+
+
+def _plan_measure(
+    measure: Measure | str,
+    preds: list[Predictive],
+    label_space: list[Any] | None,
+    pos_label: Any,
+    beta: float | None,
+) -> Measure:
+    if pos_label is not None:
+        pos_label = _coerce_label(pos_label, label_space, "pos_label")
+    if isinstance(measure, str):
+        key = check_option(
+            measure,
+            ("error_rate", "accuracy", "mse", "mae", "f1", "precision", "recall"),
+            "measure",
+        )
+        if beta is not None and key != "f1":
+            raise UnknownOptionError(f"beta: only the F-measure ('f1') has a β, not {key!r}.")
+        meas = (
+            FMeasure(beta=float(beta), pos_label=pos_label)
+            if beta is not None
+            else get_measure(key, pos_label=pos_label)
+        )
+    else:
+        meas = get_measure(measure)
+        if beta is not None:
+            raise UnknownOptionError("beta: pass β inside the measure object.")
+    if pos_label is not None and not isinstance(meas, FMeasure):
+        raise UnknownOptionError(
+            f"pos_label: {meas.name} has no positive class; pos_label applies to f1, "
+            "precision and recall."
+        )
+    if meas.categorical != isinstance(preds[0], Categorical):
+        what = "class probabilities" if meas.categorical else "a Gaussian (mean, var)"
+        raise UnknownOptionError(
+            f"measure: {meas.name} needs {what} predictions; got {type(preds[0]).__name__}."
+        )
+    bound = meas.bind(preds[0] if len(preds) == 1 else Mixture(preds))
+    if isinstance(bound, FMeasure) and label_space is not None:
+        # The store keeps labels as plain ints or strings; so must the positive class be.
+        bound = replace(bound, pos_label=_coerce_label(bound.pos_label, label_space, "pos_label"))
+    return bound
+
+
+def _plan_distribution(
+    method: str, preds: list[Predictive], meas: Measure, lam: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    m = preds[0].n
+    if method == "active_lambda" and lam is None:
+        raise UnknownOptionError("method: 'active_lambda' samples by cost and needs costs.")
+    if len(preds) > 1:
+        q = comparison_distribution(preds, meas, method=method, costs=lam)
+    elif method == "passive":
+        q = passive_distribution(m)
+    elif method == "active_lambda":
+        q = cost_distribution(lam)  # type: ignore[arg-type]
+    else:
+        q = optimal_distribution(preds[0], meas, costs=lam if method == "active" else None)
+    return np.ascontiguousarray(check_distribution(q, "q", m), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- open
+@dataclass(eq=False)
+class StoredPlan:
+    """A session's plan read back from its store (:func:`load_plan`), with what is derived
+    from it once per open. Nothing in it changes while the session is open, except the cache
+    ``moments`` (a ranked pool's control-variate moments, computed when first needed)."""
+
+    plan: SessionPlan
+    ids: NDArray[Any]
+    index: pd.Index
+    costs: NDArray[np.float64] | None
+    price: NDArray[np.float64]  # each instance's labeling cost: costs, or 1
+    q: NDArray[np.float64]
+    cdf: NDArray[np.float64]
+    predictives: list[Any]
+    measure: Any
+    grade_keys: NDArray[Any] | None  # a ranked pool: the items to grade, query after query
+    grade_offsets: NDArray[np.int64] | None
+    pw: NDArray[np.float64]  # the test distribution: uniform over the pool
+    moments: Any = None
+
+
+def load_plan(store: StoreFile) -> StoredPlan:
+    """Read the immutable plan, pool and predictions, and check the fingerprint."""
+    meta, plan, models, pool, ranking = _read_plan(store)
+    (
+        kind,
+        measure_name,
+        spec,
+        beta,
+        pos_label,
+        method,
+        budget,
+        seed,
+        level,
+        m,
+        n_models,
+        pkind,
+        space,
+        fingerprint,
+        qblob,
+        block_size,
+        max_draws,
+        draw_rule,
+        created,
+    ) = plan
+    label_space = None if space is None else tuple(json.loads(space))
+    ids, costs, arrays, structure = _read_pool(store.path, m, models, pool, ranking)
+    if _fingerprint(ids, arrays, costs, structure or None) != fingerprint:
+        raise StoreError(
+            f"{store.path}: the stored pool does not match its fingerprint; the file was "
+            "altered outside activeeval."
+        )
+    q: NDArray[np.float64] = _from_f64(qblob, (m,))
+    cdf = np.cumsum(q)
+    cdf /= cdf[-1]
+    spec_dict = json.loads(spec)
+    predictives, meas, grade_keys, grade_offsets = _bind_models(
+        _measure_from(spec_dict), arrays, structure, pkind, label_space
+    )
+    session_plan = SessionPlan(
+        session_id=meta["session_id"],
+        kind=kind,
+        measure=measure_name,
+        measure_spec=spec_dict,
+        pos_label=json.loads(pos_label) if pos_label is not None else None,
+        beta=beta,
+        method=method,
+        budget=float(budget),
+        seed=int(seed),
+        level=float(level),
+        pool_size=int(m),
+        n_models=int(n_models),
+        model_names=tuple(r[0] for r in models),
+        predictive_kind=pkind,
+        label_space=label_space,
+        cost_sensitive=costs is not None,
+        fingerprint=fingerprint,
+        block_size=int(block_size),
+        max_draws=int(max_draws),
+        draw_rule=draw_rule,
+        created_at=created,
+        schema_version=int(meta["schema_version"]),
+        ranking=bool(ranking),
+        estimator=meta.get("estimator", "snis"),
+    )
+    return StoredPlan(
+        plan=session_plan,
+        ids=ids,
+        index=pd.Index(ids),
+        costs=costs,
+        price=np.ones(m) if costs is None else costs,
+        q=q,
+        cdf=cdf,
+        predictives=predictives,
+        measure=meas,
+        grade_keys=grade_keys,
+        grade_offsets=grade_offsets,
+        pw=np.full(m, 1.0 / m),
+    )
+
+
+def _read_plan(store: StoreFile) -> tuple[Any, ...]:
+    """The store's meta, plan, models, pool and ranking rows, from one transaction."""
+
+    def read(c: sqlite3.Connection) -> tuple[Any, ...]:
+        meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
+        plan = c.execute(
+            "SELECT kind, measure, measure_spec, beta, pos_label, method, budget, seed, "
+            "level, pool_size, n_models, predictive_kind, label_space, fingerprint, q, "
+            "block_size, max_draws, draw_rule, created_at FROM plan"
+        ).fetchone()
+        models = c.execute(
+            "SELECT name, n_columns, predictions FROM models ORDER BY model"
+        ).fetchall()
+        pool = c.execute("SELECT id, cost FROM pool ORDER BY position").fetchall()
+        ranking = c.execute("SELECT offsets, items FROM ranking ORDER BY model").fetchall()
+        return meta, plan, models, pool, ranking
+
+    try:
+        meta, plan, models, pool, ranking = store.read(read)
+    except sqlite3.DatabaseError as exc:
+        raise NotAStoreError(f"{store.path}: the store is damaged ({exc}).") from exc
+    if plan is None:
+        raise NotAStoreError(f"{store.path}: the store has no plan; it is not a session.")
+    return meta, plan, models, pool, ranking
+
+
+def _read_pool(
+    path: Path, m: int, models: list[Any], pool: list[Any], ranking: list[Any]
+) -> tuple[NDArray[Any], NDArray[np.float64] | None, list[NDArray[np.float64]], list[Any]]:
+    """Pool ids, costs, every model's prediction array and a ranked pool's (offsets, item ids
+    JSON) per model, from the stored rows."""
+    ids_list = [r[0] for r in pool]
+    if all(isinstance(v, int) for v in ids_list):
+        ids = np.array(ids_list, dtype=np.int64)
+    else:
+        ids = np.array([str(v) for v in ids_list], dtype=object)
+    costs = None if pool[0][1] is None else np.array([r[1] for r in pool], dtype=np.float64)
+    structure = [(np.frombuffer(off, dtype="<i8").astype(np.int64), it) for off, it in ranking]
+    if ranking and len(ranking) != len(models):
+        raise StoreError(f"{path}: the ranking table does not cover every model.")
+    rows = [int(off[-1]) for off, _ in structure if off.size] if ranking else [m] * len(models)
+    try:
+        arrays = [_from_f64(blob, (r, k)) for (_, k, blob), r in zip(models, rows, strict=True)]
+    except ValueError as exc:
+        raise StoreError(
+            f"{path}: the stored predictions do not fit the pool ({exc}); the file was "
+            "altered outside activeeval."
+        ) from exc
+    return ids, costs, arrays, structure
+
+
+def _bind_models(
+    meas: Any,
+    arrays: list[NDArray[np.float64]],
+    structure: list[Any],
+    pkind: str,
+    label_space: tuple[Any, ...] | None,
+) -> tuple[list[Any], Any, NDArray[Any] | None, NDArray[np.int64] | None]:
+    """The models' predictive distributions, the measure bound to them, and a ranked pool's
+    items to grade (one ranker's list, or both lists' union) with their query offsets."""
+    grade_keys: NDArray[Any] | None = None
+    grade_offsets: NDArray[np.int64] | None = None
+    if not structure:
+        return [_predictive_from(pkind, a, label_space) for a in arrays], meas, None, None
+    rels = [
+        GradedRelevance(a, off, None if it is None else np.array(json.loads(it)))
+        for a, (off, it) in zip(arrays, structure, strict=True)
+    ]
+    if len(rels) == 1:
+        meas = meas.bind(rels[0])
+        grade_offsets = rels[0].offsets
+        grade_keys = rels[0].positions if rels[0].items is None else rels[0].items
+    else:
+        meas = _bind_pair(meas, rels[0], rels[1])
+        grade_keys, grade_offsets = ranking_union(rels[0], rels[1])
+    return list(rels), meas, grade_keys, grade_offsets

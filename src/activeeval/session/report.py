@@ -1,0 +1,504 @@
+"""What a session reports: its estimates and comparisons on the labeled prefix of the draws
+(the shared :class:`~activeeval.EvaluationResult` and :class:`~activeeval.ComparisonResult`,
+bit for bit what :func:`~activeeval.evaluate` / :func:`~activeeval.compare` report for the
+same draws), the trajectory of the estimate, where the campaign stands
+(:class:`SessionProgress`), and the labels and audit tables."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from .._validation import check_option
+from ..acquisition import _budget_room, _first_true_run
+from ..errors import DegenerateIntervalWarning, ShapeError, UndefinedEstimateWarning
+from ..estimators.assisted import _value_pool
+from ..estimators.inference import _result_repr
+from ..estimators.report import (
+    _census,
+    _check_features,
+    _compare_sample,
+    _ranking_comparison,
+    _ranking_estimate,
+    _ranking_pair_pools,
+    _reported,
+    _static_estimate,
+)
+from ..estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother
+from ..methods import ESTIMATORS
+from ..ranking import ranking_expectation, ranking_pair_values, ranking_values
+from ..results import ComparisonResult, EvaluationResult
+from .codec import _py
+from .planning import StoredPlan
+from .schema import StoreFile
+
+__all__ = [
+    "SessionProgress",
+    "audit_frame",
+    "compare",
+    "estimate",
+    "labels_frame",
+    "progress",
+    "trajectory",
+]
+
+
+@dataclass(frozen=True)
+class SessionProgress:
+    """Where a campaign stands.
+
+    Attributes
+    ----------
+    n_labels : int
+        Distinct pool instances labeled.
+    cost_spent : float
+        Their labeling cost (= ``n_labels`` without costs).
+    committed : float
+        ``cost_spent`` plus the cost of ids handed out but not labeled yet.
+    budget : float
+    n_draws : int
+        Draws the campaign has walked through (repeats of handed-out instances included).
+    n_handed_out, n_pending : int
+        Ids handed out so far, and those of them still waiting for a label.
+    n_estimation_draws : int
+        Length of the longest fully labeled prefix of the draws, which the estimate uses.
+    finished : bool
+        No further id will be handed out: the next new instance in the draw sequence costs more
+        than is left (``stop_reason="budget"``), every instance q can draw is handed out
+        (``"pool"``), or the draw cap is reached (``"max_draws"``).
+    complete : bool
+        Finished and nothing pending: the campaign's estimate is final.
+    """
+
+    n_labels: int
+    cost_spent: float
+    committed: float
+    budget: float
+    n_draws: int
+    n_handed_out: int
+    n_pending: int
+    n_estimation_draws: int
+    finished: bool
+    complete: bool
+    stop_reason: str | None
+
+    def __repr__(self) -> str:
+        return _result_repr(
+            self,
+            ("n_labels", "cost_spent", "committed", "budget"),
+            ("n_draws", "n_handed_out", "n_pending", "n_estimation_draws"),
+            ("finished", "complete", "stop_reason"),
+        )
+
+
+# ----------------------------------------------------------------- the labeled prefix
+def _snapshot(
+    c: sqlite3.Connection, pool_size: int
+) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.bool_], list[Any]]:
+    """Campaign draws, their q, and the labels by pool position, from one transaction."""
+    cursor = int(c.execute("SELECT cursor FROM state").fetchone()[0])
+    rows = c.execute(
+        "SELECT position, q FROM draws WHERE seq < ? ORDER BY seq", (cursor,)
+    ).fetchall()
+    draws = np.array([r[0] for r in rows], dtype=np.intp)
+    q = np.array([r[1] for r in rows], dtype=np.float64)
+    labeled = np.zeros(pool_size, dtype=bool)
+    by_pos: list[Any] = [None] * pool_size
+    for p, lab in c.execute("SELECT position, label FROM labels"):
+        labeled[p] = True
+        by_pos[p] = lab
+    return draws, q, labeled, by_pos
+
+
+def _labeled_prefix(draws: NDArray[np.intp], labeled: NDArray[np.bool_]) -> int:
+    """Length of the longest prefix of the draws whose instances are all labeled."""
+    return _first_true_run(labeled[draws]) if draws.size else 0
+
+
+def _label_array(stored: StoredPlan, by_pos: list[Any], idx: NDArray[np.intp]) -> NDArray[Any]:
+    if stored.plan.ranking:  # one array of grades per draw (in the stored item order)
+        parsed = {p: np.asarray(json.loads(by_pos[p]), np.int64) for p in set(idx.tolist())}
+        out = np.empty(idx.shape[0], dtype=object)
+        for j, p in enumerate(idx.tolist()):
+            out[j] = parsed[p]
+        return out
+    vals = [by_pos[i] for i in idx.tolist()]
+    if stored.plan.label_space is None:
+        return np.array(vals, dtype=np.float64)
+    if stored.plan.label_space and isinstance(stored.plan.label_space[0], int):
+        return np.array(vals, dtype=np.int64)
+    return np.array(vals, dtype=stored.predictives[0].labels.dtype)
+
+
+def _data(
+    store: StoreFile, stored: StoredPlan
+) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[Any]]:
+    """The labeled prefix: pool positions, each draw's q, the labels."""
+    draws, q, labeled, by_pos = store.read(lambda c: _snapshot(c, stored.plan.pool_size))
+    n = _labeled_prefix(draws, labeled)
+    idx = draws[:n]
+    return idx, q[:n], _label_array(stored, by_pos, idx)
+
+
+def _sample(
+    stored: StoredPlan, idx: NDArray[np.intp], dq: NDArray[np.float64], y: NDArray[Any]
+) -> dict[str, Any]:
+    """A result's fields describing the sample: the labeling cost of its distinct instances,
+    the plan's budget and method, the draws, their q and their labels (a ranked pool's grades
+    flat, with each draw's offsets, as :func:`~activeeval.evaluate` reports them)."""
+    labels, offsets = _flat_grades(y) if stored.plan.ranking else (y, None)
+    return {
+        "cost": float(stored.price[np.unique(idx)].sum()),
+        "budget": stored.plan.budget,
+        "method": stored.plan.method,
+        "indices": idx,
+        "q": dq,
+        "labels": labels,
+        "label_offsets": offsets,
+    }
+
+
+def _flat_grades(y: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """A ranked pool's labels (one grade array per draw) as flat grades and offsets."""
+    lens = np.fromiter((a.shape[0] for a in y), dtype=np.int64, count=y.shape[0])
+    offsets = np.zeros(lens.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    flat = np.concatenate(list(y)) if y.shape[0] else np.empty(0, np.int64)
+    return flat, offsets
+
+
+# ------------------------------------------------------------------------- estimates
+def _check_estimator(
+    stored: StoredPlan, estimator: str | None, features: ArrayLike | None, bandwidth: float
+) -> str:
+    """The estimator to report (the plan's unless overridden), with ``features`` checked
+    for it."""
+    how = (
+        stored.plan.estimator
+        if estimator is None
+        else check_option(estimator, ESTIMATORS, "estimator")
+    )
+    where = "ranking pools" if stored.plan.ranking else ""
+    if how == "snis" and not where:
+        where = "estimator='snis'"
+    _check_features(features, bandwidth, stored.plan.pool_size, where)
+    return how
+
+
+def estimate(
+    store: StoreFile,
+    stored: StoredPlan,
+    model: int,
+    estimator: str | None,
+    features: ArrayLike | None,
+    bandwidth: float,
+) -> EvaluationResult:
+    """:meth:`Session.estimate <activeeval.Session.estimate>` on the stored labels."""
+    if not 0 <= model < stored.plan.n_models:
+        raise ShapeError(f"model: must be in [0, {stored.plan.n_models}), got {model}.")
+    how = _check_estimator(stored, estimator, features, bandwidth)
+    idx, dq, y = _data(store, stored)
+    return _estimate_on(stored, idx, dq, y, model, how, features, bandwidth)
+
+
+def _estimate_on(
+    stored: StoredPlan,
+    idx: NDArray[np.intp],
+    dq: NDArray[np.float64],
+    y: NDArray[Any],
+    model: int,
+    estimator: str,
+    features: ArrayLike | None = None,
+    bandwidth: float = DEFAULT_BANDWIDTH,
+) -> EvaluationResult:
+    lv = stored.plan.level
+    meas = stored.measure
+    sample = _sample(stored, idx, dq, y)
+    if idx.size == 0:
+        nan = math.nan
+        return EvaluationResult(
+            nan, nan, (nan, nan), lv, 0, 0, measure=meas.name, inference=None, **sample
+        )
+    interval = "wald"
+    if stored.plan.ranking:  # as evaluate (one ranker) / compare (two) on a ranked pool
+        values = _query_values(stored, idx, sample["labels"], sample["label_offsets"])[model]
+        pool = _ranking_moments(stored)[model] if estimator == "assisted" else None
+        est = _ranking_estimate(
+            meas, stored.predictives[model], idx, values, stored.q, stored.pw, lv, estimator,
+            pool,
+        )  # fmt: skip
+    else:
+        pred = stored.predictives[model]
+        est, interval = _static_estimate(
+            meas, pred, idx, y, stored.q, stored.pw, lv, estimator, features, bandwidth,
+            census=_census(meas, pred, idx, y, stored.pw, lv),
+        )  # fmt: skip
+    value, ci = _reported(est, lv, interval, meas)
+    return EvaluationResult(
+        estimate=value,
+        stderr=est.stderr,
+        ci=ci,
+        level=lv,
+        n_labels=est.n_labels,
+        n_draws=est.n_draws,
+        measure=est.measure,
+        inference=est,
+        interval=interval,
+        value_range=meas.value_range,
+        **sample,
+    )
+
+
+def _ranking_moments(stored: StoredPlan) -> list[Any]:
+    """Each ranker's control-variate pool moments (computed once per open session): its own
+    grade model's for one ranker, the mixture of both for two (as evaluate / compare)."""
+    if stored.moments is None:
+        rels = stored.predictives
+        stored.moments = (
+            _ranking_pair_pools(rels[0], rels[1], stored.measure, stored.pw)
+            if len(rels) == 2
+            else [_value_pool(ranking_expectation(rels[0], stored.measure), stored.pw)]
+        )
+    return list(stored.moments)
+
+
+def _query_values(
+    stored: StoredPlan, idx: NDArray[np.intp], flat: NDArray[np.int64], offsets: NDArray[np.int64]
+) -> list[NDArray[np.float64]]:
+    """Per-draw ranking values ℓ(r(x), y) of every ranker (eq. 6.9) from the stored
+    grades (a comparison's in ranking_union order)."""
+    if len(stored.predictives) == 1:
+        return [ranking_values(stored.measure, flat, offsets)]
+    a, b = ranking_pair_values(
+        stored.predictives[0], stored.predictives[1], stored.measure, idx, flat
+    )
+    return [a, b]
+
+
+def compare(
+    store: StoreFile,
+    stored: StoredPlan,
+    estimator: str | None,
+    features: ArrayLike | None,
+    bandwidth: float,
+) -> ComparisonResult:
+    """:meth:`Session.compare <activeeval.Session.compare>` on the stored labels."""
+    if stored.plan.n_models < 2:
+        raise ShapeError("compare: this session evaluates one model; use estimate() instead.")
+    how = _check_estimator(stored, estimator, features, bandwidth)
+    idx, dq, y = _data(store, stored)
+    return _compare_on(stored, idx, dq, y, how, features, bandwidth)
+
+
+def _compare_on(
+    stored: StoredPlan,
+    idx: NDArray[np.intp],
+    dq: NDArray[np.float64],
+    y: NDArray[Any],
+    estimator: str,
+    features: ArrayLike | None = None,
+    bandwidth: float = DEFAULT_BANDWIDTH,
+) -> ComparisonResult:
+    lv = stored.plan.level
+    k = stored.plan.n_models
+    meas = stored.measure
+    sample = _sample(stored, idx, dq, y)
+    if idx.size == 0:
+        nan = math.nan
+        return ComparisonResult(
+            nan, nan, nan, (nan, nan), 0, np.full(k, nan), lv, 0, 0, measure=meas.name,
+            comparison=None, **sample,
+        )  # fmt: skip
+    if stored.plan.ranking:  # two rankers, as compare on a ranked pool
+        values = _query_values(stored, idx, sample["labels"], sample["label_offsets"])
+        pools = _ranking_moments(stored) if estimator == "assisted" else None
+        c = _ranking_comparison(
+            meas, idx, (values[0], values[1]), stored.q, stored.pw, lv, estimator, pools,
+            census=True,
+        )  # fmt: skip
+        diff, se, pv, best, est, cmp = (
+            c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c,
+        )  # fmt: skip
+    else:
+        diff, se, pv, best, est, cmp = _compare_sample(
+            meas, stored.predictives, y, idx, stored.q, stored.pw, 1.0, lv, estimator, True,
+            features, bandwidth,
+        )  # fmt: skip
+    z = float(stats.norm.isf((1 - lv) / 2))
+    nan_ci = (math.nan, math.nan)
+    ci = nan_ci if math.isnan(diff) else (float(diff - z * se), float(diff + z * se))
+    return ComparisonResult(
+        float(diff), float(se), float(pv), ci, int(best), np.asarray(est, dtype=float), lv,
+        cmp.n_labels, cmp.n_draws, measure=cmp.measure, comparison=cmp, **sample,
+    )  # fmt: skip
+
+
+def trajectory(
+    store: StoreFile,
+    stored: StoredPlan,
+    max_points: int,
+    estimator: str | None,
+    features: ArrayLike | None,
+    bandwidth: float,
+) -> pd.DataFrame:
+    """:meth:`Session.trajectory <activeeval.Session.trajectory>` on the stored labels."""
+    how = _check_estimator(stored, estimator, features, bandwidth)
+    idx, dq, y = _data(store, stored)
+    if idx.size == 0:
+        return pd.DataFrame(
+            columns=["n_labels", "cost", "n_draws", "estimate", "stderr", "low", "high"]
+        )
+    _, first = np.unique(idx, return_index=True)
+    first = np.sort(first)
+    ends = np.append(first[1:], idx.shape[0])  # prefix j holds the first j + 1 instances
+    spent = np.cumsum(stored.price[idx[first]])
+    pick = np.unique(
+        np.linspace(0, ends.shape[0] - 1, min(max_points, ends.shape[0])).round().astype(int)
+    )
+
+    def at(n: int) -> dict[str, float]:
+        if stored.plan.n_models == 1:
+            e = _estimate_on(stored, idx[:n], dq[:n], y[:n], 0, how, features, bandwidth)
+            return {"estimate": e.estimate, "stderr": e.stderr, "low": e.ci[0], "high": e.ci[1]}
+        cm = _compare_on(stored, idx[:n], dq[:n], y[:n], how, features, bandwidth)
+        return {"estimate": cm.difference, "stderr": cm.stderr, "low": cm.ci[0],
+                "high": cm.ci[1], "p_value": cm.p_value}  # fmt: skip
+
+    ns = [int(ends[j]) for j in pick.tolist()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedEstimateWarning)
+        warnings.simplefilter("ignore", DegenerateIntervalWarning)
+        # With features, one kernel pass serves every point's smoother but the last.
+        points = [at(n) for n in ns] if features is None else _batched_smoother(at, ns)
+    rows = [
+        {"n_labels": j + 1, "cost": float(spent[j]), "n_draws": n, **point}
+        for j, n, point in zip(pick.tolist(), ns, points, strict=True)
+    ]
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------- reporting
+def progress(store: StoreFile, stored: StoredPlan) -> SessionProgress:
+    """:meth:`Session.progress <activeeval.Session.progress>`."""
+
+    def read(c: sqlite3.Connection) -> tuple[Any, ...]:
+        cursor, finished = c.execute("SELECT cursor, finished FROM state").fetchone()
+        handed = np.array([r[0] for r in c.execute("SELECT position FROM handouts")], np.intp)
+        labeled = np.array([r[0] for r in c.execute("SELECT position FROM labels")], np.intp)
+        draws = np.array(
+            [
+                r[0]
+                for r in c.execute(
+                    "SELECT position FROM draws WHERE seq < ? ORDER BY seq", (cursor,)
+                )
+            ],
+            dtype=np.intp,
+        )
+        return cursor, finished, handed, labeled, draws
+
+    cursor, finished, handed, labeled, draws = store.read(read)
+    plan, price = stored.plan, stored.price
+    spent = float(price[labeled].sum())
+    committed = float(price[handed].sum())
+    mask = np.zeros(plan.pool_size, dtype=bool)
+    mask[labeled] = True
+    if finished is None:
+        # Finished in effect when no instance left to hand out is affordable.
+        left = np.ones(plan.pool_size, dtype=bool)
+        left[handed] = False
+        left &= stored.q > 0
+        room = _budget_room(plan.budget, committed)
+        if not left.any():
+            finished = "pool"
+        elif price[left].min() > room:
+            finished = "budget"
+    n_pending = int(handed.shape[0] - labeled.shape[0])
+    return SessionProgress(
+        n_labels=int(labeled.shape[0]),
+        cost_spent=spent,
+        committed=committed,
+        budget=plan.budget,
+        n_draws=int(cursor),
+        n_handed_out=int(handed.shape[0]),
+        n_pending=n_pending,
+        n_estimation_draws=_labeled_prefix(draws, mask),
+        finished=finished is not None,
+        complete=finished is not None and n_pending == 0,
+        stop_reason=finished,
+    )
+
+
+def labels_frame(store: StoreFile, stored: StoredPlan) -> pd.DataFrame:
+    """:meth:`Session.labels_frame <activeeval.Session.labels_frame>`."""
+
+    def read(c: sqlite3.Connection) -> tuple[list[Any], list[int]]:
+        rows = c.execute(
+            "SELECT h.position, l.label, l.annotator, l.recorded_at, h.batch, h.seq, "
+            "h.rank FROM (SELECT position, batch, seq, ROW_NUMBER() OVER (ORDER BY seq) "
+            "AS rank FROM handouts) h JOIN labels l ON l.position = h.position ORDER BY h.seq"
+        ).fetchall()
+        cursor = int(c.execute("SELECT cursor FROM state").fetchone()[0])
+        draws = [r[0] for r in c.execute("SELECT position FROM draws WHERE seq < ?", (cursor,))]
+        return rows, draws
+
+    rows, draws = store.read(read)
+    counts = np.bincount(np.asarray(draws, dtype=np.intp), minlength=stored.plan.pool_size)
+    pos = np.array([r[0] for r in rows], dtype=np.intp)
+    frame = pd.DataFrame(
+        {
+            "id": pd.Series([_py(v) for v in stored.ids[pos].tolist()], dtype=object),
+            "label": [r[1] for r in rows],
+            "annotator": [r[2] for r in rows],
+            "timestamp": [r[3] for r in rows],
+            "order": [r[6] for r in rows],
+            "batch": [r[4] for r in rows],
+            "first_draw": [r[5] for r in rows],
+            "times_drawn": counts[pos],
+            "q": stored.q[pos],
+            "session_id": stored.plan.session_id,
+        }
+    )
+    if not stored.plan.ranking:
+        return frame
+    keys, offsets = stored.grade_keys, stored.grade_offsets
+    assert keys is not None and offsets is not None
+    grades = [json.loads(v) for v in frame.pop("label")]
+    items = [[_py(k) for k in keys[offsets[p] : offsets[p + 1]].tolist()] for p in pos]
+    frame.insert(1, "item", pd.Series(items, dtype=object))
+    frame.insert(2, "grade", pd.Series(grades, dtype=object))
+    frame = frame.explode(["item", "grade"], ignore_index=True)
+    frame["grade"] = frame["grade"].astype(np.int64)
+    return frame
+
+
+def audit_frame(store: StoreFile, stored: StoredPlan) -> pd.DataFrame:
+    """:meth:`Session.audit_frame <activeeval.Session.audit_frame>`."""
+    rows = store.read(
+        lambda c: c.execute(
+            "SELECT at, action, position, old_label, new_label, old_annotator, annotator "
+            "FROM audit ORDER BY event"
+        ).fetchall()
+    )
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            "at",
+            "action",
+            "position",
+            "old_label",
+            "new_label",
+            "old_annotator",
+            "annotator",
+        ],
+    )
+    frame.insert(2, "id", [_py(v) for v in stored.ids[frame.pop("position").to_numpy(int)]])
+    return frame

@@ -1,0 +1,112 @@
+"""The file formats through :mod:`activeeval.io` alone, without the command line: pool files to
+the predictive distributions, ids and costs a session or campaign takes, labels files to the
+frame ``Session.record`` takes, features files in a pool's id order, and tables written.
+
+Error messages and atomic writes are tested through the command line (test_cli.py,
+test_error_paths.py), which reads and writes every file through this module.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import activeeval.io as aio
+from activeeval.errors import OutputFileError
+from activeeval.io import (
+    read_features_file,
+    read_labels_file,
+    read_pool_file,
+    read_pools,
+    write_table,
+)
+from activeeval.predictive import Categorical
+
+
+def _written(path: Path) -> pd.DataFrame:
+    """A CSV file's ids and the doubles it holds (Python's float(), correctly rounded)."""
+    frame = pd.read_csv(path, dtype=str)
+    return frame.apply(lambda c: c.astype("int64") if c.name == "id" else c.map(float))
+
+
+def test_the_module_does_not_need_the_command_line() -> None:
+    tree = ast.parse(Path(aio.__file__).read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {m for m in imported if m.split(".")[0] == "click" or m.endswith("cli")}
+
+
+def test_a_pool_file_is_the_frame_written(task: dict[str, Path]) -> None:
+    pool = read_pool_file(task["a"])
+    frame = _written(task["a"])
+    assert isinstance(pool.predictive, Categorical)
+    assert pool.ids.dtype == np.int64 and pool.ids.tolist() == frame["id"].tolist()
+    assert pool.predictive.labels.tolist() == [0, 1]
+    assert np.array_equal(pool.predictive.proba, frame[["p_0", "p_1"]].to_numpy())
+    assert pool.costs is None and pool.item_text is None
+    assert pool.row_label == "line" and pool.rows.tolist() == list(range(2, 302))  # header: 1
+    assert pool.path == task["a"]
+
+
+def test_pool_files_are_aligned_on_the_first_files_ids(
+    task: dict[str, Path], tmp_path: Path
+) -> None:
+    """A second model's file in another row and column order, with costs, comes back in the
+    first file's id and class order; one file gives the model itself as its predictions."""
+    b = _written(task["b"])
+    b["cost"] = np.linspace(1.0, 2.0, b.shape[0])
+    shuffled = b.sample(frac=1.0, random_state=0)[["p_1", "cost", "id", "p_0"]]
+    shuffled.to_csv(tmp_path / "b_shuffled.csv", index=False)
+
+    pools = read_pools([task["a"], tmp_path / "b_shuffled.csv"])
+    assert pools.ids.tolist() == _written(task["a"])["id"].tolist()
+    assert pools.names == [str(task["a"]), str(tmp_path / "b_shuffled.csv")]
+    assert pools.predictions is pools.predictives and len(pools.predictives) == 2
+    second = pools.predictives[1]
+    assert isinstance(second, Categorical) and second.labels.tolist() == [0, 1]
+    assert np.array_equal(second.proba, b[["p_0", "p_1"]].to_numpy())
+    assert pools.costs is not None and np.array_equal(pools.costs, b["cost"].to_numpy())
+    assert pools.files[1].ids.tolist() == shuffled["id"].tolist()  # as read, before alignment
+
+    one = read_pools([task["a"]])
+    assert one.predictions is one.predictives[0] and one.costs is None
+
+
+def test_a_labels_file_is_read_as_written(task: dict[str, Path], tmp_path: Path) -> None:
+    """CSV cells stay the text written (stripped), indexed by line; the same table written as
+    Parquet is indexed by row; a session_id column is kept, other columns are dropped."""
+    frame, row_label = read_labels_file(task["truth"])
+    truth = pd.read_csv(task["truth"])
+    assert row_label == "line" and list(frame.columns) == ["id", "label"]
+    assert frame.index.tolist() == list(range(2, 2 + truth.shape[0]))
+    assert frame["id"].tolist() == truth["id"].astype(str).tolist()
+    assert frame["label"].tolist() == truth["label"].astype(str).tolist()
+
+    extra = truth.assign(annotator="ann", session_id="s-1")
+    write_table(extra, tmp_path / "labels.parquet")
+    frame, row_label = read_labels_file(tmp_path / "labels.parquet")
+    assert row_label == "row" and list(frame.columns) == ["id", "label", "session_id"]
+    assert frame.index.tolist() == list(range(1, 1 + truth.shape[0]))
+    assert frame["label"].tolist() == truth["label"].tolist()
+
+
+def test_a_features_file_is_put_in_the_pools_id_order(
+    task: dict[str, Path], tmp_path: Path
+) -> None:
+    ids = read_pool_file(task["a"]).ids
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(ids.shape[0], 2))
+    frame = pd.DataFrame({"x1": x[:, 0], "id": ids, "x2": x[:, 1]})
+    frame.iloc[::-1].to_csv(tmp_path / "features.csv", index=False)  # rows in another order
+    assert np.array_equal(read_features_file(tmp_path / "features.csv", ids), x)
+
+
+def test_write_table_refuses_a_name_of_another_type(task: dict[str, Path], tmp_path: Path) -> None:
+    before = sorted(tmp_path.iterdir())
+    with pytest.raises(OutputFileError, match=r"out\.xlsx: must end in \.csv, \.parquet or \.pq"):
+        write_table(_written(task["truth"]), tmp_path / "out.xlsx")
+    assert sorted(tmp_path.iterdir()) == before
