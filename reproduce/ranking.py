@@ -163,7 +163,7 @@ def _assisted_runs(
             ir = idx[pos]
             parts = [_value_terms(x[ir], pl, ir) for x, pl in zip(values, pools, strict=True)]
             if len(parts) == 1:
-                a: Any = _estimate_from_terms(v, *parts[0], None, idx, 0.95, qv, fpc)
+                a: Any = _estimate_from_terms(v, parts[0], None, idx, 0.95, qv, fpc)
             else:
                 a = _paired_from_terms(v, [parts], None, idx, 0.95, qv, fpc)
             est[r, j] = a.estimate if len(parts) == 1 else a.difference

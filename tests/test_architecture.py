@@ -8,6 +8,7 @@ never import each other. The installed package never imports the research code o
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,25 @@ def test_nothing_in_the_repository_reads_a_moved_name_from_the_top_level() -> No
         if f.name == "test_architecture.py":
             continue
         assert not attr.search(text) and not imported.search(text), f
+
+
+def _documented_floors() -> dict[str, int]:
+    """docs/architecture.md's table: floor -> modules (``pkg/`` is every module of pkg)."""
+    table = (SRC.parents[1] / "docs" / "architecture.md").read_text()
+    out: dict[str, int] = {}
+    for floor, cell in re.findall(r"^\| (\d+) \| (.+?) \|", table, re.M):
+        for name in re.findall(r"`([\w/]+)`", cell):
+            mod = "activeeval" if name == "__init__" else "activeeval." + name.replace("/", ".")
+            if name.endswith("/"):
+                out |= dict.fromkeys((m for m in FLOORS if m.startswith(mod)), int(floor))
+                out[mod.rstrip(".")] = int(floor)
+            else:
+                out[mod] = int(floor)
+    return out
+
+
+def test_the_module_map_draws_the_floors_the_test_enforces() -> None:
+    documented = _documented_floors()
+    assert {m: int(f) for m, f in FLOORS.items() if m != "activeeval.estimators"} == {
+        m: f for m, f in documented.items() if m != "activeeval.estimators"
+    }

@@ -157,8 +157,9 @@ class _LabelBook:
 
 
 class _GradeBook(_LabelBook):
-    """Labels of ranked queries. A query's label is the vector of its items' grades, so the
-    book keys each labeled query to a handle into the stored grades (flat, query after query).
+    """Labels of ranked queries. A query's label is the vector of its items' grades: the book
+    holds one int64 grade array per labeled query (an object array per :meth:`lookup`), and
+    :func:`_flat_grades` turns them into a result's flat grades and offsets.
 
     ``lengths[i]`` is the number of items to label for query i: its list (one ranker) or the
     union of both lists (:func:`~activeeval.ranking.ranking_union` order, comparisons)."""
@@ -166,12 +167,9 @@ class _GradeBook(_LabelBook):
     def __init__(self, lengths: NDArray[np.int64], n_grades: int) -> None:
         super().__init__(lengths.shape[0])
         self.lengths, self.n_grades = lengths, n_grades
-        self.chunks: list[NDArray[np.int64]] = []
-        self.handle_len: list[NDArray[np.int64]] = []
-        self.count = 0
 
-    def accept(self, got: Any, idx: NDArray[np.intp]) -> NDArray[np.intp]:
-        """Validate the oracle's grades for the queries ``idx`` and store them; return handles."""
+    def accept(self, got: Any, idx: NDArray[np.intp]) -> NDArray[np.object_]:
+        """The oracle's grades for the queries ``idx``, validated: one array per query."""
         lens = self.lengths[idx]
         if isinstance(got, list | tuple) and len(got) and np.ndim(got[0]) > 0:
             # One array per query: a loop over the oracle's answer, not over the pool.
@@ -206,33 +204,36 @@ class _GradeBook(_LabelBook):
                 f"oracle: grades must be integers 0, ..., {self.n_grades - 1} (the relevance "
                 f"model's grade scale), got values such as {y[:5].tolist()}."
             )
-        self.chunks.append(y.astype(np.int64))
-        self.handle_len.append(lens)
-        handles = np.arange(self.count, self.count + idx.shape[0], dtype=np.intp)
-        self.count += idx.shape[0]
-        return handles
-
-    def grades(self, handles: NDArray[np.intp]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Flat grades and offsets of the labeled queries behind ``handles`` (in that order)."""
-        if not self.chunks:
-            return np.empty(0, np.int64), np.zeros(handles.shape[0] + 1, np.int64)
-        flat = np.concatenate(self.chunks)
-        hl = np.concatenate(self.handle_len)
-        starts = np.zeros(hl.shape[0], dtype=np.int64)
-        np.cumsum(hl[:-1], out=starts[1:])
-        lens = hl[handles]
-        offsets = np.zeros(handles.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        pos = np.repeat(starts[handles] - offsets[:-1], lens) + np.arange(offsets[-1])
-        return flat[pos], offsets
+        return _grade_rows(y.astype(np.int64), _offsets(lens))
 
     def export(self) -> tuple[NDArray[np.intp], Any]:
         """(query indices, list of each query's grade array) — nothing is lost on a failure."""
-        idx, handles = self.acquired()
-        if idx.size == 0:
-            return idx, []
-        flat, offsets = self.grades(handles.astype(np.intp))
-        return idx, np.split(flat, offsets[1:-1])
+        idx, rows = self.acquired()
+        return idx, list(rows)
+
+
+def _offsets(lengths: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Offsets of consecutive runs of these lengths: 0, l₀, l₀ + l₁, …"""
+    offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+def _grade_rows(flat: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArray[np.object_]:
+    """Flat grades as one array per query (an object array; the inverse of
+    :func:`_flat_grades`)."""
+    rows = np.empty(offsets.shape[0] - 1, dtype=object)
+    for j in range(rows.shape[0]):  # element by element: equal lengths must not broadcast
+        rows[j] = flat[offsets[j] : offsets[j + 1]]
+    return rows
+
+
+def _flat_grades(rows: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Ranked labels (one grade array per draw) as flat grades and each draw's offsets — the
+    ``labels`` and ``label_offsets`` a ranked pool's result reports."""
+    lens = np.fromiter((a.shape[0] for a in rows), dtype=np.int64, count=rows.shape[0])
+    flat = np.concatenate(list(rows)) if rows.shape[0] else np.empty(0, np.int64)
+    return flat, _offsets(lens)
 
 
 Check = Callable[[Any, NDArray[np.intp]], NDArray[Any]]

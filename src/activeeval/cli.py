@@ -238,6 +238,7 @@ def session_init(
     estimator: str,
 ) -> None:
     """Plan a campaign: read the pool file(s) and create STORE."""
+    from .estimators.report import pool_class
     from .ranking import DCG, ERR
     from .session import Session
 
@@ -280,7 +281,7 @@ def session_init(
             pos = f" (positive class {plan.pos_label!r})" if plan.pos_label is not None else ""
             click.echo(
                 f"created {store}: {what}{pos}, pool of {plan.pool_size} "
-                f"{'queries' if plan.ranking else 'instances'}, method "
+                f"{pool_class(s.predictives).unit}, method "
                 f"{plan.method}, estimator {plan.estimator}, budget "
                 f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)}, "
                 f"seed {plan.seed}\nsession id {plan.session_id}\n"

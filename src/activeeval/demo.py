@@ -414,8 +414,8 @@ def _runs(
         base = [(wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool)]
         if z is None:
             a = _estimate_from_terms(
-                v, wl_all[ir], w_all[ir], pool.m_num[ir], pool.m_den[ir], pool,
-                lam_fixed, idx, 0.95, meas, fpc, assisted or finite, assisted or finite,
+                v, base[0], lam_fixed, idx, 0.95, meas, fpc, assisted or finite,
+                assisted or finite,
             )  # fmt: skip
         else:
             by_source, dropped = _with_smoother(z, [base], base, ir, p_dom, DEFAULT_BANDWIDTH,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,23 +65,30 @@ def _check_batch_size(
         )
 
 
-def _run_in_batches(
-    acq: _Acquisition,
-    batch: float,
-    budget: float,
-    predictive: Predictive,
-    meas: Measure,
-    method: str,
-    costs: NDArray[np.float64] | None,
-    pool_weights: ArrayLike | None,
-    floor: float,
-    mix: float,
-) -> None:
+@dataclass(frozen=True)
+class Replanning:
+    """How batch-adaptive sampling recomputes q after a batch: ``method``'s q for the model's
+    ``predictive`` distribution recalibrated on the labels so far, for the losses and weights
+    of its own predictions under ``measure``, with the campaign's costs, test distribution
+    and safeguards (:func:`~activeeval.sampling.sampling_distribution`)."""
+
+    predictive: Predictive
+    measure: Measure
+    method: str
+    costs: NDArray[np.float64] | None
+    pool_weights: ArrayLike | None
+    floor: float
+    mix: float
+
+
+def _run_in_batches(acq: _Acquisition, batch: float, budget: float, replan: Replanning) -> None:
     """Batch-adaptive Algorithm 2: recalibrate on the labels so far, recompute q, go on. The
     recalibrated distribution stands in for p(y | x) only: the losses and weights stay those
     of the evaluated model's predictions f (precision's q lives on f's predicted positives;
     the recalibrated model's would leave some of them at q = 0, a bias)."""
-    pw = pool_distribution(predictive.n, pool_weights)
+    r = replan
+    predictive = r.predictive
+    pw = pool_distribution(predictive.n, r.pool_weights)
     f = predictive.point_prediction()
     target = 0.0
     while True:
@@ -100,8 +108,8 @@ def _run_in_batches(
         with warnings.catch_warnings():  # undefined under the recalibrated model: q falls back
             warnings.simplefilter("ignore", UndefinedEstimateWarning)  # (the estimate warns)
             q = sampling_distribution(
-                method, current, meas, costs=costs, pool_weights=pool_weights, floor=floor,
-                mix=mix, prediction=f,
+                r.method, current, r.measure, costs=r.costs, pool_weights=r.pool_weights,
+                floor=r.floor, mix=r.mix, prediction=f,
             )  # fmt: skip
         acq.switch(q)
 

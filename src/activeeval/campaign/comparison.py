@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from .._validation import (
     check_budget,
@@ -18,21 +17,17 @@ from .._validation import (
     check_random_state,
     pool_distribution,
 )
-from ..acquisition import (
-    _label_check,
-)
 from ..errors import (
     ShapeError,
 )
 from ..estimators.report import (
-    _check_features,
-    _compare_sample,
+    PlainPool,
+    RankedPool,
     _no_features,
 )
 from ..estimators.smoother import DEFAULT_BANDWIDTH
 from ..measures import Measure, get_measure
 from ..methods import (
-    COMPARISON_METHODS,
     DEFAULT_MIX,
     ESTIMATORS,
 )
@@ -45,7 +40,14 @@ from ..sampling import (
     comparison_distribution,
 )
 from .ranked import _compare_ranking, _is_ranking
-from .steps import Oracle, _Acquisition, _bar, _run_comparison
+from .steps import (
+    CampaignSettings,
+    Oracle,
+    _Acquisition,
+    _bar,
+    _comparison_result,
+    _run_comparison,
+)
 
 
 def compare(
@@ -134,11 +136,12 @@ def compare(
     Thesis Algorithm 3, Thm 5.1, Cor. 5.1–5.2, eq. 5.16, Table 5.1.
     """
     if _is_ranking(predictions):
-        _no_features(features, "ranking pools")
-        return _compare_ranking(
-            list(predictions), oracle, measure, budget, method, costs, level, random_state,
-            pool_weights, mix, sequential, alpha, step, estimator, max_draws, progress,
+        _no_features(features, RankedPool.refuses_features)
+        settings = CampaignSettings(
+            budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
+            progress, sequential, alpha, step,
         )  # fmt: skip
+        return _compare_ranking(list(predictions), oracle, measure, settings)
     preds = [as_predictive(p, f"predictions[{k}]") for k, p in enumerate(predictions)]
     if len(preds) < 2:
         raise ShapeError(f"predictions: need at least two models to compare, got {len(preds)}.")
@@ -148,13 +151,13 @@ def compare(
                 f"predictions[{idx}]: covers {pr.n} instances, predictions[0] covers "
                 f"{preds[0].n}; all models must be evaluated on the same pool."
             )
-    method = check_option(method, COMPARISON_METHODS, "method")
+    method = check_option(method, PlainPool.compare_methods, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
     where = f"estimator={estimator!r}" if estimator == "snis" else ""
     if method == "active_neq":
         estimator = "snis"
         where = "method='active_neq' (the thesis's estimator)"
-    _check_features(features, bandwidth, preds[0].n, where)  # before any label is bought
+    PlainPool.check_features(features, bandwidth, preds[0].n, where)  # before any label
     meas = get_measure(measure, pos_label=pos_label).bind(Mixture(preds))
     if method == "active_neq" and not meas.regular:
         raise ShapeError(
@@ -174,41 +177,19 @@ def compare(
     )
     pw = pool_distribution(preds[0].n, pool_weights)
     support_mass = float(pw[qq > 0].sum()) if method == "active_neq" else 1.0
+    pool = PlainPool(preds, meas, pw)
+    rep = pool.reporting(qq, lv, estimator, features, bandwidth, support_mass)
+    book, check = pool.label_book()
     with _bar(b, lam, progress) as bar:
-        acq = _Acquisition(qq, oracle, _label_check(preds[0]), lam, rng, max_draws, bar)
+        acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
 
-        def p_value(draws: NDArray[np.intp]) -> tuple[float, float]:
-            y = acq.book.lookup(draws)
-            res = _compare_sample(
-                meas, preds, y, draws, qq, pw, support_mass, lv, estimator, False, features,
-                bandwidth,
-            )  # fmt: skip
-            return res[2], res[1]
+        def look(draws: NDArray[np.intp]) -> tuple[float, float]:
+            c = pool.compare(rep, draws, book.lookup(draws))
+            return c.p_value, c.stderr
 
-        draws, stopped_early = _run_comparison(acq, b, sequential, step, alpha, p_value)
+        draws, stopped_early = _run_comparison(acq, b, sequential, step, alpha, look)
     acq.warn_if_capped(b)
-    y = acq.book.lookup(draws)
-    diff, se, pv, best, est, cmp = _compare_sample(
-        meas, preds, y, draws, qq, pw, support_mass, lv, estimator, True, features, bandwidth
-    )
-    z = stats.norm.isf((1 - lv) / 2)
-    return ComparisonResult(
-        difference=diff,
-        stderr=se,
-        p_value=pv,
-        ci=(float(diff - z * se), float(diff + z * se)),
-        best=best,
-        estimates=est,
-        level=lv,
-        n_labels=int(acq.book.known.sum()),
-        n_draws=int(draws.shape[0]),
-        cost=acq.spent,
-        budget=b,
-        method=method,
-        measure=meas.name,
-        indices=draws,
-        q=qq[draws],
-        labels=y,
-        comparison=cmp,
-        stopped_early=stopped_early,
-    )
+    y = book.lookup(draws)
+    c = pool.compare(rep, draws, y, census=True)
+    sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws]}
+    return _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, stopped_early)

@@ -16,22 +16,14 @@ from .._validation import (
     check_safeguards,
     pool_distribution,
 )
-from ..acquisition import (
-    _label_check,
-)
 from ..errors import (
     ShapeError,
 )
-from ..estimators.assisted import assisted_estimate
-from ..estimators.inference import (
-    Estimate,
-    estimate,
-)
 from ..estimators.report import (
-    _census,
-    _check_features,
+    PlainPool,
+    RankedPool,
     _no_features,
-    _static_estimate,
+    _result_fields,
 )
 from ..estimators.smoother import DEFAULT_BANDWIDTH
 from ..measures import Measure, get_measure
@@ -39,7 +31,6 @@ from ..methods import (
     DEFAULT_FLOOR,
     DEFAULT_MIX,
     ESTIMATORS,
-    EVALUATE_METHODS,
 )
 from ..predictive import (
     as_predictive,
@@ -50,9 +41,9 @@ from ..sampling import (
     check_support,
     sampling_distribution,
 )
-from .batches import _check_batch_size, _run_in_batches
+from .batches import Replanning, _check_batch_size, _run_in_batches
 from .ranked import _evaluate_ranking, _is_ranking
-from .steps import Oracle, _Acquisition, _bar, _evaluation_result, _no_label_bought
+from .steps import CampaignSettings, Oracle, _Acquisition, _bar, _no_label_bought
 from .stratified import _check_strata, _stratified
 
 
@@ -175,19 +166,20 @@ def evaluate(
     Thesis Algorithm 2, Thm 4.1, Thm 4.2; Bennett & Carvalho (2010) for ``stratified``.
     """
     if _is_ranking(predictions):
-        _no_features(features, "ranking pools")
-        return _evaluate_ranking(
-            predictions, oracle, measure, budget, method, costs, level, random_state,
-            pool_weights, q, mix, estimator, batch_size, max_draws, progress,
+        _no_features(features, RankedPool.refuses_features)
+        settings = CampaignSettings(
+            budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
+            progress,
         )  # fmt: skip
+        return _evaluate_ranking(predictions, oracle, measure, settings, q, batch_size)
     predictive = as_predictive(predictions)
     meas = get_measure(measure, pos_label=pos_label).bind(predictive)
-    method = check_option(method, EVALUATE_METHODS, "method")
+    method = check_option(method, PlainPool.evaluate_methods, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
     check_safeguards(mix, floor)
     snis_or_strata = estimator == "snis" or (method == "stratified" and q is None)
     where = f"estimator={estimator!r}, method={method!r}" if snis_or_strata else ""
-    _check_features(features, bandwidth, predictive.n, where)  # before any label is bought
+    PlainPool.check_features(features, bandwidth, predictive.n, where)  # before any label
     lam = check_costs(costs, predictive.n)
     lv = check_level(level)
     b = check_budget(budget, lam)
@@ -213,39 +205,24 @@ def evaluate(
             qq = sampling_distribution(
                 method, predictive, meas, costs=lam, pool_weights=pool_weights, floor=floor, mix=mix
             )
-        acq = _Acquisition(qq, oracle, _label_check(predictive), lam, rng, max_draws, bar)
+            pw = pool_distribution(predictive.n, pool_weights)  # checked by q's planning
+        pool = PlainPool([predictive], meas, pw)
+        book, check = pool.label_book()
+        acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
         if batch_size is None:
             acq.run(b)
         else:
-            _run_in_batches(
-                acq, float(batch_size), b, predictive, meas, method, lam, pool_weights, floor, mix
-            )
+            replan = Replanning(predictive, meas, method, lam, pool_weights, floor, mix)
+            _run_in_batches(acq, float(batch_size), b, replan)
     acq.warn_if_capped(b)
     if acq.draws.size == 0:
         raise _no_label_bought(budget, lam)
-    draws, spent, draw_q = acq.draws, acq.spent, acq.draw_q
-    y = acq.book.lookup(draws)
-    pw = pool_distribution(predictive.n, pool_weights)
-    census = _census(meas, predictive, draws, y, pw, lv)  # once: it warns when undefined
-    if acq.switched and census is None:
-        # Batch-adaptive: q changed between batches, so every draw is weighted by the q it was
-        # drawn from (draw_q), in the with-replacement form. Without the ratio-bias
-        # correction, which assumes draws from one q: on email F1 at 200 labels in batches of
-        # 50 it turned a bias of +0.0015 into −0.0081 and raised the MAE by 0.0048 ± 0.0010
-        # (150 paired campaigns).
-        est: Estimate
-        if estimator == "assisted":
-            est = assisted_estimate(
-                meas, predictive, draws, y, draw_q, pool_weights=pw, level=lv,
-                bias_correction=False, features=features, bandwidth=bandwidth,
-            )  # fmt: skip
-        else:
-            est = estimate(
-                meas, predictive.take(draws), y, draw_q, p=pw[draws], indices=draws, level=lv
-            )
-        interval = "logit" if estimator == "assisted" and est.binary_loss else "wald"
-    else:
-        est, interval = _static_estimate(
-            meas, predictive, draws, y, qq, pw, lv, estimator, features, bandwidth, census=census
-        )
-    return _evaluation_result(est, lv, spent, b, method, draws, draw_q, y, meas, interval=interval)
+    draws = acq.draws
+    y = book.lookup(draws)
+    rep = pool.reporting(qq, lv, estimator, features, bandwidth)
+    # Batch-adaptive: q changed between batches, so every draw is weighted by its own q.
+    est, interval = pool.estimate(rep, 0, draws, y, acq.draw_q if acq.switched else None)
+    return EvaluationResult(
+        **_result_fields(rep, est, interval), cost=acq.spent, budget=b, method=method,
+        indices=draws, q=acq.draw_q, **pool.label_fields(y),
+    )  # fmt: skip

@@ -17,33 +17,22 @@ from .._validation import (
     check_random_state,
     pool_distribution,
 )
-from ..acquisition import (
-    _GradeBook,
-)
 from ..errors import (
     ShapeError,
 )
-from ..estimators.inference import (
-    Comparison,
-)
 from ..estimators.report import (
-    _ranking_comparison,
-    _ranking_estimate,
-    _ranking_pair_pools,
+    RankedPool,
+    _result_fields,
 )
 from ..methods import (
     ESTIMATORS,
-    RANKING_METHODS,
 )
 from ..ranking import (
     GradedRelevance,
     _bind_for_labels,
     _check_pair,
     ranking_distribution,
-    ranking_pair_values,
     ranking_query_costs,
-    ranking_union,
-    ranking_values,
 )
 from ..results import ComparisonResult, EvaluationResult
 from ..sampling import (
@@ -51,12 +40,12 @@ from ..sampling import (
     check_support,
 )
 from .steps import (
+    CampaignSettings,
     Oracle,
     _Acquisition,
     _bar,
-    _evaluation_result,
+    _comparison_result,
     _no_label_bought,
-    _p_and_se,
     _run_comparison,
 )
 
@@ -93,74 +82,56 @@ def _evaluate_ranking(
     rel: GradedRelevance,
     oracle: Oracle,
     measure: Any,
-    budget: float,
-    method: str,
-    costs: ArrayLike | None,
-    level: float,
-    random_state: Any,
-    pool_weights: ArrayLike | None,
+    settings: CampaignSettings,
     q: ArrayLike | None,
-    mix: float,
-    estimator: str,
     batch_size: float | None,
-    max_draws: int | None,
-    progress: bool | None,
 ) -> EvaluationResult:
     """:func:`evaluate` on a pool of ranked queries (thesis Sec. 6.2, Algorithm 2)."""
+    s = settings
     meas = _bind_for_labels(measure, rel)
-    method = check_option(method, RANKING_METHODS, "method")
-    estimator = check_option(estimator, ESTIMATORS, "estimator")
+    method = check_option(s.method, RankedPool.evaluate_methods, "method")
+    estimator = check_option(s.estimator, ESTIMATORS, "estimator")
     if batch_size is not None:
         raise ShapeError(
             "batch_size: batch-adaptive recalibration is not available for ranking pools; "
             "leave batch_size=None."
         )
     lam, b, lv, max_draws = _ranking_setup(
-        rel.n, costs, ranking_query_costs(rel), budget, level, oracle, max_draws
+        rel.n, s.costs, ranking_query_costs(rel), s.budget, s.level, oracle, s.max_draws
     )
-    pw = pool_distribution(rel.n, pool_weights)
+    pw = pool_distribution(rel.n, s.pool_weights)
     if q is not None:
         qq = check_distribution(q, "q", rel.n)
         check_support(qq, pw > 0)
     else:
         qq = ranking_distribution(
-            rel, meas, costs=lam, method=method, mix=mix, pool_weights=pool_weights
+            rel, meas, costs=lam, method=method, mix=s.mix, pool_weights=s.pool_weights
         )
-    book = _GradeBook(rel.lengths, rel.n_grades)
-    rng = check_random_state(random_state)
-    with _bar(b, lam, progress) as bar:
-        acq = _Acquisition(qq, oracle, book.accept, lam, rng, max_draws, bar, book=book)
+    pool = RankedPool([rel], meas, pw)
+    book, check = pool.label_book()
+    rng = check_random_state(s.random_state)
+    with _bar(b, lam, s.progress) as bar:
+        acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
         acq.run(b)
     acq.warn_if_capped(b, stacklevel=4)  # from evaluate
     if acq.draws.size == 0:
-        raise _no_label_bought(budget, lam)
-    draws, draw_q = acq.draws, acq.draw_q
-    flat, offsets = book.grades(book.lookup(draws))
-    values = ranking_values(meas, flat, offsets)
-    est = _ranking_estimate(meas, rel, draws, values, qq, pw, lv, estimator)
-    return _evaluation_result(est, lv, acq.spent, b, method, draws, draw_q, flat, meas, offsets)
+        raise _no_label_bought(s.budget, lam)
+    draws = acq.draws
+    y = book.lookup(draws)
+    rep = pool.reporting(qq, lv, estimator)
+    est, interval = pool.estimate(rep, 0, draws, y)
+    return EvaluationResult(
+        **_result_fields(rep, est, interval), cost=acq.spent, budget=b, method=method,
+        indices=draws, q=acq.draw_q, **pool.label_fields(y),
+    )  # fmt: skip
 
 
 def _compare_ranking(
-    rels: Sequence[GradedRelevance],
-    oracle: Oracle,
-    measure: Any,
-    budget: float,
-    method: str,
-    costs: ArrayLike | None,
-    level: float,
-    random_state: Any,
-    pool_weights: ArrayLike | None,
-    mix: float,
-    sequential: bool,
-    alpha: float,
-    step: float | None,
-    estimator: str,
-    max_draws: int | None,
-    progress: bool | None,
+    rels: Sequence[GradedRelevance], oracle: Oracle, measure: Any, settings: CampaignSettings
 ) -> ComparisonResult:
     """:func:`compare` for two rankers on a pool of queries (thesis Sec. 6.2, Algorithm 3):
     the union of both lists is labeled; the paired test runs on per-query values."""
+    s = settings
     if len(rels) != 2:
         raise ShapeError(
             f"predictions: ranking comparisons take exactly two rankers, got {len(rels)}; "
@@ -168,52 +139,32 @@ def _compare_ranking(
         )
     rel1, rel2 = _check_pair(rels[0], rels[1])
     meas = _bind_for_labels(measure, rel1, rel2)
-    method = check_option(method, RANKING_METHODS, "method")
-    estimator = check_option(estimator, ESTIMATORS, "estimator")
-    alpha = check_level(alpha, "alpha")
+    method = check_option(s.method, RankedPool.compare_methods, "method")
+    estimator = check_option(s.estimator, ESTIMATORS, "estimator")
+    alpha = check_level(s.alpha, "alpha")
     lam, b, lv, max_draws = _ranking_setup(
-        rel1.n, costs, ranking_query_costs(rel1, rel2), budget, level, oracle, max_draws
+        rel1.n, s.costs, ranking_query_costs(rel1, rel2), s.budget, s.level, oracle, s.max_draws
     )
-    pw = pool_distribution(rel1.n, pool_weights)
+    pw = pool_distribution(rel1.n, s.pool_weights)
     qq = ranking_distribution(
-        [rel1, rel2], meas, costs=lam, method=method, mix=mix, pool_weights=pool_weights
+        [rel1, rel2], meas, costs=lam, method=method, mix=s.mix, pool_weights=s.pool_weights
     )
-    union_offsets = ranking_union(rel1, rel2)[1]
-    book = _GradeBook(np.diff(union_offsets), rel1.n_grades)
-    pools = _ranking_pair_pools(rel1, rel2, meas, pw) if estimator == "assisted" else None
+    pool = RankedPool([rel1, rel2], meas, pw)
+    book, check = pool.label_book()
+    rep = pool.reporting(qq, lv, estimator)
+    if estimator == "assisted":
+        pool.moments()  # the control variate's pool moments, before any label is bought
 
-    def test(draws: NDArray[np.intp], census: bool = False) -> Comparison:
-        flat, _ = book.grades(book.lookup(draws))
-        values = ranking_pair_values(rel1, rel2, meas, draws, flat)
-        return _ranking_comparison(meas, draws, values, qq, pw, lv, estimator, pools, census)
+    def look(draws: NDArray[np.intp]) -> tuple[float, float]:
+        c = pool.compare(rep, draws, book.lookup(draws))
+        return c.p_value, c.stderr
 
-    rng = check_random_state(random_state)
-    with _bar(b, lam, progress) as bar:
-        acq = _Acquisition(qq, oracle, book.accept, lam, rng, max_draws, bar, book=book)
-        draws, stopped_early = _run_comparison(
-            acq, b, sequential, step, alpha, lambda d: _p_and_se(test(d))
-        )
+    rng = check_random_state(s.random_state)
+    with _bar(b, lam, s.progress) as bar:
+        acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
+        draws, stopped_early = _run_comparison(acq, b, s.sequential, s.step, alpha, look)
     acq.warn_if_capped(b, stacklevel=4)  # from compare
-    c = test(draws, census=True)
-    flat, offsets = book.grades(book.lookup(draws))
-    return ComparisonResult(
-        difference=c.difference,
-        stderr=c.stderr,
-        p_value=c.p_value,
-        ci=c.confidence_interval(lv),
-        best=c.best,
-        estimates=np.array(c.estimates),
-        level=lv,
-        n_labels=int(book.known.sum()),
-        n_draws=int(draws.shape[0]),
-        cost=acq.spent,
-        budget=b,
-        method=method,
-        measure=meas.name,
-        indices=draws,
-        q=qq[draws],
-        labels=flat,
-        comparison=c,
-        stopped_early=stopped_early,
-        label_offsets=offsets,
-    )
+    y = book.lookup(draws)
+    c = pool.compare(rep, draws, y, census=True)
+    sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws]}
+    return _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, stopped_early)

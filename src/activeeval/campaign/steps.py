@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import stats
 from tqdm.auto import tqdm
 
 from .._validation import (
@@ -27,19 +29,36 @@ from ..errors import (
     DegenerateIntervalWarning,
     OracleError,
 )
-from ..estimators.inference import (
-    Comparison,
-    Estimate,
-)
-from ..estimators.report import (
-    _reported,
-)
-from ..results import EvaluationResult
+from ..estimators.report import ComparisonOutcome, Reporting
+from ..results import ComparisonResult
 from ..sampling import (
     draw,
 )
 
 Oracle = Callable[[NDArray[np.intp]], ArrayLike]
+
+
+@dataclass(frozen=True)
+class CampaignSettings:
+    """The settings :func:`~activeeval.evaluate` and :func:`~activeeval.compare` share, as
+    given (each campaign validates those it uses, in its own order): the budget, method,
+    costs, confidence level, seed, test distribution over the pool, the defensive mix, the
+    estimator, the draw cap, the progress bar, and a comparison's sequential protocol
+    (``sequential``, ``alpha``, ``step``)."""
+
+    budget: float
+    method: str
+    costs: ArrayLike | None
+    level: float
+    random_state: Any
+    pool_weights: ArrayLike | None
+    mix: float
+    estimator: str
+    max_draws: int | None
+    progress: bool | None
+    sequential: bool = False
+    alpha: float = 0.05
+    step: float | None = None
 
 
 def _ask(oracle: Oracle, check: Check, book: _LabelBook, idx: NDArray[np.intp]) -> None:
@@ -162,48 +181,38 @@ class _Acquisition:
             )
 
 
-def _evaluation_result(
-    est: Estimate,
-    lv: float,
-    spent: float,
-    b: float,
-    method: str,
-    draws: NDArray[np.intp],
-    draw_q: NDArray[np.float64],
-    labels: NDArray[Any],
-    meas: Any,
-    label_offsets: NDArray[np.int64] | None = None,
-    interval: str = "wald",
-) -> EvaluationResult:
-    value, ci = _reported(est, lv, interval, meas)
-    return EvaluationResult(
-        estimate=value,
-        stderr=est.stderr,
-        ci=ci,
-        level=lv,
-        n_labels=est.n_labels,
-        n_draws=est.n_draws,
-        cost=spent,
-        budget=b,
-        method=method,
-        measure=est.measure,
-        indices=draws,
-        q=draw_q,
-        labels=labels,
-        inference=est,
-        label_offsets=label_offsets,
-        interval=interval,
-        value_range=meas.value_range,
+def _comparison_result(
+    rep: Reporting,
+    c: ComparisonOutcome,
+    acq: _Acquisition,
+    sample: dict[str, Any],
+    stopped_early: bool,
+) -> ComparisonResult:
+    """What :func:`~activeeval.compare` reports: the comparison ``c`` of the campaign's draws
+    (Wald interval for Δ), with ``sample``'s fields (budget, method, draws, their q and
+    labels) and the labels ``acq`` bought."""
+    z = stats.norm.isf((1 - rep.level) / 2)
+    return ComparisonResult(
+        difference=c.difference,
+        stderr=c.stderr,
+        p_value=c.p_value,
+        ci=(float(c.difference - z * c.stderr), float(c.difference + z * c.stderr)),
+        best=c.best,
+        estimates=c.estimates,
+        level=rep.level,
+        n_labels=int(acq.book.known.sum()),
+        n_draws=int(sample["indices"].shape[0]),
+        cost=acq.spent,
+        measure=rep.measure.name,
+        comparison=c.comparison,
+        stopped_early=stopped_early,
+        **sample,
     )
 
 
 def _bar(b: float, lam: NDArray[np.float64] | None, progress: bool | None) -> Any:
     unit = "labels" if lam is None else "cost"
     return tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False)
-
-
-def _p_and_se(c: Comparison) -> tuple[float, float]:
-    return c.p_value, c.stderr
 
 
 def _look_step(acq: _Acquisition, b: float, step: Any) -> float:

@@ -935,10 +935,8 @@ def assisted_estimate(
     z = None if features is None else _standardized(features, pred.n)
     h = _check_bandwidth(bandwidth)
     if z is None or z.shape[1] == 0:  # no features, or only constant ones: nothing to smooth
-        a = _estimate_from_terms(
-            v, wl, w, pool.m_num[ir], pool.m_den[ir], pool, power, idx, lv, meas, fpc,
-            bias_correction, jk,
-        )  # fmt: skip
+        terms = (wl, w, pool.m_num[ir], pool.m_den[ir], pool)
+        a = _estimate_from_terms(v, terms, power, idx, lv, meas, fpc, bias_correction, jk)
         if z is not None:
             a = replace(a, feature_power=0.0)
     else:
@@ -1039,11 +1037,7 @@ def _in_domain(
 
 def _estimate_from_terms(
     v: NDArray[np.float64],
-    wl: NDArray[np.float64],
-    w: NDArray[np.float64],
-    mn: NDArray[np.float64],
-    md: NDArray[np.float64],
-    pool: _Pool,
+    terms: _Terms,
     power: float | None,
     idx: NDArray[Any],
     level: float,
@@ -1052,11 +1046,12 @@ def _estimate_from_terms(
     bias_correction: bool = True,
     jackknife: bool = True,
 ) -> AssistedEstimate:
-    """The model-assisted estimate from per-row terms: importance weights v, w·ℓ, w and the
-    control variates m_N, m_D (any per-row value with a known pool expectation, e.g. a
-    ranking's per-query ℓ with w ≡ 1). Rows are the draws (``fpc`` None), or the distinct
-    labeled instances of a successive sample with ``fpc`` = 1 − π (:func:`_successive_rows`);
-    ``idx`` are all draws, for the counts."""
+    """The model-assisted estimate from importance weights v and per-row ``terms`` (w·ℓ, w,
+    the control variates m_N, m_D and their pool moments; any per-row value with a known pool
+    expectation, e.g. a ranking's per-query ℓ with w ≡ 1). Rows are the draws (``fpc``
+    None), or the distinct labeled instances of a successive sample with ``fpc`` = 1 − π
+    (:func:`_successive_rows`); ``idx`` are all draws, for the counts."""
+    wl, w, mn, md, pool = terms
     coef = _choose_power(power, v, wl, w, mn, md, pool, fpc)
     g, a, b, den = _assisted_parts(v, wl, w, mn, md, pool, coef)
     if bias_correction:

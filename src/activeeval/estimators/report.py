@@ -5,22 +5,47 @@ give the estimate or comparison that :func:`~activeeval.evaluate` / :func:`~acti
 report and a :class:`~activeeval.Session` reports for the same draws, bit for bit: the exact
 value once every instance that can move the measure is labeled (a census), else the
 model-assisted estimator (:mod:`activeeval.estimators.assisted`) or the thesis's
-(:mod:`activeeval.estimators.inference`).
+(:mod:`activeeval.estimators.inference`). :class:`Reporting` says how (measure, q, test
+distribution, level, estimator, features); :class:`ComparisonOutcome` is a comparison's result.
+
+The pool interface, :class:`Pool`, keeps the difference between a pool of instances
+(:class:`PlainPool`) and one of ranked queries (:class:`RankedPool`) in one place: the
+methods each takes, its label book and the result's label fields, where features are
+refused, its estimate and comparison (a ranked pool's on per-query values, with its
+control-variate moments cached). :func:`pool_for` picks the class.
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..acquisition import Check, _flat_grades, _GradeBook, _label_check, _LabelBook
 from ..errors import ShapeError
 from ..measures import Measure, clip_to_range
+from ..methods import (
+    COMPARISON_METHODS,
+    EVALUATE_METHODS,
+    RANKING_METHODS,
+    SAMPLING_METHODS,
+    SESSION_COMPARISON_METHODS,
+)
 from ..predictive import Predictive
-from ..ranking import GradedRelevance, QueryValue, ranking_expectation, ranking_mixed_pair
+from ..ranking import (
+    GradedRelevance,
+    QueryValue,
+    ranking_expectation,
+    ranking_mixed_pair,
+    ranking_pair_values,
+    ranking_union,
+    ranking_values,
+)
 from .assisted import (
     _as_assisted_census,
     _estimate_from_terms,
@@ -44,8 +69,38 @@ from .inference import (
 )
 from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
 
-#: The estimators a campaign or session reports with: the model-assisted one (default) and
-#: the thesis's self-normalized eq. 3.31.
+
+@dataclass(frozen=True, eq=False)
+class Reporting:
+    """How a sample is turned into a result: the (bound) measure, the pool distribution ``q``
+    the draws come from, the test distribution over the pool (``pool_weights``, normalized),
+    the confidence level, the estimator (one of :data:`~activeeval.methods.ESTIMATORS`), and
+    for the model-assisted estimator the pool's ``features`` and the smoother's
+    ``bandwidth``. ``support_mass`` < 1 (``active_neq``: q lives on the models'
+    disagreements) identifies a comparison's difference only, not each model's value."""
+
+    measure: Any
+    q: NDArray[np.float64]
+    pool_weights: NDArray[np.float64]
+    level: float
+    estimator: str
+    features: ArrayLike | None = None
+    bandwidth: float = DEFAULT_BANDWIDTH
+    support_mass: float = 1.0
+
+
+class ComparisonOutcome(NamedTuple):
+    """A comparison's sample as reported: Δ (the best model against the runner-up for k > 2,
+    with its Holm-adjusted p-value), its standard error and p-value, the best model, every
+    model's estimate, and the full comparison object (:class:`~.inference.Comparison` or
+    :class:`~.inference.MultipleComparison`)."""
+
+    difference: float
+    stderr: float
+    p_value: float
+    best: int
+    estimates: NDArray[np.float64]
+    comparison: Any
 
 
 def _check_features(features: ArrayLike | None, bandwidth: float, m: int, refused: str) -> None:
@@ -75,49 +130,89 @@ def _no_features(features: object, where: str) -> None:
 
 
 def _static_estimate(
-    meas: Measure,
+    rep: Reporting,
     predictive: Predictive,
     draws: NDArray[np.intp],
     y: NDArray[Any],
-    q: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    lv: float,
-    estimator: str,
-    features: ArrayLike | None = None,
-    bandwidth: float = DEFAULT_BANDWIDTH,
     *,
     census: Estimate | None,
 ) -> tuple[Estimate, str]:
-    """The estimate from draws i.i.d. from the pool distribution ``q`` (labels ``y`` per
+    """The estimate from draws i.i.d. from the pool distribution ``rep.q`` (labels ``y`` per
     draw), and the interval method to report with it — what :func:`evaluate` and a session
     (:meth:`~activeeval.Session.estimate`) report: the exact value once every instance that can
     move the measure is labeled; else the model-assisted estimator in its finite-population
     form (logit interval for measures in [0, 1]; with the pool's ``features`` as a second
     control variate) or the thesis's (Wald). ``census`` is :func:`_census`'s result for these
     draws (the caller computes it once: it warns when the measure is undefined)."""
+    meas, q, pw, lv = rep.measure, rep.q, rep.pool_weights, rep.level
+    assisted = rep.estimator == "assisted"
     est = census
-    if est is not None and estimator == "assisted":
-        est = _as_assisted_census(est, features)
-    if est is None and estimator == "assisted":
+    if est is not None and assisted:
+        est = _as_assisted_census(est, rep.features)
+    if est is None and assisted:
         est = assisted_estimate(
-            meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q, features=features,
-            bandwidth=bandwidth,
+            meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q,
+            features=rep.features, bandwidth=rep.bandwidth,
         )  # fmt: skip
     elif est is None:
         est = estimate(
             meas, predictive.take(draws), y, q[draws], p=pw[draws], indices=draws, level=lv
         )
-    return est, "logit" if estimator == "assisted" and est.binary_loss else "wald"
+    return est, "logit" if assisted and est.binary_loss else "wald"
 
 
-def _reported(est: Estimate, lv: float, interval: str, meas: Any) -> tuple[float, Any]:
+def _adaptive_estimate(
+    rep: Reporting,
+    predictive: Predictive,
+    draws: NDArray[np.intp],
+    y: NDArray[Any],
+    draw_q: NDArray[np.float64],
+) -> tuple[Estimate, str]:
+    """Batch-adaptive sampling's estimate: q changed between batches, so every draw is
+    weighted by the q it was drawn from (``draw_q``), in the with-replacement form. Without
+    the ratio-bias correction, which assumes draws from one q: on email F1 at 200 labels in
+    batches of 50 it turned a bias of +0.0015 into −0.0081 and raised the MAE by 0.0048 ±
+    0.0010 (150 paired campaigns)."""
+    meas, pw, lv = rep.measure, rep.pool_weights, rep.level
+    est: Estimate
+    if rep.estimator == "assisted":
+        est = assisted_estimate(
+            meas, predictive, draws, y, draw_q, pool_weights=pw, level=lv,
+            bias_correction=False, features=rep.features, bandwidth=rep.bandwidth,
+        )  # fmt: skip
+    else:
+        est = estimate(
+            meas, predictive.take(draws), y, draw_q, p=pw[draws], indices=draws, level=lv
+        )
+    return est, "logit" if rep.estimator == "assisted" and est.binary_loss else "wald"
+
+
+def _reported(rep: Reporting, est: Estimate, interval: str) -> tuple[float, Any]:
     """The estimate and its interval as evaluate and a session report them: clipped to the
     measure's range (:func:`~activeeval.measures.clip_to_range`; ``inference`` keeps the
     unclipped estimate)."""
     if math.isnan(est.estimate):
         return est.estimate, (math.nan, math.nan)
-    ci = est.confidence_interval(lv, method=interval)
-    return clip_to_range(est.estimate, ci, meas.value_range)
+    ci = est.confidence_interval(rep.level, method=interval)
+    return clip_to_range(est.estimate, ci, rep.measure.value_range)
+
+
+def _result_fields(rep: Reporting, est: Estimate, interval: str) -> dict[str, Any]:
+    """An :class:`~activeeval.EvaluationResult`'s fields from the estimate (those describing
+    the sample — cost, budget, method, draws, their q and labels — are the caller's)."""
+    value, ci = _reported(rep, est, interval)
+    return {
+        "estimate": value,
+        "stderr": est.stderr,
+        "ci": ci,
+        "level": rep.level,
+        "n_labels": est.n_labels,
+        "n_draws": est.n_draws,
+        "measure": est.measure,
+        "inference": est,
+        "interval": interval,
+        "value_range": rep.measure.value_range,
+    }
 
 
 def _exact_comparison(
@@ -142,16 +237,12 @@ def _exact_comparison(
 
 
 def _census(
-    meas: Measure,
-    predictive: Predictive,
-    draws: NDArray[np.intp],
-    y: NDArray[Any],
-    pw: NDArray[np.float64],
-    level: float,
+    rep: Reporting, predictive: Predictive, draws: NDArray[np.intp], y: NDArray[Any]
 ) -> Estimate | None:
     """The exact value when every pool instance that can move the measure (p > 0 and a weight
     that can be positive) is among the labeled ``draws`` — e.g. precision once all predicted
     positives are — with standard error 0; None otherwise."""
+    meas, pw = rep.measure, rep.pool_weights
     f = predictive.point_prediction()
     needed = meas.weight_can_be_positive(f) & (pw > 0)
     idx, first = np.unique(draws, return_index=True)
@@ -167,7 +258,7 @@ def _census(
         int(idx.shape[0]),
         float(idx.shape[0]),
         meas.binary_loss,
-        level,
+        rep.level,
         meas.name,
         census=True,
     )
@@ -185,25 +276,24 @@ def _covers(units: NDArray[np.intp], needed: NDArray[np.bool_]) -> bool:
     return int(np.count_nonzero(needed[units])) == int(np.count_nonzero(needed))
 
 
+def _outcome(c: Comparison) -> ComparisonOutcome:
+    return ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c)
+
+
 def _compare_sample(
-    meas: Measure,
+    rep: Reporting,
     preds: list[Predictive],
-    y: NDArray[Any],
     draws: NDArray[np.intp],
-    q: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    support_mass: float,
-    level: float,
-    estimator: str = "snis",
+    y: NDArray[Any],
     census: bool = False,
-    features: ArrayLike | None = None,
-    bandwidth: float = DEFAULT_BANDWIDTH,
-) -> tuple[float, float, float, int, NDArray[np.float64], Any]:
-    """Difference, stderr, p-value, best index, estimates and the full comparison object; with
-    ``census``, for two models the exact values with stderr 0 once every instance with test
-    mass is among the labeled ``draws`` — what :func:`compare` and a comparison session
-    (:meth:`~activeeval.Session.compare`) report at the end. ``features`` serve the
-    model-assisted estimator only (validated by the caller)."""
+) -> ComparisonOutcome:
+    """The comparison of ``preds`` on the sample; with ``census``, for two models the exact
+    values with stderr 0 once every instance with test mass is among the labeled ``draws`` —
+    what :func:`compare` and a comparison session (:meth:`~activeeval.Session.compare`) report
+    at the end. ``rep.features`` serve the model-assisted estimator only (validated by the
+    caller)."""
+    meas, q, pw, level = rep.measure, rep.q, rep.pool_weights, rep.level
+    support_mass, features = rep.support_mass, rep.features
     if census and len(preds) == 2 and support_mass == 1.0:
         units, first = np.unique(draws, return_index=True)
         if _covers(units, pw > 0):
@@ -211,14 +301,16 @@ def _compare_sample(
             exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
             cmp = _exact_comparison(exact, draws.shape[0], units.shape[0], level, meas)
             cmp = _unused_features(cmp, features)  # exact: no control variate, features unused
-            return cmp.difference, cmp.stderr, cmp.p_value, cmp.best, np.array(exact), cmp
+            return ComparisonOutcome(
+                cmp.difference, cmp.stderr, cmp.p_value, cmp.best, np.array(exact), cmp
+            )
     at = [p.take(draws) for p in preds]
-    if len(preds) == 2 and estimator == "assisted":
+    if len(preds) == 2 and rep.estimator == "assisted":
         c = assisted_paired_test(
             meas, preds, draws, y, pool_weights=pw, level=level, pool_q=q, features=features,
-            bandwidth=bandwidth,
+            bandwidth=rep.bandwidth,
         )  # fmt: skip
-        return c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
+        return _outcome(c)
     if len(preds) == 2:
         c = paired_test(
             meas,
@@ -231,11 +323,11 @@ def _compare_sample(
             support_mass=support_mass,
         )
         est = np.array(c.estimates if support_mass == 1.0 else (np.nan, np.nan))
-        return c.difference, c.stderr, c.p_value, c.best, est, c
-    if estimator == "assisted":
+        return ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, est, c)
+    if rep.estimator == "assisted":
         mc = assisted_multiple_comparison(
             meas, preds, draws, y, pool_weights=pw, pool_q=q, features=features,
-            bandwidth=bandwidth,
+            bandwidth=rep.bandwidth,
         )  # fmt: skip
     else:
         mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
@@ -245,7 +337,7 @@ def _compare_sample(
         (mc.pairwise["a"] == min(best, runner)) & (mc.pairwise["b"] == max(best, runner))
     ].iloc[0]
     sign = 1.0 if best < runner else -1.0
-    return (
+    return ComparisonOutcome(
         float(sign * row["difference"]),
         float(row["stderr"]),
         float(row["p_holm"]),
@@ -255,68 +347,283 @@ def _compare_sample(
     )
 
 
-def _ranking_pair_pools(rel1: GradedRelevance, rel2: GradedRelevance, meas: Any, pw: Any) -> Any:
-    """The two rankers' control-variate pool moments (the mixture of their grade models)."""
-    return [_value_pool(ranking_expectation(r, meas), pw) for r in ranking_mixed_pair(rel1, rel2)]
-
-
 def _ranking_comparison(
-    meas: Any,
+    rep: Reporting,
     draws: NDArray[np.intp],
-    values: tuple[NDArray[np.float64], NDArray[np.float64]],
-    q: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    lv: float,
-    estimator: str,
-    pools: Any,
+    values: Sequence[NDArray[np.float64]],
+    moments: Any,
     census: bool = False,
 ) -> Comparison:
-    """Two rankers' paired test from query draws i.i.d. from ``q`` with per-draw values —
+    """Two rankers' paired test from query draws i.i.d. from ``rep.q`` with per-draw values —
     what :func:`compare` and a ranked comparison session report; with ``census``, the exact
-    values once every query with test mass is labeled. ``pools``: the control variate's pool
-    moments (:func:`_ranking_pair_pools`) for the model-assisted estimator."""
-    qv = QueryValue(meas)
+    values once every query with test mass is labeled. ``moments``: the control variate's pool
+    moments (:meth:`RankedPool.moments`) for the model-assisted estimator."""
+    q, pw, lv = rep.q, rep.pool_weights, rep.level
+    qv = QueryValue(rep.measure)
     if census:
         units, first = np.unique(draws, return_index=True)
         if _covers(units, pw > 0):  # both rankers' values are exact
             exact = [float(pw[units] @ val[first]) for val in values]
             return _exact_comparison(exact, draws.shape[0], units.shape[0], lv, qv)
-    if estimator == "snis":
+    if rep.estimator == "snis":
         zeros = np.zeros(draws.shape[0])
         return paired_test(qv, list(values), zeros, q[draws], p=pw[draws], indices=draws, level=lv)
     pos, v, fpc = _successive_rows(draws, q, pw)
-    parts = [_value_terms(val[pos], pl, draws[pos]) for val, pl in zip(values, pools, strict=True)]
+    parts = [
+        _value_terms(val[pos], pl, draws[pos]) for val, pl in zip(values, moments, strict=True)
+    ]
     return _paired_from_terms(v, [parts], None, draws, lv, qv, fpc)
 
 
 def _ranking_estimate(
-    meas: Any,
-    rel: GradedRelevance,
-    draws: NDArray[np.intp],
-    values: NDArray[np.float64],
-    q: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    lv: float,
-    estimator: str,
-    pool: Any = None,
+    rep: Reporting, draws: NDArray[np.intp], values: NDArray[np.float64], moments: Any
 ) -> Estimate:
-    """A ranker's estimate from query draws i.i.d. from ``q`` with per-draw values ℓ(r(x), y)
-    (eq. 6.9) — what :func:`evaluate` and a ranked session report: the exact value once every
-    query with test mass is labeled, else the model-assisted or the thesis's estimator
-    (``pool``: the control variate's pool moments, computed if not given)."""
+    """A ranker's estimate from query draws i.i.d. from ``rep.q`` with per-draw values
+    ℓ(r(x), y) (eq. 6.9) — what :func:`evaluate` and a ranked session report: the exact value
+    once every query with test mass is labeled, else the model-assisted estimator (``moments``:
+    its control variate's pool moments) or the thesis's."""
+    meas, q, pw, lv = rep.measure, rep.q, rep.pool_weights, rep.level
     qv = QueryValue(meas)
     units, first = np.unique(draws, return_index=True)
     if _covers(units, pw > 0):  # every query that counts is labeled: the exact value
         exact = float(pw[units] @ values[first])
         n = units.shape[0]
         est = Estimate(exact, 0.0, draws.shape[0], n, float(n), False, lv, meas.name, census=True)
-        return _as_assisted_census(est) if estimator == "assisted" else est
-    if estimator == "assisted":
-        if pool is None:
-            pool = _value_pool(ranking_expectation(rel, meas), pw)
+        return _as_assisted_census(est) if rep.estimator == "assisted" else est
+    if rep.estimator == "assisted":
         pos, v, fpc = _successive_rows(draws, q, pw)
-        terms = _value_terms(values[pos], pool, draws[pos])
-        return _estimate_from_terms(v, *terms, None, draws, lv, qv, fpc)
+        terms = _value_terms(values[pos], moments, draws[pos])
+        return _estimate_from_terms(v, terms, None, draws, lv, qv, fpc)
     return estimate(
         qv, values, np.zeros(draws.shape[0]), q[draws], p=pw[draws], indices=draws, level=lv
     )
+
+
+# --------------------------------------------------------------------------- the pools
+class Pool(ABC):
+    """The one interface campaigns and sessions ask about their pool, so that neither
+    branches on its kind: :class:`PlainPool` (instances, models' predictive distributions)
+    or :class:`RankedPool` (ranked queries, rankers' grade models). ``labels`` below are
+    per-draw labels in the pool's form (one per draw)."""
+
+    #: What a draw picks and the budget counts (without costs).
+    unit: ClassVar[str]
+    #: The methods :func:`~activeeval.evaluate` and :func:`~activeeval.compare` take.
+    evaluate_methods: ClassVar[tuple[str, ...]]
+    compare_methods: ClassVar[tuple[str, ...]]
+    #: Non-empty where pool features are refused whatever the estimator (the error message
+    #: says so: "not {refuses_features}").
+    refuses_features: ClassVar[str]
+
+    def __init__(self, models: Sequence[Any], measure: Any, pool_weights: NDArray[Any]) -> None:
+        self.models: list[Any] = list(models)
+        self.measure = measure
+        self.pool_weights = pool_weights
+
+    @classmethod
+    @abstractmethod
+    def session_methods(cls, n_models: int) -> tuple[str, ...]:
+        """The methods a :class:`~activeeval.Session` of ``n_models`` models takes."""
+
+    @classmethod
+    def check_features(
+        cls, features: ArrayLike | None, bandwidth: float, m: int, where: str = ""
+    ) -> None:
+        """Refuse ``features`` where they cannot serve (this pool kind's refusal, else
+        ``where`` when non-empty: e.g. the thesis's estimator); validate usable ones."""
+        _check_features(features, bandwidth, m, cls.refuses_features or where)
+
+    def reporting(
+        self,
+        q: NDArray[np.float64],
+        level: float,
+        estimator: str,
+        features: ArrayLike | None = None,
+        bandwidth: float = DEFAULT_BANDWIDTH,
+        support_mass: float = 1.0,
+    ) -> Reporting:
+        """How this pool's samples from ``q`` are reported."""
+        return Reporting(
+            self.measure, q, self.pool_weights, level, estimator, features, bandwidth,
+            support_mass,
+        )  # fmt: skip
+
+    @abstractmethod
+    def label_book(self) -> tuple[_LabelBook, Check]:
+        """A campaign's label book and its check of the oracle's answers."""
+
+    @abstractmethod
+    def label_fields(self, labels: NDArray[Any]) -> dict[str, Any]:
+        """A result's ``labels`` and ``label_offsets`` from the per-draw labels."""
+
+    @abstractmethod
+    def estimate(
+        self,
+        rep: Reporting,
+        model: int,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        draw_q: NDArray[np.float64] | None = None,
+    ) -> tuple[Estimate, str]:
+        """Model ``model``'s estimate on the sample, and the interval method to report it
+        with; ``draw_q``: each draw's own q where q changed between batches."""
+
+    @abstractmethod
+    def compare(
+        self,
+        rep: Reporting,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        *,
+        census: bool = False,
+    ) -> ComparisonOutcome:
+        """The models' comparison on the sample; with ``census``, the exact values once
+        every unit with test mass is labeled (two models)."""
+
+
+class PlainPool(Pool):
+    """A pool of instances, each model a predictive distribution p(y | x) over it
+    (:class:`~activeeval.predictive.Categorical`, :class:`~activeeval.predictive.Gaussian`,
+    …); a label is one value per instance."""
+
+    unit: ClassVar[str] = "instances"
+    evaluate_methods: ClassVar[tuple[str, ...]] = EVALUATE_METHODS
+    compare_methods: ClassVar[tuple[str, ...]] = COMPARISON_METHODS
+    refuses_features: ClassVar[str] = ""
+
+    @classmethod
+    def session_methods(cls, n_models: int) -> tuple[str, ...]:
+        return SAMPLING_METHODS if n_models == 1 else SESSION_COMPARISON_METHODS
+
+    def label_book(self) -> tuple[_LabelBook, Check]:
+        return _LabelBook(self.pool_weights.shape[0]), _label_check(self.models[0])
+
+    def label_fields(self, labels: NDArray[Any]) -> dict[str, Any]:
+        """The labels as they are, one per draw (no offsets)."""
+        return {"labels": labels, "label_offsets": None}
+
+    def estimate(
+        self,
+        rep: Reporting,
+        model: int,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        draw_q: NDArray[np.float64] | None = None,
+    ) -> tuple[Estimate, str]:
+        """The census, else :func:`_static_estimate` (with ``draw_q``,
+        :func:`_adaptive_estimate`)."""
+        pred = self.models[model]
+        census = _census(rep, pred, draws, labels)  # once: it warns when undefined
+        if draw_q is not None and census is None:
+            return _adaptive_estimate(rep, pred, draws, labels, draw_q)
+        return _static_estimate(rep, pred, draws, labels, census=census)
+
+    def compare(
+        self,
+        rep: Reporting,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        *,
+        census: bool = False,
+    ) -> ComparisonOutcome:
+        """:func:`_compare_sample`: the paired test of two models, the multiple comparison
+        of more."""
+        return _compare_sample(rep, self.models, draws, labels, census)
+
+
+class RankedPool(Pool):
+    """A pool of ranked queries (thesis Ch. 6), each model a ranker's
+    :class:`~activeeval.ranking.GradedRelevance`: one ranker, or two compared on the union
+    of their lists. A label is the grades of a query's items to grade (an int64 array; per-draw
+    labels are an object array of them); the estimators work on each draw's value
+    ℓ(r(x), y) (eq. 6.9)."""
+
+    unit: ClassVar[str] = "queries"
+    evaluate_methods: ClassVar[tuple[str, ...]] = RANKING_METHODS
+    compare_methods: ClassVar[tuple[str, ...]] = RANKING_METHODS
+    refuses_features: ClassVar[str] = "ranking pools"
+
+    def __init__(self, models: Sequence[Any], measure: Any, pool_weights: NDArray[Any]) -> None:
+        super().__init__(models, measure, pool_weights)
+        self._moments: list[Any] | None = None
+
+    @classmethod
+    def session_methods(cls, n_models: int) -> tuple[str, ...]:
+        return RANKING_METHODS
+
+    def items_to_grade(self) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """The items to grade, query after query (one ranker's list — its item ids, else the
+        0-based ranks — or both lists' union, :func:`~activeeval.ranking.ranking_union`),
+        and each query's offsets into them."""
+        if len(self.models) == 1:
+            rel = self.models[0]
+            return (rel.positions if rel.items is None else rel.items), rel.offsets
+        return ranking_union(self.models[0], self.models[1])
+
+    def label_book(self) -> tuple[_LabelBook, Check]:
+        rel = self.models[0]
+        lengths = rel.lengths if len(self.models) == 1 else np.diff(self.items_to_grade()[1])
+        book = _GradeBook(lengths, rel.n_grades)
+        return book, book.accept
+
+    def label_fields(self, labels: NDArray[Any]) -> dict[str, Any]:
+        """The grades flat, with each draw's offsets (as :func:`~activeeval.evaluate`
+        reports them)."""
+        flat, offsets = _flat_grades(labels)
+        return {"labels": flat, "label_offsets": offsets}
+
+    def moments(self) -> list[Any]:
+        """Each ranker's control-variate pool moments (computed once per pool): its own grade
+        model's for one ranker, the mixture of both for two (an item both show, eq. 5.11)."""
+        if self._moments is None:
+            rels, meas, pw = self.models, self.measure, self.pool_weights
+            models = ranking_mixed_pair(rels[0], rels[1]) if len(rels) == 2 else rels
+            self._moments = [_value_pool(ranking_expectation(r, meas), pw) for r in models]
+        return list(self._moments)
+
+    def values(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[NDArray[np.float64]]:
+        """Each ranker's per-draw value ℓ(r(x), y) (eq. 6.9) from the grades."""
+        flat, offsets = _flat_grades(labels)
+        if len(self.models) == 1:
+            return [ranking_values(self.measure, flat, offsets)]
+        return list(ranking_pair_values(self.models[0], self.models[1], self.measure, draws, flat))
+
+    def estimate(
+        self,
+        rep: Reporting,
+        model: int,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        draw_q: NDArray[np.float64] | None = None,
+    ) -> tuple[Estimate, str]:
+        """:func:`_ranking_estimate` on ranker ``model``'s values (Wald). Batch-adaptive
+        sampling (``draw_q``) is not available for rankings."""
+        if draw_q is not None:
+            raise ShapeError("batch_size: batch-adaptive sampling is not available for rankings.")
+        moments = self.moments()[model] if rep.estimator == "assisted" else None
+        return _ranking_estimate(rep, draws, self.values(draws, labels)[model], moments), "wald"
+
+    def compare(
+        self,
+        rep: Reporting,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        *,
+        census: bool = False,
+    ) -> ComparisonOutcome:
+        """:func:`_ranking_comparison`: the two rankers' paired test on their values."""
+        moments = self.moments() if rep.estimator == "assisted" else None
+        return _outcome(
+            _ranking_comparison(rep, draws, self.values(draws, labels), moments, census)
+        )
+
+
+def pool_class(models: Sequence[Any]) -> type[Pool]:
+    """The pool kind of these models: ranked if any is a ranker's ``GradedRelevance``."""
+    return RankedPool if any(isinstance(m, GradedRelevance) for m in models) else PlainPool
+
+
+def pool_for(models: Sequence[Any], measure: Any, pool_weights: NDArray[Any]) -> Pool:
+    """The pool interface over ``models`` (validated, on one pool) with the bound measure
+    and the test distribution over the pool."""
+    return pool_class(models)(models, measure, pool_weights)

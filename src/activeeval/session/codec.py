@@ -49,6 +49,19 @@ def _py(x: Any) -> Any:
     return x.item() if isinstance(x, np.generic) else x
 
 
+def _stored_labels(values: list[Any], dtype: Any) -> NDArray[Any]:
+    """Labels as stored (one per draw) as an array of ``dtype``; ``dtype`` None: a ranked
+    pool's labels, each a JSON list of grades, as an object array of int64 grade arrays (each
+    distinct label parsed once)."""
+    if dtype is not None:
+        return np.array(values, dtype=dtype)
+    parsed = {v: np.asarray(json.loads(v), np.int64) for v in set(values)}
+    out = np.empty(len(values), dtype=object)
+    for j, v in enumerate(values):  # element by element: equal lengths must not broadcast
+        out[j] = parsed[v]
+    return out
+
+
 # ------------------------------------------------------------------ canonical inputs
 def _canonical_labels(labels: NDArray[Any], name: str) -> list[Any]:
     """A class label space as ints or strings (what a store and a CSV file can hold)."""

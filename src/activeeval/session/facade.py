@@ -21,7 +21,7 @@ from .handout import next_batch as _next_batch
 from .intake import DEFAULT_CHUNK_SIZE, RecordSummary
 from .intake import items_to_grade as _items_to_grade
 from .intake import record as _record
-from .planning import DEFAULT_BLOCK_SIZE, SessionPlan, create_store, load_plan
+from .planning import DEFAULT_BLOCK_SIZE, CreateRequest, SessionPlan, create_store, load_plan
 from .report import SessionProgress
 from .report import audit_frame as _audit_frame
 from .report import compare as _compare
@@ -131,12 +131,12 @@ class Session:
         -------
         Session
         """
-        target = create_store(
-            path, pools, measure, budget, method=method, seed=seed, costs=costs, level=level,
+        request = CreateRequest(
+            pools, measure, budget, method=method, seed=seed, costs=costs, level=level,
             pos_label=pos_label, labels=labels, ids=ids, beta=beta, names=names,
             block_size=block_size, estimator=estimator,
         )  # fmt: skip
-        return cls.open(target)
+        return cls.open(create_store(path, request))
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:

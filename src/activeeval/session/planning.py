@@ -35,8 +35,9 @@ from ..errors import (
     UnknownOptionError,
 )
 from ..estimators.inference import _result_repr
+from ..estimators.report import Pool, RankedPool, pool_class, pool_for
 from ..measures import FMeasure, Measure, get_measure
-from ..methods import ESTIMATORS, RANKING_METHODS, SAMPLING_METHODS, SESSION_COMPARISON_METHODS
+from ..methods import ESTIMATORS
 from ..predictive import Categorical, Mixture, Predictive, as_predictive
 from ..ranking import (
     GradedRelevance,
@@ -46,7 +47,6 @@ from ..ranking import (
     _check_pair,
     ranking_distribution,
     ranking_query_costs,
-    ranking_union,
 )
 from ..sampling import (
     check_distribution,
@@ -73,6 +73,7 @@ from .schema import SCHEMA_VERSION, StoreFile, _now, build_store
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "DRAW_RULE",
+    "CreateRequest",
     "SessionPlan",
     "StoredPlan",
     "create_store",
@@ -162,52 +163,78 @@ def _draw_block(cdf: NDArray[np.float64], seed: int, block: int, size: int) -> N
 
 
 # ------------------------------------------------------------------------- create
-def create_store(
-    path: str | os.PathLike[str],
-    pools: Any,
-    measure: Measure | RankingMeasure | str,
-    budget: float,
-    *,
-    method: str,
-    seed: int,
-    costs: ArrayLike | None,
-    level: float,
-    pos_label: Any,
-    labels: ArrayLike | None,
-    ids: ArrayLike | None,
-    beta: float | None,
-    names: Sequence[str] | None,
-    block_size: int,
-    estimator: str,
-) -> Path:
+@dataclass(frozen=True)
+class CreateRequest:
+    """What :meth:`Session.create <activeeval.Session.create>` is asked for (its arguments
+    but the path, as given); :func:`create_store` validates it."""
+
+    pools: Any
+    measure: Measure | RankingMeasure | str
+    budget: float
+    method: str
+    seed: int
+    costs: ArrayLike | None
+    level: float
+    pos_label: Any
+    labels: ArrayLike | None
+    ids: ArrayLike | None
+    beta: float | None
+    names: Sequence[str] | None
+    block_size: int
+    estimator: str
+
+
+@dataclass(frozen=True)
+class _NewStore:
+    """A validated request as a new store's rows: meta, the plan row, the models' names and
+    prediction arrays, a ranked pool's (offsets, item ids JSON) per model, the costs and the
+    pool ids."""
+
+    meta: list[tuple[str, str]]
+    plan_row: tuple[Any, ...]
+    model_names: list[str]
+    arrays: list[NDArray[np.float64]]
+    ranking_rows: list[tuple[NDArray[np.int64], str | None]] | None
+    costs: NDArray[np.float64] | None
+    pool_ids: NDArray[Any]
+
+
+def create_store(path: str | os.PathLike[str], request: CreateRequest) -> Path:
     """Plan a campaign and write it to a new store at ``path`` (see :meth:`Session.create
-    <activeeval.Session.create>`, whose arguments these are); returns the store's path."""
+    <activeeval.Session.create>`); returns the store's path."""
     target = Path(path)
     if target.exists():
         raise StoreError(
             f"{target}: already exists; open it with Session.open (activeeval session "
             "status) or choose another file name."
         )
-    models = _model_list(pools)
-    ranked = any(isinstance(mdl, GradedRelevance) for mdl in models)
+    new = _validated(request)
+    build_store(target, lambda conn: _write_plan(conn, new))
+    return target
+
+
+def _validated(r: CreateRequest) -> _NewStore:
+    """The request checked and planned (models, measure, q), as the new store's rows."""
+    models = _model_list(r.pools)
+    kind = pool_class(models)
+    ranked = kind is RankedPool
     preds, arrays, kind_name, label_space, ranking_rows, lam = _pool_models(
-        models, ranked, labels, pos_label, beta, costs
+        models, ranked, r.labels, r.pos_label, r.beta, r.costs
     )
     m = preds[0].n
-    pool_ids = _canonical_ids(ids, m)
-    b = check_budget(budget, lam)
-    lv = check_level(level)
-    seed = check_seed(seed, "seed", maximum=MAX_STORED_SEED)
-    if int(block_size) < 1:
-        raise ShapeError(f"block_size: must be a positive integer, got {block_size!r}.")
+    pool_ids = _canonical_ids(r.ids, m)
+    b = check_budget(r.budget, lam)
+    lv = check_level(r.level)
+    seed = check_seed(r.seed, "seed", maximum=MAX_STORED_SEED)
+    if int(r.block_size) < 1:
+        raise ShapeError(f"block_size: must be a positive integer, got {r.block_size!r}.")
     comparison = len(preds) > 1
-    methods: tuple[str, ...] = RANKING_METHODS if ranked else SAMPLING_METHODS
-    if comparison and not ranked:
-        methods = SESSION_COMPARISON_METHODS
-    method = check_option(method, methods, "method")
-    estimator = check_option(estimator, ESTIMATORS, "estimator")
-    model_names = _model_names(names, len(preds))
-    meas, q = _plan_measure_and_q(measure, preds, ranked, label_space, pos_label, beta, lam, method)
+    method = check_option(r.method, kind.session_methods(len(preds)), "method")
+    estimator = check_option(r.estimator, ESTIMATORS, "estimator")
+    model_names = _model_names(r.names, len(preds))
+    meas, q = _plan_measure_and_q(
+        r.measure, preds, ranked, label_space, r.pos_label, r.beta, lam, method
+    )
     fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows)
     max_draws = check_max_draws(None, b, lam)
     spec = _measure_spec(meas)
@@ -237,17 +264,12 @@ def create_store(
         None if label_space is None else json.dumps(label_space),
         fingerprint,
         _f64(q),
-        int(block_size),
+        int(r.block_size),
         max_draws,
         DRAW_RULE,
         created,
     )
-
-    def fill(conn: sqlite3.Connection) -> None:
-        _write_plan(conn, meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids)
-
-    build_store(target, fill)
-    return target
+    return _NewStore(meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids)
 
 
 def _model_list(pools: Any) -> list[Any]:
@@ -272,44 +294,35 @@ def _model_names(names: Sequence[str] | None, n_models: int) -> list[str]:
     return model_names
 
 
-def _write_plan(
-    conn: sqlite3.Connection,
-    meta: list[tuple[str, str]],
-    plan_row: tuple[Any, ...],
-    model_names: list[str],
-    arrays: list[NDArray[np.float64]],
-    ranking_rows: list[tuple[NDArray[np.int64], str | None]] | None,
-    lam: NDArray[np.float64] | None,
-    pool_ids: NDArray[Any],
-) -> None:
+def _write_plan(conn: sqlite3.Connection, new: _NewStore) -> None:
     """A new store's rows (inside :func:`~.schema.build_store`'s transaction): meta, plan,
     models, a ranked pool's structure, the pool, and the state before the first draw."""
-    conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta)
+    conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", new.meta)
     conn.execute(
         "INSERT INTO plan (singleton, kind, measure, measure_spec, beta, "
         "pos_label, method, budget, seed, level, pool_size, n_models, "
         "predictive_kind, label_space, fingerprint, q, block_size, max_draws, "
         "draw_rule, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
         "?, ?, ?, ?, ?, ?, ?)",
-        plan_row,
+        new.plan_row,
     )
     conn.executemany(
         "INSERT INTO models (model, name, n_columns, predictions) VALUES (?, ?, ?, ?)",
-        [(j, model_names[j], arr.shape[1], _f64(arr)) for j, arr in enumerate(arrays)],
+        [(j, new.model_names[j], arr.shape[1], _f64(arr)) for j, arr in enumerate(new.arrays)],
     )
-    if ranking_rows is not None:
+    if new.ranking_rows is not None:
         conn.executemany(
             "INSERT INTO ranking (model, offsets, items) VALUES (?, ?, ?)",
             [
                 (j, np.ascontiguousarray(off, dtype="<i8").tobytes(), it)
-                for j, (off, it) in enumerate(ranking_rows)
+                for j, (off, it) in enumerate(new.ranking_rows)
             ],
         )
-    m = pool_ids.shape[0]
-    cost_col: list[Any] = [None] * m if lam is None else lam.tolist()
+    m = new.pool_ids.shape[0]
+    cost_col: list[Any] = [None] * m if new.costs is None else new.costs.tolist()
     conn.executemany(
         "INSERT INTO pool (position, id, cost) VALUES (?, ?, ?)",
-        zip(range(m), pool_ids.tolist(), cost_col, strict=True),
+        zip(range(m), new.pool_ids.tolist(), cost_col, strict=True),
     )
     conn.execute("INSERT INTO state (singleton, cursor) VALUES (1, 0)")
 
@@ -525,8 +538,10 @@ def _plan_distribution(
 @dataclass(eq=False)
 class StoredPlan:
     """A session's plan read back from its store (:func:`load_plan`), with what is derived
-    from it once per open. Nothing in it changes while the session is open, except the cache
-    ``moments`` (a ranked pool's control-variate moments, computed when first needed)."""
+    from it once per open; nothing in it changes while the session is open. ``pool`` is the
+    pool interface (:class:`~activeeval.estimators.report.PlainPool` or
+    :class:`~activeeval.estimators.report.RankedPool`) the session's reports ask; it caches a
+    ranked pool's control-variate moments once first needed."""
 
     plan: SessionPlan
     ids: NDArray[Any]
@@ -540,7 +555,8 @@ class StoredPlan:
     grade_keys: NDArray[Any] | None  # a ranked pool: the items to grade, query after query
     grade_offsets: NDArray[np.int64] | None
     pw: NDArray[np.float64]  # the test distribution: uniform over the pool
-    moments: Any = None
+    pool: Pool
+    label_dtype: Any  # the stored labels' dtype; None: a ranked pool's grade lists (JSON)
 
 
 def load_plan(store: StoreFile) -> StoredPlan:
@@ -578,8 +594,13 @@ def load_plan(store: StoreFile) -> StoredPlan:
     cdf = np.cumsum(q)
     cdf /= cdf[-1]
     spec_dict = json.loads(spec)
-    predictives, meas, grade_keys, grade_offsets = _bind_models(
+    predictives, meas = _bind_models(
         _measure_from(spec_dict), arrays, structure, pkind, label_space
+    )
+    pw = np.full(m, 1.0 / m)
+    pool = pool_for(predictives, meas, pw)
+    grade_keys, grade_offsets = (
+        pool.items_to_grade() if isinstance(pool, RankedPool) else (None, None)
     )
     session_plan = SessionPlan(
         session_id=meta["session_id"],
@@ -619,8 +640,22 @@ def load_plan(store: StoreFile) -> StoredPlan:
         measure=meas,
         grade_keys=grade_keys,
         grade_offsets=grade_offsets,
-        pw=np.full(m, 1.0 / m),
+        pw=pw,
+        pool=pool,
+        label_dtype=_label_dtype(pool, label_space),
     )
+
+
+def _label_dtype(pool: Pool, label_space: tuple[Any, ...] | None) -> Any:
+    """The dtype of the session's labels as estimated: a regressor's floats, a classifier's
+    int or str classes (its labels' dtype); None for a ranked pool's grade lists."""
+    if isinstance(pool, RankedPool):
+        return None
+    if label_space is None:
+        return np.float64
+    if label_space and isinstance(label_space[0], int):
+        return np.int64
+    return pool.models[0].labels.dtype
 
 
 def _read_plan(store: StoreFile) -> tuple[Any, ...]:
@@ -680,22 +715,14 @@ def _bind_models(
     structure: list[Any],
     pkind: str,
     label_space: tuple[Any, ...] | None,
-) -> tuple[list[Any], Any, NDArray[Any] | None, NDArray[np.int64] | None]:
-    """The models' predictive distributions, the measure bound to them, and a ranked pool's
-    items to grade (one ranker's list, or both lists' union) with their query offsets."""
-    grade_keys: NDArray[Any] | None = None
-    grade_offsets: NDArray[np.int64] | None = None
+) -> tuple[list[Any], Any]:
+    """The models' predictive distributions (a ranked pool's ``GradedRelevance``) and the
+    measure bound to them."""
     if not structure:
-        return [_predictive_from(pkind, a, label_space) for a in arrays], meas, None, None
+        return [_predictive_from(pkind, a, label_space) for a in arrays], meas
     rels = [
         GradedRelevance(a, off, None if it is None else np.array(json.loads(it)))
         for a, (off, it) in zip(arrays, structure, strict=True)
     ]
-    if len(rels) == 1:
-        meas = meas.bind(rels[0])
-        grade_offsets = rels[0].offsets
-        grade_keys = rels[0].positions if rels[0].items is None else rels[0].items
-    else:
-        meas = _bind_pair(meas, rels[0], rels[1])
-        grade_keys, grade_offsets = ranking_union(rels[0], rels[1])
-    return list(rels), meas, grade_keys, grade_offsets
+    meas = meas.bind(rels[0]) if len(rels) == 1 else _bind_pair(meas, rels[0], rels[1])
+    return list(rels), meas

@@ -21,23 +21,12 @@ from scipy import stats
 from .._validation import check_option
 from ..acquisition import _budget_room, _first_true_run
 from ..errors import DegenerateIntervalWarning, ShapeError, UndefinedEstimateWarning
-from ..estimators.assisted import _value_pool
 from ..estimators.inference import _result_repr
-from ..estimators.report import (
-    _census,
-    _check_features,
-    _compare_sample,
-    _ranking_comparison,
-    _ranking_estimate,
-    _ranking_pair_pools,
-    _reported,
-    _static_estimate,
-)
+from ..estimators.report import Reporting, _result_fields
 from ..estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother
 from ..methods import ESTIMATORS
-from ..ranking import ranking_expectation, ranking_pair_values, ranking_values
 from ..results import ComparisonResult, EvaluationResult
-from .codec import _py
+from .codec import _py, _stored_labels
 from .planning import StoredPlan
 from .schema import StoreFile
 
@@ -124,21 +113,6 @@ def _labeled_prefix(draws: NDArray[np.intp], labeled: NDArray[np.bool_]) -> int:
     return _first_true_run(labeled[draws]) if draws.size else 0
 
 
-def _label_array(stored: StoredPlan, by_pos: list[Any], idx: NDArray[np.intp]) -> NDArray[Any]:
-    if stored.plan.ranking:  # one array of grades per draw (in the stored item order)
-        parsed = {p: np.asarray(json.loads(by_pos[p]), np.int64) for p in set(idx.tolist())}
-        out = np.empty(idx.shape[0], dtype=object)
-        for j, p in enumerate(idx.tolist()):
-            out[j] = parsed[p]
-        return out
-    vals = [by_pos[i] for i in idx.tolist()]
-    if stored.plan.label_space is None:
-        return np.array(vals, dtype=np.float64)
-    if stored.plan.label_space and isinstance(stored.plan.label_space[0], int):
-        return np.array(vals, dtype=np.int64)
-    return np.array(vals, dtype=stored.predictives[0].labels.dtype)
-
-
 def _data(
     store: StoreFile, stored: StoredPlan
 ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[Any]]:
@@ -146,7 +120,7 @@ def _data(
     draws, q, labeled, by_pos = store.read(lambda c: _snapshot(c, stored.plan.pool_size))
     n = _labeled_prefix(draws, labeled)
     idx = draws[:n]
-    return idx, q[:n], _label_array(stored, by_pos, idx)
+    return idx, q[:n], _stored_labels([by_pos[p] for p in idx.tolist()], stored.label_dtype)
 
 
 def _sample(
@@ -155,25 +129,14 @@ def _sample(
     """A result's fields describing the sample: the labeling cost of its distinct instances,
     the plan's budget and method, the draws, their q and their labels (a ranked pool's grades
     flat, with each draw's offsets, as :func:`~activeeval.evaluate` reports them)."""
-    labels, offsets = _flat_grades(y) if stored.plan.ranking else (y, None)
     return {
         "cost": float(stored.price[np.unique(idx)].sum()),
         "budget": stored.plan.budget,
         "method": stored.plan.method,
         "indices": idx,
         "q": dq,
-        "labels": labels,
-        "label_offsets": offsets,
+        **stored.pool.label_fields(y),
     }
-
-
-def _flat_grades(y: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """A ranked pool's labels (one grade array per draw) as flat grades and offsets."""
-    lens = np.fromiter((a.shape[0] for a in y), dtype=np.int64, count=y.shape[0])
-    offsets = np.zeros(lens.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    flat = np.concatenate(list(y)) if y.shape[0] else np.empty(0, np.int64)
-    return flat, offsets
 
 
 # ------------------------------------------------------------------------- estimates
@@ -187,11 +150,16 @@ def _check_estimator(
         if estimator is None
         else check_option(estimator, ESTIMATORS, "estimator")
     )
-    where = "ranking pools" if stored.plan.ranking else ""
-    if how == "snis" and not where:
-        where = "estimator='snis'"
-    _check_features(features, bandwidth, stored.plan.pool_size, where)
+    where = "estimator='snis'" if how == "snis" else ""
+    stored.pool.check_features(features, bandwidth, stored.plan.pool_size, where)
     return how
+
+
+def _reporting(
+    stored: StoredPlan, estimator: str, features: ArrayLike | None, bandwidth: float
+) -> Reporting:
+    """How the session's samples are reported: the plan's q and level, the estimator."""
+    return stored.pool.reporting(stored.q, stored.plan.level, estimator, features, bandwidth)
 
 
 def estimate(
@@ -220,68 +188,18 @@ def _estimate_on(
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> EvaluationResult:
-    lv = stored.plan.level
-    meas = stored.measure
+    """As evaluate reports the draws ``idx`` (their q ``dq``, labels ``y``) for ``model``:
+    one model's estimate, or on a ranked comparison's pool one ranker's (as compare)."""
     sample = _sample(stored, idx, dq, y)
     if idx.size == 0:
         nan = math.nan
         return EvaluationResult(
-            nan, nan, (nan, nan), lv, 0, 0, measure=meas.name, inference=None, **sample
-        )
-    interval = "wald"
-    if stored.plan.ranking:  # as evaluate (one ranker) / compare (two) on a ranked pool
-        values = _query_values(stored, idx, sample["labels"], sample["label_offsets"])[model]
-        pool = _ranking_moments(stored)[model] if estimator == "assisted" else None
-        est = _ranking_estimate(
-            meas, stored.predictives[model], idx, values, stored.q, stored.pw, lv, estimator,
-            pool,
+            nan, nan, (nan, nan), stored.plan.level, 0, 0, measure=stored.measure.name,
+            inference=None, **sample,
         )  # fmt: skip
-    else:
-        pred = stored.predictives[model]
-        est, interval = _static_estimate(
-            meas, pred, idx, y, stored.q, stored.pw, lv, estimator, features, bandwidth,
-            census=_census(meas, pred, idx, y, stored.pw, lv),
-        )  # fmt: skip
-    value, ci = _reported(est, lv, interval, meas)
-    return EvaluationResult(
-        estimate=value,
-        stderr=est.stderr,
-        ci=ci,
-        level=lv,
-        n_labels=est.n_labels,
-        n_draws=est.n_draws,
-        measure=est.measure,
-        inference=est,
-        interval=interval,
-        value_range=meas.value_range,
-        **sample,
-    )
-
-
-def _ranking_moments(stored: StoredPlan) -> list[Any]:
-    """Each ranker's control-variate pool moments (computed once per open session): its own
-    grade model's for one ranker, the mixture of both for two (as evaluate / compare)."""
-    if stored.moments is None:
-        rels = stored.predictives
-        stored.moments = (
-            _ranking_pair_pools(rels[0], rels[1], stored.measure, stored.pw)
-            if len(rels) == 2
-            else [_value_pool(ranking_expectation(rels[0], stored.measure), stored.pw)]
-        )
-    return list(stored.moments)
-
-
-def _query_values(
-    stored: StoredPlan, idx: NDArray[np.intp], flat: NDArray[np.int64], offsets: NDArray[np.int64]
-) -> list[NDArray[np.float64]]:
-    """Per-draw ranking values ℓ(r(x), y) of every ranker (eq. 6.9) from the stored
-    grades (a comparison's in ranking_union order)."""
-    if len(stored.predictives) == 1:
-        return [ranking_values(stored.measure, flat, offsets)]
-    a, b = ranking_pair_values(
-        stored.predictives[0], stored.predictives[1], stored.measure, idx, flat
-    )
-    return [a, b]
+    rep = _reporting(stored, estimator, features, bandwidth)
+    est, interval = stored.pool.estimate(rep, model, idx, y)
+    return EvaluationResult(**_result_fields(rep, est, interval), **sample)
 
 
 def compare(
@@ -308,37 +226,28 @@ def _compare_on(
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> ComparisonResult:
+    """As compare reports the draws ``idx`` (their q ``dq``, labels ``y``), with the exact
+    values once every unit with test mass is labeled."""
     lv = stored.plan.level
     k = stored.plan.n_models
-    meas = stored.measure
     sample = _sample(stored, idx, dq, y)
     if idx.size == 0:
         nan = math.nan
         return ComparisonResult(
-            nan, nan, nan, (nan, nan), 0, np.full(k, nan), lv, 0, 0, measure=meas.name,
-            comparison=None, **sample,
+            nan, nan, nan, (nan, nan), 0, np.full(k, nan), lv, 0, 0,
+            measure=stored.measure.name, comparison=None, **sample,
         )  # fmt: skip
-    if stored.plan.ranking:  # two rankers, as compare on a ranked pool
-        values = _query_values(stored, idx, sample["labels"], sample["label_offsets"])
-        pools = _ranking_moments(stored) if estimator == "assisted" else None
-        c = _ranking_comparison(
-            meas, idx, (values[0], values[1]), stored.q, stored.pw, lv, estimator, pools,
-            census=True,
-        )  # fmt: skip
-        diff, se, pv, best, est, cmp = (
-            c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c,
-        )  # fmt: skip
-    else:
-        diff, se, pv, best, est, cmp = _compare_sample(
-            meas, stored.predictives, y, idx, stored.q, stored.pw, 1.0, lv, estimator, True,
-            features, bandwidth,
-        )  # fmt: skip
+    rep = _reporting(stored, estimator, features, bandwidth)
+    c = stored.pool.compare(rep, idx, y, census=True)
+    diff, se = c.difference, c.stderr
     z = float(stats.norm.isf((1 - lv) / 2))
     nan_ci = (math.nan, math.nan)
     ci = nan_ci if math.isnan(diff) else (float(diff - z * se), float(diff + z * se))
+    cmp = c.comparison
     return ComparisonResult(
-        float(diff), float(se), float(pv), ci, int(best), np.asarray(est, dtype=float), lv,
-        cmp.n_labels, cmp.n_draws, measure=cmp.measure, comparison=cmp, **sample,
+        float(diff), float(se), float(c.p_value), ci, int(c.best),
+        np.asarray(c.estimates, dtype=float), lv, cmp.n_labels, cmp.n_draws,
+        measure=cmp.measure, comparison=cmp, **sample,
     )  # fmt: skip
 
 
@@ -467,7 +376,7 @@ def labels_frame(store: StoreFile, stored: StoredPlan) -> pd.DataFrame:
             "session_id": stored.plan.session_id,
         }
     )
-    if not stored.plan.ranking:
+    if not stored.plan.ranking:  # the table of a labels input: id,label, or id,item,grade
         return frame
     keys, offsets = stored.grade_keys, stored.grade_offsets
     assert keys is not None and offsets is not None
