@@ -404,7 +404,9 @@ def _why_no_estimate(prog: Any) -> str | None:
     return None
 
 
-def _status_dict(s: Any, features: NDArray[np.float64] | None = None) -> dict[str, Any]:
+def _status_dict(
+    s: Any, result: Any, features: NDArray[np.float64] | None = None
+) -> dict[str, Any]:
     prog = s.progress()
     plan = s.plan
     out: dict[str, Any] = {
@@ -415,7 +417,7 @@ def _status_dict(s: Any, features: NDArray[np.float64] | None = None) -> dict[st
         "budget": plan.budget,
     }
     if plan.n_models == 1:
-        e = s.estimate(features=features)
+        e = result
         inf: Any = e.inference
         out.update(
             estimate=_nan_to_none(e.estimate),
@@ -424,7 +426,7 @@ def _status_dict(s: Any, features: NDArray[np.float64] | None = None) -> dict[st
             level=plan.level,
         )
     else:
-        c = s.compare(features=features)
+        c = result
         inf = c.comparison
         out.update(
             estimate=[_nan_to_none(float(v)) for v in c.estimates],
@@ -498,13 +500,37 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
     help="CSV/Parquet of the pool's features (id + numeric columns): labeled neighbours "
     "become a second control variate of the estimate or comparison.",
 )
-def session_status(store: Path, as_json: bool, plot: Path | None, features: Path | None) -> None:
+@click.option(
+    "--gate",
+    default=None,
+    metavar="CLAIM",
+    help="A claim such as 'f1 >= 0.80', 'error_rate <= 5%' or 'difference <= 0.005' "
+    "(model 0 − model 1): exit 0 when the one-sided bound establishes it, 1 when not yet, "
+    "2 on bad input.",
+)
+@click.option(
+    "--level",
+    type=float,
+    default=None,
+    help="Confidence level of the --gate bound (default: the session's).",
+)
+def session_status(
+    store: Path,
+    as_json: bool,
+    plot: Path | None,
+    features: Path | None,
+    gate: str | None,
+    level: float | None,
+) -> None:
     """Labels and cost spent against the budget, the estimate and its interval (or the
-    difference, p-value and best model)."""
+    difference, p-value and best model); with --gate, whether a claim is established."""
+    from .claims import parse_claim
     from .estimators.report import _no_features
     from .session import Session
 
+    verdict = None
     with _command():
+        claim = None if gate is None else parse_claim(gate)
         if plot is not None:
             _check_output(plot, store, "--plot", (".png",))
         with Session.open(store) as s:
@@ -513,66 +539,87 @@ def session_status(store: Path, as_json: bool, plot: Path | None, features: Path
                 if s.plan.ranking:  # refused before the file is read, as Session would refuse it
                     _no_features(features, "ranking pools")
                 x = read_features_file(features, s.ids)
-            status = _status_dict(s, x)
+            result = s.estimate(features=x) if s.plan.n_models == 1 else s.compare(features=x)
+            status = _status_dict(s, result, x)
+            if claim is not None:
+                verdict = claim.check(result, s.plan.level if level is None else level)
+                status["gate"] = {
+                    "claim": str(claim),
+                    "established": verdict.established,
+                    "bound": _nan_to_none(verdict.bound),
+                    "level": verdict.level,
+                    "margin": _nan_to_none(verdict.margin),
+                    "valid_for": "one look",
+                }
             if plot is not None:
                 _plot(s, plot, x)
             if as_json:
                 click.echo(json.dumps(_json_safe(status), indent=2, allow_nan=False))
-                return
-            plan, prog = s.plan, s.progress()
-            pct = f"{prog.cost_spent / plan.budget:.0%}"
-            state = (
-                "complete"
-                if prog.complete
-                else (
-                    "all handed out; waiting for pending labels" if prog.finished else "in progress"
-                )
-            )
-            lines = [
-                f"session {plan.session_id} ({plan.kind}, {_measure_text(plan)}, "
-                f"method {plan.method}, estimator {plan.estimator}, seed {plan.seed})",
-                f"labels:   {prog.n_labels} recorded, {prog.n_pending} pending; cost "
-                f"{prog.cost_spent:g} of "
-                f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)} ({pct}); "
-                f"{prog.n_draws} draws; {state}",
-            ]
-            lv = f"{plan.level:.0%}"
-            pending = _why_no_estimate(prog)
-            if pending is not None:
-                lines.append(f"{'estimate' if plan.n_models == 1 else 'difference'}: {pending}")
-                if plan.n_models > 1:
-                    lines.extend(f"model {j}:  {name}" for j, name in enumerate(plan.model_names))
-            elif plan.n_models == 1:
-                lines.append(
-                    f"estimate: {_fmt(status['estimate'])}  stderr {_fmt(status['stderr'])}  "
-                    f"{lv} CI [{_fmt(status['ci'][0])}, {_fmt(status['ci'][1])}]  "
-                    f"(from {status['n_draws']} draws)"
-                )
             else:
-                for j, (name, est) in enumerate(
-                    zip(plan.model_names, status["estimate"], strict=True)
-                ):
-                    lines.append(f"model {j}:  {_fmt(est)}  {name}")
-                pair = "model 0 − model 1" if plan.n_models == 2 else "best − runner-up"
-                best = status["best"]
-                lines.append(
-                    f"difference ({pair}): {_fmt(status['difference'])}  stderr "
-                    f"{_fmt(status['stderr'])}  {lv} CI [{_fmt(status['ci'][0])}, "
-                    f"{_fmt(status['ci'][1])}]  p-value {_fmt(status['p_value'])}"
-                )
-                lines.append(
-                    "best:     "
-                    + ("—" if best is None else f"model {best} ({plan.model_names[best]})")
-                )
-            if "feature_power" in status:
-                lines.append(
-                    f"features: coefficient {_fmt(status['feature_power'])} on the smoothed "
-                    "residuals (0: the estimate does not use them; its standard error comes from "
-                    "the jackknife that re-tunes the coefficients, so it can differ slightly)"
-                )
-            if plot is not None:
-                lines.append(f"plot:     {plot}")
-            click.echo("\n".join(lines))
+                click.echo(_status_text(s, status, plot, verdict))
+    if verdict is not None and not verdict.established:
+        sys.exit(1)
+
+
+_ONE_LOOK = (
+    "         (a fixed-n bound, valid for one look: checking after every batch and stopping at "
+    "the first pass is repeated testing)"
+)
+
+
+def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any) -> str:
+    """``session status``'s text."""
+    plan, prog = s.plan, s.progress()
+    pct = f"{prog.cost_spent / plan.budget:.0%}"
+    state = (
+        "complete"
+        if prog.complete
+        else ("all handed out; waiting for pending labels" if prog.finished else "in progress")
+    )
+    lines = [
+        f"session {plan.session_id} ({plan.kind}, {_measure_text(plan)}, "
+        f"method {plan.method}, estimator {plan.estimator}, seed {plan.seed})",
+        f"labels:   {prog.n_labels} recorded, {prog.n_pending} pending; cost "
+        f"{prog.cost_spent:g} of "
+        f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)} ({pct}); "
+        f"{prog.n_draws} draws; {state}",
+    ]
+    lv = f"{plan.level:.0%}"
+    pending = _why_no_estimate(prog)
+    if pending is not None:
+        lines.append(f"{'estimate' if plan.n_models == 1 else 'difference'}: {pending}")
+        if plan.n_models > 1:
+            lines.extend(f"model {j}:  {name}" for j, name in enumerate(plan.model_names))
+    elif plan.n_models == 1:
+        lines.append(
+            f"estimate: {_fmt(status['estimate'])}  stderr {_fmt(status['stderr'])}  "
+            f"{lv} CI [{_fmt(status['ci'][0])}, {_fmt(status['ci'][1])}]  "
+            f"(from {status['n_draws']} draws)"
+        )
+    else:
+        for j, (name, est) in enumerate(zip(plan.model_names, status["estimate"], strict=True)):
+            lines.append(f"model {j}:  {_fmt(est)}  {name}")
+        pair = "model 0 − model 1" if plan.n_models == 2 else "best − runner-up"
+        best = status["best"]
+        lines.append(
+            f"difference ({pair}): {_fmt(status['difference'])}  stderr "
+            f"{_fmt(status['stderr'])}  {lv} CI [{_fmt(status['ci'][0])}, "
+            f"{_fmt(status['ci'][1])}]  p-value {_fmt(status['p_value'])}"
+        )
+        lines.append(
+            "best:     " + ("—" if best is None else f"model {best} ({plan.model_names[best]})")
+        )
+    if "feature_power" in status:
+        lines.append(
+            f"features: coefficient {_fmt(status['feature_power'])} on the smoothed "
+            "residuals (0: the estimate does not use them; its standard error comes from "
+            "the jackknife that re-tunes the coefficients, so it can differ slightly)"
+        )
+    if plot is not None:
+        lines.append(f"plot:     {plot}")
+    if verdict is not None:
+        lines.extend([f"gate:     {verdict}", _ONE_LOOK])
+    return "\n".join(lines)
 
 
 @session.command("export")

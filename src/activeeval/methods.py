@@ -9,6 +9,7 @@ its draws from labels as they arrive).
 from __future__ import annotations
 
 __all__ = [
+    "ALTERNATIVES",
     "COMPARISON_METHODS",
     "DEFAULT_FLOOR",
     "DEFAULT_MIX",
@@ -62,6 +63,10 @@ ESTIMATORS = ("assisted", "snis")
 
 #: Confidence-interval methods of an estimate (Lemma 3.3 and the binomial intervals).
 INTERVAL_METHODS = ("wald", "t", "logit", "wilson", "clopper-pearson", "agresti-coull")
+
+#: Sides of an interval or a test, scipy's convention: ``"less"`` bounds the quantity from
+#: above (the interval (−∞, upper]), ``"greater"`` from below ([lower, ∞)).
+ALTERNATIVES = ("two-sided", "less", "greater")
 
 #: Standard errors of the model-assisted estimator: the jackknife or the linearization.
 VARIANCE_METHODS = ("jackknife", "linearized")

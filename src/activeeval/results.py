@@ -15,8 +15,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .estimators.inference import Comparison, Estimate, MultipleComparison, _result_repr
+from ._validation import check_level, check_option, real_number
+from .estimators.inference import (
+    Comparison,
+    Estimate,
+    MultipleComparison,
+    _difference_interval,
+    _result_repr,
+    _shifted_p,
+    _sided,
+)
 from .measures import clip_to_range
+from .methods import ALTERNATIVES
 
 __all__ = ["ComparisonResult", "EvaluationResult"]
 
@@ -79,13 +89,21 @@ class EvaluationResult:
     value_range: tuple[float, float] = (-math.inf, math.inf)
 
     def confidence_interval(
-        self, level: float | None = None, method: str | None = None
+        self,
+        level: float | None = None,
+        method: str | None = None,
+        alternative: str = "two-sided",
     ) -> tuple[float, float]:
         """Interval by any method of :meth:`Estimate.confidence_interval`; by default the
-        method of :attr:`ci`; clipped like :attr:`ci` to the measure's ``value_range``."""
+        method of :attr:`ci`; clipped like :attr:`ci` to the measure's ``value_range``.
+
+        ``alternative``: ``"two-sided"``, or a one-sided bound at ``level`` — ``"less"`` the
+        upper bound (the interval from the lowest value of the measure's range to it, e.g. for
+        *error rate ≤ 5%*), ``"greater"`` the lower bound (e.g. for *F1 ≥ 0.80*)."""
         if self.inference is None:
             return math.nan, math.nan
-        ci = self.inference.confidence_interval(level, self.interval if method is None else method)
+        how = self.interval if method is None else method
+        ci = self.inference.confidence_interval(level, how, alternative)
         if math.isnan(self.estimate):
             return ci
         return clip_to_range(self.estimate, ci, self.value_range)[1]
@@ -140,6 +158,30 @@ class ComparisonResult:
     comparison: Comparison | MultipleComparison | None
     stopped_early: bool = False
     label_offsets: NDArray[np.int64] | None = None
+
+    def confidence_interval(
+        self,
+        level: float | None = None,
+        method: str | None = None,
+        alternative: str = "two-sided",
+    ) -> tuple[float, float]:
+        """Interval for ``difference`` at ``level`` (default :attr:`level`): ``"wald"`` (the
+        default; two-sided at :attr:`level` it is :attr:`ci`) or ``"t"`` (t_{n−1} on the
+        draws). ``alternative="less"`` gives the one-sided upper bound of Δ (a
+        non-inferiority claim Δ ≤ margin), ``"greater"`` the lower bound. For k > 2 models
+        it is the best model against the runner-up, not adjusted for the other pairs."""
+        lv = check_level(self.level if level is None else level)
+        how = check_option("wald" if method is None else method, ("wald", "t"), "method")
+        d, se, n = self.difference, self.stderr, self.n_draws
+        return _sided(lambda lv: _difference_interval(d, se, n, lv, how), lv, alternative)
+
+    def test(self, null: float = 0.0, alternative: str = "two-sided") -> float:
+        """The Wald p-value of h₀: Δ = ``null`` against Δ ≠ ``null``, Δ < ``null``
+        (``"less"``) or Δ > ``null`` (``"greater"``), Δ = ``difference`` (eq. 3.23–3.24).
+        For two models ``test()`` is :attr:`p_value`; for k > 2 it is not adjusted for the
+        other pairs (:attr:`p_value` is Holm-adjusted)."""
+        alternative = check_option(alternative, ALTERNATIVES, "alternative")
+        return _shifted_p(self.difference, self.stderr, real_number(null), alternative)
 
     def __repr__(self) -> str:
         return _result_repr(

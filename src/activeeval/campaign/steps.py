@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 from tqdm.auto import tqdm
 
 from .._validation import (
@@ -29,6 +28,7 @@ from ..errors import (
     DegenerateIntervalWarning,
     OracleError,
 )
+from ..estimators.inference import _wald_interval
 from ..estimators.report import ComparisonOutcome, Reporting
 from ..results import ComparisonResult
 from ..sampling import (
@@ -191,12 +191,11 @@ def _comparison_result(
     """What :func:`~activeeval.compare` reports: the comparison ``c`` of the campaign's draws
     (Wald interval for Δ), with ``sample``'s fields (budget, method, draws, their q and
     labels) and the labels ``acq`` bought."""
-    z = stats.norm.isf((1 - rep.level) / 2)
     return ComparisonResult(
         difference=c.difference,
         stderr=c.stderr,
         p_value=c.p_value,
-        ci=(float(c.difference - z * c.stderr), float(c.difference + z * c.stderr)),
+        ci=_wald_interval(c.difference, c.stderr, rep.level),
         best=c.best,
         estimates=c.estimates,
         level=rep.level,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -28,16 +28,17 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
-from .._validation import check_finite_array, check_level, check_option
+from .._validation import check_finite_array, check_level, check_option, real_number
 from ..errors import (
     DegenerateIntervalWarning,
     EmptyPoolError,
+    InvalidLevelError,
     InvalidSamplingDistributionError,
     ShapeError,
     UndefinedEstimateWarning,
 )
 from ..measures import Measure, get_measure
-from ..methods import INTERVAL_METHODS
+from ..methods import ALTERNATIVES, INTERVAL_METHODS
 from ..predictive import Categorical, Mixture, Predictive, as_predictive, check_labels
 
 __all__ = [
@@ -316,6 +317,69 @@ def _result_repr(obj: Any, *lines: Sequence[str]) -> str:
     return f"{type(obj).__name__}({body})"
 
 
+def _sided(
+    interval: Callable[[float], tuple[float, float]], level: float, alternative: str
+) -> tuple[float, float]:
+    """The interval at ``level`` on the side(s) ``alternative`` asks for. Every interval here
+    puts α/2 in each tail, so a one-sided 1 − α bound is the matching end of the two-sided
+    interval at 1 − 2α; the other end is infinite (scipy's convention)."""
+    alternative = check_option(alternative, ALTERNATIVES, "alternative")
+    if alternative == "two-sided":
+        return interval(level)
+    if level <= 0.5:
+        raise InvalidLevelError(
+            f"level: a one-sided bound at level {level:g} lies on the wrong side of the "
+            "estimate; give a level above 0.5 (e.g. 0.95)."
+        )
+    low, high = interval(2.0 * level - 1.0)
+    return (-math.inf, high) if alternative == "less" else (low, math.inf)
+
+
+def _wald_p(z: float, alternative: str) -> float:
+    """The Wald test's p-value for the statistic ``z`` (eq. 3.24; one-sided: one tail)."""
+    if math.isnan(z):
+        return math.nan
+    if alternative == "less":
+        return float(stats.norm.cdf(z))
+    if alternative == "greater":
+        return float(stats.norm.sf(z))
+    return float(min(1.0, 2.0 * stats.norm.sf(abs(z))))
+
+
+def _wald_interval(d: float, se: float, lv: float) -> tuple[float, float]:
+    """d ± z·se, the two-sided Wald interval at level ``lv`` (Lemma 3.3)."""
+    half = stats.norm.isf((1 - lv) / 2) * se
+    return float(d - half), float(d + half)
+
+
+def _difference_interval(
+    d: float, se: float, n: int, lv: float, method: str
+) -> tuple[float, float]:
+    """Two-sided interval for a difference: ``wald`` (Sec. 3.2.2) or ``t`` (t_{n−1} on n
+    draws, Bessel-corrected)."""
+    if method == "wald":
+        return _wald_interval(d, se, lv)
+    if n < 2:
+        return -math.inf, math.inf
+    half = stats.t.isf((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
+    return float(d - half), float(d + half)
+
+
+def _shifted_p(d: float, se: float, null: float, alternative: str) -> float:
+    """p-value of h₀: Δ = ``null`` from Δ̂ = ``d`` with standard error ``se`` (a zero
+    standard error decides by the sign of Δ̂ − null: 0 or 1, ½ on an exact tie)."""
+    gap = d - null
+    if math.isnan(gap) or math.isnan(se):
+        return math.nan
+    if se > 0:
+        z = gap / se
+    else:
+        z = 0.0 if gap == 0.0 else math.copysign(math.inf, gap)
+        if gap == 0.0 and alternative != "two-sided":
+            return 0.5
+    return _wald_p(z, alternative)
+
+
 # ------------------------------------------------------------------------- Estimate
 @dataclass(frozen=True)
 class Estimate:
@@ -359,9 +423,14 @@ class Estimate:
     unit_weights: tuple[float, float] | None = None
 
     def confidence_interval(
-        self, level: float | None = None, method: str = "wald"
+        self, level: float | None = None, method: str = "wald", alternative: str = "two-sided"
     ) -> tuple[float, float]:
-        """Two-sided interval at ``level`` (default: :attr:`level`).
+        """Interval at ``level`` (default: :attr:`level`), two-sided or one-sided.
+
+        ``alternative`` (scipy's convention): ``"two-sided"``; ``"less"`` the one-sided upper
+        bound, the interval (−∞, upper]; ``"greater"`` the lower bound, [lower, ∞). Each method
+        below puts α/2 in each tail, so a one-sided bound at 1 − α is the end of its
+        two-sided interval at 1 − 2α.
 
         ``wald``: Ĝ ± z·stderr (Lemma 3.3). ``t``: Ĝ ± t_{n−1}·stderr·√(n/(n−1)), which is
         the one-sample t interval when q = p (Bessel's correction). ``logit``: for a measure
@@ -376,6 +445,9 @@ class Estimate:
         """
         lv = check_level(self.level if level is None else level)
         method = check_option(method, INTERVAL_METHODS, "method")
+        return _sided(lambda lv: self._two_sided(lv, method), lv, alternative)
+
+    def _two_sided(self, lv: float, method: str) -> tuple[float, float]:
         g, se, n = self.estimate, self.stderr, self._rows
         if math.isnan(g):
             return math.nan, math.nan
@@ -583,8 +655,7 @@ def _wald_p_value(diff: float, se: float, what: str) -> float:
         return 1.0
     if se == 0.0:
         _warn_degenerate(what)
-        return 0.0
-    return float(2.0 * stats.norm.sf(abs(diff) / se))
+    return _shifted_p(diff, se, 0.0, "two-sided")
 
 
 def _better(diff: float, greater_is_better: bool) -> int:
@@ -645,19 +716,24 @@ class Comparison:
         return _better(self.difference, self.greater_is_better)
 
     def confidence_interval(
-        self, level: float | None = None, method: str = "wald"
+        self, level: float | None = None, method: str = "wald", alternative: str = "two-sided"
     ) -> tuple[float, float]:
-        """Interval for Δ: ``wald`` (Sec. 3.2.2) or ``t`` (t_{n−1}, Bessel-corrected)."""
+        """Interval for Δ: ``wald`` (Sec. 3.2.2) or ``t`` (t_{n−1}, Bessel-corrected);
+        ``alternative`` as :meth:`Estimate.confidence_interval` (``"less"``: the upper bound
+        of Δ, e.g. for a non-inferiority claim Δ ≤ margin)."""
         lv = check_level(self.level if level is None else level)
         method = check_option(method, ("wald", "t"), "method")
-        d, se, n = self.difference, self.stderr, self.n_draws
-        if method == "wald":
-            half = stats.norm.isf((1 - lv) / 2) * se
-        elif n < 2:
-            return -math.inf, math.inf
-        else:
-            half = stats.t.isf((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
-        return float(d - half), float(d + half)
+        return _sided(lambda lv: self._two_sided(lv, method), lv, alternative)
+
+    def test(self, null: float = 0.0, alternative: str = "two-sided") -> float:
+        """The Wald p-value of h₀: Δ = ``null`` (eq. 3.23–3.24 shifted by ``null``) against
+        Δ ≠ ``null`` (``"two-sided"``; with ``null=0`` it is :attr:`p_value`), Δ < ``null``
+        (``"less"``) or Δ > ``null`` (``"greater"``)."""
+        alternative = check_option(alternative, ALTERNATIVES, "alternative")
+        return _shifted_p(self.difference, self.stderr, real_number(null), alternative)
+
+    def _two_sided(self, lv: float, method: str) -> tuple[float, float]:
+        return _difference_interval(self.difference, self.stderr, self.n_draws, lv, method)
 
     @property
     def ci(self) -> tuple[float, float]:

@@ -16,12 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from .._validation import check_option
 from ..acquisition import _budget_room, _first_true_run
 from ..errors import DegenerateIntervalWarning, ShapeError, UndefinedEstimateWarning
-from ..estimators.inference import _result_repr
+from ..estimators.inference import _result_repr, _wald_interval
 from ..estimators.report import Reporting, _result_fields
 from ..estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother
 from ..methods import ESTIMATORS
@@ -240,9 +239,7 @@ def _compare_on(
     rep = _reporting(stored, estimator, features, bandwidth)
     c = stored.pool.compare(rep, idx, y, census=True)
     diff, se = c.difference, c.stderr
-    z = float(stats.norm.isf((1 - lv) / 2))
-    nan_ci = (math.nan, math.nan)
-    ci = nan_ci if math.isnan(diff) else (float(diff - z * se), float(diff + z * se))
+    ci = _wald_interval(diff, se, lv)
     cmp = c.comparison
     return ComparisonResult(
         float(diff), float(se), float(c.p_value), ci, int(c.best),
