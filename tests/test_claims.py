@@ -229,3 +229,89 @@ def test_a_pair_is_gated_on_its_difference(task) -> None:
     assert code == 0 and "upper bound" in out
     code, _, _ = _run("session", "status", store, "--gate", f"difference <= {hi - 0.02}")
     assert code == 1
+
+
+@pytest.mark.parametrize("level", [0.9, 0.95, 0.99])
+def test_one_sided_binomial_bounds_are_the_textbook_one_sided_formulas(level: float) -> None:
+    """Independent one-sided formulas with z_{1−α} (not the code's two-sided route): Wald
+    p̂ ± z·√(p̂(1−p̂)/n); Wilson's score bound; Clopper–Pearson's Beta quantiles at α."""
+    y, fa, _ = _passive_sample(7, 90)
+    x = int(np.sum(fa != y))
+    n = y.shape[0]
+    p, a = x / n, 1 - level
+    z = stats.norm.isf(a)
+    est = inference.estimate("error_rate", fa, y)
+    wald = z * math.sqrt(p * (1 - p) / n)
+    assert est.confidence_interval(level, "wald", "less")[1] == approx(p + wald)
+    assert est.confidence_interval(level, "wald", "greater")[0] == approx(p - wald)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert est.confidence_interval(level, "wilson", "less")[1] == approx(centre + half)
+    assert est.confidence_interval(level, "wilson", "greater")[0] == approx(centre - half)
+    cp_high = stats.beta.ppf(level, x + 1, n - x)
+    cp_low = stats.beta.ppf(a, x, n - x + 1)
+    assert est.confidence_interval(level, "clopper-pearson", "less")[1] == approx(cp_high)
+    assert est.confidence_interval(level, "clopper-pearson", "greater")[0] == approx(cp_low)
+
+
+def test_a_tie_with_no_error_is_even_on_each_side_and_nulls_are_numbers() -> None:
+    tie = inference.Comparison((0.2, 0.2), 0.0, 0.0, 1.0, 10, 10, False)
+    assert (tie.test(0.0, "less"), tie.test(0.0, "greater"), tie.test()) == (0.5, 0.5, 1.0)
+    assert (tie.test(0.1, "less"), tie.test(0.1, "greater")) == (0.0, 1.0)  # Δ = 0 < 0.1
+    for bad in ("0.01", None, True, math.nan):
+        with pytest.raises(ShapeError, match=r"^null: must be a finite number"):
+            tie.test(bad)
+
+
+def test_claims_are_validated_and_name_every_measure() -> None:
+    with pytest.raises(UnknownOptionError, match=r"^op:"):
+        Claim("f1", "==", 0.5)
+    with pytest.raises(ShapeError, match=r"^threshold:"):
+        Claim("f1", ">=", math.nan)
+    assert parse_claim("f_beta(0.5) >= 0.5") == Claim("f_beta(0.5)", ">=", 0.5)
+    assert parse_claim("difference >= −0.01") == Claim("difference", ">=", -0.01)
+    assert parse_claim("dcg@10 >= 1.5") == Claim("dcg@10", ">=", 1.5)
+    with pytest.raises(ShapeError):
+        parse_claim("f1 >= ٠.٥")  # digits are ASCII
+    rng = np.random.default_rng(3)
+    m = 2000
+    p = rng.beta(1, 1, m)
+    y = (rng.random(m) < p).astype(int)
+    proba = np.c_[1 - p, p]
+    res = ae.evaluate(proba, lambda i: y[i], ae.FMeasure(beta=0.5), 200, random_state=0)
+    assert res.measure == "f_beta(0.5)"
+    low = res.confidence_interval(0.95, alternative="greater")[0]
+    assert parse_claim(f"f_beta(0.5) >= {low - 0.01}").check(res).established
+    assert Claim("f0.5", ">=", low - 0.01).check(res, aliases=("f0.5",)).established
+    with pytest.raises(UnknownOptionError, match=r"name the measure as 'f_beta\(0\.5\)'\.$"):
+        Claim("f1", ">=", 0.5).check(res)
+    with pytest.raises(ShapeError, match=r"^claim: f_beta\(0\.5\) lies in \[0, 1\]"):
+        Claim("f_beta(0.5)", ">=", 5).check(res)
+    three = [proba, np.c_[p, 1 - p], np.c_[1 - p**2, p**2]]
+    cmp = ae.compare(three, lambda i: y[i], budget=100, random_state=0)
+    with pytest.raises(UnknownOptionError, match=r"needs two models; this comparison has 3"):
+        Claim("difference", "<=", 0.0).check(cmp)
+
+
+def test_the_gates_level_is_used_and_only_with_a_gate(task) -> None:
+    store = _labeled_store(task, task["a"])
+    with ae.Session.open(store) as s:
+        res = s.estimate()
+    hi90 = res.confidence_interval(0.90, alternative="less")[1]
+    hi99 = res.confidence_interval(0.99, alternative="less")[1]
+    assert hi90 < hi99
+    claim = f"error_rate <= {(hi90 + hi99) / 2}"
+    assert _run("session", "status", store, "--gate", claim, "--level", "0.9")[0] == 0
+    code, out, _ = _run("session", "status", store, "--gate", claim, "--level", "0.99")
+    assert code == 1 and "one-sided 99% upper bound" in out
+    code, _, err = _run("session", "status", store, "--level", "0.9")
+    assert code == 2 and err.startswith("error: level: --level sets the --gate")
+
+
+def test_a_gate_before_the_first_label_is_not_established(task) -> None:
+    store = task["dir"] / "empty.db"
+    code, _, err = _run("session", "init", store, "--pool", task["a"], "--measure", "error_rate",
+                        "--budget", "50")  # fmt: skip
+    assert code == 0, err
+    code, out, _ = _run("session", "status", store, "--gate", "error_rate <= 0.5")
+    assert code == 1 and "not established (no estimate yet)" in out

@@ -28,9 +28,11 @@ from .results import ComparisonResult, EvaluationResult
 __all__ = ["Claim", "Verdict", "parse_claim"]
 
 _CLAIM = re.compile(
-    r"^\s*([A-Za-z_][\w.\-@]*)\s*(<=|>=|<|>|≤|≥)\s*([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s*(%?)\s*$"
+    r"^\s*([A-Za-z_][\w.\-@()]*)\s*(<=|>=|<|>|≤|≥)\s*([-+]?\s*[\d.]+(?:[eE][-+]?\d+)?)\s*(%?)\s*$",
+    re.ASCII,
 )
 _OPS = {"≤": "<=", "≥": ">="}
+_SIDES = {"<=": "less", "<": "less", ">=": "greater", ">": "greater"}
 
 
 @dataclass(frozen=True)
@@ -42,19 +44,41 @@ class Claim:
     op: str
     threshold: float
 
+    def __post_init__(self) -> None:
+        if self.op not in _SIDES:
+            raise UnknownOptionError(f"op: must be one of <=, <, >=, >; got {self.op!r}.")
+        if not (isinstance(self.threshold, int | float) and math.isfinite(self.threshold)):
+            raise ShapeError(f"threshold: must be a finite number, got {self.threshold!r}.")
+
     @property
     def alternative(self) -> str:
         """The side of the one-sided bound that can establish the claim."""
-        return "less" if self.op in ("<=", "<") else "greater"
+        return _SIDES[self.op]
 
-    def check(self, result: EvaluationResult | ComparisonResult, level: float = 0.95) -> Verdict:
+    def check(
+        self,
+        result: EvaluationResult | ComparisonResult,
+        level: float = 0.95,
+        *,
+        aliases: tuple[str, ...] = (),
+    ) -> Verdict:
         """Whether the one-sided bound of ``result`` at ``level`` establishes the claim.
+        ``aliases``: other names the measure goes by (the CLI's ``dcg@10``).
+
+        How often a claim is passed when it is false is the coverage of that side of the
+        bound: measured, the default's upper bound of a rare error rate (3.5–3.9%, 100
+        labels) covers about 0.935 at 95%, and the upper bound of a difference between
+        models that disagree on 1% of the pool, at 70–100 labels, about 0.90 — gates on such
+        quantities pass a false claim more often than the level says.
 
         Raises
         ------
         UnknownOptionError
             The claim names another quantity than ``result`` estimates (its measure for an
-            evaluation, ``difference`` for a comparison).
+            evaluation, ``difference`` for a comparison of two models).
+        ShapeError
+            The threshold lies outside the measure's range (the claim can never be
+            established, or always holds).
         """
         lv = check_level(level, "level")
         if isinstance(result, ComparisonResult):
@@ -71,11 +95,17 @@ class Claim:
                 )
             low, high = result.confidence_interval(lv, alternative=self.alternative)
         else:
-            if self.quantity != result.measure:
+            names = (result.measure, *aliases)
+            if self.quantity not in names:
                 raise UnknownOptionError(
                     f"claim: this result estimates {result.measure!r}, the claim is about "
-                    f"{self.quantity!r}; write it as '{result.measure} {self.op} "
-                    f"{self.threshold:g}'."
+                    f"{self.quantity!r}; name the measure as {' or '.join(map(repr, names))}."
+                )
+            lo, hi = result.value_range
+            if not lo <= self.threshold <= hi:
+                raise ShapeError(
+                    f"claim: {result.measure} lies in [{lo:g}, {hi:g}]; a threshold of "
+                    f"{self.threshold:.10g} is outside it."
                 )
             low, high = result.confidence_interval(lv, alternative=self.alternative)
         bound = high if self.alternative == "less" else low
@@ -86,7 +116,7 @@ class Claim:
         return Verdict(self, margin > 0 or (margin == 0 and not strict), bound, lv, margin)
 
     def __str__(self) -> str:
-        return f"{self.quantity} {self.op} {self.threshold:g}"
+        return f"{self.quantity} {self.op} {self.threshold:.10g}"
 
 
 @dataclass(frozen=True)
@@ -105,26 +135,30 @@ class Verdict:
         side = "upper" if self.claim.alternative == "less" else "lower"
         if math.isnan(self.bound):
             return f"{self.claim}: not established (no estimate yet)"
-        how = f"one-sided {self.level:.0%} {side} bound {self.bound:.4g}"
+        how = f"one-sided {self.level * 100:.10g}% {side} bound {self.bound:.4g}"
         if self.established:
             return f"{self.claim}: established ({how}, {abs(self.margin):.4g} inside)"
+        if self.margin == 0:
+            return f"{self.claim}: not established ({how}, on the threshold)"
         return f"{self.claim}: not established yet ({how}, {abs(self.margin):.4g} short)"
 
 
 def parse_claim(text: str) -> Claim:
     """``"f1 >= 0.80"`` → :class:`Claim`. The threshold may end in ``%`` (``"error_rate <=
-    5%"`` is 0.05); ``≤`` and ``≥`` read as ``<=`` and ``>=``.
+    5%"`` is 0.05; for a difference, percentage points); ``≤``, ``≥`` and ``−`` read as
+    ``<=``, ``>=`` and ``-``. A measure's name is its ``name`` (``f1``, ``f_beta(0.5)``,
+    ``error_rate``, ``mse``, ``dcg``, …).
 
     Raises
     ------
     ShapeError
         ``text`` is not ``quantity op number``.
     """
-    m = _CLAIM.match(text) if isinstance(text, str) else None
+    m = _CLAIM.match(text.replace("−", "-")) if isinstance(text, str) else None
     value: Any = None
     if m is not None:
         try:
-            value = float(m.group(3))
+            value = float(m.group(3).replace(" ", ""))
         except ValueError:
             value = None
     if m is None or value is None or not math.isfinite(value):

@@ -529,7 +529,9 @@ def session_status(
     from .session import Session
 
     verdict = None
-    with _command():
+    with _command(), _gate_errors(gate is not None):
+        if level is not None and gate is None:
+            raise UnknownOptionError("level: --level sets the --gate bound's level; give --gate.")
         claim = None if gate is None else parse_claim(gate)
         if plot is not None:
             _check_output(plot, store, "--plot", (".png",))
@@ -542,7 +544,8 @@ def session_status(
             result = s.estimate(features=x) if s.plan.n_models == 1 else s.compare(features=x)
             status = _status_dict(s, result, x)
             if claim is not None:
-                verdict = claim.check(result, s.plan.level if level is None else level)
+                lv = s.plan.level if level is None else level
+                verdict = claim.check(result, lv, aliases=(_measure_text(s.plan),))
                 status["gate"] = {
                     "claim": str(claim),
                     "established": verdict.established,
@@ -559,6 +562,19 @@ def session_status(
                 click.echo(_status_text(s, status, plot, verdict))
     if verdict is not None and not verdict.established:
         sys.exit(1)
+
+
+@contextmanager
+def _gate_errors(gating: bool) -> Iterator[None]:
+    """With --gate, any failure exits 2 (bad input or an unreadable store), never 1, which
+    a pipeline reads as "not established yet"."""
+    try:
+        yield
+    except Exception as exc:
+        if not gating or isinstance(exc, ActiveEvalError | OSError):
+            raise
+        click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(2)
 
 
 _ONE_LOOK = (

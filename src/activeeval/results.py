@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import check_level, check_option, real_number
+from ._validation import check_level, check_option
 from .estimators.inference import (
     Comparison,
     Estimate,
     MultipleComparison,
     _difference_interval,
+    _null,
     _result_repr,
     _shifted_p,
     _sided,
@@ -181,7 +182,7 @@ class ComparisonResult:
         For two models ``test()`` is :attr:`p_value`; for k > 2 it is not adjusted for the
         other pairs (:attr:`p_value` is Holm-adjusted)."""
         alternative = check_option(alternative, ALTERNATIVES, "alternative")
-        return _shifted_p(self.difference, self.stderr, real_number(null), alternative)
+        return _shifted_p(self.difference, self.stderr, _null(null), alternative)
 
     def __repr__(self) -> str:
         return _result_repr(

@@ -321,8 +321,11 @@ def _sided(
     interval: Callable[[float], tuple[float, float]], level: float, alternative: str
 ) -> tuple[float, float]:
     """The interval at ``level`` on the side(s) ``alternative`` asks for. Every interval here
-    puts α/2 in each tail, so a one-sided 1 − α bound is the matching end of the two-sided
-    interval at 1 − 2α; the other end is infinite (scipy's convention)."""
+    is built with α/2 in each tail, so a one-sided 1 − α bound is the matching end of the
+    two-sided interval at 1 − 2α; the other end is infinite (scipy's convention). Each side
+    then covers as that method's end does: Clopper–Pearson at least 1 − α exactly; Wald's
+    upper bound of a rare error rate and Wilson's lower bound less (exact enumeration, n =
+    100: down to 0.39 and 0.91 at 95%)."""
     alternative = check_option(alternative, ALTERNATIVES, "alternative")
     if alternative == "two-sided":
         return interval(level)
@@ -363,6 +366,14 @@ def _difference_interval(
         return -math.inf, math.inf
     half = stats.t.isf((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
     return float(d - half), float(d + half)
+
+
+def _null(null: Any) -> float:
+    """The value of Δ under h₀, a finite number."""
+    value = real_number(null)
+    if not math.isfinite(value):
+        raise ShapeError(f"null: must be a finite number (the difference under h0), got {null!r}.")
+    return value
 
 
 def _shifted_p(d: float, se: float, null: float, alternative: str) -> float:
@@ -730,7 +741,7 @@ class Comparison:
         Δ ≠ ``null`` (``"two-sided"``; with ``null=0`` it is :attr:`p_value`), Δ < ``null``
         (``"less"``) or Δ > ``null`` (``"greater"``)."""
         alternative = check_option(alternative, ALTERNATIVES, "alternative")
-        return _shifted_p(self.difference, self.stderr, real_number(null), alternative)
+        return _shifted_p(self.difference, self.stderr, _null(null), alternative)
 
     def _two_sided(self, lv: float, method: str) -> tuple[float, float]:
         return _difference_interval(self.difference, self.stderr, self.n_draws, lv, method)
