@@ -19,7 +19,7 @@ STAMP_BENCH := $(VENV)/.installed-bench
 TEST_SEED ?= 20261124
 PYTEST_ORDER := $(if $(filter random,$(TEST_SEED)),,--randomly-seed=$(TEST_SEED))
 
-.PHONY: demo test test-latest test-min lock bench reproduce lint clean
+.PHONY: demo test test-latest test-min lock bench reproduce glide-env lint clean
 
 # The interpreter check runs first in every recipe that makes a virtual environment.
 define check_python
@@ -104,7 +104,26 @@ bench: $(STAMP_BENCH)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/ranking_bench.py
 
+# GLIDE (glide-py) needs Python >= 3.12, so the robustness benchmark runs it in its own
+# environment, .venv-glide, pinned by requirements/glide-lock.txt (network at install time
+# only). Without it the benchmark's GLIDE columns say "not run (make glide-env)".
+# A pyenv-installed 3.12 if there is one (pyenv's python3.12 shim needs PYENV_VERSION), else python3.12.
+PYTHON_GLIDE ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
+GLIDE_VENV := .venv-glide
+GLIDE_LOCK := requirements/glide-lock.txt
+STAMP_GLIDE := $(GLIDE_VENV)/.installed
+
+$(STAMP_GLIDE): $(GLIDE_LOCK)
+	@$(PYTHON_GLIDE) -c 'import sys; assert sys.version_info >= (3, 12)' >/dev/null 2>&1 || { echo "make: $(PYTHON_GLIDE) is not a Python >= 3.12; install Python 3.12 or run 'make glide-env PYTHON_GLIDE=/path/to/python3.12'"; exit 2; }
+	$(PYTHON_GLIDE) -m venv $(GLIDE_VENV)
+	$(GLIDE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(GLIDE_LOCK)
+	@touch $@
+
+glide-env: $(STAMP_GLIDE)
+
+# GLIDE is optional for the reproduction: without Python 3.12 the rest still runs.
 reproduce: $(STAMP_BENCH)
+	@$(MAKE) --no-print-directory glide-env || echo "note: GLIDE not installed; the robustness report will say so"
 	$(BIN)/python -m reproduce --out docs/results
 
 lint: $(STAMP_LINT)
@@ -113,4 +132,4 @@ lint: $(STAMP_LINT)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .venv-latest .venv-min .venv-lock build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(GLIDE_VENV) .venv-latest .venv-min .venv-lock build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,6 +1,7 @@
 """Reproduction of the thesis's protocols on real bundled data, written to ``--out``:
 active estimation (Ch. 4.4), active comparison (Ch. 5.4), the model-assisted estimator
-against the thesis's and the peers, and ranking functions (Sec. 6.3); ``--only`` runs one.
+against the thesis's and the peers, ranking functions (Sec. 6.3) and the stress suite of
+models whose probabilities are wrong (issue 26); ``--only`` runs one.
 ``make reproduce`` (1,000 repetitions into ``docs/results``) or ``python -m reproduce --smoke``
 from the repository's root.
 """
@@ -20,7 +21,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--smoke", action="store_true", help="a < 60 s version")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument(
-        "--only", choices=("estimation", "comparison", "assisted", "ranking"), default=None
+        "--oasis-reps", type=int, default=None,
+        help="robustness: repetitions of the (slow) oasis samplers; default as --reps",
+    )  # fmt: skip
+    ap.add_argument(
+        "--only",
+        choices=("estimation", "comparison", "assisted", "ranking", "robustness"),
+        default=None,
     )
     args = ap.parse_args(argv)
     reps = min(args.reps, 30) if args.smoke else args.reps
@@ -44,6 +51,10 @@ def main(argv: list[str] | None = None) -> None:
 
         ranking.run(args.out, reps, ranking.BUDGETS[:4] if args.smoke else ranking.BUDGETS,
                     smoke=args.smoke)  # fmt: skip
+    if args.only in (None, "robustness"):
+        from . import robustness
+
+        robustness.run(args.out, reps, budgets, smoke=args.smoke, oasis_reps=args.oasis_reps)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,738 @@
+"""The stress suite (issue 26, Deliver 1): the default when the model's probabilities are wrong.
+
+Every real pool of the model-assisted benchmark (e-mail with its time shift, credit default,
+caravan, diamonds) plus scikit-learn's digits, 3 vs rest, scored by models whose
+probabilities err the ways real models' do: the task's logistic regression (the control; on
+the e-mail pool it meets the time-shifted pool, on digits it is the issue's overconfident
+case), its logits × 2 (overconfident) and × 0.5 (underconfident), a gradient-boosted model
+fitted to near-zero training loss, a class-balanced logistic regression on the rare-class
+pools, and a homoscedastic Bayesian ridge regressor (MSE). For each setting and budget,
+side by side in one run: the default (``evaluate(method="active")``: q* with the
+model-assisted estimator), passive (``method="passive"``, the same estimator on uniform
+draws), the thesis's SNIS on q*, and the peers: oasis's OASIS and Sawade importance sampler
+(F1), ppi_py's PPI++ with uniform labels and with active-inference importance weights
+(means of losses), and GLIDE's ``ActiveSampler`` + ``ASIMeanEstimator`` and
+``StratifiedSampler`` + ``StratifiedPPIMeanEstimator`` (means of losses; in its own Python
+3.12 environment through ``benchmarks/glide_worker.py``). Writes ``robustness.md`` and
+``robustness.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from activeeval.datasets import EvaluationTask, load_task
+from activeeval.demo import _runs, _samples, fit_logistic, pool_predictive, simulate_static
+from activeeval.estimators.assisted import assisted_distribution
+from activeeval.estimators.inference import logit_interval
+from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
+from activeeval.predictive import Categorical, Gaussian, Predictive
+from activeeval.sampling import optimal_distribution, passive_distribution
+
+from .models import fit_regressor
+
+ROOT = Path(__file__).resolve().parents[1]
+GLIDE_PYTHON = ROOT / ".venv-glide" / "bin" / "python"
+GLIDE_WORKER = ROOT / "benchmarks" / "glide_worker.py"
+BUDGETS = (50, 100, 200, 400, 800)
+Z95 = 1.959963984540054
+#: The oasis samplers are pure-Python loops (≈0.2 ms per iteration, thousands of iterations
+#: per campaign at 800 labels): they run on at most this many repetitions.
+OASIS_REPS = 1000
+BOOTSTRAP = 400
+
+DEFAULT = "default (q*, assisted)"
+PASSIVE = "passive (assisted)"
+SNIS = "thesis SNIS (q*)"
+OASIS = "peer oasis OASIS"
+SAWADE = "peer oasis Sawade IS"
+PPI_UNIFORM = "peer PPI++ (uniform)"
+PPI_ACTIVE = "peer PPI++ (active-inference q)"
+GLIDE_ASI = "peer GLIDE Active + ASI"
+GLIDE_STRAT = "peer GLIDE Stratified (Neyman) + PPI"
+PEERS = (OASIS, SAWADE, PPI_UNIFORM, PPI_ACTIVE, GLIDE_ASI, GLIDE_STRAT)
+GLIDE_MISSING = "not run (make glide-env)"
+
+
+# ------------------------------------------------------------------------------------------
+# Tasks and models
+# ------------------------------------------------------------------------------------------
+
+
+def load_digits3(train_share: float = 0.3, seed: int = 0) -> EvaluationTask:
+    """scikit-learn's digits (1,797 images, bundled with scikit-learn), digit 3 vs rest; a
+    random ``train_share`` trains the model, the rest is the pool (issue 26's overconfident
+    case)."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    y = (d.target == 3).astype(int)
+    order = np.random.default_rng(seed).permutation(y.size)
+    k = round(train_share * y.size)
+    tr, pool = order[:k], np.sort(order[k:])
+    return EvaluationTask(
+        name="digits3",
+        X_train=d.data[tr],
+        y_train=y[tr],
+        X_pool=d.data[pool],
+        y_pool=y[pool],
+        costs=None,
+        feature_names=tuple(f"pixel_{i}" for i in range(d.data.shape[1])),
+        description=f"scikit-learn digits, 3 vs rest; random {train_share:.0%} train.",
+    )
+
+
+def _load(name: str) -> EvaluationTask:
+    if name == "digits3":
+        return load_digits3()
+    if name == "diamonds_regression":
+        return load_task(name, pool_size=20000)  # as the model-assisted benchmark
+    return load_task(name)
+
+
+def _logistic(task: EvaluationTask, balanced: bool = False) -> Any:
+    from sklearn.linear_model import LogisticRegression
+
+    if task.name == "digits3" and not balanced:
+        # As a new user would: a plain logistic regression on the raw pixels (issue 26).
+        return LogisticRegression(max_iter=5000).fit(task.X_train, task.y_train)
+    if not balanced:
+        return fit_logistic(task)
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    model = make_pipeline(
+        StandardScaler(), LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced")
+    )
+    return model.fit(task.X_train, task.y_train)
+
+
+def _boosted(task: EvaluationTask) -> Any:
+    """Gradient boosting run to near-zero training loss: many iterations, no early stopping,
+    no regularization (overconfident off its training data)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    model = HistGradientBoostingClassifier(
+        max_iter=500,
+        learning_rate=0.3,
+        early_stopping=False,
+        min_samples_leaf=5,
+        l2_regularization=0.0,
+        random_state=0,
+    )
+    return model.fit(task.X_train, task.y_train)
+
+
+def _scaled(pred: Predictive, factor: float) -> Categorical:
+    """A binary model's logits × ``factor`` (> 1 overconfident, < 1 underconfident)."""
+    assert isinstance(pred, Categorical)
+    p1 = np.clip(pred.proba[:, 1], 1e-15, 1 - 1e-15)
+    s = 1.0 / (1.0 + np.exp(-factor * np.log(p1 / (1 - p1))))
+    return Categorical(np.c_[1 - s, s], labels=pred.labels)
+
+
+#: (task, variant): what is wrong with the model's probabilities.
+VARIANTS: dict[str, str] = {
+    "logistic": "the task's logistic regression (the control; on digits the issue's plain one)",
+    "logits ×2": "overconfident: the logistic regression's logits × 2",
+    "logits ×0.5": "underconfident: the logistic regression's logits × 0.5",
+    "boosted": "overconfident: gradient boosting fitted to near-zero training loss",
+    "balanced": "class-balanced logistic regression on a rare class",
+    "bayesian ridge": "homoscedastic Bayesian ridge regression",
+}
+CLASSIFIER_TASKS = ("email_shift", "default_skew", "caravan_skew", "digits3")
+RARE = ("default_skew", "caravan_skew", "digits3")
+
+
+def plan(smoke: bool = False) -> list[tuple[str, str, Measure]]:
+    """(task, variant, measure) per setting, in report order."""
+    out: list[tuple[str, str, Measure]] = []
+    for task in CLASSIFIER_TASKS:
+        kinds = ["logistic", "logits ×2", "logits ×0.5", "boosted"]
+        if task in RARE:
+            kinds.append("balanced")
+        for kind in kinds:
+            out += [(task, kind, ErrorRate()), (task, kind, FMeasure(1.0, pos_label=1))]
+    out.append(("diamonds_regression", "bayesian ridge", SquaredError()))
+    if smoke:
+        f1 = FMeasure(1.0, pos_label=1)
+        return [("digits3", "logits ×2", ErrorRate()), ("digits3", "logits ×2", f1)]
+    return out
+
+
+def model_for(
+    task_name: str, kind: str, tasks: dict[str, EvaluationTask], preds: dict[Any, Predictive]
+) -> tuple[EvaluationTask, Predictive]:
+    if task_name not in tasks:
+        tasks[task_name] = _load(task_name)
+    task = tasks[task_name]
+    key = (task_name, kind)
+    if key not in preds:
+        if kind == "bayesian ridge":
+            pred = pool_predictive(fit_regressor(task), task.X_pool)
+        elif kind in ("logits ×2", "logits ×0.5"):
+            _, base = model_for(task_name, "logistic", tasks, preds)
+            pred = _scaled(base, 2.0 if kind == "logits ×2" else 0.5)
+        elif kind == "boosted":
+            pred = pool_predictive(_boosted(task), task.X_pool)
+        else:
+            pred = pool_predictive(_logistic(task, kind == "balanced"), task.X_pool)
+        preds[key] = pred
+    return task, preds[key]
+
+
+def how_wrong(pred: Predictive, y: NDArray[Any], bins: int = 10) -> dict[str, float]:
+    """Expected calibration error of p(y = 1) (equal-width bins) and the model-expected vs the
+    pool's error rate; for a Gaussian, the model-expected vs the pool's MSE."""
+    if isinstance(pred, Gaussian):
+        return {
+            "expected_mse": float(np.mean(pred.var)),
+            "true_mse": float(np.mean((y - pred.mean) ** 2)),
+        }
+    assert isinstance(pred, Categorical)
+    s = pred.proba[:, 1]
+    yb = (y == pred.labels[1]).astype(float)
+    which = np.minimum((s * bins).astype(int), bins - 1)
+    ece = sum(
+        abs(yb[which == k].mean() - s[which == k].mean()) * np.mean(which == k)
+        for k in range(bins)
+        if np.any(which == k)
+    )
+    f = pred.point_prediction()
+    return {
+        "ece": float(ece),
+        "expected_error": float(np.mean(1.0 - pred.proba.max(axis=1))),
+        "true_error": float(np.mean(f != y)),
+        "positives": float(yb.mean()),
+        "predicted_positives": float(np.mean(f == pred.labels[1])),
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# Methods
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Runs:
+    """Per (repetition, budget): estimate and interval (NaN bounds: none reported)."""
+
+    est: NDArray[np.float64]
+    lo: NDArray[np.float64]
+    hi: NDArray[np.float64]
+    note: str = ""
+
+
+def _interval(
+    meas: Measure, est: NDArray[np.float64], se: NDArray[np.float64], n_eff: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """evaluate's interval for the model-assisted estimator: logit Wald (Clopper–Pearson
+    fallback) for measures in [0, 1], Wald otherwise (as reproduce/assisted.py)."""
+    if meas.binary_loss:
+        lo, hi = logit_interval(est, se, 0.95, n_eff, unit_weights=meas.unit_weights)
+        return np.asarray(lo), np.asarray(hi)
+    return est - Z95 * se, est + Z95 * se
+
+
+def _ours(
+    pred: Predictive, meas: Measure, y: NDArray[Any], b: NDArray[np.float64], reps: int
+) -> dict[str, Runs]:
+    f = pred.point_prediction()
+    w = meas.weight(f, y)
+    m = pred.n
+    q_star = optimal_distribution(pred, meas)
+    out = {}
+    for name, q in ((DEFAULT, q_star), (PASSIVE, passive_distribution(m))):
+        est, se, _, n_eff, _ = _runs(q, pred, meas, y, b, reps, seed=0, assisted=True)
+        out[name] = Runs(est, *_interval(meas, est, se, n_eff))
+    # The thesis's estimator on q*, vectorised (tested equal to evaluate(estimator="snis")).
+    s = simulate_static(q_star, w * meas.loss(f, y), w, b, reps, random_state=0)
+    out[SNIS] = Runs(s.estimate, s.estimate - Z95 * s.stderr, s.estimate + Z95 * s.stderr)
+    return out
+
+
+def _peers_module() -> Any:
+    try:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import peers
+    except ImportError:
+        return None
+    return peers
+
+
+def _oasis(
+    pred: Predictive, meas: FMeasure, y: NDArray[Any], b: NDArray[np.float64], reps: int
+) -> dict[str, Runs]:
+    peers = _peers_module()
+    if peers is None or not peers.oasis_available():
+        return {}
+    assert isinstance(pred, Categorical)
+    pos = meas.pos_label
+    score = pred.proba[:, pred.label_index([pos])[0]]
+    f = pred.point_prediction()
+    out = {}
+    for name, sampler in ((OASIS, "oasis"), (SAWADE, "sawade_is")):
+        est = peers.run_oasis(
+            (y == pos).astype(int), (f == pos).astype(int), score, [int(x) for x in b],
+            reps, alpha=meas.eta, sampler=sampler, seed=0, n_jobs=1,
+        )  # fmt: skip
+        nan = np.full(est.shape, np.nan)
+        out[name] = Runs(est, nan, nan.copy())
+    return out
+
+
+def _ppi_ci(
+    ppi: Any, y: NDArray[np.float64], yhat: NDArray[np.float64], unl: NDArray[np.float64],
+    w: NDArray[np.float64] | None = None,
+) -> tuple[float, float, float]:  # fmt: skip
+    """PPI++ (λ tuned by ppi_py) 95% interval and its centre, the point estimate."""
+    import warnings
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        lo, hi = ppi.ppi_mean_ci(y, yhat, unl, alpha=0.05, lam=None, w=w)
+    lo, hi = float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
+    return 0.5 * (lo + hi), lo, hi
+
+
+def _ppi(
+    pred: Predictive, meas: Measure, y: NDArray[Any], b: NDArray[np.float64], reps: int
+) -> dict[str, Runs]:
+    """PPI++ as benchmarks/peers.py runs it (uniform: a seeded permutation per repetition,
+    its first n labeled, the rest unlabeled; active inference: importance weights 1/q on
+    campaigns' draws from q ∝ sqrt(Var[ℓ | x]) mixed with uniform, the whole pool
+    unlabeled), with ppi_py's interval."""
+    try:
+        import ppi_py
+    except ImportError:
+        return {}
+    f = pred.point_prediction()
+    loss = np.asarray(meas.loss(f, y), dtype=float)
+    yhat = np.asarray(meas.conditional_expectations(pred, f)[0], dtype=float)
+    m = loss.size
+    shape = (reps, b.size)
+    uni = [np.full(shape, np.nan) for _ in range(3)]
+    act = [np.full(shape, np.nan) for _ in range(3)]
+    q_ai = assisted_distribution(pred, meas)
+    draws, kept, _ = _samples(q_ai, b, reps, 0, None, False)
+    imp = 1.0 / (m * q_ai)
+    for r in range(reps):
+        perm = np.random.default_rng([0, r]).permutation(m)
+        for j, n in enumerate(b.astype(int)):
+            lab, unl = perm[:n], perm[n:]
+            for k, v in enumerate(_ppi_ci(ppi_py, loss[lab], yhat[lab], yhat[unl])):
+                uni[k][r, j] = v
+            idx = draws[r, : kept[r, j]]
+            for k, v in enumerate(_ppi_ci(ppi_py, loss[idx], yhat[idx], yhat, imp[idx])):
+                act[k][r, j] = v
+    return {PPI_UNIFORM: Runs(uni[0], uni[1], uni[2]), PPI_ACTIVE: Runs(act[0], act[1], act[2])}
+
+
+def glide_available() -> bool:
+    return GLIDE_PYTHON.exists()
+
+
+def glide_inputs(
+    pred: Predictive, meas: Measure, y: NDArray[Any]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
+    """GLIDE's target (1{error} or the squared error), proxy (the model's expectation of
+    it), uncertainty (its standard deviation under the model, floored at 1e-6 since GLIDE
+    rejects zeros) and strata (five, by quantiles of the proxy, as in GLIDE's examples)."""
+    f = pred.point_prediction()
+    target = np.asarray(meas.loss(f, y), dtype=float)
+    proxy = np.asarray(meas.conditional_expectations(pred, f)[0], dtype=float)
+    if isinstance(pred, Gaussian):  # (y − μ)² with y ~ N(μ, σ²): sd √2·σ²
+        sd = math.sqrt(2.0) * np.asarray(pred.var, dtype=float)
+    else:
+        sd = np.sqrt(np.clip(proxy * (1.0 - proxy), 0.0, None))
+    u = np.maximum(sd, 1e-6)
+    edges = np.unique(np.quantile(proxy, [0.25, 0.5, 0.75, 0.9]))
+    groups = np.digitize(proxy, edges).astype(np.intp)
+    return target, proxy, u, groups
+
+
+def neyman_strata(proxy: NDArray[np.float64], groups: NDArray[np.intp], n: int) -> NDArray[np.intp]:
+    """``groups`` (ordered by the proxy) with neighbours merged until GLIDE's Neyman
+    allocation of ``n`` labels (∝ N_h·sd_h of the proxy, rounded) gives every stratum at
+    least two labels and leaves at least two of its instances unlabeled, which
+    ``StratifiedSampler`` demands (it raises otherwise: "fewer than two allocations",
+    "over-allocated"). The stratum furthest out of bounds is merged into its neighbour with
+    the smaller allocation, one at a time."""
+    g = np.unique(groups, return_inverse=True)[1].astype(np.intp)
+    while True:
+        k = int(g.max()) + 1
+        if k == 1:
+            return g
+        size = np.bincount(g, minlength=k)
+        sd = np.array([np.std(proxy[g == h], ddof=1) if size[h] > 1 else 0.0 for h in range(k)])
+        weight = size * sd
+        alloc = n * weight / weight.sum() if weight.sum() > 0 else np.zeros(k)
+        short = 2.0 - alloc  # > 0: fewer than two labels
+        over = alloc - (size - 3.0)  # > 0: rounding up may leave fewer than two unlabeled
+        if short.max() <= 0 and over.max() <= 0:
+            return g
+        h = int(np.argmax(np.maximum(short, over)))
+        nb = h - 1 if h == k - 1 or (h > 0 and alloc[h - 1] <= alloc[h + 1]) else h + 1
+        g = np.where(g == max(h, nb), min(h, nb), g)
+        g = np.unique(g, return_inverse=True)[1].astype(np.intp)
+
+
+def run_glide(
+    target: NDArray[np.float64],
+    proxy: NDArray[np.float64],
+    u: NDArray[np.float64],
+    groups: NDArray[np.intp],
+    budgets: NDArray[np.float64],
+    seeds: NDArray[np.intp],
+    method: str,
+    level: float = 0.95,
+    timeout: float = 3600.0,
+) -> dict[str, NDArray[Any]]:
+    """One cell, every seed and budget, in one call of the worker under ``.venv-glide``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.npz"
+        np.savez(src, target=target, proxy=proxy, uncertainty=u, groups=groups,
+                 budgets=np.asarray(budgets, dtype=np.int64), seeds=seeds,
+                 method=np.asarray(method), level=np.asarray(level))  # fmt: skip
+        subprocess.run(
+            [str(GLIDE_PYTHON), str(GLIDE_WORKER), str(src), str(dst)],
+            check=True,
+            timeout=timeout,
+        )
+        with np.load(dst, allow_pickle=False) as res:
+            return {k: res[k] for k in res.files}
+
+
+def _glide(
+    pred: Predictive, meas: Measure, y: NDArray[Any], b: NDArray[np.float64], reps: int
+) -> dict[str, Runs]:
+    if not glide_available():
+        return {}
+    target, proxy, u, groups = glide_inputs(pred, meas, y)
+    groups = np.stack([neyman_strata(proxy, groups, int(n)) for n in b])
+    out = {}
+    for name, method in ((GLIDE_ASI, "active"), (GLIDE_STRAT, "stratified")):
+        res = run_glide(target, proxy, u, groups, b, np.arange(reps), method)
+        out[name] = Runs(res["estimate"], res["lower"], res["upper"], str(res["errors"][0]))
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Summaries
+# ------------------------------------------------------------------------------------------
+
+
+def summarize(r: Runs, truth: float) -> dict[str, Any]:
+    err = r.est - truth
+    ok = np.isfinite(err)
+    n = ok.sum(axis=0)
+    with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")
+        ae = np.abs(err)
+        tol = 1e-12 * max(1.0, abs(truth))
+        has_ci = np.isfinite(r.lo) & np.isfinite(r.hi)
+        cover_each = ((r.lo - tol <= truth) & (truth <= r.hi + tol)).astype(float)
+        cover_each[~has_ci] = np.nan
+        ci_n = has_ci.sum(axis=0)
+        cover = np.nanmean(cover_each, axis=0)
+        out: dict[str, Any] = {
+            "reps": [int(x) for x in n],
+            "failed": [int(x) for x in (~ok).sum(axis=0)],
+            "mae": list(np.nanmean(ae, axis=0)),
+            "mae_se": list(np.nanstd(ae, axis=0) / np.sqrt(np.maximum(n, 1))),
+            "bias": list(np.nanmean(err, axis=0)),
+            "bias_se": list(np.nanstd(err, axis=0) / np.sqrt(np.maximum(n, 1))),
+            "rmse": list(np.sqrt(np.nanmean(err**2, axis=0))),
+            "coverage": list(np.where(ci_n > 0, cover, np.nan)),
+            "coverage_se": list(np.sqrt(cover * (1 - cover) / np.maximum(ci_n, 1))),
+            "width": list(np.where(ci_n > 0, np.nanmean(r.hi - r.lo, axis=0), np.nan)),
+        }
+    if r.note:
+        out["note"] = r.note
+    return out
+
+
+def ratio_to_best_peer(
+    runs: dict[str, Runs], truth: float, boot: int = BOOTSTRAP, seed: int = 0
+) -> dict[str, Any]:
+    """MAE of the default ÷ the least MAE of any peer, per budget, with its bootstrap s.e.
+    (each method's repetitions resampled independently: they are independent campaigns)."""
+    peers = [k for k in PEERS if k in runs]
+    nb = runs[DEFAULT].est.shape[1]
+    if not peers:
+        return {"ratio": [math.nan] * nb, "se": [math.nan] * nb, "best": [None] * nb}
+    rng = np.random.default_rng(seed)
+    errs = {k: np.abs(runs[k].est - truth) for k in [DEFAULT, *peers]}
+
+    def mae(e: NDArray[np.float64], j: int, idx: NDArray[np.intp] | None) -> float:
+        col = e[:, j] if idx is None else e[idx, j]
+        col = col[np.isfinite(col)]
+        return float(col.mean()) if col.size else math.inf
+
+    ratio, se, best = [], [], []
+    for j in range(nb):
+        pm = {k: mae(errs[k], j, None) for k in peers}
+        k_best = min(pm, key=lambda k: pm[k])
+        ratio.append(mae(errs[DEFAULT], j, None) / pm[k_best] if pm[k_best] > 0 else math.nan)
+        best.append(k_best)
+        vals = []
+        for _ in range(boot):
+            idx = {
+                k: np.asarray(rng.integers(0, errs[k].shape[0], errs[k].shape[0]), dtype=np.intp)
+                for k in errs
+            }
+            den = min(mae(errs[k], j, idx[k]) for k in peers)
+            if den > 0 and math.isfinite(den):
+                vals.append(mae(errs[DEFAULT], j, idx[DEFAULT]) / den)
+        se.append(float(np.std(vals)) if vals else math.nan)
+    return {"ratio": ratio, "se": se, "best": best}
+
+
+# ------------------------------------------------------------------------------------------
+# The run
+# ------------------------------------------------------------------------------------------
+
+
+def _timed(
+    timing: dict[str, float], fn: Callable[..., dict[str, Runs]], *args: Any
+) -> dict[str, Runs]:
+    """``fn(*args)``, its wall time split evenly over the methods it ran, into ``timing``."""
+    t = time.time()
+    res = fn(*args)
+    for k in res:
+        timing[k] = (time.time() - t) / max(len(res), 1)
+    return res
+
+
+def run(
+    out: Path, reps: int, budgets: tuple[int, ...] = BUDGETS, smoke: bool = False,
+    oasis_reps: int | None = None, log: Callable[[str], None] = print,
+) -> dict[str, Any]:  # fmt: skip
+    oasis_reps = min(reps, OASIS_REPS if oasis_reps is None else oasis_reps)
+    tasks: dict[str, EvaluationTask] = {}
+    preds: dict[Any, Predictive] = {}
+    settings = []
+    models: dict[str, dict[str, Any]] = {}
+    t0 = time.time()
+    for task_name, kind, meas0 in plan(smoke):
+        task, pred = model_for(task_name, kind, tasks, preds)
+        y = task.y_pool
+        meas = meas0.bind(pred)
+        f = pred.point_prediction()
+        w = meas.weight(f, y)
+        truth = float(w @ meas.loss(f, y) / w.sum())
+        b = np.asarray([x for x in budgets if x < 0.7 * pred.n], dtype=float)
+        models.setdefault(f"{task_name} / {kind}", {"pool": pred.n, **how_wrong(pred, y)})
+        timing: dict[str, float] = {}
+        runs = _timed(timing, _ours, pred, meas, y, b, reps)
+        if isinstance(meas, FMeasure):
+            runs.update(_timed(timing, _oasis, pred, meas, y, b, oasis_reps))
+        if meas.regular:  # a mean of losses: PPI++ and GLIDE apply
+            runs.update(_timed(timing, _ppi, pred, meas, y, b, reps))
+            runs.update(_timed(timing, _glide, pred, meas, y, b, reps))
+        row = {
+            "task": task_name,
+            "model": kind,
+            "measure": meas.name,
+            "truth": truth,
+            "budgets": [int(x) for x in b],
+            "methods": {k: summarize(v, truth) for k, v in runs.items()},
+            "ratio": ratio_to_best_peer(runs, truth),
+            "seconds": timing,
+        }
+        settings.append(row)
+        log(f"{task_name:20s} {kind:12s} {meas.name:10s} ({time.time() - t0:.0f}s)")
+    result = {
+        "reps": reps,
+        "oasis_reps": oasis_reps,
+        "glide": glide_available(),
+        "seconds": time.time() - t0,
+        "models": models,
+        "settings": settings,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "robustness.json").write_text(json.dumps(result, indent=1))
+    (out / "robustness.md").write_text(report(result))
+    return result
+
+
+def _f(x: float, fmt: str = ".4f") -> str:
+    return "–" if x is None or not math.isfinite(x) else format(x, fmt)
+
+
+def _flag(d: dict[str, Any], p: dict[str, Any], j: int) -> str:
+    """'ok' when the default's MAE is at most passive's + 2 MC s.e. (of the difference)."""
+    lim = 2 * math.hypot(d["mae_se"][j], p["mae_se"][j])
+    return "ok" if d["mae"][j] <= p["mae"][j] + lim else "**above**"
+
+
+def headline(result: dict[str, Any]) -> list[str]:
+    lines = [
+        "| setting | n | cover (± MC s.e.) | width | MAE | ÷best peer (± boot s.e.) "
+        "| best peer | ÷passive | ≤ passive + 2 s.e. |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in result["settings"]:
+        d, p = row["methods"][DEFAULT], row["methods"][PASSIVE]
+        rt = row["ratio"]
+        label = f"{row['task']} / {row['model']} / {row['measure']}"
+        for j, n in enumerate(row["budgets"]):
+            cov = d["coverage"][j]
+            mark = "**" if cov < (0.90 if n < 100 else 0.93) else ""
+            best = rt["best"][j]
+            if best is not None and row["methods"][best]["failed"][j]:
+                fb = row["methods"][best]
+                bad = fb["failed"][j]
+                best += f" ({bad} of {bad + fb['reps'][j]} undefined)"
+            lines.append(
+                f"| {label} | {n} | {mark}{_f(cov, '.3f')}{mark} "
+                f"± {_f(d['coverage_se'][j], '.3f')} "
+                f"| {_f(d['width'][j])} | {_f(d['mae'][j])} "
+                f"| {_f(rt['ratio'][j], '.2f')} ± {_f(rt['se'][j], '.2f')} "
+                f"| {(best or '–').removeprefix('peer ')} "
+                f"| {_f(d['mae'][j] / p['mae'][j] if p['mae'][j] > 0 else math.nan, '.2f')} "
+                f"| {_flag(d, p, j)} |"
+            )
+    return lines
+
+
+def findings(result: dict[str, Any]) -> list[str]:
+    """The issue's figures, read off the run: coverage floors, the ratio to the best peer and
+    to passive, cell by cell (budgets from 100 for the ratios, as the issue states them)."""
+    low, lose, above, ratios, covs = [], [], [], [], []
+    for row in result["settings"]:
+        d, p, rt = row["methods"][DEFAULT], row["methods"][PASSIVE], row["ratio"]
+        label = f"{row['task']} / {row['model']} / {row['measure']}"
+        for j, n in enumerate(row["budgets"]):
+            cov = d["coverage"][j]
+            covs.append(cov)
+            if cov < (0.90 if n < 100 else 0.93):
+                low.append(f"{label} @{n}: {cov:.3f}")
+            if n >= 100 and math.isfinite(rt["ratio"][j]):
+                ratios.append(rt["ratio"][j])
+                if rt["ratio"][j] > 1 + 2 * rt["se"][j]:
+                    best = str(rt["best"][j]).removeprefix("peer ")
+                    lose.append(f"{label} @{n}: {rt['ratio'][j]:.2f} ± {rt['se'][j]:.2f} ({best})")
+            if n >= 100 and _flag(d, p, j) != "ok":
+                above.append(f"{label} @{n}: {d['mae'][j]:.4f} vs {p['mae'][j]:.4f}")
+    n_cells = len(covs)
+    reps = result["reps"]
+    pooled = float(np.mean(covs)) if covs else math.nan
+    pooled_se = math.sqrt(pooled * (1 - pooled) / max(n_cells * reps, 1))
+    med = float(np.median(ratios)) if ratios else math.nan
+
+    def listing(items: list[str]) -> str:
+        return "; ".join(items) if items else "none"
+
+    return [
+        f"- Coverage of the default's 95% interval, pooled over all {n_cells} cells: "
+        f"{pooled:.3f} ± {pooled_se:.3f} (goal ≥ 0.945).",
+        f"- Cells below the coverage floor (0.93 from 100 labels, 0.90 at 50; "
+        f"{len(low)} of {n_cells}): {listing(low)}.",
+        f"- Median MAE ratio default ÷ best peer over {len(ratios)} cells with a peer, "
+        f"100–800 labels: {med:.2f} (goal ≤ 0.85). Cells where the default loses to the best "
+        f"peer by more than 2 bootstrap s.e. ({len(lose)}): {listing(lose)}.",
+        f"- Cells (100–800 labels) where the default's MAE is above passive's by more than 2 "
+        f"MC s.e. ({len(above)}): {listing(above)}.",
+    ]
+
+
+def report(result: dict[str, Any]) -> str:
+    reps, oreps = result["reps"], result["oasis_reps"]
+    glide = result["glide"]
+    lines = [
+        "# Robustness: the default when the model's probabilities are wrong",
+        "",
+        f"Generated by `python -m reproduce --only robustness` ({reps} repetitions per budget; "
+        f"the oasis samplers {oreps}; GLIDE {'run' if glide else GLIDE_MISSING}; "
+        f"{result['seconds'] / 60:.0f} min). Issue 26, Deliver 1. MAE and bias of the "
+        "estimate against the whole pool's value; `cover` = share of 95% intervals that "
+        "contain it (± its Monte-Carlo standard error √(c(1 − c)/R)); `width` = mean "
+        'interval width. The default is `ae.evaluate(..., method="active")` (q*, the '
+        "model-assisted estimator, its logit-Wald interval for measures in [0, 1]); passive "
+        'is `method="passive"` (the same estimator on uniform draws); thesis SNIS is '
+        '`estimator="snis"` on q* with its Wald interval. Peers: oasis 0.1.3 OASIS and '
+        "Sawade importance sampling (F1 only; point estimates, no interval); ppi_py PPI++ "
+        "with uniform labels and with importance weights on draws from the active-inference "
+        "q ∝ sqrt(Var[ℓ | x]) mixed with uniform (as `benchmarks/peers.py`), with "
+        "`ppi_mean_ci`'s interval; GLIDE (glide-py 0.11.0, Python 3.12, "
+        "`benchmarks/glide_worker.py`) `ActiveSampler` + `ASIMeanEstimator` (target "
+        "1{error} or the squared error, proxy its expectation under the model, uncertainty "
+        'its standard deviation under the model) and `StratifiedSampler(strategy="neyman")` '
+        "+ `StratifiedPPIMeanEstimator` (five strata by quantiles of the proxy, neighbours "
+        "merged until Neyman allocation gives each at least the two labels GLIDE demands). "
+        "GLIDE and PPI++ estimate means, so they run on error rate and MSE, not on F1 (a ratio). "
+        "GLIDE's active design: π = min(1, c·u) with Σπ = n in closed form (its own "
+        "trust-constr optimizer reaches the same π but takes minutes and gigabytes on these "
+        "pools; equality tested on a small pool), then its own shuffle, Bernoulli draws and "
+        "cut at n labels, mirrored from the installed source; its label count is random, at "
+        "most n.",
+        "",
+        "`÷best peer` = the default's MAE ÷ the least MAE of the peers run on that cell, with "
+        "its bootstrap standard error over repetitions (the best of several noisy peers is "
+        "biased low); `÷passive` = ÷ passive's MAE; the last column says whether the "
+        "default's MAE is within two Monte-Carlo standard errors (of the difference) of "
+        "passive's or below. Coverage in bold: below 0.93 (0.90 at 50 labels), the issue's "
+        "floor.",
+        "",
+        "## The models: how wrong their probabilities are",
+        "",
+        "ECE = expected calibration error of p(y = 1) over the pool (10 equal-width bins); "
+        "`expects` = the model's own expected error rate (mean of 1 − max p), `has` = the "
+        "pool's error rate; for the regressor the model's expected vs the pool's MSE.",
+        "",
+        "| task / model | what | pool | positives | ECE | expects | has |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for key, m in result["models"].items():
+        kind = key.split(" / ", 1)[1]
+        if "ece" in m:
+            lines.append(
+                f"| {key} | {VARIANTS[kind]} | {m['pool']} | {m['positives']:.3f} | "
+                f"{m['ece']:.3f} | {m['expected_error']:.4f} | {m['true_error']:.4f} |"
+            )
+        else:
+            lines.append(
+                f"| {key} | {VARIANTS[kind]} | {m['pool']} | – | – | MSE "
+                f"{m['expected_mse']:.4f} | MSE {m['true_mse']:.4f} |"
+            )
+    lines += ["", "## What this shows", "", *findings(result), ""]
+    lines += ["## Headline: the default per setting and budget", "", *headline(result), ""]
+    lines += ["## Every method", ""]
+    lines.append(
+        "Per cell: MAE / bias / coverage / mean width ('–': no interval). Repetitions as "
+        "above; a method's failed repetitions (estimate undefined) are left out and counted "
+        "in the JSON."
+    )
+    lines.append("")
+    for row in result["settings"]:
+        lines += [
+            f"### {row['task']} / {row['model']} / {row['measure']} "
+            f"(pool value {row['truth']:.4f})",
+            "",
+            "| method | " + " | ".join(f"n = {n}" for n in row["budgets"]) + " |",
+            "|---|" + "---|" * len(row["budgets"]),
+        ]
+        for name, s in row["methods"].items():
+            cells = [
+                f"{_f(s['mae'][j])} / {_f(s['bias'][j], '+.4f')} / "
+                f"{_f(s['coverage'][j], '.3f')} / {_f(s['width'][j])}"
+                for j in range(len(row["budgets"]))
+            ]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        if not glide and row["measure"] != "f1":
+            lines.append(f"| GLIDE | {GLIDE_MISSING} |" + " |" * (len(row["budgets"]) - 1))
+        lines.append("")
+    return "\n".join(lines) + "\n"
