@@ -224,9 +224,16 @@ def pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.floa
     pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
     if pw.shape[0] != n:
         raise ShapeError(f"pool_weights: has {pw.shape[0]} entries but the pool has {n}.")
-    if (pw < 0).any() or pw.sum() <= 0:
+    with np.errstate(over="ignore"):  # an overflowing sum is rescaled below
+        total = float(pw.sum())
+    if (pw < 0).any() or total <= 0:
         raise ShapeError("pool_weights: must be non-negative with a positive sum.")
-    return pw / pw.sum()
+    if not np.finfo(np.float64).tiny <= total < math.inf:
+        # A subnormal or overflowing sum: scale by a power of two first (exact), so that the
+        # largest weight lies in [0.5, 1); dividing by a subnormal can overflow (numpy < 2).
+        pw = np.ldexp(pw, -int(np.frexp(pw.max())[1]))
+        total = float(pw.sum())
+    return pw / total
 
 
 def real_number(value: Any) -> float:
