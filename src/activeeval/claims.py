@@ -93,7 +93,6 @@ class Claim:
                     f"claim: a comparison's claim is about 'difference' (model 0 − model 1 of "
                     f"{result.measure}), got {self.quantity!r}; e.g. 'difference <= 0.005'."
                 )
-            low, high = result.confidence_interval(lv, alternative=self.alternative)
         else:
             names = (result.measure, *aliases)
             if self.quantity not in names:
@@ -107,7 +106,7 @@ class Claim:
                     f"claim: {result.measure} lies in [{lo:g}, {hi:g}]; a threshold of "
                     f"{self.threshold:.10g} is outside it."
                 )
-            low, high = result.confidence_interval(lv, alternative=self.alternative)
+        low, high = result.confidence_interval(lv, alternative=self.alternative)
         bound = high if self.alternative == "less" else low
         if math.isnan(bound):
             return Verdict(self, False, math.nan, lv, math.nan)
