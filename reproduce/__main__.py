@@ -1,7 +1,8 @@
 """Reproduction of the thesis's protocols on real bundled data, written to ``--out``:
 active estimation (Ch. 4.4), active comparison (Ch. 5.4), the model-assisted estimator
-against the thesis's and the peers, ranking functions (Sec. 6.3) and the stress suite of
-models whose probabilities are wrong (issue 26); ``--only`` runs one.
+against the thesis's and the peers, ranking functions (Sec. 6.3), the stress suite of
+models whose probabilities are wrong (issue 26) and the budget planner's predictions with the
+one-sided bounds' coverage (issue 28); ``--only`` runs one.
 ``make reproduce`` (1,000 repetitions into ``docs/results``) or ``python -m reproduce --smoke``
 from the repository's root.
 """
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     ap.add_argument(
         "--only",
-        choices=("estimation", "comparison", "assisted", "ranking", "robustness"),
+        choices=("estimation", "comparison", "assisted", "ranking", "robustness", "planning"),
         default=None,
     )
     args = ap.parse_args(argv)
@@ -55,6 +56,10 @@ def main(argv: list[str] | None = None) -> None:
         from . import robustness
 
         robustness.run(args.out, reps, budgets, smoke=args.smoke, oasis_reps=args.oasis_reps)
+    if args.only in (None, "planning"):
+        from . import planning
+
+        planning.run(args.out, reps, smoke=args.smoke)
 
 
 if __name__ == "__main__":

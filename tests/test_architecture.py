@@ -51,6 +51,7 @@ FLOORS: dict[str, float] = {
     "activeeval.session.facade": 8.3,
     "activeeval.session": 8.4,
     "activeeval.claims": 8,
+    "activeeval.planner": 8,
     "activeeval.demo": 9,
     "activeeval.cli": 10,
     "activeeval.__main__": 11,

@@ -39,6 +39,7 @@ from .measures import (
     SquaredError,
     get_measure,
 )
+from .planner import Plan, plan
 from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive, calibrate_scores
 from .ranking import (
     DCG,
@@ -71,6 +72,7 @@ __all__ = [
     "Measure",
     "Mixture",
     "OracleError",
+    "Plan",
     "Precision",
     "Predictive",
     "RankingMeasure",
@@ -87,6 +89,7 @@ __all__ = [
     "grades_from_regression",
     "list_tasks",
     "load_task",
+    "plan",
 ]
 
 #: Names the top level held before 0.2, and the submodule that holds each now. Reading one

@@ -69,6 +69,164 @@ def demo(budget: int, seed: int, reps: int) -> None:
         sys.exit(2)
 
 
+@main.command("plan")
+@click.option(
+    "--pool",
+    "pools",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Pool file of a model (CSV or Parquet); twice to plan a comparison of two models.",
+)
+@click.option(
+    "--measure",
+    required=True,
+    help="error_rate, accuracy, f1, precision, recall (classifiers); mse, mae (regressors); "
+    "dcg, err (ranked pools).",
+)
+@click.option("--pos-label", default=None, help="Positive class of f1/precision/recall.")
+@click.option("--beta", type=float, default=None, help="β of the F-measure (with --measure f1).")
+@click.option(
+    "--method",
+    default="active",
+    show_default=True,
+    help="The sampling method planned, as session init's (passive is always planned next to it).",
+)
+@click.option("--estimator", default="assisted", show_default=True, help="assisted or snis.")
+@click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level.")
+@click.option(
+    "--budgets",
+    default=None,
+    help="Comma-separated budgets for the table (labels, or cost units if the pool has a "
+    "cost column); default doublings from 50.",
+)
+@click.option(
+    "--target-width",
+    type=float,
+    default=None,
+    help="Width of the interval wanted (0.02 for ±0.01): print the budget that reaches it.",
+)
+@click.option(
+    "--effect",
+    type=float,
+    default=None,
+    help="The true value the test should detect: of the difference (model 0 − model 1) for "
+    "two pools, of the measure for one (with --null the claim's threshold).",
+)
+@click.option("--power", type=float, default=0.8, show_default=True, help="Power wanted.")
+@click.option(
+    "--alternative",
+    default="two-sided",
+    show_default=True,
+    help="Side of the test: two-sided, less (H1: Δ < null) or greater.",
+)
+@click.option("--null", type=float, default=0.0, show_default=True, help="Null value of Δ.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write a PNG of the predicted interval width against the budget.",
+)
+def plan_command(
+    pools: tuple[Path, ...],
+    measure: str,
+    pos_label: str | None,
+    beta: float | None,
+    method: str,
+    estimator: str,
+    level: float,
+    budgets: str | None,
+    target_width: float | None,
+    effect: float | None,
+    power: float,
+    alternative: str,
+    null: float,
+    as_json: bool,
+    plot: Path | None,
+) -> None:
+    """Before labeling: how the interval narrows with the budget, active next to passive,
+    and the budget for a target width (or, for two models, for a test's power)."""
+    from .measures import FMeasure
+    from .planner import plan
+
+    with _command():
+        if plot is not None:
+            _check_plot_path(plot)
+        grid = None if budgets is None else _budget_list(budgets)
+        ranked = measure.strip().lower() in ("dcg", "err")
+        read = read_pools(pools, ranked=ranked)
+        preds: list[Any] = list(read.predictives)
+        if ranked and pos_label is not None:
+            raise UnknownOptionError(
+                "--pos-label: dcg and err have no positive class; drop --pos-label."
+            )
+        pos = None if ranked else _pool_label(pos_label, preds[0])
+        meas: Any = measure.strip().lower()
+        if beta is not None:
+            if meas != "f1":
+                raise UnknownOptionError(f"--beta: only the F-measure (f1) has a β, not {meas!r}.")
+            meas, pos = FMeasure(beta=beta, pos_label=pos), None
+        p = plan(
+            preds[0] if len(preds) == 1 else preds, meas, grid, method=method,
+            estimator=estimator, costs=read.costs, level=level, target_width=target_width,
+            effect=effect, power=power, alternative=alternative, null=null, pos_label=pos,
+        )  # fmt: skip
+        if plot is not None:
+            _save_axes(p.plot, plot)
+        if as_json:
+            click.echo(json.dumps(_json_safe(p.to_dict()), indent=2, allow_nan=False))
+        else:
+            click.echo(str(p) + (f"\nplot:     {plot}" if plot is not None else ""))
+
+
+def _budget_list(text: str) -> list[float]:
+    try:
+        out = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UnknownOptionError(
+            f"--budgets: expected comma-separated numbers such as 100,200,400; got {text!r}."
+        ) from None
+    if not out:
+        raise UnknownOptionError("--budgets: give at least one budget, e.g. 100,200,400.")
+    return out
+
+
+def _pool_label(text: str | None, pred: Any) -> Any:
+    """A --pos-label as the pool's class it names (the files' classes may be numbers)."""
+    if text is None:
+        return None
+    for label in getattr(pred, "labels", ()):
+        if str(label) == text:
+            return label.item() if hasattr(label, "item") else label
+    return text
+
+
+def _check_plot_path(path: Path) -> None:
+    if path.suffix.lower() != ".png":
+        raise OutputFileError(f"--plot: {path} must end in .png (the file type written).")
+    if not path.resolve().parent.is_dir():
+        raise OutputFileError(
+            f"--plot: {path.parent} does not exist or is not a directory; create the directory."
+        )
+    if _is_sqlite(path.resolve()):
+        raise OutputFileError(
+            f"--plot: {path} is an SQLite database (a session store?); refusing to overwrite it."
+        )
+
+
+def _save_axes(draw: Any, path: Path) -> None:
+    """Draw with ``draw(ax)`` on an Agg figure and write it as PNG (atomically)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
+    FigureCanvasAgg(fig)
+    draw(fig.add_subplot())
+    with _replacing(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+
+
 # ------------------------------------------------------------------------------- session
 @contextmanager
 def _command(json_errors: bool = False) -> Iterator[None]:
@@ -514,6 +672,13 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
     default=None,
     help="Confidence level of the --gate bound (default: the session's).",
 )
+@click.option(
+    "--target-width",
+    type=float,
+    default=None,
+    help="Re-plan for an interval this wide (0.02 for ±0.01): about how many more labels "
+    "(with --json, a 'plan' key).",
+)
 def session_status(
     store: Path,
     as_json: bool,
@@ -521,6 +686,7 @@ def session_status(
     features: Path | None,
     gate: str | None,
     level: float | None,
+    target_width: float | None,
 ) -> None:
     """Labels and cost spent against the budget, the estimate and its interval (or the
     difference, p-value and best model); with --gate, whether a claim is established."""
@@ -543,6 +709,9 @@ def session_status(
                 x = read_features_file(features, s.ids)
             result = s.estimate(features=x) if s.plan.n_models == 1 else s.compare(features=x)
             status = _status_dict(s, result, x)
+            replanned = _replan(s, result, target_width)
+            if replanned is not None and (target_width is not None or not as_json):
+                status["plan"] = replanned  # in --json only when asked, as "gate"
             if claim is not None:
                 lv = s.plan.level if level is None else level
                 verdict = claim.check(result, lv, aliases=(_measure_text(s.plan),))
@@ -562,6 +731,39 @@ def session_status(
                 click.echo(_status_text(s, status, plot, verdict))
     if verdict is not None and not verdict.established:
         sys.exit(1)
+
+
+def _replan(s: Any, result: Any, target_width: float | None) -> dict[str, Any] | None:
+    """The session's plan re-predicted from its labels so far (:meth:`~activeeval.Plan.
+    replan`): the width expected at the full budget and, with a target width, the budget
+    that reaches it. None where nothing can be planned (no standard error yet,
+    more than two models)."""
+    from .planner import plan_for_q
+
+    plan = s.plan
+    if plan.n_models > 2:
+        if target_width is not None:
+            raise UnknownOptionError(
+                "--target-width: a comparison of more than two models is not planned; plan "
+                "the pairs you will test one at a time (activeeval plan)."
+            )
+        return None
+    if result.n_labels == 0 or not (math.isfinite(result.stderr) and result.stderr > 0):
+        return None
+    preds = s.predictives[0] if plan.n_models == 1 else list(s.predictives)
+    pl = plan_for_q(
+        preds, s.measure, s.q, [plan.budget], method=plan.method, estimator=plan.estimator,
+        costs=s.costs, level=plan.level, target_width=target_width,
+    ).replan(result)  # fmt: skip
+    spent = s.progress().cost_spent
+    needed = pl.needed.get(plan.method)
+    return {
+        "replanned_from": pl.labels_so_far,
+        "width_at_budget": pl.width(plan.budget),
+        "target_width": target_width,
+        "budget_needed": needed,
+        "more_needed": None if needed is None else max(needed - spent, 0.0),
+    }
 
 
 @contextmanager
@@ -631,11 +833,30 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
             "residuals (0: the estimate does not use them; its standard error comes from "
             "the jackknife that re-tunes the coefficients, so it can differ slightly)"
         )
+    if "plan" in status:
+        lines.extend(_plan_text(status["plan"], plan))
     if plot is not None:
         lines.append(f"plot:     {plot}")
     if verdict is not None:
         lines.extend([f"gate:     {verdict}", _ONE_LOOK])
     return "\n".join(lines)
+
+
+def _plan_text(r: dict[str, Any], plan: Any) -> list[str]:
+    """``session status``'s re-plan lines."""
+    unit = "cost units" if plan.cost_sensitive else "labels"
+    w = r["width_at_budget"]
+    lines = [
+        f"plan:     re-planned from {r['replanned_from']} labels: at the budget "
+        f"({plan.budget:g} {unit}) the interval should be about {w:.4g} wide (±{w / 2:.4g})"
+    ]
+    if r["target_width"] is not None:
+        tw = r["target_width"]
+        lines.append(
+            f"          for width {tw:g} (±{tw / 2:g}): about {r['budget_needed']:.0f} {unit} in "
+            f"all, {r['more_needed']:.0f} more"
+        )
+    return lines
 
 
 @session.command("export")

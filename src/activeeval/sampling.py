@@ -303,14 +303,29 @@ def _successive_time(q: NDArray[np.float64], n: int) -> float:
     qp = q[q > 0]
     if n >= qp.shape[0]:
         return math.inf
-    if n == 0:
+    return _time_to_reach(qp, float(n))
+
+
+def _time_to_reach(
+    qp: NDArray[np.float64], total: float, price: NDArray[np.float64] | None = None
+) -> float:
+    """The t with Σ_i c_i (1 − exp(−q_i t)) = ``total`` over positive ``qp`` (c = ``price``,
+    ones by default: distinct instances; costs: the expected cost of the first distinct
+    draws, :mod:`activeeval.planner`), for 0 ≤ total < Σ c. Newton's method from a point
+    left of the root (1 − e^(−x) ≤ x), where the concave increasing left side makes it
+    increase monotonically to the root."""
+    if total <= 0:
         return 0.0
-    t = float(n)
+    t = total if price is None else total / float(price @ qp)
     for _ in range(1000):
         em = np.expm1(-qp * t)  # e^(−q t) − 1, accurate where q t is small
-        gap = n + float(em.sum())  # n − Σ (1 − e^(−q t)) ≥ 0 left of the root
-        slope = float(qp @ (1.0 + em))
-        if gap <= 1e-12 * n or slope <= 0.0:
+        if price is None:
+            gap = total + float(em.sum())  # total − Σ (1 − e^(−q t)) ≥ 0 left of the root
+            slope = float(qp @ (1.0 + em))
+        else:
+            gap = total + float(price @ em)
+            slope = float((price * qp) @ (1.0 + em))
+        if gap <= 1e-12 * total or slope <= 0.0:
             break
         step = gap / slope
         t += step

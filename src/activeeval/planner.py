@@ -1,0 +1,1225 @@
+"""Planning a labeling budget before the first label, and re-planning from the labels so far.
+
+The variance of every activeeval estimator under a sampling distribution q is a pool-level
+formula of the model's predictive distribution — the same one q* minimizes (Thm 4.1, eq. 4.6).
+:func:`plan` evaluates it at any budget, for the sampling method asked for and for passive
+sampling side by side, and inverts it: the budget for an interval of a given width, and for a
+pair of models the budget to detect a difference with a given power.
+
+Variance at n labels. Algorithm 2 draws i.i.d. from q and pays for new instances only;
+embedded in a Poisson process of rate one, the draws up to time t number t in expectation and
+instance i has been drawn by then with probability π_i = 1 − exp(−q_i t); n labels is the t
+with Σ π_i = n (:func:`~activeeval.sampling.successive_time`). For each estimator, the
+expectation of its variance over labels drawn from the model's p(y | x), with z_i its
+linearized term (Lemma 3.4; :mod:`activeeval.estimators.assisted`, "Variance"):
+
+* model-assisted estimator (the default), in its finite-population form (distinct labeled
+  instances, Hájek's variance V = Σ b (u − R)², b = π(1 − π), u = p z/(D π); "Finite
+  pools"): z = w(ℓ − G) − λ(m_N − G m_D), and with the model well specified the tuned λ is 1,
+  so E[z | x] = 0 and
+
+      V(n) = Σ_i (1 − π_i)/π_i · p_i² s_i / D²,    s_i = Var[w(ℓ − G) | x_i];
+
+* thesis estimator (``estimator="snis"``, eq. 3.31), which :func:`~activeeval.evaluate`
+  reports in the with-replacement form (every draw a term): z = w(ℓ − G) and, over the t
+  expected draws,
+
+      V(n) = (1/t) Σ_i p_i² E[w²(ℓ − G)² | x_i] / (q_i D²)
+
+  — eq. 4.6's objective (Thm 4.1), which the tests check by enumeration; for n ≪ m the
+  model-assisted V(n) has the same form with the conditional variance in place of the second
+  moment.
+
+G and D = E_p[w] are the model's own (the intrinsic value, eq. 4.21). For a pair, z is the
+difference of the models' influence functions ψ_j = w_j(ℓ_j − G_j)/D_j under the mixture of
+their predictive distributions (eq. 5.5, 5.11), the sign Δ = G(model 0) − G(model 1) that
+:func:`~activeeval.compare` reports. With costs, a budget Λ buys the n with expected cost
+Σ_i λ_i π_i = Λ.
+
+Approximations (measured, ``tests/test_planner.py`` and an independent review): Rosén's
+inclusion probabilities and Hájek's variance (a few per cent at n/m ≈ 0.5–0.8); the expected
+Hájek variance drops a term −Σ b²σ²/Σ b of order 1/m; λ = 1 where the estimator tunes λ̂ on
+the sample (at 60 labels λ̂ was often 0.6–0.9, no measurable effect from 200 labels on); for a
+pair, the mixture's control variate where the estimator switches to each model's own after
+30 disagreements (so the pair's prediction is conservative where the models disagree
+confidently). The width is of the root-mean-square standard error: where a few instances hold
+most of the model's variance, :func:`plan` warns that typical campaigns will be narrower.
+
+Width. The interval the estimator will report at that standard error: for the model-assisted
+estimator of a measure in [0, 1] the logit interval at the model-expected value
+(:func:`~activeeval.estimators.inference.logit_interval`), otherwise Wald, clipped to the
+measure's range.
+
+Re-planning. The prediction trusts the model; an overconfident model predicts too narrow an
+interval (it believes its residuals are small). :meth:`Plan.replan` re-plans from a result on
+the labels so far (measured in ``docs/results/planning.md``).
+
+Ranked pools (Ch. 6): a ranker's queries with its grade model, or a pair of rankers under the
+per-item mixture, the same formulas with ℓ(r(x), y) (a regular risk, w ≡ 1) and the moments of
+eq. 6.10 / 6.11 from App. A.1's dynamic programs; budgets count queries (or their summed item
+costs, as the campaigns do). Their re-plan uses the labels' shape and the grade model's, not
+recalibrated.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special, stats
+
+from ._validation import check_costs, check_level, check_option, check_safeguards
+from ._validation import pool_distribution as _pool_distribution
+from .errors import ActiveEvalWarning, BudgetError, ShapeError, UnknownOptionError
+from .estimators.assisted import _conditional_variance
+from .measures import Measure, get_measure
+from .methods import (
+    ALTERNATIVES,
+    COMPARISON_METHODS,
+    DEFAULT_FLOOR,
+    DEFAULT_MIX,
+    ESTIMATORS,
+    RANKING_METHODS,
+    SAMPLING_METHODS,
+)
+from .predictive import (
+    Categorical,
+    Gaussian,
+    Mixture,
+    Predictive,
+    as_predictive,
+    first_part,
+    recalibrate,
+)
+from .ranking import (
+    GradedRelevance,
+    get_ranking_measure,
+    ranking_difference_expectation,
+    ranking_difference_moment,
+    ranking_distribution,
+    ranking_expectation,
+    ranking_pair_values,
+    ranking_query_costs,
+    ranking_second_moment,
+    ranking_values,
+)
+from .results import ComparisonResult, EvaluationResult
+from .sampling import _time_to_reach, comparison_distribution, sampling_distribution
+
+__all__ = ["Plan", "plan"]
+
+_ANY = (-math.inf, math.inf)
+
+#: A predicted variance below this is reported as 0: a census of every instance that can
+#: move the estimate, up to exp(−q t) of the rest (standard errors below 1e-10).
+_NEGLIGIBLE = 1e-20
+
+#: Default budgets (labels): doublings from 50, up to the pool.
+_GRID = (50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200, 102400)
+
+
+# ------------------------------------------------------------------------------- the curve
+@dataclass(frozen=True, eq=False)
+class _Curve:
+    """V as a function of the Poisson time t of one sampling distribution (module docstring).
+
+    ``p`` pool distribution, ``q`` sampling distribution, ``e`` and ``s`` the per-instance
+    mean and variance of the linearized term z (already divided by D), ``price`` the cost of
+    each instance (ones without costs), ``scale`` the re-planning factor on V."""
+
+    q: NDArray[np.float64]
+    p: NDArray[np.float64]
+    e: NDArray[np.float64]
+    s: NDArray[np.float64]
+    price: NDArray[np.float64]
+    scale: float = 1.0
+    #: The model-assisted estimator's finite-population form (distinct labeled instances);
+    #: False: the thesis estimator's with-replacement form (every draw a term).
+    finite: bool = True
+    #: After a re-plan: (pool indices of the labeled units, their 1/π at the labels so far,
+    #: p² times their centred squared residuals) — V at time t is then their Horvitz–Thompson
+    #: extrapolation (:meth:`Plan.replan`).
+    sample: tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]] | None = None
+
+    @property
+    def support(self) -> NDArray[np.bool_]:
+        return self.q > 0
+
+    def spent(self, t: float) -> tuple[float, float]:
+        """(expected distinct labels, expected cost) at time t."""
+        if math.isinf(t):
+            on = self.support
+            return float(on.sum()), float(self.price[on].sum())
+        pi = -np.expm1(-self.q * t)
+        return float(pi.sum()), float(self.price @ pi)
+
+    def variance(self, t: float) -> float:
+        """The estimator's variance at time t, expected over labels from the model (module
+        docstring): Hájek's for the finite-population form (``finite``), else the
+        with-replacement one over the t expected draws; 0 at the census t = inf."""
+        if math.isinf(t) or t <= 0:
+            return 0.0 if math.isinf(t) else math.inf
+        if self.sample is not None:
+            units, inv_pi, pr2 = self.sample
+            qu = self.q[units]
+            if self.finite:
+                shape = np.exp(-qu * t) / -np.expm1(-qu * t)
+            else:
+                shape = 1.0 / (qu * t)
+            return self.scale * float(np.sum(inv_pi * shape * pr2))
+        on = self.support
+        q, p, e, s = self.q[on], self.p[on], self.e[on], self.s[on]
+        if not self.finite:  # Lemma 3.4 over t draws: Σ p² E[z²] / q, and Σ p e = 0
+            return self.scale * float(np.sum(p * p * (e * e + s) / q)) / t
+        pi = -np.expm1(-q * t)
+        keep = pi > 0
+        if not keep.any():
+            return math.inf
+        c = np.exp(-q[keep] * t)  # 1 − π, accurate where π is near 1
+        v = self.scale * float(np.sum(c / pi[keep] * p[keep] ** 2 * s[keep]))
+        return v if v > _NEGLIGIBLE else 0.0
+
+    def dominated_by(self, t: float, share: float = 0.5, rare: float = 0.1) -> int | None:
+        """The number of instances that carry ``share`` of the variance's first term at time
+        t, if they are so few that a campaign draws none of them with probability at least
+        1 − ``rare`` (Σ π < rare); else None."""
+        if math.isinf(t) or t <= 0:
+            return None
+        on = self.support
+        pi = -np.expm1(-self.q[on] * t)
+        moment = self.s[on] + self.e[on] ** 2
+        part = np.exp(-self.q[on] * t) / np.maximum(pi, 1e-300) * self.p[on] ** 2 * moment
+        total = float(part.sum())
+        if not total > 0:
+            return None
+        order = np.argsort(part)[::-1]
+        k = int(np.searchsorted(np.cumsum(part[order]), share * total)) + 1
+        return k if float(pi[order[:k]].sum()) < rare else None
+
+    def time_for(self, budget: float, cost_sensitive: bool) -> float:
+        """The t at which the expected distinct labels (or their cost) reach ``budget``
+        (:func:`~activeeval.sampling.successive_time`'s Newton iteration); inf when the budget
+        covers every instance q can draw (a census)."""
+        on = self.support
+        q = self.q[on]
+        c = self.price[on] if cost_sensitive else np.ones(q.shape[0])
+        if budget >= float(c.sum()) * (1 - 1e-12):
+            return math.inf
+        return _time_to_reach(q, budget, c if cost_sensitive else None)
+
+
+@dataclass(frozen=True, eq=False)
+class _Larger:
+    """A re-planned curve: the larger of the curves' variances at every t — the model's
+    shape and the labels' shape, each rescaled to the standard error at the labels so far
+    (:meth:`Plan.replan`). Labels and costs follow the first."""
+
+    parts: list[_Curve]
+    base: _Curve  # the model's own curve, which a further re-plan starts from
+
+    @property
+    def q(self) -> NDArray[np.float64]:
+        return self.parts[0].q
+
+    @property
+    def p(self) -> NDArray[np.float64]:
+        return self.parts[0].p
+
+    @property
+    def scale(self) -> float:
+        return 1.0
+
+    def spent(self, t: float) -> tuple[float, float]:
+        return self.parts[0].spent(t)
+
+    def time_for(self, budget: float, cost_sensitive: bool) -> float:
+        return self.parts[0].time_for(budget, cost_sensitive)
+
+    def variance(self, t: float) -> float:
+        return max(c.variance(t) for c in self.parts)
+
+
+# ------------------------------------------------------------------------------- the plan
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Predicted standard error and interval width of an estimate (or of a pair's difference)
+    as a function of the labeling budget, for the planned sampling method and for passive
+    sampling; the budget for a target width or (pairs) for a power. Made by :func:`plan`.
+
+    Attributes
+    ----------
+    kind : {"evaluation", "comparison"}
+    measure, method, estimator : str
+    level : float
+        Confidence level of the widths (two-sided intervals) and of the tests.
+    value : float
+        The model-expected value of the measure (the intrinsic value, eq. 4.21), or of the
+        difference Δ = G(model 0) − G(model 1) under the models' mixture; after
+        :meth:`replan`, the result's estimate.
+    budgets : ndarray
+        The budgets of :attr:`table` (labels, or cost units with costs).
+    cost_sensitive : bool
+    target_width : float or None
+    effect, power, alternative, null
+        The test planned for: the true value of the difference (or of the measure) to
+        detect, the power wanted, the side (scipy's convention) and the null value.
+    needed : dict
+        ``{"active": budget, "passive": budget}`` (keys: :attr:`method` and ``"passive"``)
+        reaching :attr:`target_width` and, with ``effect``, the power; None when nothing
+        was asked.
+    labels_so_far : int or None
+        Set by :meth:`replan`: the labels the re-plan rests on.
+    """
+
+    kind: str
+    measure: str
+    method: str
+    estimator: str
+    level: float
+    value: float
+    budgets: NDArray[np.float64]
+    cost_sensitive: bool
+    target_width: float | None
+    effect: float | None
+    power: float
+    alternative: str
+    null: float
+    labels_so_far: int | None
+    _curves: dict[str, _Curve | _Larger] = field(repr=False)
+    _binary: bool = field(repr=False, default=False)
+    _value_range: tuple[float, float] = field(repr=False, default=(-math.inf, math.inf))
+    _residual: Any = field(repr=False, default=None)
+    needed: dict[str, float | None] = field(default_factory=dict)
+    #: What a budget counts without costs: "labels", or "queries" for a ranked pool.
+    unit: str = "labels"
+
+    # ------------------------------------------------------------------ per budget
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The sampling methods planned: :attr:`method` and ``"passive"``."""
+        return tuple(self._curves)
+
+    def _curve(self, which: str | None) -> _Curve | _Larger:
+        key = self.method if which is None else which
+        if key not in self._curves:
+            raise UnknownOptionError(f"which: this plan has {list(self._curves)}, not {key!r}.")
+        return self._curves[key]
+
+    def labels(self, budget: float, which: str | None = None) -> float:
+        """Expected distinct labels a budget buys (= budget without costs)."""
+        c = self._curve(which)
+        return c.spent(c.time_for(_budget(budget), self.cost_sensitive))[0]
+
+    def stderr(self, budget: float, which: str | None = None) -> float:
+        """Predicted standard error at ``budget`` (labels, or cost units with costs) for
+        the sampling method ``which`` (default :attr:`method`; or ``"passive"``)."""
+        c = self._curve(which)
+        return math.sqrt(c.variance(c.time_for(_budget(budget), self.cost_sensitive)))
+
+    def width(self, budget: float, which: str | None = None) -> float:
+        """Predicted width of the two-sided interval at :attr:`level`."""
+        return self._width(self.stderr(budget, which))
+
+    def power_at(self, budget: float, which: str | None = None) -> float:
+        """Predicted power of the level-α Wald test of :attr:`null` against
+        :attr:`alternative` when the true value is :attr:`effect`."""
+        if self.effect is None:
+            raise UnknownOptionError("effect: this plan has no effect to detect; pass effect=.")
+        return _power(self.effect - self.null, self.stderr(budget, which), self.level,
+                      self.alternative)  # fmt: skip
+
+    def _width(self, se: float) -> float:
+        z = float(stats.norm.isf((1 - self.level) / 2))
+        g = self.value
+        if not math.isfinite(se):
+            return math.inf
+        if self._binary and 0.0 < g < 1.0:
+            logit = math.log(g) - math.log1p(-g)
+            h = z * se / (g * (1 - g))
+            return float(special.expit(logit + h) - special.expit(logit - h))
+        lo, hi = self._value_range
+        return min(g + z * se, hi) - max(g - z * se, lo)
+
+    # ------------------------------------------------------------------ inversions
+    def budget_for(
+        self,
+        target_width: float | None = None,
+        *,
+        effect: float | None = None,
+        power: float | None = None,
+        which: str | None = None,
+    ) -> float | None:
+        """The smallest budget whose predicted interval is at most ``target_width`` wide
+        and (with ``effect``) whose test reaches ``power``. Labels are rounded up to an
+        integer (at least one); a cost budget is the expected cost of those labels. A census
+        (every instance q can draw) reaches any width, so the budget never exceeds it; None
+        when not even a census reaches the power (an ``effect`` equal to ``null``)."""
+        width = (
+            self.target_width if target_width is None else _positive(target_width, "target_width")
+        )
+        eff = self.effect if effect is None else float(effect)
+        pw = self.power if power is None else _unit(power, "power")
+        if width is None and eff is None:
+            raise UnknownOptionError(
+                "target_width: give target_width= (an interval width) or effect= (a "
+                "difference to detect) to compute a budget."
+            )
+        c = self._curve(which)
+
+        def ok(t: float) -> bool:
+            se = math.sqrt(c.variance(t))
+            good = True
+            if width is not None:
+                good &= self._width(se) <= width
+            if eff is not None:
+                good &= _power(eff - self.null, se, self.level, self.alternative) >= pw
+            return good
+
+        n_all, cost_all = c.spent(math.inf)
+        if not ok(math.inf):
+            return None  # not even a census: a power that no amount of labels gives
+        t_hi = c.time_for(n_all - 0.5, False)  # half a label short of a census
+        if not ok(t_hi):
+            return cost_all if self.cost_sensitive else n_all
+        lo, hi = 0.0, t_hi
+        t = 1.0 / float(c.q.max())
+        while not ok(t) and t < t_hi:  # bracket geometrically, then bisect
+            lo, t = t, min(2 * t, t_hi)
+        hi = t
+        for _ in range(200):
+            if hi - lo <= 1e-9 * hi:
+                break
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+        n = max(math.ceil(c.spent(hi)[0] - 1e-9), 1)
+        if not self.cost_sensitive:
+            return float(n)
+        return c.spent(c.time_for(n, False))[1]
+
+    # ------------------------------------------------------------------ re-planning
+    def replan(self, result: EvaluationResult | ComparisonResult) -> Plan:
+        """The plan re-predicted from a result on the labels so far (from
+        :func:`~activeeval.evaluate`, :func:`~activeeval.compare` or a session drawn from
+        this plan's sampling distribution, with the same predictions).
+
+        The model's own prediction trusts its probabilities; the labels say how large the
+        residuals really are and where. Two curves, each rescaled so that at the labels so
+        far it equals the result's standard error² (the jackknife's, by default), and the
+        larger of the two at every budget:
+
+        * the model recalibrated on the labels (:func:`_recalibrated`: Platt scaling of its
+          logits, never more confident than the model), its shape in n;
+        * the labels' own shape: with the labeled instances S (inclusion probability π_i at
+          the labels so far) and their residuals r_i = z_i − λ̂ b_i (z the linearized term at
+          the estimate, b its model-expected part, λ̂ the weighted least-squares coefficient;
+          λ̂ = 0 for the thesis estimator), the Horvitz–Thompson extrapolation
+          V̂' = Σ_S (1/π_i) · (1 − π'_i)/π'_i · p_i² (r_i − r̄)² at inclusion probabilities
+          π'_i (the thesis estimator: Σ_S (1/π_i) p_i² (r_i − r̄)² / (q_i t')).
+
+        The value becomes the estimate; passive's line stays the model's prediction. A result
+        with standard error 0 (no error among the labels so far) keeps the model's curve and
+        value.
+
+        Raises
+        ------
+        UnknownOptionError
+            A result of another kind or measure than the plan's.
+        ShapeError
+            Draws that do not come from the plan's sampling distribution.
+        BudgetError
+            No labels, or no finite estimate yet.
+        """
+        if isinstance(result, ComparisonResult) != (self.kind == "comparison"):
+            raise UnknownOptionError(
+                f"result: a {type(result).__name__} cannot re-plan the plan of "
+                f"{'a comparison' if self.kind == 'comparison' else 'an evaluation'}."
+            )
+        if getattr(result, "measure", self.measure) != self.measure:
+            raise UnknownOptionError(
+                f"result: estimates {result.measure}, this plan {self.measure}; re-plan with "
+                "the plan of the measure the result reports."
+            )
+        value = result.difference if isinstance(result, ComparisonResult) else result.estimate
+        se = float(result.stderr)
+        if not (math.isfinite(value) and math.isfinite(se) and se >= 0):
+            raise BudgetError(
+                "result: no finite estimate and standard error yet (too few labels); label "
+                "more before re-planning."
+            )
+        cur = self._curves[self.method]
+        c = cur.base if isinstance(cur, _Larger) else cur
+        idx = np.asarray(result.indices, dtype=np.intp)
+        if idx.size == 0:
+            raise BudgetError("result: no labels yet; label some before re-planning.")
+        drawn_q = getattr(result, "q", None)
+        if (
+            idx.max() >= c.q.shape[0]
+            or np.any(c.q[idx] <= 0)
+            or (drawn_q is not None and not np.allclose(drawn_q, c.q[idx], rtol=1e-9, atol=0))
+        ):
+            raise ShapeError(
+                f"result: its draws do not come from this plan's sampling distribution "
+                f"({self.method}: a result of another method, a batch-adaptive campaign or "
+                "other predictions); re-plan with the plan of the predictions and method the "
+                "labels were drawn with."
+            )
+        units, first = np.unique(idx, return_index=True)
+        t_now = c.time_for(float(units.size), False)
+        model = replace(c, sample=None, scale=1.0)
+        parts: list[_Curve] = []
+        if math.isinf(t_now):
+            why = "they cover every instance q can draw (a census: the estimate is exact)"
+        elif se == 0:
+            why = "their standard error is 0 (e.g. no error among them)"
+        else:
+            pi = -np.expm1(-c.q[units] * t_now)
+            v = c.p[units] / pi
+            r = self._residual(units, first, result, v)
+            rc = r - float(v @ r) / float(v.sum())
+            sample = replace(model, sample=(units, 1.0 / pi, c.p[units] ** 2 * rc * rc))
+            e, s = self._residual.recalibrated_terms(units, first, result, v, c.p)
+            for curve in (replace(model, e=e, s=s), sample):
+                now = curve.variance(t_now)
+                if now > 0:
+                    parts.append(replace(curve, scale=se * se / now))
+            why = "neither the recalibrated model nor the labels show any variance"
+        if not parts:
+            warnings.warn(
+                f"result: the labels so far cannot re-plan: {why}; the plan keeps the "
+                "model's curve and value.",
+                ActiveEvalWarning,
+                stacklevel=2,
+            )
+            parts, value = [model], self.value
+        curves = dict(self._curves)
+        curves[self.method] = _Larger(parts, model)
+        out = replace(self, value=float(value), labels_so_far=int(units.size),
+                      _curves=curves, needed={})  # fmt: skip
+        return replace(out, needed=out._needed())
+
+    def _needed(self) -> dict[str, float | None]:
+        if self.target_width is None and self.effect is None:
+            return {}
+        return {k: self.budget_for(which=k) for k in self._curves}
+
+    # ------------------------------------------------------------------ output
+    @property
+    def table(self) -> Any:
+        """A DataFrame, one row per budget: expected labels, standard error and interval
+        width for each method (and the power with ``effect``)."""
+        import pandas as pd
+
+        rows = []
+        for b in self.budgets:
+            row: dict[str, float] = {"budget": float(b)}
+            for k in self._curves:
+                row[f"labels_{k}"] = round(self.labels(b, k), 6)
+                se = self.stderr(b, k)
+                row[f"stderr_{k}"] = se
+                row[f"width_{k}"] = self._width(se)
+                if self.effect is not None:
+                    row[f"power_{k}"] = _power(self.effect - self.null, se, self.level,
+                                               self.alternative)  # fmt: skip
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    @property
+    def saving(self) -> float | None:
+        """Passive's needed budget ÷ the planned method's (None without a target)."""
+        a, b = self.needed.get(self.method), self.needed.get("passive")
+        if a is None or b is None or self.method == "passive" or a <= 0:
+            return None
+        return b / a
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the settings, the table's rows and the needed budgets."""
+        return {
+            "kind": self.kind,
+            "measure": self.measure,
+            "method": self.method,
+            "estimator": self.estimator,
+            "level": self.level,
+            "value": self.value,
+            "cost_sensitive": self.cost_sensitive,
+            "target_width": self.target_width,
+            "effect": self.effect,
+            "power": self.power if self.effect is not None else None,
+            "alternative": self.alternative if self.effect is not None else None,
+            "null": self.null if self.effect is not None else None,
+            "labels_so_far": self.labels_so_far,
+            "rows": self.table.to_dict(orient="records"),
+            "needed": self.needed,
+            "saving": self.saving,
+        }
+
+    def __str__(self) -> str:
+        unit = "cost" if self.cost_sensitive else self.unit
+        what = self.measure if self.kind == "evaluation" else f"Δ {self.measure} (0 − 1)"
+        pos = getattr(self._residual, "meas", None)
+        pos_text = (
+            f" (positive class {pos.pos_label!r})"
+            if getattr(pos, "pos_label", None) is not None
+            else ""
+        )
+        head = (
+            f"plan: {self.kind} of {self.measure}{pos_text}, method {self.method}, estimator "
+            f"{self.estimator}; model-expected {what} = {self.value:.4g}; widths of "
+            f"{self.level:.0%} intervals"
+        )
+        if self.labels_so_far is not None:
+            head += (
+                f"\n  re-planned from {self.labels_so_far} labels (the {self.method} line; "
+                "passive's standard error stays the model's prediction)"
+            )
+        cols = [f"{unit:>9}"]
+        for k in self._curves:
+            cols += [f"{'se ' + k:>16}", f"{'width ' + k:>18}"]
+            if self.effect is not None:
+                cols.append(f"{'power ' + k:>14}")
+        lines = [head, " ".join(cols)]
+        for r in self.table.to_dict(orient="records"):
+            cells = [f"{r['budget']:>9g}"]
+            for k in self._curves:
+                cells += [f"{r[f'stderr_{k}']:>16.4g}", f"{r[f'width_{k}']:>18.4g}"]
+                if self.effect is not None:
+                    cells.append(f"{r[f'power_{k}']:>14.3f}")
+            lines.append(" ".join(cells))
+        lines.extend(self._needed_text())
+        return "\n".join(lines)
+
+    def _needed_text(self) -> list[str]:
+        if not self.needed:
+            return []
+        goal = []
+        if self.target_width is not None:
+            goal.append(f"width ≤ {self.target_width:g} (±{self.target_width / 2:g})")
+        if self.effect is not None:
+            side = {"two-sided": "≠", "less": "<", "greater": ">"}[self.alternative]
+            q = "Δ" if self.kind == "comparison" else self.measure
+            goal.append(
+                f"power {self.power:.0%} for H1: {q} {side} {self.null:g} when "
+                f"{q} = {self.effect:g}"
+            )
+        unit = "cost units" if self.cost_sensitive else self.unit
+        out = ["needed for " + " and ".join(goal) + ":"]
+        for k, b in self.needed.items():
+            if b is None:
+                out.append(f"  {k:>12}: not reachable (no budget gives that power)")
+                continue
+            more = ""
+            if self.labels_so_far is not None and k == self.method and not self.cost_sensitive:
+                left = math.ceil(b) - self.labels_so_far
+                more = f" (about {left:g} more)" if left > 0 else " (already reached)"
+            out.append(f"  {k:>12}: {b:g} {unit}{more}")
+        if self.saving is not None:
+            out.append(f"  {self.method} needs {1 / self.saving:.0%} of passive's budget")
+        return out
+
+    def plot(self, ax: Any = None) -> Any:
+        """Predicted interval width against the budget, one line per method (log-log), the
+        target width as a horizontal line; returns the matplotlib Axes."""
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots(figsize=(6.4, 4.0))
+        hi = float(self.budgets.max())
+        grid = np.unique(np.geomspace(max(float(self.budgets.min()), 1.0), hi, 60))
+        for k in self._curves:
+            ax.plot(grid, [self.width(b, k) for b in grid], label=k, marker="")
+        if self.target_width is not None:
+            ax.axhline(self.target_width, color="0.4", lw=0.8, ls="--", label="target width")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("labeling cost" if self.cost_sensitive else self.unit)
+        what = self.measure if self.kind == "evaluation" else f"difference in {self.measure}"
+        ax.set_ylabel(f"width of the {self.level:.0%} interval")
+        ax.set_title(f"predicted: {what}, {self.estimator} estimator", fontsize="medium")
+        ax.legend(loc="best")
+        return ax
+
+
+# ------------------------------------------------------------------------------- helpers
+def _budget(b: float) -> float:
+    b = float(b)
+    if not (math.isfinite(b) and b >= 0):
+        raise BudgetError(f"budget: must be a finite non-negative number, got {b!r}.")
+    return b
+
+
+def _positive(x: float, name: str) -> float:
+    x = float(x)
+    if not (math.isfinite(x) and x > 0):
+        raise ShapeError(f"{name}: must be a finite positive number, got {x!r}.")
+    return x
+
+
+def _unit(x: float, name: str) -> float:
+    x = float(x)
+    if not 0.0 < x < 1.0:
+        raise ShapeError(f"{name}: must lie strictly between 0 and 1, got {x!r}.")
+    return x
+
+
+def _power(shift: float, se: float, level: float, alternative: str) -> float:
+    """Power of the level-α Wald test (eq. 3.23–3.24) when the estimate is normal around
+    null + ``shift`` with standard error ``se``."""
+    alpha = 1.0 - level
+    if not math.isfinite(se):
+        return alpha
+    if se <= 0:
+        if alternative == "less":
+            return 1.0 if shift < 0 else 0.0
+        if alternative == "greater":
+            return 1.0 if shift > 0 else 0.0
+        return 1.0 if shift != 0 else 0.0
+    d = shift / se
+    if alternative == "less":
+        return float(stats.norm.cdf(-d - stats.norm.isf(alpha)))
+    if alternative == "greater":
+        return float(stats.norm.cdf(d - stats.norm.isf(alpha)))
+    z = stats.norm.isf(alpha / 2)
+    return float(stats.norm.cdf(d - z) + stats.norm.cdf(-d - z))
+
+
+def _single_terms(
+    pred: Predictive, meas: Measure, p: NDArray[np.float64], assisted: bool,
+    f: NDArray[Any] | None = None,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+    """(G, e, s) of one model (module docstring), e and s divided by D (resp. D²); ``f`` the
+    model's predictions if ``pred`` is another distribution (a recalibrated one)."""
+    f = pred.point_prediction() if f is None else f
+    m_n, m_d = meas.conditional_expectations(pred, f)
+    d = float(p @ m_d)
+    if not d > 0:
+        raise ShapeError(
+            f"measure: {meas.name} is undefined under the model (its expected weight on the "
+            "pool is zero, e.g. precision of a model that never predicts the positive class); "
+            "there is nothing to plan."
+        )
+    g = float(p @ m_n) / d  # eq. 4.21
+    var = _conditional_variance(pred, meas, g, f)[0]  # E[w²(ℓ − G)² | x] − e², eq. 4.6
+    e = np.zeros(m_n.shape[0]) if assisted else (m_n - g * m_d) / d
+    return g, e, var / (d * d)
+
+
+def _ranked_terms(
+    rels: list[GradedRelevance], meas: Any, p: NDArray[np.float64], assisted: bool
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """(value, E[z | x] before centring, e, s) of a ranker (regular risk: w ≡ 1, D = 1) or a
+    pair of rankers under the per-item mixture (eq. 6.10, 6.11; App. A.1's dynamic programs
+    for the moments)."""
+    if len(rels) == 1:
+        mean = ranking_expectation(rels[0], meas)
+        g = float(p @ mean)
+        second = ranking_second_moment(rels[0], meas, g)
+    else:
+        mean = ranking_difference_expectation(rels[0], rels[1], meas)
+        g = float(p @ mean)
+        second = ranking_difference_moment(rels[0], rels[1], meas, g)
+    first = mean - g
+    s = np.maximum(second - first * first, 0.0)
+    return g, mean, (np.zeros_like(first) if assisted else first), s
+
+
+def _pair_terms(
+    preds: list[Predictive], meas: Measure, p: NDArray[np.float64], assisted: bool,
+    fs: list[NDArray[Any]] | None = None,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+    """(Δ, e, s) of ψ₀ − ψ₁ under the models' mixture (eq. 5.5, 5.11); ``fs`` as ``f`` of
+    :func:`_single_terms`."""
+    mixture = Mixture(preds)
+    fs = [pr.point_prediction() for pr in preds] if fs is None else fs
+    gs, ds, firsts = [], [], []
+    for f in fs:
+        m_n, m_d = meas.conditional_expectations(mixture, f)
+        d = float(p @ m_d)
+        if not d > 0:
+            raise ShapeError(
+                f"measure: {meas.name} is undefined under the models (zero expected weight "
+                "on the pool); there is nothing to plan."
+            )
+        g = float(p @ m_n) / d
+        gs.append(g)
+        ds.append(d)
+        firsts.append((m_n - g * m_d) / d)
+    first = firsts[0] - firsts[1]
+    second = meas.difference_second_moment(mixture, (fs[0], fs[1]), (gs[0], gs[1]), (ds[0], ds[1]))
+    s = np.maximum(second - first * first, 0.0)
+    return gs[0] - gs[1], (np.zeros_like(first) if assisted else first), s
+
+
+def plan(
+    predictions: Any,
+    measure: Measure | str = "error_rate",
+    budgets: ArrayLike | None = None,
+    *,
+    method: str = "active",
+    estimator: str = "assisted",
+    costs: ArrayLike | None = None,
+    level: float = 0.95,
+    target_width: float | None = None,
+    effect: float | None = None,
+    power: float = 0.8,
+    alternative: str = "two-sided",
+    null: float = 0.0,
+    pool_weights: ArrayLike | None = None,
+    pos_label: Any = None,
+    floor: float = DEFAULT_FLOOR,
+    mix: float = DEFAULT_MIX,
+) -> Plan:
+    """Predict, before the first label, how the interval narrows with the labeling budget.
+
+    Parameters
+    ----------
+    predictions : (m, K) array, Categorical, Gaussian, or a list of two of them
+        One model's predictive distribution over the pool, or two models' for a comparison
+        (as :func:`~activeeval.evaluate` and :func:`~activeeval.compare` take them).
+    measure : Measure or str
+        As :func:`~activeeval.evaluate`'s.
+    budgets : array-like, optional
+        Budgets for the table (labels, or cost units with ``costs``); default doublings
+        from 50 labels (50 × mean cost with costs) up to the pool.
+    method : str
+        The sampling method planned (``"active"``: q* of the measure, Thm 4.1/4.2, or of the
+        difference, Thm 5.1); passive sampling is always planned next to it.
+    estimator : {"assisted", "snis"}
+        The estimator the campaign will report.
+    costs : array-like of shape (m,), optional
+        Labeling cost of every pool instance; budgets are then cost budgets (Thm 4.2).
+    level : float
+        Confidence level of the two-sided intervals whose width is predicted, and of the
+        test with ``effect``.
+    target_width : float, optional
+        Width of the two-sided interval wanted (0.02 for ±0.01): the plan reports the budget
+        that reaches it (:attr:`Plan.needed`).
+    effect, power, alternative, null
+        For the budget of a test: the true value of Δ (or of the measure) to detect,
+        the power wanted, the side (``"two-sided"``, ``"less"``: H1 value < null,
+        ``"greater"``) and the null value. A non-inferiority gate "difference <= 0.005"
+        planned for two equal models is ``effect=0, null=0.005, alternative="less"``.
+    pool_weights, pos_label, floor, mix
+        As :func:`~activeeval.evaluate`'s.
+
+    Returns
+    -------
+    Plan
+        ``print(plan)`` shows the table; :attr:`Plan.table` is a DataFrame,
+        :meth:`Plan.plot` draws width against budget, :meth:`Plan.replan` re-plans from a
+        result.
+
+    Raises
+    ------
+    UnknownOptionError
+        An unknown method, estimator or alternative; a measure that does not fit the
+        predictions (a classification measure for a regressor).
+    ShapeError
+        Predictions that do not cover the same pool, more than two models, a level, power or
+        target outside its range.
+    """
+    level = check_level(level)
+    estimator = check_option(estimator, ESTIMATORS, "estimator")
+    alternative = check_option(alternative, ALTERNATIVES, "alternative")
+    check_safeguards(mix, floor)
+    pw = _unit(power, "power")
+    tw = None if target_width is None else _positive(target_width, "target_width")
+    eff = None if effect is None else float(effect)
+    if eff is not None and not math.isfinite(eff):
+        raise ShapeError(f"effect: must be a finite number, got {effect!r}.")
+    null = float(null)
+    ranked = isinstance(predictions, GradedRelevance) or (
+        isinstance(predictions, list | tuple)
+        and any(isinstance(r, GradedRelevance) for r in predictions)
+    )
+    pair = isinstance(predictions, list | tuple)
+    if pair and len(predictions) != 2:
+        raise ShapeError(
+            f"predictions: plan() takes one model or a pair, got {len(predictions)} models; "
+            "plan the pairs you will test one at a time."
+        )
+    if ranked:
+        preds: list[Any] = list(predictions) if pair else [predictions]
+        if not all(isinstance(r, GradedRelevance) for r in preds):
+            raise ShapeError(
+                "predictions: a ranker's GradedRelevance can only be planned with another "
+                "ranker's, not with a classifier's or regressor's predictions."
+            )
+        method = check_option(method, RANKING_METHODS, "method")
+        meas: Any = get_ranking_measure(measure).bind(preds[0])
+        if costs is None:
+            costs = ranking_query_costs(*preds)
+    elif pair:
+        preds = [as_predictive(pr, f"predictions[{k}]") for k, pr in enumerate(predictions)]
+        if preds[0].n != preds[1].n:
+            raise ShapeError(
+                f"predictions[1]: covers {preds[1].n} instances, predictions[0] covers "
+                f"{preds[0].n}; both models must be evaluated on the same pool."
+            )
+        method = check_option(method, COMPARISON_METHODS, "method")
+        if method == "active_neq":
+            raise UnknownOptionError(
+                "method: 'active_neq' identifies only the difference through a rescaling the "
+                "planner does not model; plan 'active' instead."
+            )
+        meas = get_measure(measure, pos_label=pos_label).bind(Mixture(preds))
+        same = preds[0].point_prediction() == preds[1].point_prediction()
+        if np.all(same):
+            raise ShapeError(
+                "predictions: the two models predict the same label on every instance, so "
+                "their difference is 0 on any labels; there is nothing to plan or to detect."
+            )
+    else:
+        preds = [as_predictive(predictions)]
+        method = check_option(method, SAMPLING_METHODS, "method")
+        meas = get_measure(measure, pos_label=pos_label).bind(preds[0])
+    if not ranked and meas.categorical != isinstance(first_part(preds[0]), Categorical):
+        what = "class probabilities" if meas.categorical else "a Gaussian (mean, var)"
+        raise UnknownOptionError(
+            f"measure: {meas.name} needs {what} predictions; got "
+            f"{type(first_part(preds[0])).__name__}. Use mse or mae for a regressor, a "
+            "classification measure for a classifier."
+        )
+    m = preds[0].n
+    lam = check_costs(costs, m)
+    qs: dict[str, NDArray[np.float64]] = {}
+    for k in dict.fromkeys((method, "passive")):
+        if ranked:
+            qs[k] = ranking_distribution(
+                preds if pair else preds[0], meas, costs=lam, method=k, mix=mix,
+                pool_weights=pool_weights,
+            )  # fmt: skip
+        elif pair:
+            qs[k] = comparison_distribution(
+                preds, meas, method=k, costs=lam, pool_weights=pool_weights, mix=mix
+            )
+        else:
+            qs[k] = sampling_distribution(
+                k, preds[0], meas, costs=lam, pool_weights=pool_weights, floor=floor, mix=mix
+            )
+    if budgets is None:
+        unit = 1.0 if lam is None else float(np.mean(lam))
+        grid = [float(f"{g * unit:.2g}") for g in _GRID if g < m]
+        budgets_arr = np.asarray(grid or [m * unit], dtype=float)
+    else:
+        budgets_arr = np.atleast_1d(np.asarray(budgets, dtype=float))
+        if (
+            budgets_arr.ndim != 1
+            or not np.all(np.isfinite(budgets_arr))
+            or np.any(budgets_arr <= 0)
+        ):
+            raise BudgetError(
+                f"budgets: must be finite positive numbers, got {np.asarray(budgets)!r}."
+            )
+    out = _build(
+        preds, meas, qs, lam, _pool_distribution(m, pool_weights),
+        method=method, estimator=estimator, level=level, budgets=budgets_arr,
+        target_width=tw, effect=eff, power=pw, alternative=alternative, null=null,
+    )  # fmt: skip
+    first = out._curves[method]
+    for k, curve in out._curves.items():
+        assert isinstance(curve, _Curve)
+        few = curve.dominated_by(curve.time_for(float(budgets_arr.min()), lam is not None))
+        if few is not None:
+            warnings.warn(
+                f"predictions: under {k} sampling, half of the predicted variance sits on "
+                f"{few} of the {m} instances (the model gives them a far larger conditional "
+                "variance than the rest). The plan's width is the root-mean-square over "
+                "campaigns: most campaigns, which do not draw them, report narrower "
+                "intervals, the few that do far wider ones.",
+                ActiveEvalWarning,
+                stacklevel=2,
+            )
+    t_small = first.time_for(min(10.0, 0.5 * float(np.sum(first.q > 0))), False)
+    if first.variance(t_small) == 0.0:
+        warnings.warn(
+            "predictions: the model is certain of every label it can be asked about, so the "
+            "plan predicts a zero-width interval; it cannot be trusted until a re-plan from "
+            "the first labels (Plan.replan).",
+            ActiveEvalWarning,
+            stacklevel=2,
+        )
+    return out
+
+
+def plan_for_q(
+    predictions: Any,
+    measure: Measure,
+    q: ArrayLike,
+    budgets: ArrayLike,
+    *,
+    method: str,
+    estimator: str = "assisted",
+    costs: ArrayLike | None = None,
+    level: float = 0.95,
+    target_width: float | None = None,
+) -> Plan:
+    """The plan of a campaign whose sampling distribution ``q`` is already fixed (a
+    session's, drawn as ``method``), with passive next to it; ``measure`` bound to the
+    predictions. What ``session status`` re-plans from (:meth:`Plan.replan`)."""
+    pair = isinstance(predictions, list | tuple)
+    preds = list(predictions) if pair else [predictions]
+    if not isinstance(preds[0], GradedRelevance):
+        preds = [as_predictive(x) for x in preds]
+    lam = check_costs(costs, preds[0].n)
+    qs = {method: np.asarray(q, dtype=float)}
+    qs.setdefault("passive", _pool_distribution(preds[0].n, None))
+    return _build(
+        preds, measure, qs, lam, _pool_distribution(preds[0].n, None), method=method,
+        estimator=check_option(estimator, ESTIMATORS, "estimator"), level=check_level(level),
+        budgets=np.atleast_1d(np.asarray(budgets, dtype=float)),
+        target_width=None if target_width is None else _positive(target_width, "target_width"),
+    )  # fmt: skip
+
+
+def _build(
+    preds: list[Predictive],
+    meas: Measure,
+    qs: dict[str, NDArray[np.float64]],
+    lam: NDArray[np.float64] | None,
+    p: NDArray[np.float64],
+    *,
+    method: str,
+    estimator: str,
+    level: float,
+    budgets: NDArray[np.float64],
+    target_width: float | None = None,
+    effect: float | None = None,
+    power: float = 0.8,
+    alternative: str = "two-sided",
+    null: float = 0.0,
+) -> Plan:
+    """The plan for validated inputs and the sampling distributions ``qs`` by method (the
+    first key the planned one): what :func:`plan` and a session's re-plan share."""
+    pair = len(preds) > 1
+    assisted = estimator == "assisted"
+    residual: _Residuals | _RankedResiduals
+    if isinstance(preds[0], GradedRelevance):
+        value, mean, e, s = _ranked_terms(preds, meas, p, assisted)
+        residual = _RankedResiduals(preds, meas, mean, e, s, assisted)
+    else:
+        if pair:
+            value, e, s = _pair_terms(preds, meas, p, assisted)
+        else:
+            value, e, s = _single_terms(preds[0], meas, p, assisted)
+        residual = _Residuals(preds, meas, assisted)
+    price = np.ones(p.shape[0]) if lam is None else lam
+    curves = {
+        k: _Curve(np.asarray(q, dtype=float), p, e, s, price, finite=assisted)
+        for k, q in qs.items()
+    }
+    binary = assisted and getattr(meas, "binary_loss", False) and not pair
+    out = Plan(
+        kind="comparison" if pair else "evaluation",
+        measure=meas.name,
+        method=method,
+        estimator=estimator,
+        level=level,
+        value=value,
+        budgets=budgets,
+        cost_sensitive=lam is not None,
+        target_width=target_width,
+        effect=effect,
+        power=power,
+        alternative=alternative,
+        null=null,
+        labels_so_far=None,
+        _curves=curves,
+        _binary=binary,
+        _value_range=(-math.inf, math.inf) if pair else getattr(meas, "value_range", _ANY),
+        _residual=residual,
+        unit="queries" if isinstance(preds[0], GradedRelevance) else "labels",
+    )
+    return replace(out, needed=out._needed())
+
+
+class _Residuals:
+    """r = z − λ̂·b at labeled units, for :meth:`Plan.replan`: z the linearized term of the
+    estimate (one model: w(ℓ − Ĝ)/D̂; a pair: ψ₀ − ψ₁), b its model-expected part — one
+    model's m_N − Ĝ m_D; for a pair each model's own predictive distribution's, the two
+    sources of the model-assisted comparison — and λ̂ the v²-weighted least-squares
+    coefficient(s) clipped to [0, 1] (0 for the thesis estimator)."""
+
+    def __init__(self, preds: list[Predictive], meas: Measure, assisted: bool) -> None:
+        self.meas, self.assisted, self.preds = meas, assisted, preds
+        self.fs = [pr.point_prediction() for pr in preds]
+        # conditional expectations under each source distribution, for each model's f
+        self.moments = [[meas.conditional_expectations(src, f) for f in self.fs] for src in preds]
+
+    def __call__(
+        self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
+        v: NDArray[np.float64],
+    ) -> NDArray[np.float64]:  # fmt: skip
+        meas = self.meas
+        y = np.asarray(result.labels)[first]
+        if len(self.fs) == 1:
+            inf = getattr(result, "inference", None)
+            gs = [float(getattr(inf, "estimate", result.estimate))]
+        else:
+            gs = [float(g) for g in np.asarray(result.estimates)[:2]]
+        z = np.zeros(units.size)
+        b = np.zeros((units.size, len(self.moments)))
+        sv = float(v.sum())
+        for j, (f, g) in enumerate(zip(self.fs, gs, strict=False)):
+            w = np.asarray(meas.weight(f[units], y), dtype=float)
+            d = float(v @ w) / sv
+            if not d > 0:
+                d = 1.0
+            sign = 1.0 if j == 0 else -1.0
+            z += sign * w * (np.asarray(meas.loss(f[units], y), dtype=float) - g) / d
+            for k, src in enumerate(self.moments):
+                m_n, m_d = src[j]
+                b[:, k] += sign * (m_n[units] - g * m_d[units]) / d
+        return _regressed(z, b[:, :1] if len(self.fs) == 1 else b, v, self.assisted)
+
+    def recalibrated_terms(
+        self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
+        v: NDArray[np.float64], p: NDArray[np.float64],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+        """(e, s) of the module docstring under the models' distributions recalibrated on the
+        labeled units (:func:`_recalibrated`), the models' predictions unchanged."""
+        y = np.asarray(result.labels)[first]
+        new = [_recalibrated(pr, units, y, v) for pr in self.preds]
+        if len(new) == 1:
+            _, e, s = _single_terms(new[0], self.meas, p, self.assisted, self.fs[0])
+        else:
+            _, e, s = _pair_terms(new, self.meas, p, self.assisted, self.fs)
+        return e, s
+
+
+class _RankedResiduals:
+    """:class:`_Residuals` for rankers (Ch. 6): z = ℓ(r(x), y) − Ĝ per labeled query (a pair:
+    the difference of the two rankers' values − Δ̂), b its model-expected part (the grade
+    model's, for a pair the per-item mixture's, as the model-assisted estimator's control
+    variate). The grade models are not recalibrated: their (e, s) stay the model's."""
+
+    def __init__(
+        self, rels: list[GradedRelevance], meas: Any, mean: NDArray[np.float64],
+        e: NDArray[np.float64], s: NDArray[np.float64], assisted: bool,
+    ) -> None:  # fmt: skip
+        self.rels, self.meas, self.mean, self.e, self.s = rels, meas, mean, e, s
+        self.assisted = assisted
+
+    def __call__(
+        self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
+        v: NDArray[np.float64],
+    ) -> NDArray[np.float64]:  # fmt: skip
+        idx = np.asarray(result.indices)
+        flat = np.asarray(result.labels)
+        if len(self.rels) == 1:
+            values = ranking_values(self.meas, flat, result.label_offsets)
+            g = float(getattr(result.inference, "estimate", result.estimate))
+        else:
+            a, b = ranking_pair_values(self.rels[0], self.rels[1], self.meas, idx, flat)
+            values, g = a - b, float(result.difference)
+        z = values[first] - g
+        return _regressed(z, (self.mean[units] - g)[:, None], v, self.assisted)
+
+    def recalibrated_terms(
+        self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
+        v: NDArray[np.float64], p: NDArray[np.float64],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+        return self.e, self.s
+
+
+def _regressed(
+    z: NDArray[np.float64], b: NDArray[np.float64], v: NDArray[np.float64], assisted: bool
+) -> NDArray[np.float64]:
+    """z − b λ̂ with λ̂ the v²-weighted least-squares coefficients of z on the columns of b,
+    clipped to [0, 1] (the model-assisted estimator's power tuning); z for the thesis
+    estimator."""
+    if not assisted:
+        return z
+    vv = v * v
+    zc = z - float(vv @ z) / float(vv.sum())
+    bc = b - (vv @ b) / float(vv.sum())
+    gram = bc.T @ (vv[:, None] * bc)
+    rhs = bc.T @ (vv * zc)
+    try:
+        lam = np.linalg.lstsq(gram, rhs, rcond=None)[0]
+    except np.linalg.LinAlgError:
+        lam = np.zeros(b.shape[1])
+    return z - b @ np.clip(lam, 0.0, 1.0)
+
+
+#: Prior standard deviation of the recalibration's slope (around 1) and intercept (around 0)
+#: on the logit scale: a weak pull, so 50 labels that happen to hold no error cannot make the
+#: model more confident without bound.
+_PRIOR_SD = 1.0
+
+
+def _penalized_logistic(
+    feats: NDArray[np.float64],
+    target: NDArray[np.float64],
+    w: NDArray[np.float64],
+    center: NDArray[np.float64],
+    offset: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
+    """argmin of Σ w·logloss(target, expit(offset + feats θ)) + |θ − center|²/(2 sd²):
+    Newton's method (the objective is strictly convex)."""
+    theta = center.astype(float).copy()
+    off = 0.0 if offset is None else offset
+    eye = np.eye(feats.shape[1]) / _PRIOR_SD**2
+    for _ in range(100):
+        prob = special.expit(off + feats @ theta)
+        grad = feats.T @ (w * (prob - target)) + eye @ (theta - center)
+        hess = (feats * (w * prob * (1.0 - prob))[:, None]).T @ feats + eye
+        step = np.linalg.solve(hess, grad)
+        theta -= step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return theta
+
+
+def _recalibrated(
+    pred: Predictive, units: NDArray[np.intp], y: NDArray[Any], v: NDArray[np.float64]
+) -> Predictive:
+    """The predictive distribution refitted on the labeled units with weights v ∝ p/π (so
+    the fit targets the pool): a binary classifier's logit scaled and shifted, logit p' =
+    a·logit p + b (Platt scaling of the model's own logits); a multi-class one's
+    probabilities tempered, p' ∝ p^a; both by weighted maximum likelihood with a Gaussian
+    prior around the model (a = 1, b = 0; :data:`_PRIOR_SD`). A Gaussian's variances are
+    scaled by the weighted mean of (y − mean)²/var (:func:`~activeeval.predictive.recalibrate`).
+    An overconfident model gets a < 1: its confident instances' residual variance grows
+    everywhere, not only where a label happened to fall. The slope is capped at 1: a
+    re-plan never trusts the model beyond its own confidence, since 50 labels that hold no
+    error say little about a confident region's rare errors."""
+    w = v * (v.shape[0] / float(v.sum()))
+    if isinstance(pred, Gaussian):
+        return recalibrate(pred, units, y, w)
+    if not isinstance(pred, Categorical):
+        return pred
+    logp = np.log(np.clip(pred.proba, 1e-300, 1.0))
+    hit = pred.label_index(y)
+    k = pred.proba.shape[1]
+    if k == 2:
+        x = np.clip(logp[:, 1] - logp[:, 0], -30.0, 30.0)
+        feats = np.c_[x[units], np.ones(units.shape[0])]
+        target = (hit == 1).astype(float)
+        theta = _penalized_logistic(feats, target, w, np.array([1.0, 0.0]))
+        if theta[0] > 1.0:  # never more confident than the model: b alone, at a = 1
+            b = _penalized_logistic(feats[:, 1:], target, w, np.zeros(1), offset=feats[:, 0])
+            theta = np.array([1.0, b[0]])
+        s1 = special.expit(theta[0] * x + theta[1])
+        return Categorical(np.c_[1.0 - s1, s1], pred.labels)
+    a = 1.0
+    lu = logp[units]
+    for _ in range(50):  # Newton on the tempered softmax's weighted log-likelihood
+        z = a * lu
+        z -= z.max(axis=1, keepdims=True)
+        q = np.exp(z)
+        q /= q.sum(axis=1, keepdims=True)
+        mean = (q * lu).sum(axis=1)
+        var = (q * lu * lu).sum(axis=1) - mean * mean
+        grad = -float(w @ (lu[np.arange(units.shape[0]), hit] - mean)) + (a - 1.0) / _PRIOR_SD**2
+        hess = float(w @ var) + 1.0 / _PRIOR_SD**2
+        step = grad / hess
+        a = min(max(a - step, 1e-3), 1.0)  # never more confident than the model
+        if abs(step) < 1e-10:
+            break
+    z = a * logp
+    z -= z.max(axis=1, keepdims=True)
+    out = np.exp(z)
+    return Categorical(out / out.sum(axis=1, keepdims=True), pred.labels)
