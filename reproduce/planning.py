@@ -342,6 +342,34 @@ def report(result: dict[str, Any]) -> str:
             )
             + "."
         )
+    lines += [
+        "",
+        "## Reading the figures",
+        "",
+        "- Where a calibrated prediction misses, the cause is one of three, each visible in "
+        "the table: (i) a small sample of a rare class (Caravan F1, 6.5% positives, at 100 "
+        "labels): the estimates spread more than the asymptotic variance says (*se ÷ "
+        "spread*: 0.60 at 50 labels, 0.88 at 100) and the logit interval around a small F1 "
+        "estimate widens further, until about 200 labels; (ii) one instance carrying most of the model's "
+        "variance (diamonds, passive: a Bayesian ridge variance of 75.8 where the median is "
+        "0.025, 98% of the total): the plan is the root-mean-square width, which the few "
+        "campaigns that draw that instance make far wider than the typical one — `plan` warns "
+        "when this happens; (iii) a near census (digits F1 at 400 of 1,258), where both widths "
+        "are tiny and their ratio says little.",
+        f"- Re-planning from {REPLAN_AT} labels rests on the standard error at {REPLAN_AT} "
+        "labels; where that standard error is itself too small (the cells whose one-sided "
+        "coverage at 50 is low: overconfident and boosted models on the rare-class pools), the "
+        "re-plan inherits it (issue 26's intervals). And where the model is confidently wrong "
+        f"on a region it gives little mass, {REPLAN_AT} labels rarely contain one of its "
+        "errors (digits, logits × 2: the model claims 0.009% errors where the pool has 0.6%; "
+        "in about 97% of runs none of the ~4 labels drawn there is an error), so no rule using "
+        "only those labels can tell this pool from one where the model is right: the re-plan "
+        "of those runs must coincide with the right model's, and the realized width differs.",
+        "- One-sided bounds: the upper bound of a rare error rate and the lower bound of a "
+        "rare-class F1 cover less than the lower (resp. upper) one: when the sample happens to "
+        "hold few errors, the estimate and its standard error are small together. This is the "
+        "interval issue of the stress suite (issue 26, Deliver 3).",
+    ]
     lines += ["", "## Per setting", ""]
     head = ("| pool | model | measure | n | predicted | realized | ratio | se ÷ spread | "
             "passive ratio | re-planned (IQR) | cover lower | cover upper |")  # fmt: skip
