@@ -346,12 +346,12 @@ def report(result: dict[str, Any]) -> str:
         "",
         "## Reading the figures",
         "",
-        "- Where a calibrated prediction misses, the cause is one of three, each visible in "
-        "the table: (i) a small sample of a rare class (Caravan F1, 6.5% positives, at 100 "
-        "labels): the estimates spread more than the asymptotic variance says (*se ÷ "
-        "spread*: 0.60 at 50 labels, 0.88 at 100) and the logit interval around a small F1 "
-        "estimate widens further, until about 200 labels; (ii) one instance carrying most of the model's "
-        "variance (diamonds, passive: a Bayesian ridge variance of 75.8 where the median is "
+        "- Where a calibrated prediction misses, the cause is one of three, each visible in the"
+        " table: (i) a small sample of a rare class (Caravan F1, 6.5% positives, at 100 "
+        "labels): the estimates spread more than the asymptotic variance says (*se ÷ spread*: "
+        "0.60 at 50 labels, 0.88 at 100) and the logit interval around a small F1 estimate "
+        "widens further, until about 200 labels; (ii) one instance carrying most of the model's"
+        " variance (diamonds, passive: a Bayesian ridge variance of 75.8 where the median is "
         "0.025, 98% of the total): the plan is the root-mean-square width, which the few "
         "campaigns that draw that instance make far wider than the typical one — `plan` warns "
         "when this happens; (iii) a near census (digits F1 at 400 of 1,258), where both widths "
