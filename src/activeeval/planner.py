@@ -830,6 +830,41 @@ def plan(
     if eff is not None and not math.isfinite(eff):
         raise ShapeError(f"effect: must be a finite number, got {effect!r}.")
     null = float(null)
+    preds, meas, method, costs = _models(predictions, measure, method, pos_label, costs)
+    ranked, pair = isinstance(preds[0], GradedRelevance), len(preds) > 1
+    m = preds[0].n
+    lam = check_costs(costs, m)
+    qs: dict[str, NDArray[np.float64]] = {}
+    for k in dict.fromkeys((method, "passive")):
+        if ranked:
+            qs[k] = ranking_distribution(
+                preds if pair else preds[0], meas, costs=lam, method=k, mix=mix,
+                pool_weights=pool_weights,
+            )  # fmt: skip
+        elif pair:
+            qs[k] = comparison_distribution(
+                preds, meas, method=k, costs=lam, pool_weights=pool_weights, mix=mix
+            )
+        else:
+            qs[k] = sampling_distribution(
+                k, preds[0], meas, costs=lam, pool_weights=pool_weights, floor=floor, mix=mix
+            )
+    budgets_arr = _budgets(budgets, m, lam)
+    out = _build(
+        preds, meas, qs, lam, _pool_distribution(m, pool_weights),
+        method=method, estimator=estimator, level=level, budgets=budgets_arr,
+        target_width=tw, effect=eff, power=pw, alternative=alternative, null=null,
+    )  # fmt: skip
+    _warn_if_misleading(out, float(budgets_arr.min()), lam is not None, m)
+    return out
+
+
+def _models(
+    predictions: Any, measure: Any, method: str, pos_label: Any, costs: ArrayLike | None
+) -> tuple[list[Any], Any, str, ArrayLike | None]:
+    """The validated models (predictive distributions, or rankers' GradedRelevance), the
+    measure bound to them, the method checked against the kind's methods, and the costs (a
+    ranked pool's default: its items' summed costs, as its campaigns)."""
     ranked = isinstance(predictions, GradedRelevance) or (
         isinstance(predictions, list | tuple)
         and any(isinstance(r, GradedRelevance) for r in predictions)
@@ -849,9 +884,8 @@ def plan(
             )
         method = check_option(method, RANKING_METHODS, "method")
         meas: Any = get_ranking_measure(measure).bind(preds[0])
-        if costs is None:
-            costs = ranking_query_costs(*preds)
-    elif pair:
+        return preds, meas, method, ranking_query_costs(*preds) if costs is None else costs
+    if pair:
         preds = [as_predictive(pr, f"predictions[{k}]") for k, pr in enumerate(predictions)]
         if preds[0].n != preds[1].n:
             raise ShapeError(
@@ -865,8 +899,7 @@ def plan(
                 "planner does not model; plan 'active' instead."
             )
         meas = get_measure(measure, pos_label=pos_label).bind(Mixture(preds))
-        same = preds[0].point_prediction() == preds[1].point_prediction()
-        if np.all(same):
+        if np.all(preds[0].point_prediction() == preds[1].point_prediction()):
             raise ShapeError(
                 "predictions: the two models predict the same label on every instance, so "
                 "their difference is 0 on any labels; there is nothing to plan or to detect."
@@ -875,53 +908,35 @@ def plan(
         preds = [as_predictive(predictions)]
         method = check_option(method, SAMPLING_METHODS, "method")
         meas = get_measure(measure, pos_label=pos_label).bind(preds[0])
-    if not ranked and meas.categorical != isinstance(first_part(preds[0]), Categorical):
+    if meas.categorical != isinstance(first_part(preds[0]), Categorical):
         what = "class probabilities" if meas.categorical else "a Gaussian (mean, var)"
         raise UnknownOptionError(
             f"measure: {meas.name} needs {what} predictions; got "
             f"{type(first_part(preds[0])).__name__}. Use mse or mae for a regressor, a "
             "classification measure for a classifier."
         )
-    m = preds[0].n
-    lam = check_costs(costs, m)
-    qs: dict[str, NDArray[np.float64]] = {}
-    for k in dict.fromkeys((method, "passive")):
-        if ranked:
-            qs[k] = ranking_distribution(
-                preds if pair else preds[0], meas, costs=lam, method=k, mix=mix,
-                pool_weights=pool_weights,
-            )  # fmt: skip
-        elif pair:
-            qs[k] = comparison_distribution(
-                preds, meas, method=k, costs=lam, pool_weights=pool_weights, mix=mix
-            )
-        else:
-            qs[k] = sampling_distribution(
-                k, preds[0], meas, costs=lam, pool_weights=pool_weights, floor=floor, mix=mix
-            )
+    return preds, meas, method, costs
+
+
+def _budgets(budgets: ArrayLike | None, m: int, lam: NDArray[np.float64] | None) -> Any:
+    """The table's budgets: given (finite, positive), else doublings from 50 labels (50 ×
+    the mean cost) below the pool size."""
     if budgets is None:
         unit = 1.0 if lam is None else float(np.mean(lam))
         grid = [float(f"{g * unit:.2g}") for g in _GRID if g < m]
-        budgets_arr = np.asarray(grid or [m * unit], dtype=float)
-    else:
-        budgets_arr = np.atleast_1d(np.asarray(budgets, dtype=float))
-        if (
-            budgets_arr.ndim != 1
-            or not np.all(np.isfinite(budgets_arr))
-            or np.any(budgets_arr <= 0)
-        ):
-            raise BudgetError(
-                f"budgets: must be finite positive numbers, got {np.asarray(budgets)!r}."
-            )
-    out = _build(
-        preds, meas, qs, lam, _pool_distribution(m, pool_weights),
-        method=method, estimator=estimator, level=level, budgets=budgets_arr,
-        target_width=tw, effect=eff, power=pw, alternative=alternative, null=null,
-    )  # fmt: skip
-    first = out._curves[method]
+        return np.asarray(grid or [m * unit], dtype=float)
+    out = np.atleast_1d(np.asarray(budgets, dtype=float))
+    if out.ndim != 1 or not np.all(np.isfinite(out)) or np.any(out <= 0):
+        raise BudgetError(f"budgets: must be finite positive numbers, got {np.asarray(budgets)!r}.")
+    return out
+
+
+def _warn_if_misleading(out: Plan, smallest: float, cost_sensitive: bool, m: int) -> None:
+    """Warn where the plan's width would mislead: most of the variance on a few instances
+    that most campaigns never draw, or a model certain of every label."""
     for k, curve in out._curves.items():
         assert isinstance(curve, _Curve)
-        few = curve.dominated_by(curve.time_for(float(budgets_arr.min()), lam is not None))
+        few = curve.dominated_by(curve.time_for(smallest, cost_sensitive))
         if few is not None:
             warnings.warn(
                 f"predictions: under {k} sampling, half of the predicted variance sits on "
@@ -930,8 +945,9 @@ def plan(
                 "campaigns: most campaigns, which do not draw them, report narrower "
                 "intervals, the few that do far wider ones.",
                 ActiveEvalWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
+    first = out._curves[out.method]
     t_small = first.time_for(min(10.0, 0.5 * float(np.sum(first.q > 0))), False)
     if first.variance(t_small) == 0.0:
         warnings.warn(
@@ -939,9 +955,8 @@ def plan(
             "plan predicts a zero-width interval; it cannot be trusted until a re-plan from "
             "the first labels (Plan.replan).",
             ActiveEvalWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return out
 
 
 def plan_for_q(
