@@ -128,7 +128,9 @@ def _campaigns(
         parts["draws"].extend(draws)
         parts["kept"].append(kept)
         parts["y"].extend([y] * per)
-    out = {k: np.concatenate(v) for k, v in parts.items() if k not in ("draws", "y")}
+    out: dict[str, Any] = {
+        k: np.concatenate(v) for k, v in parts.items() if k not in ("draws", "y")
+    }
     out["draws"], out["y"] = parts["draws"], parts["y"]
     return out
 

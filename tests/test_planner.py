@@ -439,10 +439,10 @@ def test_session_status_replans_from_the_labels_so_far(pool_files) -> None:
     assert "plan" not in json.loads(_run("session", "status", store, "--json")[1])
 
 
-def test_a_measure_is_bound_as_evaluate_binds_it() -> None:
-    """A numeric loss refuses a classifier whose classes are not numbers, as evaluate does."""
+def test_a_measure_is_checked_as_evaluate_checks_it() -> None:
+    """A numeric loss refuses a classifier's class probabilities, as evaluate does."""
     words = Categorical(_pool(100, 1), labels=np.array(["ham", "spam"]))
-    with pytest.raises(ae.ActiveEvalError, match="needs numeric labels"):
+    with pytest.raises(ae.ActiveEvalError, match="mse scores numeric predictions"):
         ae.plan(words, SquaredError())
     assert math.isfinite(ae.plan(Gaussian(np.zeros(300), np.ones(300)), "mse", [50]).stderr(50))
 
@@ -529,5 +529,5 @@ def test_plan_refuses_identical_models_and_a_measure_that_does_not_fit() -> None
     with pytest.raises(ShapeError, match="predict the same label on every instance"):
         ae.plan([proba, proba.copy()], "error_rate", effect=0.01)
     reg = Gaussian(np.zeros(300), np.ones(300))
-    with pytest.raises(UnknownOptionError, match=r"^measure: error_rate needs class prob"):
+    with pytest.raises(UnknownOptionError, match=r"^measure: error_rate scores class labels"):
         ae.plan(reg, "error_rate")

@@ -645,7 +645,7 @@ BAD_CREATES = [
         "regressor-measure-on-classifier",
         lambda p: {"measure": "mse"},
         ae.errors.UnknownOptionError,
-        "mse needs a Gaussian",
+        "mse scores numeric predictions",
     ),
 ]
 

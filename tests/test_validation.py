@@ -195,7 +195,12 @@ CASES: list[tuple[str, type[ae.ActiveEvalError], str, Callable[[], Any]]] = [
         lambda: ae.Mixture([ae.Categorical(PROBA)] * 2, weights=[np.nan, 1.0]),
     ),
     # --- predictions and samples
-    ("as-predictive-1d", ae.errors.ShapeError, "predictions", lambda: ae.as_predictive([0.2, 0.8])),
+    (
+        "as-predictive-1d",
+        ae.errors.ShapeError,
+        "predictions",
+        lambda: ae.as_predictive([0.2, 1.8]),  # a 1-d array is P(class 1): 1.8 is not one
+    ),
     (
         "prediction-shape",
         ae.errors.ShapeError,

@@ -40,7 +40,15 @@ from .measures import (
     get_measure,
 )
 from .planner import Plan, plan
-from .predictive import Categorical, Gaussian, Mixture, Predictive, as_predictive, calibrate_scores
+from .predictive import (
+    Categorical,
+    Gaussian,
+    Mixture,
+    Predictive,
+    as_predictive,
+    calibrate_scores,
+    from_estimator,
+)
 from .ranking import (
     DCG,
     ERR,
@@ -84,6 +92,7 @@ __all__ = [
     "calibrate_scores",
     "compare",
     "evaluate",
+    "from_estimator",
     "get_measure",
     "grades_from_classifier",
     "grades_from_regression",

@@ -83,7 +83,7 @@ from .errors import (
     ProbabilityRowsError,
     UnknownIdError,
 )
-from .predictive import Categorical, Gaussian, Predictive
+from .predictive import INT_LIKE, Categorical, Gaussian, Predictive, class_labels_from_names
 from .ranking import GradedRelevance
 
 __all__ = [
@@ -100,7 +100,7 @@ __all__ = [
 # An integer as Python/int64 writes it back: no '+', no '-0', no leading zeros.
 # Ids and labels are read as integers only if every one is such text, so '007' stays the
 # string '007' (handed out and exported as written) and is not the same id as '7'.
-_INT_LIKE = r"^(?:0|-?[1-9]\d*)$"
+_INT_LIKE = INT_LIKE
 
 
 def _scalar(x: Any) -> Any:
@@ -279,10 +279,7 @@ def read_features_file(path: str | Path, pool_ids: NDArray[Any]) -> NDArray[np.f
 
 
 def _class_labels(columns: list[str]) -> NDArray[Any]:
-    names = [c[2:] for c in columns]
-    if all(pd.Series(names).str.match(_INT_LIKE)):
-        return np.array([int(n) for n in names], dtype=np.int64)
-    return np.array(names, dtype=object).astype(str)
+    return class_labels_from_names([c[2:] for c in columns])
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,13 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from ._validation import check_finite_array, check_option
-from .errors import DegenerateIntervalWarning, LabelSpaceError, ShapeError, UndefinedEstimateWarning
+from .errors import (
+    DegenerateIntervalWarning,
+    LabelSpaceError,
+    ShapeError,
+    UndefinedEstimateWarning,
+    UnknownOptionError,
+)
 from .predictive import Categorical, Gaussian, Mixture, Predictive, first_part, label_index
 
 __all__ = [
@@ -36,6 +42,7 @@ __all__ = [
     "Precision",
     "Recall",
     "SquaredError",
+    "check_fits",
     "get_measure",
 ]
 
@@ -678,6 +685,34 @@ _NAMED: dict[str, type[Measure]] = {
     "precision": Precision,
     "recall": Recall,
 }
+
+
+def check_fits(measure: Measure, predictive: Any) -> None:
+    """Refuse a measure that does not fit the kind of predictions: a classification measure
+    (0/1 or cost-matrix loss, F-measures) on a regressor's Gaussian, or a numeric loss (MSE,
+    MAE) on a classifier's class probabilities — either would return a number that means
+    nothing (an error rate of 1.0 for every real-valued prediction; squared differences of
+    class codes). What :func:`~activeeval.evaluate`, :func:`~activeeval.compare`, sessions
+    and :func:`~activeeval.plan` all check.
+
+    Raises
+    ------
+    UnknownOptionError
+        Naming the measure, the kind of predictions and what fits.
+    """
+    leaf = first_part(predictive)
+    if measure.categorical and isinstance(leaf, Gaussian):
+        raise UnknownOptionError(
+            f"measure: {measure.name} scores class labels, but the predictions are a "
+            "regressor's Gaussian(mean, var); use mse or mae, or pass a classifier's class "
+            "probabilities."
+        )
+    if not measure.categorical and isinstance(leaf, Categorical):
+        raise UnknownOptionError(
+            f"measure: {measure.name} scores numeric predictions, but the predictions are a "
+            "classifier's class probabilities; use error_rate, accuracy, f1, precision, recall "
+            "or a cost matrix (CostMatrixLoss), or pass a regressor's Gaussian(mean, var)."
+        )
 
 
 def get_measure(measure: Measure | str, *, pos_label: Any = None) -> Measure:

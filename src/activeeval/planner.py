@@ -76,7 +76,7 @@ from ._validation import check_costs, check_level, check_option, check_safeguard
 from ._validation import pool_distribution as _pool_distribution
 from .errors import ActiveEvalWarning, BudgetError, ShapeError, UnknownOptionError
 from .estimators.assisted import _conditional_variance
-from .measures import Measure, get_measure
+from .measures import Measure, check_fits, get_measure
 from .methods import (
     ALTERNATIVES,
     COMPARISON_METHODS,
@@ -92,7 +92,6 @@ from .predictive import (
     Mixture,
     Predictive,
     as_predictive,
-    first_part,
     recalibrate,
 )
 from .ranking import (
@@ -559,12 +558,8 @@ class Plan:
     def __str__(self) -> str:
         unit = "cost" if self.cost_sensitive else self.unit
         what = self.measure if self.kind == "evaluation" else f"Δ {self.measure} (0 − 1)"
-        pos = getattr(self._residual, "meas", None)
-        pos_text = (
-            f" (positive class {pos.pos_label!r})"
-            if getattr(pos, "pos_label", None) is not None
-            else ""
-        )
+        pos = getattr(getattr(self._residual, "meas", None), "pos_label", None)
+        pos_text = "" if pos is None else f" (positive class {pos!r})"
         head = (
             f"plan: {self.kind} of {self.measure}{pos_text}, method {self.method}, estimator "
             f"{self.estimator}; model-expected {what} = {self.value:.4g}; widths of "
@@ -898,7 +893,9 @@ def _models(
                 "method: 'active_neq' identifies only the difference through a rescaling the "
                 "planner does not model; plan 'active' instead."
             )
-        meas = get_measure(measure, pos_label=pos_label).bind(Mixture(preds))
+        meas = get_measure(measure, pos_label=pos_label)
+        check_fits(meas, preds[0])
+        meas = meas.bind(Mixture(preds))
         if np.all(preds[0].point_prediction() == preds[1].point_prediction()):
             raise ShapeError(
                 "predictions: the two models predict the same label on every instance, so "
@@ -907,14 +904,9 @@ def _models(
     else:
         preds = [as_predictive(predictions)]
         method = check_option(method, SAMPLING_METHODS, "method")
-        meas = get_measure(measure, pos_label=pos_label).bind(preds[0])
-    if meas.categorical != isinstance(first_part(preds[0]), Categorical):
-        what = "class probabilities" if meas.categorical else "a Gaussian (mean, var)"
-        raise UnknownOptionError(
-            f"measure: {meas.name} needs {what} predictions; got "
-            f"{type(first_part(preds[0])).__name__}. Use mse or mae for a regressor, a "
-            "classification measure for a classifier."
-        )
+        meas = get_measure(measure, pos_label=pos_label)
+        check_fits(meas, preds[0])
+        meas = meas.bind(preds[0])
     return preds, meas, method, costs
 
 
@@ -1021,7 +1013,7 @@ def _build(
             value, e, s = _single_terms(preds[0], meas, p, assisted)
         residual = _Residuals(preds, meas, assisted)
     price = np.ones(p.shape[0]) if lam is None else lam
-    curves = {
+    curves: dict[str, _Curve | _Larger] = {
         k: _Curve(np.asarray(q, dtype=float), p, e, s, price, finite=assisted)
         for k, q in qs.items()
     }

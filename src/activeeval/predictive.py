@@ -11,6 +11,7 @@ closed-form fast paths on top and are tested equal to this rule.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from functools import cached_property
@@ -184,8 +185,9 @@ class Gaussian(Predictive):
     Parameters
     ----------
     mean, var : array-like of shape (m,)
-        Predictive mean (also the model's prediction f(x)) and variance ≥ 0 (e.g. a Gaussian
-        process's or BayesianRidge's ``return_std=True`` output, squared).
+        Predictive mean (also the model's prediction f(x)) and **variance** ≥ 0. A standard
+        deviation (scikit-learn's ``return_std=True`` output) goes through
+        :meth:`Gaussian.from_std`.
     """
 
     def __init__(self, mean: ArrayLike, var: ArrayLike) -> None:
@@ -203,6 +205,24 @@ class Gaussian(Predictive):
                 f"var: entry {bad} is {self.var[bad]:g}; predictive variances must be ≥ 0 "
                 "(pass the variance, i.e. std**2, not a log-variance)."
             )
+
+    @classmethod
+    def from_std(cls, mean: ArrayLike, std: ArrayLike) -> Gaussian:
+        """N(mean, std²) from a predictive *standard deviation* (what scikit-learn's
+        ``predict(X, return_std=True)`` returns); the constructor takes the variance."""
+        sd = check_finite_array(std, "std", ndim=1)
+        if (sd < 0).any():
+            bad = int(np.flatnonzero(sd < 0)[0])
+            raise InvalidVarianceError(
+                f"std: entry {bad} is {sd[bad]:g}; standard deviations must be ≥ 0."
+            )
+        return cls(mean, sd * sd)
+
+    def __repr__(self) -> str:
+        return (
+            f"Gaussian(m={self.n}, mean in [{self.mean.min():.4g}, {self.mean.max():.4g}], "
+            f"var (variance) in [{self.var.min():.4g}, {self.var.max():.4g}])"
+        )
 
     @property
     def n(self) -> int:
@@ -332,20 +352,150 @@ def check_labels(predictive: Predictive, labels: ArrayLike, name: str = "labels"
 
 
 def as_predictive(predictions: Any, name: str = "predictions") -> Predictive:
-    """Canonical predictive distribution from user input.
+    """Canonical predictive distribution from user input, read by name where names exist.
 
-    A :class:`Predictive` is returned unchanged; a 2-d array is read as class probabilities
-    (columns = sorted class labels ``0..K-1``).
+    * a :class:`Predictive` is returned unchanged;
+    * a 2-d array: class probabilities, columns = class labels ``0..K-1``;
+    * a 1-d array or a pandas Series with values in [0, 1]: a binary classifier's probability
+      of class 1 (classes 0 and 1);
+    * a pandas DataFrame: class probabilities in columns named by the classes (``0``, ``1``;
+      ``"ham"``, ``"spam"``) or ``p_<label>`` as in a pool file — read by name, so reordered
+      columns give the same distribution (stored in sorted label order) — or a regressor's
+      ``mean`` and ``var`` (or ``mean`` and ``std``) columns.
+
+    A fitted scikit-learn model is turned into one by :func:`from_estimator`.
+
+    Raises
+    ------
+    ShapeError
+        Anything else (a tuple such as ``(mean, std)``, a fitted model, a 3-d array), with
+        what to pass instead; a DataFrame whose columns mix class columns with others.
     """
     if isinstance(predictions, Predictive):
         return predictions
+    if isinstance(predictions, tuple):
+        raise ShapeError(
+            f"{name}: got a tuple of {len(predictions)} arrays; for a regressor pass "
+            "Gaussian(mean, var) or Gaussian.from_std(mean, std), for a classifier its (m, K) "
+            "class probabilities."
+        )
+    if hasattr(predictions, "fit") and (
+        hasattr(predictions, "predict") or hasattr(predictions, "predict_proba")
+    ):
+        raise ShapeError(
+            f"{name}: got a fitted model ({type(predictions).__name__}); pass its predictive "
+            "distribution on the pool: activeeval.from_estimator(model, X_pool)."
+        )
+    import pandas as pd
+
+    if isinstance(predictions, pd.DataFrame):
+        return _from_frame(predictions, name)
     arr = np.asarray(predictions)
+    if arr.ndim == 1:
+        return _positive_class(arr, name)
     if arr.ndim == 2:
         return Categorical(arr, name=name)
     raise ShapeError(
-        f"{name}: expected an (m, K) array of class probabilities or a Predictive "
-        f"(Categorical, Gaussian, Mixture); got an array of shape {arr.shape}. For a regressor "
-        "pass Gaussian(mean, var)."
+        f"{name}: expected an (m, K) array of class probabilities, an (m,) array of "
+        "positive-class probabilities or a Predictive (Categorical, Gaussian, Mixture); got an "
+        f"array of shape {arr.shape}. For a regressor pass Gaussian(mean, var)."
+    )
+
+
+#: An integer written without a plus sign or leading zeros (pool files' ids and labels).
+INT_LIKE = r"^(?:0|-?[1-9]\d*)$"
+
+
+def class_labels_from_names(names: list[str]) -> NDArray[Any]:
+    """Class labels from column names (``p_`` already removed): integers if every name is an
+    integer written without a plus sign or leading zeros (:data:`INT_LIKE`), else strings —
+    the pool files' rule."""
+    if names and all(re.match(INT_LIKE, n) for n in names):
+        return np.array([int(n) for n in names], dtype=np.int64)
+    return np.array(names, dtype=object).astype(str)
+
+
+#: Columns of a pool table that are not class probabilities.
+_NOT_CLASSES = ("id", "cost", "label", "item", "mean", "var", "std")
+
+
+def _from_frame(frame: Any, name: str) -> Predictive:
+    cols = list(frame.columns)
+    keys = {str(c) for c in cols}
+    if keys == {"mean", "var"}:
+        return Gaussian(frame["mean"].to_numpy(float), frame["var"].to_numpy(float))
+    if keys == {"mean", "std"}:
+        return Gaussian.from_std(frame["mean"].to_numpy(float), frame["std"].to_numpy(float))
+    prefixed = [c for c in cols if isinstance(c, str) and c.startswith("p_")]
+    other = [c for c in cols if c not in prefixed]
+    if (prefixed and other) or any(str(c) in _NOT_CLASSES for c in cols):
+        extra = other if prefixed else [c for c in cols if str(c) in _NOT_CLASSES]
+        raise ShapeError(
+            f"{name}: the DataFrame's columns {cols} mix class-probability columns with "
+            f"others ({extra}); pass only the class columns (named by the class, or "
+            "p_<label>), e.g. frame[[...]], or mean and var for a regressor."
+        )
+    if prefixed:
+        labels: NDArray[Any] = class_labels_from_names([c[2:] for c in prefixed])
+    else:
+        if len({type(c) for c in cols}) > 1:
+            raise ShapeError(
+                f"{name}: the DataFrame's column names {cols} mix types; name the class "
+                "columns by the classes, all numbers or all strings."
+            )
+        labels = np.asarray(cols)
+    if len(set(labels.tolist())) != len(labels):
+        raise ShapeError(f"{name}: the DataFrame's columns {cols} name a class twice.")
+    order = np.argsort(labels, kind="stable")
+    proba = frame.to_numpy(dtype=float)[:, order]
+    return Categorical(proba, labels=labels[order], name=name)
+
+
+def _positive_class(arr: NDArray[Any], name: str) -> Categorical:
+    """An (m,) array of P(class 1): the binary Categorical over classes 0 and 1."""
+    s = check_finite_array(arr, name, ndim=1)
+    if ((s < 0) | (s > 1)).any():
+        bad = int(np.flatnonzero((s < 0) | (s > 1))[0])
+        raise ShapeError(
+            f"{name}: a 1-d array is read as each instance's probability of class 1, but "
+            f"entry {bad} is {s[bad]:g}; for a regressor pass Gaussian(mean, var), for "
+            "several classes an (m, K) array."
+        )
+    return Categorical(np.c_[1.0 - s, s], labels=np.array([0, 1]), name=name)
+
+
+def from_estimator(estimator: Any, X: Any) -> Predictive:
+    """The predictive distribution of a fitted scikit-learn model on the pool ``X``.
+
+    A classifier (``predict_proba``): its class probabilities, the classes from ``classes_``.
+    A regressor whose ``predict`` takes ``return_std=True`` (``GaussianProcessRegressor``,
+    ``BayesianRidge``, ``ARDRegression``, …): ``Gaussian.from_std(mean, std)``. Anything else
+    is refused with what to pass instead: a point regressor has no predictive distribution,
+    and active evaluation needs one (thesis Sec. 4.5; calibrate a classifier's scores with
+    :func:`calibrate_scores`).
+    """
+    kind = type(estimator).__name__
+    if hasattr(estimator, "predict_proba"):
+        proba = np.asarray(estimator.predict_proba(X), dtype=float)
+        classes = getattr(estimator, "classes_", None)
+        return Categorical(proba, labels=classes, name=f"{kind}.predict_proba")
+    if hasattr(estimator, "predict"):
+        try:
+            out = estimator.predict(X, return_std=True)
+        except TypeError:
+            out = None
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise ShapeError(
+                f"estimator: {kind}.predict has no return_std=True, so it gives point "
+                "predictions without a predictive distribution; use a probabilistic "
+                "regressor (GaussianProcessRegressor, BayesianRidge) or pass "
+                "Gaussian(mean, var) with a variance you trust."
+            )
+        mean, std = out
+        return Gaussian.from_std(np.ravel(mean), np.ravel(std))
+    raise ShapeError(
+        f"estimator: {kind} has neither predict_proba nor predict; pass a fitted "
+        "scikit-learn classifier or probabilistic regressor."
     )
 
 

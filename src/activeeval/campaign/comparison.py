@@ -26,7 +26,7 @@ from ..estimators.report import (
     _no_features,
 )
 from ..estimators.smoother import DEFAULT_BANDWIDTH
-from ..measures import Measure, get_measure
+from ..measures import Measure, check_fits, get_measure
 from ..methods import (
     DEFAULT_MIX,
     ESTIMATORS,
@@ -158,7 +158,9 @@ def compare(
         estimator = "snis"
         where = "method='active_neq' (the thesis's estimator)"
     PlainPool.check_features(features, bandwidth, preds[0].n, where)  # before any label
-    meas = get_measure(measure, pos_label=pos_label).bind(Mixture(preds))
+    meas = get_measure(measure, pos_label=pos_label)
+    check_fits(meas, preds[0])
+    meas = meas.bind(Mixture(preds))
     if method == "active_neq" and not meas.regular:
         raise ShapeError(
             "method: 'active_neq' rescales a difference of regular risks by the disagreement "

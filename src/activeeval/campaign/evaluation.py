@@ -26,7 +26,7 @@ from ..estimators.report import (
     _result_fields,
 )
 from ..estimators.smoother import DEFAULT_BANDWIDTH
-from ..measures import Measure, get_measure
+from ..measures import Measure, check_fits, get_measure
 from ..methods import (
     DEFAULT_FLOOR,
     DEFAULT_MIX,
@@ -173,7 +173,9 @@ def evaluate(
         )  # fmt: skip
         return _evaluate_ranking(predictions, oracle, measure, settings, q, batch_size)
     predictive = as_predictive(predictions)
-    meas = get_measure(measure, pos_label=pos_label).bind(predictive)
+    meas = get_measure(measure, pos_label=pos_label)
+    check_fits(meas, predictive)
+    meas = meas.bind(predictive)
     method = check_option(method, PlainPool.evaluate_methods, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
     check_safeguards(mix, floor)

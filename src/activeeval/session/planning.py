@@ -36,7 +36,7 @@ from ..errors import (
 )
 from ..estimators.inference import _result_repr
 from ..estimators.report import Pool, RankedPool, pool_class, pool_for
-from ..measures import FMeasure, Measure, get_measure
+from ..measures import FMeasure, Measure, check_fits, get_measure
 from ..methods import ESTIMATORS
 from ..predictive import Categorical, Mixture, Predictive, as_predictive
 from ..ranking import (
@@ -505,11 +505,7 @@ def _plan_measure(
             f"pos_label: {meas.name} has no positive class; pos_label applies to f1, "
             "precision and recall."
         )
-    if meas.categorical != isinstance(preds[0], Categorical):
-        what = "class probabilities" if meas.categorical else "a Gaussian (mean, var)"
-        raise UnknownOptionError(
-            f"measure: {meas.name} needs {what} predictions; got {type(preds[0]).__name__}."
-        )
+    check_fits(meas, preds[0])
     bound = meas.bind(preds[0] if len(preds) == 1 else Mixture(preds))
     if isinstance(bound, FMeasure) and label_space is not None:
         # The store keeps labels as plain ints or strings; so must the positive class be.

@@ -1,0 +1,134 @@
+"""Users' own objects as predictions (issue 27, Deliver 1): DataFrames read by column name,
+positive-class probabilities, fitted scikit-learn models, Gaussian.from_std; and measures
+that do not fit the predictions refused everywhere."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.linear_model import BayesianRidge, LinearRegression, LogisticRegression
+
+import activeeval as ae
+from activeeval.errors import InvalidVarianceError, ShapeError, UnknownOptionError
+from activeeval.predictive import as_predictive
+
+M = 2000
+
+
+@pytest.fixture(scope="module")
+def binary() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    s = rng.beta(0.6, 2.0, M)
+    return s, (rng.random(M) < s).astype(int)
+
+
+@pytest.mark.parametrize("names", [(0, 1), ("ham", "spam"), ("p_0", "p_1")])
+def test_a_dataframe_is_read_by_column_name(binary, names) -> None:
+    """Reordered columns give the same distribution and bit-identical campaigns."""
+    s, y = binary
+    frame = pd.DataFrame({names[0]: 1 - s, names[1]: s})
+    labels = np.array(["ham", "spam"]) if names[0] == "ham" else np.array([0, 1])
+    truth = labels[y]
+    results = []
+    for f in (frame, frame[[names[1], names[0]]]):
+        pred = as_predictive(f)
+        assert list(pred.labels) == list(labels)
+        np.testing.assert_array_equal(pred.proba, np.c_[1 - s, s])
+        res = ae.evaluate(f, lambda i: truth[i], "f1", budget=150, random_state=4)
+        results.append((res.estimate, res.stderr, res.indices.tolist()))
+    assert results[0] == results[1]
+
+
+def test_a_dataframe_mixing_class_columns_with_others_is_refused(binary) -> None:
+    s, _ = binary
+    with pytest.raises(ShapeError, match=r"mix class-probability columns with others \(\['id'\]\)"):
+        as_predictive(pd.DataFrame({"id": np.arange(M), "p_0": 1 - s, "p_1": s}))
+    with pytest.raises(ShapeError, match=r"mix class-probability columns with others"):
+        as_predictive(pd.DataFrame({0: 1 - s, 1: s, "cost": np.ones(M)}))
+    with pytest.raises(ShapeError, match="mix types"):
+        as_predictive(pd.DataFrame({0: 1 - s, "one": s}))
+
+
+def test_a_regressor_dataframe_takes_var_or_std() -> None:
+    mean, sd = np.linspace(0, 1, 50), np.linspace(0.1, 2, 50)
+    g = as_predictive(pd.DataFrame({"mean": mean, "var": sd**2}))
+    h = as_predictive(pd.DataFrame({"std": sd, "mean": mean}))
+    np.testing.assert_allclose(g.var, sd**2)
+    np.testing.assert_allclose(h.var, sd**2)
+
+
+def test_positive_class_probabilities_are_a_binary_classifier(binary) -> None:
+    s, y = binary
+    for given in (s, pd.Series(s, name="p_spam")):
+        pred = as_predictive(given)
+        assert list(pred.labels) == [0, 1]
+        np.testing.assert_array_equal(pred.proba[:, 1], s)
+    a = ae.evaluate(s, lambda i: y[i], "error_rate", budget=100, random_state=2)
+    b = ae.evaluate(np.c_[1 - s, s], lambda i: y[i], "error_rate", budget=100, random_state=2)
+    assert (a.estimate, a.stderr) == (b.estimate, b.stderr)
+    with pytest.raises(ShapeError, match=r"probability of class 1, but entry 0 is 3"):
+        as_predictive(np.r_[3.0, s])
+
+
+def test_what_is_not_predictions_is_refused_with_what_to_pass(binary) -> None:
+    s, y = binary
+    with pytest.raises(ShapeError, match=r"Gaussian\.from_std\(mean, std\)"):
+        ae.evaluate((s, s), lambda i: y[i], "mse")
+    model = LogisticRegression().fit(s[:, None], y)
+    with pytest.raises(ShapeError, match=r"activeeval\.from_estimator\(model, X_pool\)"):
+        ae.evaluate(model, lambda i: y[i], "f1")
+
+
+def test_from_estimator_reads_classifiers_and_probabilistic_regressors(binary) -> None:
+    s, y = binary
+    X = np.c_[np.log(s / (1 - s)), np.random.default_rng(1).normal(size=M)]
+    words = np.array(["ham", "spam"])[y]
+    clf = LogisticRegression().fit(X, words)
+    pred = ae.from_estimator(clf, X)
+    assert list(pred.labels) == ["ham", "spam"]
+    np.testing.assert_array_equal(pred.proba, clf.predict_proba(X))
+    for reg in (BayesianRidge(), GaussianProcessRegressor(alpha=0.1)):
+        fitted = reg.fit(X[:200], s[:200])
+        mean, std = fitted.predict(X[:300], return_std=True)
+        g = ae.from_estimator(fitted, X[:300])
+        np.testing.assert_array_equal(g.mean, mean)
+        np.testing.assert_allclose(g.var, std**2)
+    with pytest.raises(ShapeError, match=r"LinearRegression\.predict has no return_std"):
+        ae.from_estimator(LinearRegression().fit(X, s), X)
+    with pytest.raises(ShapeError, match="neither predict_proba nor predict"):
+        ae.from_estimator(object(), X)
+
+
+def test_gaussian_from_std_squares_and_the_repr_names_the_variance() -> None:
+    g = ae.Gaussian.from_std([0.0, 1.0], [0.5, 2.0])
+    np.testing.assert_array_equal(g.var, [0.25, 4.0])
+    assert "var (variance)" in repr(g)
+    with pytest.raises(InvalidVarianceError, match=r"^std: entry 1 is -2"):
+        ae.Gaussian.from_std([0.0, 1.0], [0.5, -2.0])
+
+
+@pytest.mark.parametrize(
+    ("predictions", "measure", "fragment"),
+    [
+        (ae.Gaussian(np.zeros(M), np.ones(M)), "error_rate", "scores class labels"),
+        (ae.Gaussian(np.zeros(M), np.ones(M)), "f1", "scores class labels"),
+        (np.full((M, 10), 0.1), "mse", "scores numeric predictions"),
+        (np.full((M, 2), 0.5), "mae", "scores numeric predictions"),
+    ],
+)
+def test_a_measure_that_does_not_fit_the_predictions_is_refused_everywhere(
+    predictions, measure, fragment, tmp_path
+) -> None:
+    def oracle(i):
+        return np.zeros(len(i))
+
+    with pytest.raises(UnknownOptionError, match=f"^measure: {measure} {fragment}"):
+        ae.evaluate(predictions, oracle, measure, budget=50)
+    with pytest.raises(UnknownOptionError, match=f"^measure: {measure} {fragment}"):
+        ae.compare([predictions, predictions], oracle, measure, budget=50)
+    with pytest.raises(UnknownOptionError, match=f"^measure: {measure} {fragment}"):
+        ae.Session.create(tmp_path / "s.db", predictions, measure, 50)
+    with pytest.raises(UnknownOptionError, match=f"^measure: {measure} {fragment}"):
+        ae.plan(predictions, measure)
