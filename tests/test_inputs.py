@@ -132,3 +132,24 @@ def test_a_measure_that_does_not_fit_the_predictions_is_refused_everywhere(
         ae.Session.create(tmp_path / "s.db", predictions, measure, 50)
     with pytest.raises(UnknownOptionError, match=f"^measure: {measure} {fragment}"):
         ae.plan(predictions, measure)
+
+
+def test_a_session_reads_a_dataframe_by_name_and_refuses_unknown_class_names(
+    binary, tmp_path
+) -> None:
+    s, y = binary
+    frame = pd.DataFrame({"ham": 1 - s, "spam": s})
+    words = np.array(["ham", "spam"])[y]
+    out = []
+    for k, f in enumerate((frame, frame[["spam", "ham"]])):
+        for labels in (None, ["ham", "spam"]):
+            path = tmp_path / f"s{k}{labels is None}.db"
+            with ae.Session.create(path, f, "f1", 60, labels=labels, pos_label="spam") as sess:
+                ids = sess.next_batch(60)
+                sess.record({i: words[i] for i in ids})
+                res = sess.estimate()
+                out.append((res.estimate, res.stderr, ids))
+    assert all(o == out[0] for o in out)
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"columns name classes \['eggs'\]"):
+        ae.Session.create(tmp_path / "x.db", pd.DataFrame({"ham": 1 - s, "eggs": s}), "f1", 60,
+                          labels=["ham", "spam"])  # fmt: skip

@@ -406,6 +406,18 @@ def _classic_models(
     preds: list[Predictive] = []
     for j, pool in enumerate(models):
         name = "pools" if len(models) == 1 else f"pools[{j}]"
+        if labels is not None and isinstance(pool, pd.DataFrame):  # read by name, then match
+            pool = as_predictive(pool, name)
+            unknown = sorted(set(pool.labels.tolist()) - set(np.asarray(labels).tolist()), key=str)
+            missing = sorted(set(np.asarray(labels).tolist()) - set(pool.labels.tolist()), key=str)
+            if unknown or missing:
+                raise LabelSpaceError(
+                    f"labels: {name}'s columns name classes {unknown} that labels does not "
+                    f"list, and labels lists {missing} that no column names; name the columns "
+                    "by the classes (or p_<label>), or leave labels out."
+                )
+            order = [int(np.flatnonzero(pool.labels == lab)[0]) for lab in np.asarray(labels)]
+            pool = Categorical(pool.proba[:, order], labels=labels, name=name)
         if labels is not None and not isinstance(pool, Predictive):
             pool = Categorical(pool, labels=labels, name=name)
         elif labels is not None and not (
