@@ -151,14 +151,17 @@ def test_comparison_campaign_reports_difference_p_value_and_best(task: dict[str,
     assert code == 0, err
     _campaign(task, store, k=30)
     status = _status_json(store)
-    assert set(status) == JSON_KEYS | {"difference", "p_value", "best"}
+    assert set(status) == JSON_KEYS | {"difference", "p_value", "best", "estimate_ci"}
     with Session.open(store) as s:
         c = s.compare()
     assert status["difference"] == c.difference and status["p_value"] == c.p_value
     assert status["best"] == c.best and status["ci"] == list(c.ci)
     assert status["estimate"] == c.estimates.tolist()
+    assert status["estimate_ci"] == c.model_intervals().tolist()
     code, out, _ = _run("session", "status", store)
     assert "difference (model 0 − model 1)" in out and "p-value" in out and "best:" in out
+    lo, hi = c.model_intervals()[0]
+    assert f"model 0:  {c.estimates[0]:.4f}  95% CI [{lo:.4f}, {hi:.4f}]" in out
 
 
 def test_parquet_pool_with_costs_and_string_classes(task: dict[str, Path]) -> None:

@@ -534,10 +534,11 @@ def test_status_before_any_label_says_so_and_its_json_is_valid(
     keys = {"measure", "n_labels", "n_draws", "cost_spent", "budget", "estimate", "stderr",
             "ci", "level"}  # fmt: skip
     if models == 2:
-        keys |= {"difference", "p_value", "best"}
+        keys |= {"difference", "p_value", "best", "estimate_ci"}
     assert set(status) == keys
     assert status["n_labels"] == 0 and status["stderr"] is None and status["ci"] == [None, None]
     assert status["estimate"] == (None if models == 1 else [None, None])
+    assert status.get("estimate_ci", [[None, None]] * 2) == [[None, None]] * 2
     _labeled(files, files["out"] / "later.db")
     status = _strict_json(_run("session", "status", files["out"] / "later.db", "--json")[1])
     assert math.isfinite(status["estimate"]) and status["n_labels"] == 10

@@ -153,3 +153,63 @@ def test_a_session_reads_a_dataframe_by_name_and_refuses_unknown_class_names(
     with pytest.raises(ae.errors.LabelSpaceError, match=r"columns name classes \['eggs'\]"):
         ae.Session.create(tmp_path / "x.db", pd.DataFrame({"ham": 1 - s, "eggs": s}), "f1", 60,
                           labels=["ham", "spam"])  # fmt: skip
+
+
+# ------------------------------------------------------------------ compare: each model's own
+def test_each_models_own_stderr_is_the_binomial_one_on_a_passive_sample(binary) -> None:
+    """Passive draws, the thesis's estimator, a 0/1 loss: each model's standard error is
+    sqrt(p̂(1 − p̂)/n) over the n draws (Lemma 3.4 with equal weights)."""
+    s, y = binary
+    other = np.clip(s + np.random.default_rng(3).normal(0, 0.2, M), 0.01, 0.99)
+    res = ae.compare([np.c_[1 - s, s], np.c_[1 - other, other]], lambda i: y[i], "error_rate",
+                     budget=300, method="passive", estimator="snis", random_state=1)  # fmt: skip
+    n = res.n_draws
+    for j, pr in enumerate((s, other)):
+        wrong = ((pr[res.indices] > 0.5).astype(int) != y[res.indices]).mean()
+        assert res.estimates[j] == pytest.approx(wrong, abs=1e-12)
+        assert res.stderrs[j] == pytest.approx(np.sqrt(wrong * (1 - wrong) / n), rel=1e-9)
+    lo, hi = res.model_intervals(0.9)[1]
+    assert (lo, hi) == pytest.approx(
+        res.estimates[1] + np.array([-1, 1]) * 1.6448536 * res.stderrs[1]
+    )
+    assert res.model_intervals(0.95, alternative="less")[0][0] == -np.inf
+
+
+def _own_coverage(estimator: str, budget: int, reps: int = 400) -> np.ndarray:
+    """Coverage of each model's own 95% interval from compare (the comparison's q, chosen for
+    the difference), labels drawn afresh from the first model on each run."""
+    rng = np.random.default_rng(9)
+    s = rng.beta(0.6, 2.0, 3000)
+    other = np.clip(s + rng.normal(0, 0.15, s.size), 0.01, 0.99)
+    preds = [np.c_[1 - s, s], np.c_[1 - other, other]]
+    hits = np.zeros(2)
+    for r in range(reps):
+        y = (rng.random(s.size) < s).astype(int)
+        res = ae.compare(preds, lambda i, y=y: y[i], "error_rate", budget=budget,
+                         estimator=estimator, random_state=r)  # fmt: skip
+        truth = [np.mean((s > 0.5) != y), np.mean((other > 0.5) != y)]
+        iv = res.model_intervals()
+        hits += [(iv[j, 0] <= truth[j] <= iv[j, 1]) for j in range(2)]
+    return hits / reps
+
+
+FLOOR = 0.95 - 3 * np.sqrt(0.95 * 0.05 / 400)
+
+
+@pytest.mark.parametrize("estimator", ["assisted", "snis"])
+def test_each_models_own_interval_covers_from_400_labels(estimator: str) -> None:
+    """Coverage ≥ 0.95 − 3 MC s.e. (400 runs) at 400 labels."""
+    cover = _own_coverage(estimator, 400)
+    assert np.all(cover >= FLOOR), cover
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit, reported: at 100 labels each model's own interval on the "
+    "comparison's draws covers 0.83 (model-assisted) and 0.80 (thesis estimator) — the "
+    "comparison q leaves ~10 draws where the models agree, whose rare errors the Wald "
+    "interval cannot see (issue 26's heavy-tail intervals); a t on Kish's n moved it by 0.01",
+)
+def test_each_models_own_interval_at_100_labels_covers_less() -> None:
+    cover = _own_coverage("assisted", 100)
+    assert np.all(cover >= FLOOR), cover

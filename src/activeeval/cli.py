@@ -591,6 +591,7 @@ def _status_dict(
             stderr=_nan_to_none(c.stderr),
             ci=[_nan_to_none(v) for v in c.ci],
             level=plan.level,
+            estimate_ci=[[_nan_to_none(float(x)) for x in row] for row in c.model_intervals()],
             difference=_nan_to_none(c.difference),
             p_value=_nan_to_none(c.p_value),
             best=None if math.isnan(c.difference) else int(c.best),
@@ -815,8 +816,16 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
             f"(from {status['n_draws']} draws)"
         )
     else:
+        own = status.get("estimate_ci") or [[None, None]] * plan.n_models
         for j, (name, est) in enumerate(zip(plan.model_names, status["estimate"], strict=True)):
-            lines.append(f"model {j}:  {_fmt(est)}  {name}")
+            lo, hi = own[j]
+            ci = "" if lo is None else f"  {lv} CI [{_fmt(lo)}, {_fmt(hi)}]"
+            lines.append(f"model {j}:  {_fmt(est)}{ci}  {name}")
+        if status.get("estimate_ci"):
+            lines.append(
+                "          (each model's interval rests on draws chosen for the difference: "
+                "at small budgets it covers less than its level)"
+            )
         pair = "model 0 − model 1" if plan.n_models == 2 else "best − runner-up"
         best = status["best"]
         lines.append(

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import stats
 
 from ._validation import check_level, check_option
 from .estimators.inference import (
@@ -30,6 +32,14 @@ from .measures import clip_to_range
 from .methods import ALTERNATIVES
 
 __all__ = ["ComparisonResult", "EvaluationResult"]
+
+
+def _wald(g: float, se: float, level: float) -> tuple[float, float]:
+    """g ± z·se (Lemma 3.3); NaN where either is undefined."""
+    if not (math.isfinite(g) and math.isfinite(se)):
+        return math.nan, math.nan
+    z = float(stats.norm.isf((1 - level) / 2))
+    return g - z * se, g + z * se
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,6 +186,34 @@ class ComparisonResult:
         d, se, n = self.difference, self.stderr, self.n_draws
         return _sided(lambda lv: _difference_interval(d, se, n, lv, how), lv, alternative)
 
+    @property
+    def stderrs(self) -> NDArray[np.float64]:
+        """Each model's own standard error on the comparison's draws (NaN where the method
+        identifies only the difference, ``active_neq``, or for results without them)."""
+        k = len(self.estimates)
+        own = getattr(self.comparison, "stderrs", None)
+        if own is None or any(math.isnan(e) for e in self.estimates):
+            return np.full(k, math.nan)
+        return np.asarray(own, dtype=float)
+
+    def model_intervals(
+        self, level: float | None = None, alternative: str = "two-sided"
+    ) -> NDArray[np.float64]:
+        """Each model's own Wald interval, shape (k, 2), from :attr:`estimates` and
+        :attr:`stderrs` at ``level`` (default :attr:`level`); one-sided as
+        :meth:`confidence_interval`. The draws follow the comparison's q, chosen for the
+        difference, so a model's own interval is wider than an evaluation of it alone would
+        give, and at small budgets it covers less than its level: the q leaves few draws
+        where the models agree, and their rare errors are what the interval misses.
+        Measured (error rates, a 3,000-instance calibrated pool, 400 runs): 0.83 / 0.94 /
+        0.94 at 100 / 200 / 400 labels with the model-assisted estimator, 0.80 / 0.90 / 0.93
+        with the thesis's. For a model's value that must be right, evaluate it alone."""
+        lv = check_level(self.level if level is None else level)
+        out = np.empty((len(self.estimates), 2))
+        for j, (g, se) in enumerate(zip(self.estimates, self.stderrs, strict=True)):
+            out[j] = _sided(partial(_wald, float(g), float(se)), lv, alternative)
+        return out
+
     def test(self, null: float = 0.0, alternative: str = "two-sided") -> float:
         """The Wald p-value of h₀: Δ = ``null`` against Δ ≠ ``null``, Δ < ``null``
         (``"less"``) or Δ > ``null`` (``"greater"``), Δ = ``difference`` (eq. 3.23–3.24).
@@ -188,6 +226,6 @@ class ComparisonResult:
         return _result_repr(
             self,
             ("measure", "method", "difference", "stderr"),
-            ("p_value", "ci", "level", "best", "estimates"),
+            ("p_value", "ci", "level", "best", "estimates", "stderrs"),
             ("n_labels", "n_draws", "cost", "budget", "stopped_early"),
         )

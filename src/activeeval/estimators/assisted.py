@@ -1501,6 +1501,7 @@ def _paired_from_terms(
         v, by_source, power, pairs, fpc, meas, bias_correction, jackknife, dropped
     )
     diff = _difference(g[0], g[1])
+    own = np.sqrt(np.sum(_design_influence(u, fpc) ** 2, axis=0))  # each model's own
     u = _design_influence(u[:, 0] - u[:, 1], fpc)
     se = _rounding_zero(float(math.sqrt(u @ u)), diff)
     if math.isnan(diff):
@@ -1521,6 +1522,7 @@ def _paired_from_terms(
         level=level,
         measure=meas.name,
         feature_power=None if dropped is None else float(coef[-1]),
+        stderrs=(float(own[0]), float(own[1])),
     )
 
 

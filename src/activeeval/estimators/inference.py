@@ -709,6 +709,9 @@ class Comparison:
     level: float = 0.95
     measure: str = ""
     feature_power: float | None = None
+    #: Each model's own standard error, from its influences on the same draws (the
+    #: comparison's control variates and weights: valid, though tuned for Δ, not for it).
+    stderrs: tuple[float, float] | None = None
 
     @property
     def statistic(self) -> float:
@@ -817,6 +820,7 @@ def paired_test(
     else:
         du = u[:, 0] - u[:, 1]
         se = _rounding_zero(float(math.sqrt(du @ du)), diff)  # identical models: du ≡ 0, p = 1
+    own = np.sqrt(np.sum(u * u, axis=0))
     return Comparison(
         estimates=(float(g[0]), float(g[1])),
         difference=diff,
@@ -827,6 +831,7 @@ def paired_test(
         greater_is_better=s.measure.greater_is_better,
         level=lv,
         measure=s.measure.name,
+        stderrs=(float(own[0]), float(own[1])),
     )
 
 

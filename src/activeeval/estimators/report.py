@@ -233,6 +233,7 @@ def _exact_comparison(
         greater_is_better=meas.greater_is_better,
         level=level,
         measure=meas.name,
+        stderrs=tuple(0.0 if math.isfinite(v) else math.nan for v in values[:2]),  # type: ignore[arg-type]
     )
 
 

@@ -408,6 +408,10 @@ def _classic_models(
         name = "pools" if len(models) == 1 else f"pools[{j}]"
         if labels is not None and isinstance(pool, pd.DataFrame):  # read by name, then match
             pool = as_predictive(pool, name)
+            if not isinstance(pool, Categorical):
+                raise LabelSpaceError(
+                    f"labels: {name} is a regressor's frame (mean, var); labels name classes."
+                )
             unknown = sorted(set(pool.labels.tolist()) - set(np.asarray(labels).tolist()), key=str)
             missing = sorted(set(np.asarray(labels).tolist()) - set(pool.labels.tolist()), key=str)
             if unknown or missing:
