@@ -69,6 +69,21 @@ def demo(budget: int, seed: int, reps: int) -> None:
         sys.exit(2)
 
 
+#: Options that plan and session init share.
+_MEASURE = click.option(
+    "--measure",
+    required=True,
+    help="error_rate, accuracy, f1, precision, recall (classifiers); mse, mae (regressors); "
+    "dcg, err (ranked pools).",
+)
+_POS_LABEL = click.option(
+    "--pos-label", default=None, help="Positive class of f1/precision/recall."
+)
+_BETA = click.option(
+    "--beta", type=float, default=None, help="β of the F-measure (with --measure f1)."
+)
+
+
 @main.command("plan")
 @click.option(
     "--pool",
@@ -78,14 +93,9 @@ def demo(budget: int, seed: int, reps: int) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Pool file of a model (CSV or Parquet); twice to plan a comparison of two models.",
 )
-@click.option(
-    "--measure",
-    required=True,
-    help="error_rate, accuracy, f1, precision, recall (classifiers); mse, mae (regressors); "
-    "dcg, err (ranked pools).",
-)
-@click.option("--pos-label", default=None, help="Positive class of f1/precision/recall.")
-@click.option("--beta", type=float, default=None, help="β of the F-measure (with --measure f1).")
+@_MEASURE
+@_POS_LABEL
+@_BETA
 @click.option(
     "--method",
     default="active",
@@ -345,14 +355,9 @@ def _budget_text(budget: float, cost_sensitive: bool, ranking: bool = False) -> 
     type=_FILE,
     help="Pool file of a model (CSV or Parquet); repeat to compare models.",
 )
-@click.option(
-    "--measure",
-    required=True,
-    help="error_rate, accuracy, f1, precision, recall (classifiers); mse, mae (regressors); "
-    "dcg, err (ranked pools).",
-)
-@click.option("--pos-label", default=None, help="Positive class of f1/precision/recall.")
-@click.option("--beta", type=float, default=None, help="β of the F-measure (with --measure f1).")
+@_MEASURE
+@_POS_LABEL
+@_BETA
 @click.option(
     "--budget",
     type=float,
