@@ -268,8 +268,11 @@ class Plan:
         detect, the power wanted, the side (scipy's convention) and the null value.
     needed : dict
         ``{"active": budget, "passive": budget}`` (keys: :attr:`method` and ``"passive"``)
-        reaching :attr:`target_width` and, with ``effect``, the power; None when nothing
-        was asked.
+        reaching :attr:`target_width` and, with ``effect``, the power (None for a power no
+        budget reaches); empty when neither was asked for.
+    unit : str
+        What a budget counts without costs: ``"labels"``, or ``"queries"`` for a ranked
+        pool.
     labels_so_far : int or None
         Set by :meth:`replan`: the labels the re-plan rests on.
     """
@@ -293,7 +296,6 @@ class Plan:
     _value_range: tuple[float, float] = field(repr=False, default=(-math.inf, math.inf))
     _residual: Any = field(repr=False, default=None)
     needed: dict[str, float | None] = field(default_factory=dict)
-    #: What a budget counts without costs: "labels", or "queries" for a ranked pool.
     unit: str = "labels"
 
     # ------------------------------------------------------------------ per budget
