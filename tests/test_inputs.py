@@ -213,3 +213,120 @@ def test_each_models_own_interval_covers_from_400_labels(estimator: str) -> None
 def test_each_models_own_interval_at_100_labels_covers_less() -> None:
     cover = _own_coverage("assisted", 100)
     assert np.all(cover >= FLOOR), cover
+
+
+# ------------------------------------------------------------------ decisions apart from beliefs
+def test_with_decision_keeps_the_beliefs_and_scores_the_decision(binary) -> None:
+    s, _ = binary
+    cat = ae.Categorical(np.c_[1 - s, s])
+    f = (s > 0.3).astype(int)
+    d = cat.with_decision(f)
+    np.testing.assert_array_equal(d.point_prediction(), f)
+    np.testing.assert_array_equal(d.proba, cat.proba)
+    np.testing.assert_array_equal(d.predicted_probability, np.where(f == 1, s, 1 - s))
+    part = d.take(np.arange(10, 20))
+    np.testing.assert_array_equal(part.point_prediction(), f[10:20])
+    with pytest.raises(ae.errors.LabelSpaceError):
+        cat.with_decision(np.full(M, 7))
+    with pytest.raises(ShapeError, match=r"^prediction: expected one decision per pool"):
+        cat.with_decision(f[:-1])
+    g = ae.Gaussian(np.zeros(5), np.ones(5)).with_decision(np.arange(5.0))
+    np.testing.assert_array_equal(g.point_prediction(), np.arange(5.0))
+    np.testing.assert_array_equal(g.take([1, 3]).point_prediction(), [1.0, 3.0])
+
+
+def test_evaluate_scores_a_threshold_decision_without_bias(binary) -> None:
+    """F1 of the decision s > 0.3 with the model's probabilities as beliefs: q is
+    optimal_distribution(..., prediction=f) (Thm 4.1 with f apart from p(y | x)), the
+    estimate unbiased within 3 MC s.e. and the interval covering ≥ 0.95 − 3 MC s.e. over
+    300 pools drawn from the beliefs."""
+    from activeeval.sampling import optimal_distribution
+
+    s, _ = binary
+    proba = np.c_[1 - s, s]
+    f = (s > 0.3).astype(int)
+    q = optimal_distribution(ae.Categorical(proba), "f1", prediction=f)
+    rng = np.random.default_rng(12)
+    dev, hits, reps = [], 0, 300
+    for r in range(reps):
+        y = (rng.random(M) < s).astype(int)
+        res = ae.evaluate(proba, lambda i, y=y: y[i], "f1", budget=300, random_state=r,
+                          prediction=f)  # fmt: skip
+        truth = 2 * np.sum((f == 1) & (y == 1)) / (np.sum(f == 1) + np.sum(y == 1))
+        dev.append(res.inference.estimate - truth)
+        hits += res.ci[0] <= truth <= res.ci[1]
+    np.testing.assert_allclose(res.q, q[res.indices], rtol=1e-12)
+    assert abs(np.mean(dev)) <= 3 * np.std(dev) / np.sqrt(reps)
+    assert hits / reps >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / reps)
+    # the planner scores the same decision
+    assert ae.plan(proba, "f1", [300], prediction=f).stderr(300) == ae.plan(
+        ae.Categorical(proba).with_decision(f), "f1", [300]
+    ).stderr(300)
+
+
+def test_compare_takes_one_decision_per_model(binary) -> None:
+    """Two thresholds on the same beliefs: the difference of their F1 values, unbiased."""
+    s, _ = binary
+    proba = np.c_[1 - s, s]
+    fa, fb = (s > 0.3).astype(int), (s > 0.5).astype(int)
+    rng = np.random.default_rng(13)
+    dev = []
+    for r in range(200):
+        y = (rng.random(M) < s).astype(int)
+        res = ae.compare([proba, proba], lambda i, y=y: y[i], "f1", budget=200,
+                         random_state=r, prediction=[fa, fb])  # fmt: skip
+
+        def f1(f, y=y):
+            return 2 * np.sum((f == 1) & (y == 1)) / (np.sum(f == 1) + np.sum(y == 1))
+
+        dev.append(res.difference - (f1(fa) - f1(fb)))
+    assert abs(np.mean(dev)) <= 3 * np.std(dev) / np.sqrt(200)
+    with pytest.raises(ShapeError, match=r"^prediction: one decision \(or None\) per model"):
+        ae.compare([proba, proba], lambda i: np.zeros(len(i)), "f1", prediction=[fa])
+    with pytest.raises(ShapeError, match="not to a Mixture"):
+        ae.evaluate(ae.Mixture([ae.Categorical(proba)] * 2), lambda i: np.zeros(len(i)),
+                    "f1", prediction=fa)  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore:Predicted variances smaller than 0:UserWarning")
+def test_review_findings_on_inputs(binary, tmp_path) -> None:
+    """An independent review's findings: CSV-style string column names "0", "1" are the
+    integer classes (the pool files' rule); a cost matrix is refused where a frame's class
+    order is ambiguous; an unfitted or multi-target regressor is refused."""
+    s, y = binary
+    frame = pd.DataFrame({"1": s, "0": 1 - s})
+    assert as_predictive(frame).labels.tolist() == [0, 1]
+    res = ae.evaluate(frame, lambda i: y[i], "f1", budget=50, random_state=0)
+    assert np.isfinite(res.estimate)
+    words = pd.DataFrame({"spam": s, "ham": 1 - s})
+    cost = ae.CostMatrixLoss([[0.0, 10.0], [1.0, 0.0]])
+    with pytest.raises(UnknownOptionError, match=r"^cost_matrix: the classes were read"):
+        ae.evaluate(words, lambda i: np.array(["ham", "spam"])[y[i]], cost, budget=50)
+    named = ae.CostMatrixLoss([[0.0, 10.0], [1.0, 0.0]], labels=["spam", "ham"])
+    explicit = ae.Categorical(np.c_[s, 1 - s], labels=["spam", "ham"])
+    a = ae.evaluate(words, lambda i: np.array(["ham", "spam"])[y[i]], named, budget=80,
+                    random_state=1)  # fmt: skip
+    b = ae.evaluate(explicit, lambda i: np.array(["ham", "spam"])[y[i]], named, budget=80,
+                    random_state=1)  # fmt: skip
+    assert a.estimate == pytest.approx(b.estimate, rel=1e-12)
+    ints = ae.evaluate(pd.DataFrame({1: s, 0: 1 - s}), lambda i: y[i], cost, budget=50)
+    assert np.isfinite(ints.estimate)  # classes 0..K-1 index the matrix unambiguously
+    X = np.c_[s, s**2]
+    with pytest.raises(ShapeError, match=r"^estimator: GaussianProcessRegressor is not fitted"):
+        ae.from_estimator(GaussianProcessRegressor(), X)
+    two = GaussianProcessRegressor().fit(X[:100], np.c_[s[:100], s[:100]])
+    with pytest.raises(ShapeError, match="targets per instance"):
+        ae.from_estimator(two, X[:50])
+
+
+def test_one_undefined_estimate_keeps_the_other_models_interval(binary) -> None:
+    """Precision of a model that never predicts the positive class is undefined; the other
+    model's own interval stays."""
+    s, y = binary
+    never = np.c_[np.ones(M), np.zeros(M)]
+    with pytest.warns(ae.UndefinedEstimateWarning, match="precision"):
+        res = ae.compare([np.c_[1 - s, s], never], lambda i: y[i], "precision", budget=200,
+                         estimator="snis", random_state=0)  # fmt: skip
+    assert np.isnan(res.estimates[1]) and np.isfinite(res.estimates[0])
+    assert np.isfinite(res.stderrs[0]) and np.isnan(res.stderrs[1])
+    assert np.all(np.isfinite(res.model_intervals()[0]))

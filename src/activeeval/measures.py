@@ -378,6 +378,18 @@ class CostMatrixLoss(Measure):
         return (float(np.min(self.cost_matrix)), float(np.max(self.cost_matrix)))
 
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> CostMatrixLoss:
+        leaf = first_part(predictive)
+        k = self.cost_matrix.shape[0]
+        if (
+            self.labels is None
+            and getattr(leaf, "_named", False)
+            and not np.array_equal(leaf.labels, np.arange(k))
+        ):
+            raise UnknownOptionError(
+                f"cost_matrix: the classes were read from a DataFrame's column names "
+                f"({list(leaf.labels)}, sorted), so the matrix's row and column order is "
+                "ambiguous; name it: CostMatrixLoss(cost_matrix, labels=[...])."
+            )
         if self.labels is None and isinstance(predictive, Categorical):
             if predictive.labels.shape[0] != self.cost_matrix.shape[0]:
                 raise ShapeError(

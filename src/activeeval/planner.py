@@ -92,6 +92,7 @@ from .predictive import (
     Mixture,
     Predictive,
     as_predictive,
+    decided,
     recalibrate,
 )
 from .ranking import (
@@ -767,6 +768,7 @@ def plan(
     pos_label: Any = None,
     floor: float = DEFAULT_FLOOR,
     mix: float = DEFAULT_MIX,
+    prediction: Any = None,
 ) -> Plan:
     """Predict, before the first label, how the interval narrows with the labeling budget.
 
@@ -798,8 +800,9 @@ def plan(
         the power wanted, the side (``"two-sided"``, ``"less"``: H1 value < null,
         ``"greater"``) and the null value. A non-inferiority gate "difference <= 0.005"
         planned for two equal models is ``effect=0, null=0.005, alternative="less"``.
-    pool_weights, pos_label, floor, mix
-        As :func:`~activeeval.evaluate`'s.
+    pool_weights, pos_label, floor, mix, prediction
+        As :func:`~activeeval.evaluate`'s (for a pair, ``prediction`` as
+        :func:`~activeeval.compare`'s: one decision or None per model).
 
     Returns
     -------
@@ -827,7 +830,7 @@ def plan(
     if eff is not None and not math.isfinite(eff):
         raise ShapeError(f"effect: must be a finite number, got {effect!r}.")
     null = float(null)
-    preds, meas, method, costs = _models(predictions, measure, method, pos_label, costs)
+    preds, meas, method, costs = _models(predictions, measure, method, pos_label, costs, prediction)
     ranked, pair = isinstance(preds[0], GradedRelevance), len(preds) > 1
     m = preds[0].n
     lam = check_costs(costs, m)
@@ -857,7 +860,12 @@ def plan(
 
 
 def _models(
-    predictions: Any, measure: Any, method: str, pos_label: Any, costs: ArrayLike | None
+    predictions: Any,
+    measure: Any,
+    method: str,
+    pos_label: Any,
+    costs: ArrayLike | None,
+    prediction: Any = None,
 ) -> tuple[list[Any], Any, str, ArrayLike | None]:
     """The validated models (predictive distributions, or rankers' GradedRelevance), the
     measure bound to them, the method checked against the kind's methods, and the costs (a
@@ -879,11 +887,21 @@ def _models(
                 "predictions: a ranker's GradedRelevance can only be planned with another "
                 "ranker's, not with a classifier's or regressor's predictions."
             )
+        if prediction is not None:
+            raise ShapeError("prediction: a ranker's decision is its ranking; drop prediction.")
         method = check_option(method, RANKING_METHODS, "method")
         meas: Any = get_ranking_measure(measure).bind(preds[0])
         return preds, meas, method, ranking_query_costs(*preds) if costs is None else costs
     if pair:
         preds = [as_predictive(pr, f"predictions[{k}]") for k, pr in enumerate(predictions)]
+        if prediction is not None:
+            if len(prediction) != 2:
+                raise ShapeError(
+                    f"prediction: one decision (or None) per model, 2 in all; got "
+                    f"{len(prediction)}."
+                )
+            preds = [decided(pr, f, f"prediction[{k}]")
+                     for k, (pr, f) in enumerate(zip(preds, prediction, strict=True))]  # fmt: skip
         if preds[0].n != preds[1].n:
             raise ShapeError(
                 f"predictions[1]: covers {preds[1].n} instances, predictions[0] covers "
@@ -904,7 +922,7 @@ def _models(
                 "their difference is 0 on any labels; there is nothing to plan or to detect."
             )
     else:
-        preds = [as_predictive(predictions)]
+        preds = [decided(as_predictive(predictions), prediction, "prediction")]
         method = check_option(method, SAMPLING_METHODS, "method")
         meas = get_measure(measure, pos_label=pos_label)
         check_fits(meas, preds[0])

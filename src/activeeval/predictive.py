@@ -80,6 +80,11 @@ class Categorical(Predictive):
         orders columns by sorted class labels, so pass ``clf.classes_``).
     """
 
+    #: Set by :meth:`with_decision`: the decision f(x) is not the argmax.
+    _decision: Any = None
+    #: True when read from a DataFrame by column name (its classes in sorted order).
+    _named: bool = False
+
     def __init__(
         self, proba: ArrayLike, labels: ArrayLike | None = None, *, name: str = "proba"
     ) -> None:
@@ -131,8 +136,32 @@ class Categorical(Predictive):
 
     def take(self, index: ArrayLike) -> Categorical:
         out = object.__new__(Categorical)
-        out.proba = self.proba[np.asarray(index)]
+        idx = np.asarray(index)
+        out.proba = self.proba[idx]
         out.labels, out._order, out._sorted = self.labels, self._order, self._sorted
+        if self.__dict__.get("_decision") is not None:  # a decision apart from the argmax
+            out._decision = True
+            for key in ("_point_prediction", "predicted_index", "predicted_probability"):
+                out.__dict__[key] = self.__dict__[key][idx]
+        return out
+
+    def with_decision(self, prediction: ArrayLike, name: str = "prediction") -> Categorical:
+        """The same beliefs p(y | x) with another decision f(x) — a threshold, a rule, a
+        different model's labels — that the measure scores (the thesis keeps f apart from
+        p(y | x): Thm 4.1 takes both). ``predicted_index`` and ``predicted_probability`` then
+        refer to f."""
+        f = np.asarray(prediction)
+        if f.shape != (self.n,):
+            raise ShapeError(
+                f"{name}: expected one decision per pool instance, shape ({self.n},); got "
+                f"{f.shape}."
+            )
+        col = self.label_index(f, name)
+        out = self.take(np.arange(self.n))
+        out._decision = True
+        out.__dict__["_point_prediction"] = self.labels[col]
+        out.__dict__["predicted_index"] = col
+        out.__dict__["predicted_probability"] = self.proba[np.arange(self.n), col]
         return out
 
     def label_index(self, y: ArrayLike, name: str = "labels") -> NDArray[np.intp]:
@@ -190,6 +219,9 @@ class Gaussian(Predictive):
         :meth:`Gaussian.from_std`.
     """
 
+    #: Set by :meth:`with_decision`: the prediction f(x) where it is not the mean.
+    _decision: Any = None
+
     def __init__(self, mean: ArrayLike, var: ArrayLike) -> None:
         self.mean = check_finite_array(mean, "mean", ndim=1)
         self.var = check_finite_array(var, "var", ndim=1)
@@ -211,6 +243,9 @@ class Gaussian(Predictive):
         """N(mean, std²) from a predictive *standard deviation* (what scikit-learn's
         ``predict(X, return_std=True)`` returns); the constructor takes the variance."""
         sd = check_finite_array(std, "std", ndim=1)
+        mu = check_finite_array(mean, "mean", ndim=1)
+        if sd.shape != mu.shape:
+            raise ShapeError(f"std: has {sd.shape[0]} entries but mean has {mu.shape[0]}.")
         if (sd < 0).any():
             bad = int(np.flatnonzero(sd < 0)[0])
             raise InvalidVarianceError(
@@ -234,12 +269,28 @@ class Gaussian(Predictive):
         return values, (weights / np.sqrt(np.pi))[None, :]
 
     def point_prediction(self) -> NDArray[np.float64]:
-        return self.mean
+        decision = self.__dict__.get("_decision")
+        return self.mean if decision is None else decision
 
     def take(self, index: ArrayLike) -> Gaussian:
         out = object.__new__(Gaussian)
         idx = np.asarray(index)
         out.mean, out.var = self.mean[idx], self.var[idx]
+        if self.__dict__.get("_decision") is not None:
+            out._decision = self._decision[idx]
+        return out
+
+    def with_decision(self, prediction: ArrayLike, name: str = "prediction") -> Gaussian:
+        """The same beliefs N(mean, var) with another prediction f(x) that the measure scores
+        (e.g. a deployed model's output, where the Gaussian is a second model's belief)."""
+        f = check_finite_array(prediction, name, ndim=1)
+        if f.shape != (self.n,):
+            raise ShapeError(
+                f"{name}: expected one prediction per pool instance, shape ({self.n},); got "
+                f"{f.shape}."
+            )
+        out = self.take(np.arange(self.n))
+        out._decision = f
         return out
 
 
@@ -383,7 +434,7 @@ def as_predictive(predictions: Any, name: str = "predictions") -> Predictive:
         hasattr(predictions, "predict") or hasattr(predictions, "predict_proba")
     ):
         raise ShapeError(
-            f"{name}: got a fitted model ({type(predictions).__name__}); pass its predictive "
+            f"{name}: got a model ({type(predictions).__name__}); pass its predictive "
             "distribution on the pool: activeeval.from_estimator(model, X_pool)."
         )
     import pandas as pd
@@ -443,12 +494,17 @@ def _from_frame(frame: Any, name: str) -> Predictive:
                 f"{name}: the DataFrame's column names {cols} mix types; name the class "
                 "columns by the classes, all numbers or all strings."
             )
-        labels = np.asarray(cols)
+        labels = (
+            class_labels_from_names(cols) if all(isinstance(c, str) for c in cols)
+            else np.asarray(cols)
+        )  # fmt: skip
     if len(set(labels.tolist())) != len(labels):
         raise ShapeError(f"{name}: the DataFrame's columns {cols} name a class twice.")
     order = np.argsort(labels, kind="stable")
     proba = frame.to_numpy(dtype=float)[:, order]
-    return Categorical(proba, labels=labels[order], name=name)
+    out = Categorical(proba, labels=labels[order], name=name)
+    out._named = True  # its class order is sorted, not the frame's (CostMatrixLoss.bind)
+    return out
 
 
 def _positive_class(arr: NDArray[Any], name: str) -> Categorical:
@@ -464,6 +520,19 @@ def _positive_class(arr: NDArray[Any], name: str) -> Categorical:
     return Categorical(np.c_[1.0 - s, s], labels=np.array([0, 1]), name=name)
 
 
+def decided(predictive: Predictive, prediction: ArrayLike | None, name: str) -> Predictive:
+    """``predictive`` with the decision ``prediction`` (:meth:`Categorical.with_decision`,
+    :meth:`Gaussian.with_decision`), or unchanged when it is None."""
+    if prediction is None:
+        return predictive
+    if isinstance(predictive, Categorical | Gaussian):
+        return predictive.with_decision(prediction, name)
+    raise ShapeError(
+        f"{name}: a decision applies to a Categorical's or a Gaussian's beliefs, not to a "
+        f"{type(predictive).__name__}."
+    )
+
+
 def from_estimator(estimator: Any, X: Any) -> Predictive:
     """The predictive distribution of a fitted scikit-learn model on the pool ``X``.
 
@@ -474,7 +543,23 @@ def from_estimator(estimator: Any, X: Any) -> Predictive:
     and active evaluation needs one (thesis Sec. 4.5; calibrate a classifier's scores with
     :func:`calibrate_scores`).
     """
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
     kind = type(estimator).__name__
+    try:
+        check_is_fitted(estimator)
+        # Estimators that may predict unfitted (a Gaussian process from its prior) pass
+        # check_is_fitted; scikit-learn marks a fitted one by attributes ending in "_".
+        fitted = hasattr(estimator, "__sklearn_is_fitted__") or any(
+            k.endswith("_") and not k.startswith("__") for k in vars(estimator)
+        )
+    except NotFittedError:
+        fitted = False
+    except TypeError:  # not a scikit-learn estimator: duck-typed below
+        fitted = True
+    if not fitted:
+        raise ShapeError(f"estimator: {kind} is not fitted; fit it first.")
     if hasattr(estimator, "predict_proba"):
         proba = np.asarray(estimator.predict_proba(X), dtype=float)
         classes = getattr(estimator, "classes_", None)
@@ -491,8 +576,13 @@ def from_estimator(estimator: Any, X: Any) -> Predictive:
                 "regressor (GaussianProcessRegressor, BayesianRidge) or pass "
                 "Gaussian(mean, var) with a variance you trust."
             )
-        mean, std = out
-        return Gaussian.from_std(np.ravel(mean), np.ravel(std))
+        mean, std = (np.asarray(a, dtype=float) for a in out)
+        if mean.ndim != 1 or std.ndim != 1:
+            raise ShapeError(
+                f"estimator: {kind} predicts {mean.shape[1:] or 'several'} targets per "
+                "instance; evaluate one target at a time (a model of that target)."
+            )
+        return Gaussian.from_std(mean, std)
     raise ShapeError(
         f"estimator: {kind} has neither predict_proba nor predict; pass a fitted "
         "scikit-learn classifier or probabilistic regressor."

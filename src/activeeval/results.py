@@ -192,9 +192,9 @@ class ComparisonResult:
         identifies only the difference, ``active_neq``, or for results without them)."""
         k = len(self.estimates)
         own = getattr(self.comparison, "stderrs", None)
-        if own is None or any(math.isnan(e) for e in self.estimates):
+        if own is None:
             return np.full(k, math.nan)
-        return np.asarray(own, dtype=float)
+        return np.where(np.isnan(self.estimates), math.nan, np.asarray(own, dtype=float))
 
     def model_intervals(
         self, level: float | None = None, alternative: str = "two-sided"

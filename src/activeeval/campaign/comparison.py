@@ -34,6 +34,7 @@ from ..methods import (
 from ..predictive import (
     Mixture,
     as_predictive,
+    decided,
 )
 from ..results import ComparisonResult
 from ..sampling import (
@@ -71,6 +72,7 @@ def compare(
     progress: bool | None = None,
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
+    prediction: Sequence[ArrayLike | None] | None = None,
 ) -> ComparisonResult:
     """Compare two or more models on the pool from labels bought within a budget.
 
@@ -116,6 +118,9 @@ def compare(
         one more control variate with its own coefficient, tuned for the differences
         (:mod:`activeeval.estimators.assisted`, "Pool features"). It pays where near neighbours
         share which model is right.
+    prediction : sequence, optional
+        One decision f(x) per model, or None to use that model's mode or mean (as
+        :func:`evaluate`'s ``prediction``).
 
     Returns
     -------
@@ -143,6 +148,16 @@ def compare(
         )  # fmt: skip
         return _compare_ranking(list(predictions), oracle, measure, settings)
     preds = [as_predictive(p, f"predictions[{k}]") for k, p in enumerate(predictions)]
+    if prediction is not None:
+        if len(prediction) != len(preds):
+            raise ShapeError(
+                f"prediction: one decision (or None) per model, {len(preds)} in all; got "
+                f"{len(prediction)}."
+            )
+        preds = [
+            decided(p, f, f"prediction[{k}]")
+            for k, (p, f) in enumerate(zip(preds, prediction, strict=True))
+        ]
     if len(preds) < 2:
         raise ShapeError(f"predictions: need at least two models to compare, got {len(preds)}.")
     for idx, pr in enumerate(preds):  # before Mixture(preds), whose error names no argument

@@ -34,6 +34,7 @@ from ..methods import (
 )
 from ..predictive import (
     as_predictive,
+    decided,
 )
 from ..results import EvaluationResult
 from ..sampling import (
@@ -69,6 +70,7 @@ def evaluate(
     progress: bool | None = None,
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
+    prediction: ArrayLike | None = None,
 ) -> EvaluationResult:
     """Estimate a model's performance on the pool from labels bought within a budget.
 
@@ -156,6 +158,11 @@ def evaluate(
     bandwidth : float
         The smoother's Gaussian kernel bandwidth on the standardized features; with the
         default, in 10 or more dimensions only near-duplicates are neighbours.
+    prediction : array-like of shape (m,), optional
+        The decision f(x) the measure scores — a tuned threshold's labels, a rule's, another
+        model's — when it is not the mode (classifier) or mean (regressor) of
+        ``predictions``, which then stay the beliefs p(y | x) that choose q and the control
+        variate (Thm 4.1 takes f and p(y | x) apart).
 
     Returns
     -------
@@ -172,7 +179,7 @@ def evaluate(
             progress,
         )  # fmt: skip
         return _evaluate_ranking(predictions, oracle, measure, settings, q, batch_size)
-    predictive = as_predictive(predictions)
+    predictive = decided(as_predictive(predictions), prediction, "prediction")
     meas = get_measure(measure, pos_label=pos_label)
     check_fits(meas, predictive)
     meas = meas.bind(predictive)
