@@ -74,7 +74,7 @@ _MEASURE = click.option(
     "--measure",
     required=True,
     help="error_rate, accuracy, f1, precision, recall (classifiers); mse, mae (regressors); "
-    "dcg, err (ranked pools).",
+    "mean, proportion (the label's own mean, e.g. a judge's score); dcg, err (ranked pools).",
 )
 _POS_LABEL = click.option(
     "--pos-label", default=None, help="Positive class of f1/precision/recall."

@@ -38,6 +38,8 @@ __all__ = [
     "CostMatrixLoss",
     "ErrorRate",
     "FMeasure",
+    "LabelMean",
+    "LabelProportion",
     "Measure",
     "Precision",
     "Recall",
@@ -688,6 +690,45 @@ class Recall(FMeasure):
         return f"Recall(pos_label={self.pos_label!r})"
 
 
+class LabelMean(Measure):
+    """G = E[y], the mean of the label itself — an LLM judge's or a human's score, a rating,
+    a win rate coded −1/0/+1 — estimated from a predictive distribution *for the label*
+    (class probabilities over numeric values, a Gaussian, or a 1-d probability of 1): the
+    setting of prediction-powered inference, here with the optimal q of Thm 4.1 for ℓ = y
+    (q ∝ p·sqrt(E[(y − G)² | x])) and the model-assisted estimator, whose control variate is
+    the predicted mean E[y | x]. The predictions' point prediction f(x) plays no part."""
+
+    name = "mean"
+    greater_is_better = True
+    categorical = False
+    #: Fits class probabilities over numeric values and Gaussians alike (:func:`check_fits`).
+    any_predictions = True
+
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        shape = np.broadcast_shapes(np.shape(prediction), np.shape(y))
+        return np.broadcast_to(np.asarray(y, dtype=float), shape).astype(float)
+
+
+class LabelProportion(LabelMean):
+    """The share of labels equal to 1 among 0/1 labels (``"proportion"``): :class:`LabelMean`
+    with the intervals of a proportion (logit, Clopper–Pearson at 0 or 1)."""
+
+    name = "proportion"
+    binary_loss = True
+
+    def bind(self, predictive: Predictive | None = None, values: Any = None) -> Measure:
+        leaf = first_part(predictive)
+        if isinstance(leaf, Gaussian) or (
+            isinstance(leaf, Categorical) and not set(leaf.labels.tolist()) <= {0, 1}
+        ):
+            raise LabelSpaceError(
+                "measure: proportion is the share of labels equal to 1 among 0/1 labels; the "
+                "predictions must be probabilities over the classes 0 and 1 (or a 1-d "
+                "probability of 1). For other values use measure='mean'."
+            )
+        return super().bind(predictive, values)
+
+
 _NAMED: dict[str, type[Measure]] = {
     "error_rate": ErrorRate,
     "accuracy": Accuracy,
@@ -696,6 +737,8 @@ _NAMED: dict[str, type[Measure]] = {
     "f1": FMeasure,
     "precision": Precision,
     "recall": Recall,
+    "mean": LabelMean,
+    "proportion": LabelProportion,
 }
 
 
@@ -713,6 +756,8 @@ def check_fits(measure: Measure, predictive: Any) -> None:
         Naming the measure, the kind of predictions and what fits.
     """
     leaf = first_part(predictive)
+    if getattr(measure, "any_predictions", False):
+        return
     if measure.categorical and isinstance(leaf, Gaussian):
         raise UnknownOptionError(
             f"measure: {measure.name} scores class labels, but the predictions are a "

@@ -19,6 +19,7 @@ from .._validation import (
 )
 from ..errors import (
     ShapeError,
+    UnknownOptionError,
 )
 from ..estimators.report import (
     PlainPool,
@@ -175,6 +176,12 @@ def compare(
     PlainPool.check_features(features, bandwidth, preds[0].n, where)  # before any label
     meas = get_measure(measure, pos_label=pos_label)
     check_fits(meas, preds[0])
+    if getattr(meas, "any_predictions", False):
+        raise UnknownOptionError(
+            f"measure: {meas.name} is the mean of the label itself, the same for every model; "
+            "compare models with a loss or score of their predictions (error_rate, f1, mse, "
+            "...), or evaluate each judge's agreement with the labels."
+        )
     meas = meas.bind(Mixture(preds))
     if method == "active_neq" and not meas.regular:
         raise ShapeError(

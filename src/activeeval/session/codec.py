@@ -27,6 +27,8 @@ from ..measures import (
     CostMatrixLoss,
     ErrorRate,
     FMeasure,
+    LabelMean,
+    LabelProportion,
     Measure,
     Precision,
     Recall,
@@ -122,7 +124,7 @@ def _measure_spec(meas: Measure) -> dict[str, Any]:
             "cost_matrix": np.asarray(meas.cost_matrix, dtype=float).tolist(),
             "labels": None if meas.labels is None else [_py(v) for v in meas.labels.tolist()],
         }
-    if type(meas) in (ErrorRate, Accuracy, SquaredError, AbsoluteError):
+    if type(meas) in (ErrorRate, Accuracy, SquaredError, AbsoluteError, LabelMean, LabelProportion):
         return {"class": type(meas).__name__}
     if type(meas) is DCG:
         return {"class": "DCG", "k": meas.k}
@@ -130,7 +132,7 @@ def _measure_spec(meas: Measure) -> dict[str, Any]:
         return {"class": "ERR", "k": meas.k, "max_grade": meas.max_grade}
     raise UnknownOptionError(
         f"measure: a session can store error_rate, accuracy, mse, mae, f1 (any β), precision, "
-        f"recall, CostMatrixLoss, and DCG/ERR for ranked pools; got {meas!r}."
+        f"recall, mean, proportion, CostMatrixLoss, and DCG/ERR for ranked pools; got {meas!r}."
     )
 
 
@@ -153,6 +155,8 @@ def _measure_from(spec: Mapping[str, Any]) -> Measure:
         "Accuracy": Accuracy,
         "SquaredError": SquaredError,
         "AbsoluteError": AbsoluteError,
+        "LabelMean": LabelMean,
+        "LabelProportion": LabelProportion,
     }
     if cls not in simple:
         raise StoreError(f"store: unknown measure class {cls!r} in the plan.")

@@ -502,7 +502,17 @@ def _plan_measure(
     if isinstance(measure, str):
         key = check_option(
             measure,
-            ("error_rate", "accuracy", "mse", "mae", "f1", "precision", "recall"),
+            (
+                "error_rate",
+                "accuracy",
+                "mse",
+                "mae",
+                "f1",
+                "precision",
+                "recall",
+                "mean",
+                "proportion",
+            ),
             "measure",
         )
         if beta is not None and key != "f1":
