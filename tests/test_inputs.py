@@ -330,3 +330,10 @@ def test_one_undefined_estimate_keeps_the_other_models_interval(binary) -> None:
     assert np.isnan(res.estimates[1]) and np.isfinite(res.estimates[0])
     assert np.isfinite(res.stderrs[0]) and np.isnan(res.stderrs[1])
     assert np.all(np.isfinite(res.model_intervals()[0]))
+
+
+def test_a_session_refuses_a_decision_it_cannot_store(binary, tmp_path) -> None:
+    s, _ = binary
+    decided = ae.Categorical(np.c_[1 - s, s]).with_decision((s > 0.3).astype(int))
+    with pytest.raises(ShapeError, match="a session cannot store one yet"):
+        ae.Session.create(tmp_path / "s.db", decided, "f1", 50)

@@ -431,7 +431,14 @@ def _classic_models(
                 f"labels: {name} already carries its own labels; pass labels only with "
                 "probability arrays."
             )
-        preds.append(as_predictive(pool, name))
+        pred = as_predictive(pool, name)
+        if getattr(pred, "_decision", None) is not None:
+            raise ShapeError(
+                f"{name}: carries a decision apart from its beliefs (with_decision); a session "
+                "cannot store one yet — pass the beliefs whose mode (or mean) is the decision, "
+                "or use evaluate(..., prediction=)."
+            )
+        preds.append(pred)
     m = preds[0].n
     arrays: list[NDArray[np.float64]] = []
     kinds: set[str] = set()
