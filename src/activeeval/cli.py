@@ -1,4 +1,5 @@
-"""The ``activeeval`` command: ``demo``, and ``session`` for labeling campaigns in a file.
+"""The ``activeeval`` command: ``demo``, ``plan`` (a labeling budget before the first label),
+and ``session`` for labeling campaigns in a file.
 
 File formats (pool, ranked pool, labels and features files) are read and tables written by
 :mod:`activeeval.io`, whose docstring describes them (part of the contract).
