@@ -27,7 +27,15 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     ap.add_argument(
         "--only",
-        choices=("estimation", "comparison", "assisted", "ranking", "robustness", "planning"),
+        choices=(
+            "estimation",
+            "comparison",
+            "assisted",
+            "ranking",
+            "robustness",
+            "planning",
+            "label_mean",
+        ),
         default=None,
     )
     args = ap.parse_args(argv)
@@ -60,6 +68,10 @@ def main(argv: list[str] | None = None) -> None:
         from . import planning
 
         planning.run(args.out, reps, smoke=args.smoke)
+    if args.only in (None, "label_mean"):
+        from . import label_mean
+
+        label_mean.run(args.out, reps, smoke=args.smoke)
 
 
 if __name__ == "__main__":

@@ -101,3 +101,19 @@ def test_what_mean_and_proportion_refuse(tmp_path) -> None:
         assert np.isfinite(s.estimate().estimate)
     with ae.Session.open(tmp_path / "s.db") as s:
         assert s.plan.measure == "mean"
+
+
+def test_label_mean_smoke_reproduction_writes_report(tmp_path) -> None:
+    import json
+
+    from reproduce import label_mean
+
+    result = label_mean.run(tmp_path, reps=8, budgets=(100, 200), smoke=True, log=lambda s: None)
+    md = (tmp_path / "label_mean.md").read_text()
+    assert md.startswith("# The mean of the label") and "## Figures" in md
+    data = json.loads((tmp_path / "label_mean.json").read_text())
+    assert data["reps"] == 8 and {s["measure"] for s in data["settings"]} == {"proportion"}
+    for s in result["settings"]:
+        assert 0.0 < s["truth"] < 1.0  # the pool's share of positives
+        d = s["methods"]["default (q*, assisted)"]
+        assert np.all(np.isfinite(d["mae"])) and np.all(np.isfinite(d["coverage"]))
