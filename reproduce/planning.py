@@ -6,8 +6,9 @@ planner's predicted width of the default's 95% interval (:func:`activeeval.plan`
 label) at 100 / 200 / 400 / 800 labels is set against the mean width the default
 (``evaluate(method="active")``: q* with the model-assisted estimator) realizes over the
 campaigns, and passive's prediction against passive's campaigns. Re-planning: each campaign's
-first 50 labels re-plan (:meth:`activeeval.Plan.replan` on the estimate and standard error at
-50 labels) and the median over campaigns of re-planned ÷ realized width is reported.
+first 50 labels re-plan (:meth:`activeeval.Plan.replan` on what its result at 50 labels holds:
+the draws, their labels, the estimate and its standard error) and the median over campaigns of
+re-planned ÷ realized width is reported.
 
 Calibrated models. The real labels are not those of a calibrated model even for the plain
 logistic regressions (the e-mail pool is shifted in time; digits' regression is overconfident),
