@@ -85,6 +85,12 @@ def report(result: dict[str, Any]) -> str:
             cover.append(d["coverage"][j])
     ok = sum(1 for r, se in cells if math.isfinite(r) and r <= 1 + 2 * se)
     ratios = np.array([r for r, _ in cells if math.isfinite(r)])
+    peers = (
+        f"{ok} of {len(cells)} cells; ratio median {np.median(ratios):.2f}, range "
+        f"[{ratios.min():.2f}, {ratios.max():.2f}]"
+        if ratios.size
+        else "no peer ran (pip install -e '.[bench]' for PPI++, make glide-env for GLIDE)"
+    )
     lines = [
         "# The mean of the label: measure='proportion' against PPI++ and GLIDE (issue 27)",
         "",
@@ -97,8 +103,7 @@ def report(result: dict[str, Any]) -> str:
         "## Figures",
         "",
         f"- MAE of the default ≤ (1 + 2 s.e.) × the best peer's (the better of PPI++ and "
-        f"GLIDE, each in both variants): {ok} of {len(cells)} cells; ratio median "
-        f"{np.median(ratios):.2f}, range [{ratios.min():.2f}, {ratios.max():.2f}].",
+        f"GLIDE, each in both variants): {peers}.",
         f"- Coverage of the default's 95% interval ≥ 0.93 in {sum(c >= 0.93 for c in cover)} "
         f"of {len(cover)} cells (lowest {min(cover):.3f}).",
         "",

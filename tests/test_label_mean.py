@@ -103,14 +103,23 @@ def test_what_mean_and_proportion_refuse(tmp_path) -> None:
         assert s.plan.measure == "mean"
 
 
-def test_label_mean_smoke_reproduction_writes_report(tmp_path) -> None:
+@pytest.mark.parametrize("peers", [True, False])
+def test_label_mean_smoke_reproduction_writes_report(tmp_path, monkeypatch, peers) -> None:
+    """With the peers installed here, and as on a machine without them (fresh clone)."""
     import json
 
     from reproduce import label_mean
+    from reproduce import robustness as rb
+
+    if not peers:
+        monkeypatch.setattr(rb, "glide_available", lambda: False)
+        monkeypatch.setattr(rb, "_ppi", lambda *a: {})
 
     result = label_mean.run(tmp_path, reps=8, budgets=(100, 200), smoke=True, log=lambda s: None)
     md = (tmp_path / "label_mean.md").read_text()
     assert md.startswith("# The mean of the label") and "## Figures" in md
+    if not peers:
+        assert "no peer ran" in md
     data = json.loads((tmp_path / "label_mean.json").read_text())
     assert data["reps"] == 8 and {s["measure"] for s in data["settings"]} == {"proportion"}
     for s in result["settings"]:
