@@ -172,7 +172,8 @@ def test_each_models_own_stderr_is_the_binomial_one_on_a_passive_sample(binary) 
     assert (lo, hi) == pytest.approx(
         res.estimates[1] + np.array([-1, 1]) * 1.6448536 * res.stderrs[1]
     )
-    assert res.model_intervals(0.95, alternative="less")[0][0] == -np.inf
+    # one-sided: from the lowest value of the measure's range, as EvaluationResult's
+    assert res.model_intervals(0.95, alternative="less")[0][0] == 0.0
 
 
 def _own_coverage(estimator: str, budget: int, reps: int = 400) -> np.ndarray:
@@ -337,3 +338,22 @@ def test_a_session_refuses_a_decision_it_cannot_store(binary, tmp_path) -> None:
     decided = ae.Categorical(np.c_[1 - s, s]).with_decision((s > 0.3).astype(int))
     with pytest.raises(ShapeError, match="a session cannot store one yet"):
         ae.Session.create(tmp_path / "s.db", decided, "f1", 50)
+
+
+def test_hard_labels_as_probabilities_are_warned_about(binary) -> None:
+    s, _ = binary
+    with pytest.warns(ae.ActiveEvalWarning, match=r"hard labels \(model\.predict\)"):
+        as_predictive((s > 0.5).astype(float))
+
+
+def test_each_models_interval_is_clipped_to_the_measures_range(binary) -> None:
+    """A rare error rate's own interval does not go below 0."""
+    s, y = binary
+    other = np.clip(s + np.random.default_rng(3).normal(0, 0.2, M), 0.01, 0.99)
+    res = ae.compare([np.c_[1 - s, s], np.c_[1 - other, other]], lambda i: y[i], "error_rate",
+                     budget=40, random_state=3)  # fmt: skip
+    assert res.value_range == (0.0, 1.0)
+    iv = res.model_intervals()
+    assert np.all(iv >= 0.0) and np.all(iv <= 1.0)
+    raw = np.asarray(res.estimates)[:, None] + np.array([-1, 1]) * 1.959964 * res.stderrs[:, None]
+    np.testing.assert_allclose(iv, np.clip(raw, 0, 1), rtol=1e-6)

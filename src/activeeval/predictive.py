@@ -12,6 +12,7 @@ closed-form fast paths on top and are tested equal to this rule.
 from __future__ import annotations
 
 import re
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from functools import cached_property
@@ -21,7 +22,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_finite_array, check_probability_rows
-from .errors import EmptyPoolError, InvalidVarianceError, LabelSpaceError, ShapeError
+from .errors import (
+    ActiveEvalWarning,
+    EmptyPoolError,
+    InvalidVarianceError,
+    LabelSpaceError,
+    ShapeError,
+)
 
 __all__ = ["Categorical", "Gaussian", "Mixture", "Predictive", "as_predictive", "calibrate_scores"]
 
@@ -516,6 +523,15 @@ def _positive_class(arr: NDArray[Any], name: str) -> Categorical:
             f"{name}: a 1-d array is read as each instance's probability of class 1, but "
             f"entry {bad} is {s[bad]:g}; for a regressor pass Gaussian(mean, var), for "
             "several classes an (m, K) array."
+        )
+    if s.size > 1 and np.all((s == 0.0) | (s == 1.0)):
+        warnings.warn(
+            f"{name}: every entry is 0 or 1 — hard labels (model.predict), read as a model "
+            "certain of every instance, which leaves active sampling nothing to learn from; "
+            "pass the probabilities (predict_proba) and, to score these labels, "
+            "prediction=labels.",
+            ActiveEvalWarning,
+            stacklevel=3,
         )
     return Categorical(np.c_[1.0 - s, s], labels=np.array([0, 1]), name=name)
 

@@ -169,6 +169,9 @@ class ComparisonResult:
     comparison: Comparison | MultipleComparison | None
     stopped_early: bool = False
     label_offsets: NDArray[np.int64] | None = None
+    #: The measure's range (:attr:`~activeeval.measures.Measure.value_range`), to which
+    #: :meth:`model_intervals` clips each model's interval.
+    value_range: tuple[float, float] = (-math.inf, math.inf)
 
     def confidence_interval(
         self,
@@ -201,7 +204,8 @@ class ComparisonResult:
     ) -> NDArray[np.float64]:
         """Each model's own Wald interval, shape (k, 2), from :attr:`estimates` and
         :attr:`stderrs` at ``level`` (default :attr:`level`); one-sided as
-        :meth:`confidence_interval`. The draws follow the comparison's q, chosen for the
+        :meth:`confidence_interval`, clipped to the measure's :attr:`value_range` (an error
+        rate's interval does not go below 0). The draws follow the comparison's q, chosen for the
         difference, so a model's own interval is wider than an evaluation of it alone would
         give, and at small budgets it covers less than its level: the q leaves few draws
         where the models agree, and their rare errors are what the interval misses.
@@ -212,7 +216,8 @@ class ComparisonResult:
         out = np.empty((len(self.estimates), 2))
         for j, (g, se) in enumerate(zip(self.estimates, self.stderrs, strict=True)):
             out[j] = _sided(partial(_wald, float(g), float(se)), lv, alternative)
-        return out
+        lo, hi = self.value_range
+        return np.clip(out, lo, hi)
 
     def test(self, null: float = 0.0, alternative: str = "two-sided") -> float:
         """The Wald p-value of h₀: Δ = ``null`` against Δ ≠ ``null``, Δ < ``null``

@@ -205,6 +205,7 @@ def _comparison_result(
         measure=rep.measure.name,
         comparison=c.comparison,
         stopped_early=stopped_early,
+        value_range=getattr(rep.measure, "value_range", (-math.inf, math.inf)),
         **sample,
     )
 

@@ -244,7 +244,8 @@ def _compare_on(
     return ComparisonResult(
         float(diff), float(se), float(c.p_value), ci, int(c.best),
         np.asarray(c.estimates, dtype=float), lv, cmp.n_labels, cmp.n_draws,
-        measure=cmp.measure, comparison=cmp, **sample,
+        measure=cmp.measure, comparison=cmp,
+        value_range=getattr(stored.measure, "value_range", (-math.inf, math.inf)), **sample,
     )  # fmt: skip
 
 
