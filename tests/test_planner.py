@@ -410,6 +410,11 @@ def test_cli_plan_writes_a_plot_and_refuses_bad_input(pool_files) -> None:
     code, _, err = _run("plan", "--pool", pool_files["a"], "--measure", "error_rate",
                         "--beta", "2")  # fmt: skip
     assert code == 2 and "only the F-measure" in err
+    for flag, value in (("--alternative", "smaller"), ("--level", "2"), ("--power", "1"),
+                        ("--target-width", "-1")):  # fmt: skip
+        code, _, err = _run("plan", "--pool", pool_files["a"], "--measure", "error_rate",
+                            flag, value)  # fmt: skip
+        assert code == 2 and err.startswith(f"error: {flag}: "), err
 
 
 def test_session_status_replans_from_the_labels_so_far(pool_files) -> None:

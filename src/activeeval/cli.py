@@ -178,17 +178,38 @@ def plan_command(
             if meas != "f1":
                 raise UnknownOptionError(f"--beta: only the F-measure (f1) has a β, not {meas!r}.")
             meas, pos = FMeasure(beta=beta, pos_label=pos), None
-        p = plan(
-            preds[0] if len(preds) == 1 else preds, meas, grid, method=method,
-            estimator=estimator, costs=read.costs, level=level, target_width=target_width,
-            effect=effect, power=power, alternative=alternative, null=null, pos_label=pos,
-        )  # fmt: skip
+        with _as_flags():
+            p = plan(
+                preds[0] if len(preds) == 1 else preds, meas, grid, method=method,
+                estimator=estimator, costs=read.costs, level=level, target_width=target_width,
+                effect=effect, power=power, alternative=alternative, null=null, pos_label=pos,
+            )  # fmt: skip
         if plot is not None:
             _save_axes(p.plot, plot)
         if as_json:
             click.echo(json.dumps(_json_safe(p.to_dict()), indent=2, allow_nan=False))
         else:
             click.echo(str(p) + (f"\nplot:     {plot}" if plot is not None else ""))
+
+
+#: plan()'s arguments that activeeval plan takes as flags.
+_PLAN_FLAGS = {
+    "alternative": "--alternative", "level": "--level", "target_width": "--target-width",
+    "budgets": "--budgets", "power": "--power", "effect": "--effect", "method": "--method",
+    "estimator": "--estimator", "null": "--null", "pos_label": "--pos-label",
+}  # fmt: skip
+
+
+@contextmanager
+def _as_flags() -> Iterator[None]:
+    """An error naming one of plan()'s arguments names the command's flag instead."""
+    try:
+        yield
+    except ActiveEvalError as exc:
+        head, sep, rest = str(exc).partition(":")
+        if sep and head in _PLAN_FLAGS:
+            raise type(exc)(f"{_PLAN_FLAGS[head]}:{rest}") from None
+        raise
 
 
 def _budget_list(text: str) -> list[float]:
