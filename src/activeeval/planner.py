@@ -76,6 +76,7 @@ from ._validation import check_costs, check_level, check_option, check_safeguard
 from ._validation import pool_distribution as _pool_distribution
 from .errors import ActiveEvalWarning, BudgetError, ShapeError, UnknownOptionError
 from .estimators.assisted import _conditional_variance
+from .estimators.inference import _wald_interval, logit_interval
 from .measures import Measure, check_fits, get_measure
 from .methods import (
     ALTERNATIVES,
@@ -335,16 +336,16 @@ class Plan:
                       self.alternative)  # fmt: skip
 
     def _width(self, se: float) -> float:
-        z = float(stats.norm.isf((1 - self.level) / 2))
+        """Width of the interval the estimator reports at standard error ``se``, centred on
+        :attr:`value`: its logit interval, else Wald clipped to the measure's range."""
         g = self.value
         if not math.isfinite(se):
             return math.inf
         if self._binary and 0.0 < g < 1.0:
-            logit = math.log(g) - math.log1p(-g)
-            h = z * se / (g * (1 - g))
-            return float(special.expit(logit + h) - special.expit(logit - h))
-        lo, hi = self._value_range
-        return min(g + z * se, hi) - max(g - z * se, lo)
+            low, high = logit_interval(g, se, self.level)
+            return float(high - low)
+        lo, hi = _wald_interval(g, se, self.level)
+        return min(hi, self._value_range[1]) - max(lo, self._value_range[0])
 
     # ------------------------------------------------------------------ inversions
     def budget_for(

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from ._validation import check_level, check_option
 from .estimators.inference import (
@@ -27,19 +26,12 @@ from .estimators.inference import (
     _result_repr,
     _shifted_p,
     _sided,
+    _wald_interval,
 )
 from .measures import clip_to_range
 from .methods import ALTERNATIVES
 
 __all__ = ["ComparisonResult", "EvaluationResult"]
-
-
-def _wald(g: float, se: float, level: float) -> tuple[float, float]:
-    """g ± z·se (Lemma 3.3); NaN where either is undefined."""
-    if not (math.isfinite(g) and math.isfinite(se)):
-        return math.nan, math.nan
-    z = float(stats.norm.isf((1 - level) / 2))
-    return g - z * se, g + z * se
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,7 +207,7 @@ class ComparisonResult:
         lv = check_level(self.level if level is None else level)
         out = np.empty((len(self.estimates), 2))
         for j, (g, se) in enumerate(zip(self.estimates, self.stderrs, strict=True)):
-            out[j] = _sided(partial(_wald, float(g), float(se)), lv, alternative)
+            out[j] = _sided(partial(_wald_interval, float(g), float(se)), lv, alternative)
         lo, hi = self.value_range
         return np.clip(out, lo, hi)
 
