@@ -36,7 +36,8 @@ from numpy.typing import NDArray
 from activeeval.datasets import EvaluationTask, load_task
 from activeeval.demo import _runs, _samples, fit_logistic, pool_predictive, simulate_static
 from activeeval.estimators.assisted import assisted_distribution
-from activeeval.estimators.inference import logit_interval
+from activeeval.estimators.inference import ScoreCurve, logit_interval
+from activeeval.estimators.tempered import pointwise_log_likelihood, variance_curve
 from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
 from activeeval.predictive import Categorical, Gaussian, Predictive
 from activeeval.sampling import optimal_distribution, passive_distribution
@@ -238,12 +239,43 @@ class Runs:
 def _interval(
     meas: Measure, est: NDArray[np.float64], se: NDArray[np.float64], n_eff: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """evaluate's interval for the model-assisted estimator: logit Wald (Clopper–Pearson
-    fallback) for measures in [0, 1], Wald otherwise (as reproduce/assisted.py)."""
+    """The design-based part of evaluate's interval for the model-assisted estimator: logit
+    Wald (Clopper–Pearson fallback) for measures in [0, 1], Wald otherwise (as
+    reproduce/assisted.py)."""
     if meas.binary_loss:
         lo, hi = logit_interval(est, se, 0.95, n_eff, unit_weights=meas.unit_weights)
         return np.asarray(lo), np.asarray(hi)
     return est - Z95 * se, est + Z95 * se
+
+
+def tempered_intervals(
+    pred: Predictive, meas: Measure, y: NDArray[Any], q: NDArray[np.float64],
+    b: NDArray[np.float64], est: NDArray[np.float64], se: NDArray[np.float64],
+    n_eff: NDArray[np.float64], drawn: tuple[NDArray[np.intp], NDArray[np.intp]],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+    """evaluate's default interval per (rep, budget) — the design-based one joined with the
+    tempered-model score interval (:mod:`activeeval.estimators.tempered`) — with the
+    variance curve computed once per budget (the campaigns stop at exactly that many
+    distinct labels) and each campaign's log-likelihood summed from per-instance values
+    (tested equal to evaluate)."""
+    lo, hi = _interval(meas, est, se, n_eff)
+    draws, kept = drawn
+    f = pred.point_prediction()
+    p = np.full(pred.n, 1.0 / pred.n)
+    ll_all = pointwise_log_likelihood(pred, y)
+    for j, n in enumerate(b):
+        values, variances, spreads = variance_curve(pred, meas, f, q, p, int(n))
+        for r in range(est.shape[0]):
+            units = np.unique(draws[r, : kept[r, j]])
+            ll = ll_all[units].sum(axis=0)
+            ok = np.isfinite(values) & np.isfinite(variances) & np.isfinite(ll)
+            if units.shape[0] != int(n) or ok.sum() < 2 or not np.isfinite(est[r, j]):
+                continue
+            curve = ScoreCurve(values[ok], variances[ok], spreads[ok], ll[ok])
+            sl, sh = curve.bounds(est[r, j], 0.95)
+            if np.isfinite(sl):
+                lo[r, j], hi[r, j] = min(lo[r, j], float(sl)), max(hi[r, j], float(sh))
+    return lo, hi
 
 
 def _ours(
@@ -255,8 +287,9 @@ def _ours(
     q_star = optimal_distribution(pred, meas)
     out = {}
     for name, q in ((DEFAULT, q_star), (PASSIVE, passive_distribution(m))):
-        est, se, _, n_eff, _ = _runs(q, pred, meas, y, b, reps, seed=0, assisted=True)
-        out[name] = Runs(est, *_interval(meas, est, se, n_eff))
+        est, se, _, n_eff, drawn = _runs(q, pred, meas, y, b, reps, seed=0, assisted=True)
+        lo, hi = tempered_intervals(pred, meas, y, q, b, est, se, n_eff, drawn)
+        out[name] = Runs(est, np.clip(lo, *meas.value_range), np.clip(hi, *meas.value_range))
     # The thesis's estimator on q*, vectorised (tested equal to evaluate(estimator="snis")).
     s = simulate_static(q_star, w * meas.loss(f, y), w, b, reps, random_state=0)
     out[SNIS] = Runs(s.estimate, s.estimate - Z95 * s.stderr, s.estimate + Z95 * s.stderr)
@@ -661,8 +694,10 @@ def report(result: dict[str, Any]) -> str:
         "estimate against the whole pool's value; `cover` = share of 95% intervals that "
         "contain it (± its Monte-Carlo standard error √(c(1 − c)/R)); `width` = mean "
         'interval width. The default is `ae.evaluate(..., method="active")` (q*, the '
-        "model-assisted estimator, its logit-Wald interval for measures in [0, 1]); passive "
-        'is `method="passive"` (the same estimator on uniform draws); thesis SNIS is '
+        "model-assisted estimator, its `tempered` interval: the logit-Wald interval for "
+        "measures in [0, 1], Wald otherwise, joined with the score interval of the model's "
+        "tempered probabilities, `activeeval.estimators.tempered`); passive "
+        'is `method="passive"` (the same estimator and interval on uniform draws); thesis SNIS is '
         '`estimator="snis"` on q* with its Wald interval. Peers: oasis 0.1.3 OASIS and '
         "Sawade importance sampling (F1 only; point estimates, no interval); ppi_py PPI++ "
         "with uniform labels and with importance weights on draws from the active-inference "

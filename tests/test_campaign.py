@@ -487,14 +487,17 @@ def test_result_interval_is_the_inference_interval_at_the_requested_level():
     oracle = RecordingOracle(POOL_Y)
     res = ae.evaluate(POOL_PROBA, oracle, "error_rate", budget=150, level=0.9, random_state=4)
     assert res.level == 0.9
-    # The default estimator on a [0, 1] measure reports the logit-scale interval.
-    assert res.interval == "logit"
-    assert res.ci == res.inference.confidence_interval(0.9, method="logit")
+    # The default estimator reports the tempered interval: on a [0, 1] measure the
+    # logit-scale interval, joined with the tempered-model score interval.
+    assert res.interval == "tempered"
+    assert res.ci == res.inference.confidence_interval(0.9, method="tempered")
+    logit = res.inference.confidence_interval(0.9, method="logit")
+    assert res.ci[0] <= logit[0] and logit[1] <= res.ci[1]
     z = stats.norm.ppf(0.95)
     g, se = res.estimate, res.stderr
     half = z * se / (g * (1 - g))
     np.testing.assert_allclose(
-        res.ci, [special.expit(special.logit(g) - half), special.expit(special.logit(g) + half)]
+        logit, [special.expit(special.logit(g) - half), special.expit(special.logit(g) + half)]
     )
     z80 = stats.norm.ppf(0.9)
     np.testing.assert_allclose(

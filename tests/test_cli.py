@@ -667,7 +667,7 @@ def test_init_stores_the_estimator_and_status_reports_it(task: dict[str, Path]) 
             assert s.plan.estimator == how
             e = s.estimate()
             assert (status["estimate"], status["stderr"]) == (e.estimate, e.stderr)
-            assert e.interval == ("logit" if how == "assisted" else "wald")
+            assert e.interval == ("tempered" if how == "assisted" else "wald")
     code, _, err = _run("session", "init", task["dir"] / "x.db", "--pool", task["a"], "--measure",
                         "f1", "--budget", 30, "--estimator", "ols")  # fmt: skip
     assert code == 2 and "estimator" in err and "'assisted'" in err

@@ -298,3 +298,22 @@ def test_alternatives_script_runs(capsys) -> None:
             assert abs(ratio[0] - 1.0) < 0.01
             assert got.sum() == pytest.approx(n, rel=1e-9)
         assert np.all(got[q == 0] == 0)
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1"])
+def test_stress_suite_intervals_equal_evaluate(measure: str) -> None:
+    """The robustness benchmark's vectorized default interval (design-based joined with the
+    tempered-model score interval) is evaluate's, campaign for campaign."""
+    from activeeval.demo import _runs
+    from reproduce.robustness import tempered_intervals
+
+    pa, _, y, _ = _pool(9)
+    meas = ae.get_measure(measure, pos_label=1).bind(pa)
+    q = ae.sampling.optimal_distribution(pa, meas)
+    budgets = np.array([40.0, 150.0])
+    est, se, _, n_eff, drawn = _runs(q, pa, meas, y, budgets, 1, seed=3, assisted=True)
+    lo, hi = tempered_intervals(pa, meas, y, q, budgets, est, se, n_eff, drawn)
+    for j, b in enumerate(budgets):
+        res = ae.evaluate(pa, lambda i: y[i], meas, budget=b, q=q, random_state=3)
+        assert res.interval == "tempered"
+        assert res.ci == pytest.approx((lo[0, j], hi[0, j]), rel=1e-9)

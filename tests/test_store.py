@@ -16,6 +16,7 @@ written out as a plain Python loop, :func:`activeeval.estimators.inference.estim
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
@@ -41,6 +42,7 @@ from activeeval.estimators.assisted import (
     assisted_multiple_comparison,
     assisted_paired_test,
 )
+from activeeval.estimators.tempered import score_curve
 from activeeval.session import Session
 from activeeval.session import handout as handout_mod
 from activeeval.session import schema as schema_mod
@@ -281,7 +283,7 @@ def test_session_reproduces_evaluate_with_the_same_seed(tmp_path: Path) -> None:
         assert draws == ref.indices.tolist()
         np.testing.assert_array_equal(s.q[draws], ref.q)
         assert (got.estimate, got.stderr, got.ci) == (ref.estimate, ref.stderr, ref.ci)
-        assert got.interval == ref.interval == ("logit" if how == "assisted" else "wald")
+        assert got.interval == ref.interval == ("tempered" if how == "assisted" else "wald")
         assert (got.n_labels, got.n_draws) == (ref.n_labels, ref.n_draws)
         assert s.progress().cost_spent == pytest.approx(ref.cost)
         # The shared result type, every field as evaluate's: the draws, their q, their labels.
@@ -472,14 +474,21 @@ def test_estimate_uses_the_longest_fully_labeled_prefix_of_the_draws(tmp_path: P
 def _check_both(s: Session, measure: Any, pred: Any, draws: Any, labels: Any) -> None:
     """The session's estimate and interval with either estimator equal the library's on its
     labeled prefix ``draws``: the model-assisted estimator's finite-population form with the
-    session's q (logit interval for [0, 1] measures), and eq. 3.31 (Wald). Up to rounding: the
-    session normalizes p = 1/m as evaluate does (tested bit-identical to evaluate above)."""
+    session's q (the tempered interval: logit for [0, 1] measures or Wald, joined with the
+    score interval of the tempered model on the same labeled units), and eq. 3.31 (Wald). Up
+    to rounding: the session normalizes p = 1/m as evaluate does (tested bit-identical to
+    evaluate above)."""
     ref = assisted_estimate(measure, pred, draws, labels, pool_q=s.q)
+    meas = ae.get_measure(measure).bind(pred)
+    units, first = np.unique(draws, return_index=True)
+    curve = score_curve(pred, meas, pred.point_prediction(), s.q, np.full(pred.n, 1 / pred.n),
+                        units, np.asarray(labels)[first])  # fmt: skip
+    assert curve is not None
+    ref = dataclasses.replace(ref, score=curve)
     got = s.estimate(estimator="assisted")
-    method = "logit" if ref.binary_loss else "wald"
-    want = (ref.estimate, ref.stderr, *ref.confidence_interval(0.95, method))
+    want = (ref.estimate, ref.stderr, *ref.confidence_interval(0.95, "tempered"))
     assert (got.estimate, got.stderr, *got.ci) == pytest.approx(want, rel=1e-12)
-    assert got.interval == method
+    assert got.interval == "tempered"
     ref = ae.estimators.inference.estimate(
         measure, pred.take(draws), labels, s.q[draws], indices=draws
     )

@@ -16,6 +16,7 @@ __all__ = [
     "ESTIMATORS",
     "EVALUATE_METHODS",
     "INTERVAL_METHODS",
+    "PROPORTION_METHODS",
     "RANKING_METHODS",
     "SAMPLING_METHODS",
     "SESSION_COMPARISON_METHODS",
@@ -61,8 +62,12 @@ RANKING_METHODS = ("active", "active_uniD", "active_uniC", "active_lambda", "pas
 #: self-normalized importance-sampling estimator (eq. 3.31).
 ESTIMATORS = ("assisted", "snis")
 
-#: Confidence-interval methods of an estimate (Lemma 3.3 and the binomial intervals).
-INTERVAL_METHODS = ("wald", "t", "logit", "wilson", "clopper-pearson", "agresti-coull")
+#: Intervals for a proportion from a count (Lemma 3.3 and the binomial intervals).
+PROPORTION_METHODS = ("wald", "t", "logit", "wilson", "clopper-pearson", "agresti-coull")
+#: Confidence-interval methods of an estimate: those, and ``tempered`` (the default's: the
+#: logit or Wald interval joined with the tempered-model score interval;
+#: :mod:`activeeval.estimators.tempered`).
+INTERVAL_METHODS = (*PROPORTION_METHODS, "tempered")
 
 #: Sides of an interval or a test, scipy's convention: ``"less"`` bounds the quantity from
 #: above (the interval (−∞, upper]), ``"greater"`` from below ([lower, ∞)).

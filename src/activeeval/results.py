@@ -48,13 +48,21 @@ class EvaluationResult:
         clipping only moves it closer to the truth; ``inference.estimate`` is the unclipped,
         unbiased value.
     ci : tuple of float
-        Interval at ``level``, clipped to the same range: with the default model-assisted
-        estimator and a measure in
-        [0, 1] (0/1 loss: error rate, accuracy, F-measures, precision, recall) the Wald
-        interval on the logit scale (:func:`~activeeval.estimators.inference.logit_interval`; joined
-        with the Clopper–Pearson interval on Kish's effective n where the estimate is 0 or 1, e.g.
-        no error among the first labels), else the Wald interval (Lemma 3.3; always with
-        ``estimator="snis"``, as in the thesis).
+        Interval at ``level``, clipped to the same range. Which one:
+
+        * the default model-assisted estimator on a static q (``evaluate``, sessions):
+          ``"tempered"`` — the design-based interval (for a measure in [0, 1] with a 0/1
+          loss — error rate, accuracy, F-measures, precision, recall — the Wald interval on
+          the logit scale, :func:`~activeeval.estimators.inference.logit_interval`, joined
+          with Clopper–Pearson on Kish's effective n where the estimate is 0 or 1; else
+          Wald) joined with the score interval of the model's tempered probabilities
+          (:mod:`activeeval.estimators.tempered`), which stays honest when the model is
+          over- or underconfident (``docs/results/robustness.md``);
+        * the model-assisted estimator where that family is not defined (a mixture of
+          models, batch-adaptive q, ranked pools): the design-based interval alone
+          (``"logit"`` or ``"wald"``);
+        * ``estimator="snis"``: the Wald interval (Lemma 3.3, as in the thesis).
+
         :meth:`confidence_interval` gives the others.
     n_labels, n_draws : int
         Distinct instances labeled; draws used (repeats of labeled instances included).
@@ -70,7 +78,11 @@ class EvaluationResult:
     label_offsets : ndarray or None
         Ranking pools only: offsets of each draw's grades in ``labels``.
     interval : str
-        The method of ``ci`` (``"logit"`` or ``"wald"``).
+        The method of ``ci`` (``"tempered"``, ``"logit"`` or ``"wald"``).
+    effective_n : float
+        Kish's effective sample size of the estimate's weights, (Σ v·w)²/Σ (v·w)² (the labels'
+        worth in uniform draws; NaN before the first label). Far below ``n_labels``, the
+        weights are uneven and a few labels carry the estimate.
     """
 
     estimate: float
@@ -111,12 +123,16 @@ class EvaluationResult:
             return ci
         return clip_to_range(self.estimate, ci, self.value_range)[1]
 
+    @property
+    def effective_n(self) -> float:
+        return math.nan if self.inference is None else float(self.inference.effective_n)
+
     def __repr__(self) -> str:
         return _result_repr(
             self,
             ("measure", "method", "estimate", "stderr"),
             ("ci", "level", "interval"),
-            ("n_labels", "n_draws", "cost", "budget"),
+            ("n_labels", "n_draws", "effective_n", "cost", "budget"),
         )
 
 

@@ -38,13 +38,14 @@ from ..errors import (
     UndefinedEstimateWarning,
 )
 from ..measures import Measure, get_measure
-from ..methods import ALTERNATIVES, INTERVAL_METHODS
+from ..methods import ALTERNATIVES, INTERVAL_METHODS, PROPORTION_METHODS
 from ..predictive import Categorical, Mixture, Predictive, as_predictive, check_labels
 
 __all__ = [
     "Comparison",
     "Estimate",
     "MultipleComparison",
+    "ScoreCurve",
     "estimate",
     "importance_weights",
     "logit_interval",
@@ -84,7 +85,7 @@ def proportion_confint(
     Science 16(2). Thesis Sec. 3.1.2.
     """
     lv = check_level(level)
-    method = check_option(method, INTERVAL_METHODS, "method")
+    method = check_option(method, PROPORTION_METHODS, "method")
     x = np.asarray(count, dtype=float)
     n = np.asarray(nobs, dtype=float)
     if np.any(n <= 0) or np.any(x < 0) or np.any(x > n):
@@ -391,6 +392,69 @@ def _shifted_p(d: float, se: float, null: float, alternative: str) -> float:
     return _wald_p(z, alternative)
 
 
+# ---------------------------------------------------------------------- score curve
+@dataclass(frozen=True, eq=False)
+class ScoreCurve:
+    """The estimator's variance as a function of the measure's value along a one-parameter
+    family of distributions for p(y | x), member by member: ``values`` the measure's expected
+    value on the pool under the member, ``variances`` the estimator's variance given the
+    pool's labels, ``spreads`` the variance of the pool's own value around ``values`` (the
+    labels of a finite pool are one draw), ``loglik`` the acquired labels' log-likelihood
+    (:mod:`activeeval.estimators.tempered` builds it from the model's tempered
+    probabilities). Between members they are interpolated (:data:`REFINE` points per step;
+    the variances geometrically, as they span decades)."""
+
+    values: NDArray[np.float64]
+    variances: NDArray[np.float64]
+    spreads: NDArray[np.float64]
+    loglik: NDArray[np.float64]
+
+    #: Interpolated members per step of the family's grid.
+    REFINE: ClassVar[int] = 4
+
+    def _dense(self) -> tuple[NDArray[np.float64], ...]:
+        k = self.values.shape[0]
+        at = np.linspace(0.0, k - 1.0, self.REFINE * (k - 1) + 1)
+        grid = np.arange(k, dtype=float)
+        with np.errstate(divide="ignore"):  # variances geometrically: they span decades
+            logs = [np.log(self.variances), np.log(self.spreads)]
+        variances, spreads = (np.exp(np.interp(at, grid, x)) for x in logs)
+        values, loglik = (np.interp(at, grid, x) for x in (self.values, self.loglik))
+        return values, variances, spreads, loglik
+
+    @staticmethod
+    def _plausible(loglik: NDArray[np.float64], level: float) -> NDArray[np.bool_]:
+        cut = float(stats.chi2.isf(1.0 - level, 1)) / 2.0
+        return loglik >= loglik.max() - cut
+
+    def plausible(self, level: float) -> NDArray[np.bool_]:
+        """The grid's members the labels do not reject at ``level`` (the likelihood-ratio
+        set: log-likelihood within the χ²₁ quantile / 2 of the best member's)."""
+        return self._plausible(self.loglik, level)
+
+    def bounds(
+        self, estimate: ArrayLike, level: float
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The lowest and highest pool value θ the labels leave plausible, for each estimate
+        Ĝ (elementwise; NaN where none): θ is kept when for some plausible member a
+        (:meth:`plausible`, on the interpolated members) both |Ĝ − θ| ≤ z·√V_a (the score
+        test at θ with the variance the member gives) and |θ − G_a| ≤ z·√S_a (θ a likely
+        realization of the pool's value under the member), z the two-sided normal quantile
+        at ``level``."""
+        values, variances, spreads, loglik = self._dense()
+        on = self._plausible(loglik, level)
+        z = float(stats.norm.isf((1.0 - level) / 2.0))
+        vals, half, band = values[on], z * np.sqrt(variances[on]), z * np.sqrt(spreads[on])
+        g = np.asarray(estimate, dtype=float)[..., None]
+        lo = np.maximum(g - half, vals - band)
+        hi = np.minimum(g + half, vals + band)
+        ok = lo <= hi
+        low = np.where(ok, lo, np.inf).min(axis=-1)
+        high = np.where(ok, hi, -np.inf).max(axis=-1)
+        empty = ~np.isfinite(low)
+        return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+
+
 # ------------------------------------------------------------------------- Estimate
 @dataclass(frozen=True)
 class Estimate:
@@ -420,6 +484,10 @@ class Estimate:
     unit_weights : tuple of float or None
         The measure's :attr:`~activeeval.measures.Measure.unit_weights` (F_β), for the
         logit interval's fallback at Ĝ ∈ {0, 1}.
+    score : ScoreCurve or None
+        The estimator's variance along the tempered family of the model's probabilities, for
+        the ``tempered`` interval (:mod:`activeeval.estimators.tempered`); None where it is
+        not computed.
     """
 
     estimate: float
@@ -432,6 +500,7 @@ class Estimate:
     measure: str = ""
     census: bool = False
     unit_weights: tuple[float, float] | None = None
+    score: ScoreCurve | None = None
 
     def confidence_interval(
         self, level: float | None = None, method: str = "wald", alternative: str = "two-sided"
@@ -453,6 +522,9 @@ class Estimate:
         ``wilson``, ``clopper-pearson``, ``agresti-coull``: binomial intervals for a 0/1
         loss, applied to the effective count Ĝ·n_eff out of n_eff (Kish's effective sample
         size; exactly the textbook intervals for uniform draws, w = 1).
+        ``tempered``: the logit interval (0/1 loss) or the Wald one, joined with the score
+        interval along the tempered model (:attr:`score`; :mod:`activeeval.estimators.tempered`)
+        — the default's; the logit or Wald interval alone where :attr:`score` is None.
         """
         lv = check_level(self.level if level is None else level)
         method = check_option(method, INTERVAL_METHODS, "method")
@@ -464,6 +536,14 @@ class Estimate:
             return math.nan, math.nan
         if self.census:
             return g, g
+        if method == "tempered":
+            base = self._two_sided(lv, "logit" if self.binary_loss else "wald")
+            if self.score is None:
+                return base
+            sl, sh = (float(x) for x in self.score.bounds(g, lv))
+            if math.isnan(sl):
+                return base
+            return min(base[0], sl), max(base[1], sh)
         if method == "logit":
             if not self.binary_loss:
                 raise _binomial_method_error(method, self.measure)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -61,6 +61,7 @@ from .assisted import (
 from .inference import (
     Comparison,
     Estimate,
+    ScoreCurve,
     _difference,
     _warn_undefined,
     estimate,
@@ -68,6 +69,7 @@ from .inference import (
     paired_test,
 )
 from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
+from .tempered import score_curve
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,11 +156,37 @@ def _static_estimate(
             meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q,
             features=rep.features, bandwidth=rep.bandwidth,
         )  # fmt: skip
-    elif est is None:
+        return replace(est, score=_score(rep, predictive, draws, y, est)), "tempered"
+    if est is None:
         est = estimate(
             meas, predictive.take(draws), y, q[draws], p=pw[draws], indices=draws, level=lv
         )
     return est, "logit" if assisted and est.binary_loss else "wald"
+
+
+def _score(
+    rep: Reporting, predictive: Predictive, draws: NDArray[np.intp], y: NDArray[Any],
+    est: Estimate,
+) -> ScoreCurve | None:  # fmt: skip
+    """The tempered-model score curve of a static campaign's draws (the default's interval;
+    :mod:`activeeval.estimators.tempered`). The curve's variances are those of the estimator
+    with the model as its control variate; where the pool's features add the smoothed
+    residuals as a second one, they are scaled by the share of variance the smoother leaves
+    on these draws, (se with features / se without)² capped at 1 — else the score interval
+    would undo the smoother's gain (coverage 0.99 where the design-based one is 0.95)."""
+    units, first = np.unique(draws, return_index=True)
+    curve = score_curve(
+        predictive, rep.measure, predictive.point_prediction(), rep.q, rep.pool_weights,
+        units, np.asarray(y)[first],
+    )  # fmt: skip
+    if curve is None or rep.features is None or not getattr(est, "feature_power", 0.0):
+        return curve
+    plain = assisted_estimate(
+        rep.measure, predictive, draws, y, pool_weights=rep.pool_weights, level=rep.level,
+        pool_q=rep.q,
+    )  # fmt: skip
+    share = min((est.stderr / plain.stderr) ** 2, 1.0) if plain.stderr > 0 else 1.0
+    return ScoreCurve(curve.values, curve.variances * share, curve.spreads, curve.loglik)
 
 
 def _adaptive_estimate(

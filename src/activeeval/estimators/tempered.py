@@ -1,0 +1,216 @@
+"""The tempered-model score interval: honest intervals when the model's probabilities are wrong.
+
+Why. The default's standard error is estimated from the labels. When the model is
+overconfident, the instances it is sure of hold errors it does not expect; q* draws them
+rarely, and a sample that happens to miss them reports both a low estimate and a small
+standard error — the two move together (their correlation over repeated campaigns is 0.9 on
+the digits case of ``docs/results/robustness.md``), so the logit interval misses on the low
+side (0.84 at 100 labels there). A bootstrap cannot help: the sample has not seen what it
+misses. What can: the pool. Under the hypothesis that the measure's value is θ, the variance
+of the estimator is a pool-level formula of the true p(y | x); the score interval keeps every θ
+whose distance to the estimate is within z standard deviations *computed at θ* (Wilson's
+construction, Wilson 1927, for a proportion). The true p(y | x) is unknown; the tempered family
+stands in for it.
+
+The family. The model's logits times a, p_a(y | x) ∝ p(y | x)^a (temperature 1/a; a < 1 less
+confident, a > 1 more), the one-parameter form of the miscalibration real models show
+(over- and underconfidence; Guo et al. 2017); for a Gaussian, the variance divided by a.
+For each a on :data:`GRID`:
+
+* the value G_a = Σ p m_N^a / D_a, D_a = Σ p m_D^a (eq. 4.21 under p_a);
+* the linearized term z = w(ℓ − G_a)/D_a has, under p_a, mean μ_a = (m_N^a − G_a m_D^a)/D_a
+  and variance s_a = Var_a[w(ℓ − G_a) | x]/D_a² at x; the estimator's control variate is the
+  *model's* b = (m_N − G_a m_D)/D_a with the coefficient λ it tunes, here the minimizer of
+  the variance below, clipped to [0, 1] as the estimator clips it;
+* the finite-population (Hájek) variance at the campaign's n distinct labels, π_i = 1 −
+  exp(−q_i t) with Σ π = n (:func:`~activeeval.sampling.successive_time`):
+
+      V_a = Σ_i (1 − π_i)/π_i · p_i² · (s_a,i + (μ_a,i − λ b_i)²),
+
+  which at a = 1 (the model right, λ = 1) is the planner's prediction
+  (:mod:`activeeval.planner`).
+
+The interval. The labels say which members are plausible: those whose log-likelihood of the
+acquired labels (each labeled instance once; the design selects on x only, so the
+conditional likelihood is valid) is within χ²₁(level)/2 of the best member's. A pool value θ
+is kept when, for some plausible member a, both |Ĝ − θ| ≤ z·√V_a (the score test at θ with
+the variance that member gives) and |θ − G_a| ≤ z·√S_a, where S_a = Σ p_i² s_a,i is the
+variance of the pool's own value under the member (a finite pool's labels are one draw: on
+a pool of 3,000 with few positives its F1 was 0.10 where the true p(y | x) expects 0.14).
+Members are interpolated between grid points (:class:`~.inference.ScoreCurve`). The
+reported interval joins that set with the design-based one (logit or Wald on the estimated
+standard error): it covers when either does — the design-based one when the variance is
+estimated well (a calibrated model, or enough labels), the score one when the model's error
+is a temperature — never shrinks the design-based interval, and both parts shrink as 1/√n.
+Its price is width where the labels cannot yet tell a right model from a wrong one: on a
+calibrated model at 50 labels about 1.4× the design-based width, 1.1× from 400 (measured in
+``docs/results/robustness.md``).
+
+With the pool's features (the smoother's residuals as a second control variate) the curve's
+variances are scaled by the share of variance the smoother leaves on the campaign's draws
+(:func:`activeeval.estimators.report._score`).
+
+Where it is not computed (the design-based interval alone): the thesis estimator, batch-adaptive
+campaigns (q changed between batches), comparisons, mixtures of models, ranked pools, and a
+census. Pools above :data:`MAX_POOL` instances are summarized on a fixed uniform subsample of
+that size (sums scaled back; the variance's relative error is about 1/√MAX_POOL).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..measures import Measure
+from ..predictive import Categorical, Gaussian, Predictive
+from ..sampling import successive_time
+from .assisted import _conditional_variance
+from .inference import ScoreCurve
+
+__all__ = [
+    "GRID",
+    "MAX_POOL",
+    "pointwise_log_likelihood",
+    "score_curve",
+    "tempered",
+    "variance_curve",
+]
+
+#: The tempering factors a (logits × a): from nearly uniform to 20 times sharper.
+GRID: NDArray[np.float64] = np.geomspace(0.05, 20.0, 41)
+
+#: Pools larger than this are summarized on a fixed uniform subsample of this size.
+MAX_POOL = 200_000
+
+
+def tempered(pred: Predictive, a: float) -> Predictive | None:
+    """The predictive distribution with its logits times ``a`` (a Categorical: p^a
+    renormalized per instance) or its variance divided by ``a`` (a Gaussian); the decision f(x)
+    is not part of it (the caller passes the model's). None for other distributions."""
+    if isinstance(pred, Categorical):
+        return _Tempering(pred).at(a)
+    if isinstance(pred, Gaussian):
+        return Gaussian(pred.mean, pred.var / a)
+    return None
+
+
+class _Tempering:
+    """A Categorical's log-probabilities shifted once by their row maximum, so each member
+    p^a is one exp and one row sum (a > 0 keeps the maximum's place), and built like
+    :meth:`Categorical.take` without re-validating rows that sum to one by construction."""
+
+    def __init__(self, pred: Categorical) -> None:
+        self.pred = pred
+        logp = np.log(np.clip(pred.proba, 1e-300, 1.0))
+        self.shifted = logp - logp.max(axis=1, keepdims=True)
+
+    def at(self, a: float) -> Categorical:
+        out = np.exp(self.shifted * a)
+        out /= out.sum(axis=1, keepdims=True)
+        member = object.__new__(Categorical)
+        member.proba = out
+        member.labels, member._order, member._sorted = (
+            self.pred.labels, self.pred._order, self.pred._sorted
+        )  # fmt: skip
+        return member
+
+
+def pointwise_log_likelihood(pred: Predictive, y: NDArray[Any]) -> NDArray[np.float64]:
+    """log p_a(y_i | x_i), shape (instances, len(:data:`GRID`)), for the instances of
+    ``pred`` with labels ``y``: a·log p(y | x) − log Σ_k p(k | x)^a for a Categorical, the
+    normal log-density with variance var/a for a Gaussian."""
+    if isinstance(pred, Categorical):
+        logp = np.log(np.clip(pred.proba, 1e-300, 1.0))
+        own = logp[np.arange(logp.shape[0]), pred.label_index(y)]
+        scaled = logp[:, None, :] * GRID[None, :, None]
+        top = scaled.max(axis=2)
+        norm = top + np.log(np.exp(scaled - top[..., None]).sum(axis=2))
+        return np.asarray(own[:, None] * GRID[None, :] - norm, dtype=float)
+    assert isinstance(pred, Gaussian)
+    r2 = (np.asarray(y, dtype=float) - pred.mean) ** 2 / pred.var
+    return np.asarray(
+        0.5 * np.log(GRID[None, :] / (2 * np.pi * pred.var[:, None]))
+        - 0.5 * GRID[None, :] * r2[:, None],
+        dtype=float,
+    )
+
+
+def score_curve(
+    pred: Predictive,
+    meas: Measure,
+    f: NDArray[Any],
+    q: NDArray[np.float64],
+    p: NDArray[np.float64],
+    units: NDArray[np.intp],
+    labels: NDArray[Any],
+) -> ScoreCurve | None:
+    """(G_a, V_a) over :data:`GRID` for a static campaign that labeled the distinct pool
+    instances ``units`` (with ``labels``) by draws from ``q``, and the labels'
+    log-likelihood under each member (module docstring); None where the family is not
+    defined (module docstring), a Gaussian has a zero variance, or the campaign labeled
+    every instance q can draw."""
+    n_labels = int(units.shape[0])
+    if type(pred) not in (Categorical, Gaussian) or n_labels < 1:
+        return None
+    if isinstance(pred, Gaussian) and not (pred.var > 0).all():
+        return None
+    on = q > 0
+    if int(on.sum()) <= n_labels:
+        return None
+    values, variances, spreads = variance_curve(pred, meas, f, q, p, n_labels)
+    loglik = pointwise_log_likelihood(pred.take(units), labels).sum(axis=0)
+    ok = np.isfinite(values) & np.isfinite(variances) & np.isfinite(loglik)
+    if ok.sum() < 2:
+        return None
+    return ScoreCurve(values[ok], variances[ok], spreads[ok], loglik[ok])
+
+
+def variance_curve(
+    pred: Predictive,
+    meas: Measure,
+    f: NDArray[Any],
+    q: NDArray[np.float64],
+    p: NDArray[np.float64],
+    n_labels: int,
+    grid: NDArray[np.float64] = GRID,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """(G_a, V_a, S_a) for each a of ``grid`` (NaN where the measure is undefined under p_a)
+    at ``n_labels`` distinct labels drawn from ``q``, fewer than the instances q can draw
+    (module docstring)."""
+    t = successive_time(q, n_labels)
+    m = q.shape[0]
+    keep = np.arange(m)
+    if m > MAX_POOL:  # a fixed subsample; sums scale by m/MAX_POOL, the same for every a
+        keep = np.sort(np.random.default_rng(0).choice(m, MAX_POOL, replace=False))
+    pred_k = pred if keep.shape[0] == m else pred.take(keep)
+    qk, pk, fk = q[keep], p[keep], f[keep]
+    with np.errstate(over="ignore", divide="ignore"):
+        c = np.where(qk > 0, np.exp(-qk * t) / -np.expm1(-qk * t), 0.0)  # (1 − π)/π
+    scale = m / keep.shape[0]
+    cp2 = c * pk * pk * scale
+    model_n, model_d = meas.conditional_expectations(pred_k, fk)
+    values = np.full(grid.shape[0], math.nan)
+    variances = np.full(grid.shape[0], math.nan)
+    spreads = np.full(grid.shape[0], math.nan)
+    p2 = pk * pk * scale
+    tempering = _Tempering(pred_k) if isinstance(pred_k, Categorical) else None
+    for j, a in enumerate(grid):
+        pa = tempering.at(float(a)) if tempering is not None else tempered(pred_k, float(a))
+        assert pa is not None
+        m_n, m_d = meas.conditional_expectations(pa, fk)
+        d = scale * float(pk @ m_d)
+        if not d > 0:
+            continue
+        g = scale * float(pk @ m_n) / d  # eq. 4.21 under p_a
+        s = _conditional_variance(pa, meas, g, fk)[0] / (d * d)
+        mu = (m_n - g * m_d) / d
+        b = (model_n - g * model_d) / d
+        bb = float(cp2 @ (b * b))
+        lam = min(max(float(cp2 @ (mu * b)) / bb, 0.0), 1.0) if bb > 0 else 0.0
+        values[j] = g
+        variances[j] = float(cp2 @ (s + (mu - lam * b) ** 2))
+        spreads[j] = float(p2 @ s)
+    return values, variances, spreads
