@@ -39,6 +39,8 @@ JSON_KEYS = {
     "stderr",
     "ci",
     "level",
+    "interval",
+    "effective_n",
 }
 
 
@@ -110,6 +112,8 @@ def test_evaluation_campaign_end_to_end(task: dict[str, Path]) -> None:
     with Session.open(store) as s:
         e = s.estimate()
         assert status["estimate"] == e.estimate and status["ci"] == list(e.ci)
+        assert status["interval"] == e.interval == "tempered"
+        assert status["effective_n"] == e.effective_n == e.inference.effective_n
         assert status["n_draws"] == e.n_draws == s.progress().n_draws
     assert (status["measure"], status["n_labels"], status["budget"]) == ("f1", 60, 60.0)
     assert status["cost_spent"] == 60.0 and status["level"] == 0.95
@@ -117,6 +121,7 @@ def test_evaluation_campaign_end_to_end(task: dict[str, Path]) -> None:
     code, out, _ = _run("session", "status", store)
     assert code == 0 and "60 recorded, 0 pending" in out and "complete" in out
     assert re.search(r"estimate: 0\.\d{4}\s+stderr 0\.\d{4}\s+95% CI \[", out)
+    assert re.search(r"\(tempered\)  \(from \d+ draws; effective n \d+\.\d\)", out)
     code, _, _ = _run("session", "export", store, task["dir"] / "export.csv")
     assert code == 0
     export = pd.read_csv(task["dir"] / "export.csv")
@@ -151,7 +156,12 @@ def test_comparison_campaign_reports_difference_p_value_and_best(task: dict[str,
     assert code == 0, err
     _campaign(task, store, k=30)
     status = _status_json(store)
-    assert set(status) == JSON_KEYS | {"difference", "p_value", "best", "estimate_ci"}
+    assert set(status) == JSON_KEYS - {"interval", "effective_n"} | {
+        "difference",
+        "p_value",
+        "best",
+        "estimate_ci",
+    }
     with Session.open(store) as s:
         c = s.compare()
     assert status["difference"] == c.difference and status["p_value"] == c.p_value

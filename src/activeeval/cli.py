@@ -609,6 +609,8 @@ def _status_dict(
             stderr=_nan_to_none(e.stderr),
             ci=[_nan_to_none(v) for v in e.ci],
             level=plan.level,
+            interval=None if inf is None else e.interval,
+            effective_n=_nan_to_none(e.effective_n),
         )
     else:
         c = result
@@ -839,8 +841,8 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
     elif plan.n_models == 1:
         lines.append(
             f"estimate: {_fmt(status['estimate'])}  stderr {_fmt(status['stderr'])}  "
-            f"{lv} CI [{_fmt(status['ci'][0])}, {_fmt(status['ci'][1])}]  "
-            f"(from {status['n_draws']} draws)"
+            f"{lv} CI [{_fmt(status['ci'][0])}, {_fmt(status['ci'][1])}] ({status['interval']})  "
+            f"(from {status['n_draws']} draws; effective n {_fmt(status['effective_n'], 1)})"
         )
     else:
         own = status.get("estimate_ci") or [[None, None]] * plan.n_models

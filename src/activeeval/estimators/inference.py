@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -402,7 +402,7 @@ class ScoreCurve:
     labels of a finite pool are one draw), ``loglik`` the acquired labels' log-likelihood
     (:mod:`activeeval.estimators.tempered` builds it from the model's tempered
     probabilities). Between members they are interpolated (:data:`REFINE` points per step;
-    the variances geometrically, as they span decades)."""
+    the variances through their square roots)."""
 
     values: NDArray[np.float64]
     variances: NDArray[np.float64]
@@ -416,16 +416,16 @@ class ScoreCurve:
         k = self.values.shape[0]
         at = np.linspace(0.0, k - 1.0, self.REFINE * (k - 1) + 1)
         grid = np.arange(k, dtype=float)
-        with np.errstate(divide="ignore"):  # variances geometrically: they span decades
-            logs = [np.log(self.variances), np.log(self.spreads)]
-        variances, spreads = (np.exp(np.interp(at, grid, x)) for x in logs)
-        values, loglik = (np.interp(at, grid, x) for x in (self.values, self.loglik))
-        return values, variances, spreads, loglik
+        # Standard deviations linearly: they span decades, and a zero stays a point.
+        sds = (np.interp(at, grid, np.sqrt(x)) for x in (self.variances, self.spreads))
+        variances, spreads = (x * x for x in sds)
+        loglik = np.where(np.isnan(self.loglik), -np.inf, self.loglik)
+        return np.interp(at, grid, self.values), variances, spreads, np.interp(at, grid, loglik)
 
     @staticmethod
     def _plausible(loglik: NDArray[np.float64], level: float) -> NDArray[np.bool_]:
         cut = float(stats.chi2.isf(1.0 - level, 1)) / 2.0
-        return loglik >= loglik.max() - cut
+        return np.isfinite(loglik) & (loglik >= loglik.max() - cut)
 
     def plausible(self, level: float) -> NDArray[np.bool_]:
         """The grid's members the labels do not reject at ``level`` (the likelihood-ratio
@@ -443,9 +443,12 @@ class ScoreCurve:
         at ``level``."""
         values, variances, spreads, loglik = self._dense()
         on = self._plausible(loglik, level)
+        g = np.asarray(estimate, dtype=float)[..., None]
+        if not on.any():  # no member fits the labels (a NaN likelihood)
+            empty = np.full(g.shape[:-1], np.nan)
+            return empty, empty.copy()
         z = float(stats.norm.isf((1.0 - level) / 2.0))
         vals, half, band = values[on], z * np.sqrt(variances[on]), z * np.sqrt(spreads[on])
-        g = np.asarray(estimate, dtype=float)[..., None]
         lo = np.maximum(g - half, vals - band)
         hi = np.minimum(g + half, vals + band)
         ok = lo <= hi
@@ -500,7 +503,7 @@ class Estimate:
     measure: str = ""
     census: bool = False
     unit_weights: tuple[float, float] | None = None
-    score: ScoreCurve | None = None
+    score: ScoreCurve | None = field(default=None, compare=False)
 
     def confidence_interval(
         self, level: float | None = None, method: str = "wald", alternative: str = "two-sided"

@@ -156,7 +156,9 @@ def _static_estimate(
             meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q,
             features=rep.features, bandwidth=rep.bandwidth,
         )  # fmt: skip
-        return replace(est, score=_score(rep, predictive, draws, y, est)), "tempered"
+        curve = _score(rep, predictive, draws, y, est)
+        if curve is not None:
+            return replace(est, score=curve), "tempered"
     if est is None:
         est = estimate(
             meas, predictive.take(draws), y, q[draws], p=pw[draws], indices=draws, level=lv

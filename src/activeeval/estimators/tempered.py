@@ -20,8 +20,9 @@ For each a on :data:`GRID`:
 * the value G_a = Σ p m_N^a / D_a, D_a = Σ p m_D^a (eq. 4.21 under p_a);
 * the linearized term z = w(ℓ − G_a)/D_a has, under p_a, mean μ_a = (m_N^a − G_a m_D^a)/D_a
   and variance s_a = Var_a[w(ℓ − G_a) | x]/D_a² at x; the estimator's control variate is the
-  *model's* b = (m_N − G_a m_D)/D_a with the coefficient λ it tunes, here the minimizer of
-  the variance below, clipped to [0, 1] as the estimator clips it;
+  *model's* b = (m_N − G_a m_D)/D_a, centred on its p-mean over the estimator's domain (the
+  Hájek form centres it; the mean is 0 only at a = 1), with the coefficient λ it tunes, here
+  the minimizer of the variance below, clipped to [0, 1] as the estimator clips it;
 * the finite-population (Hájek) variance at the campaign's n distinct labels, π_i = 1 −
   exp(−q_i t) with Σ π = n (:func:`~activeeval.sampling.successive_time`):
 
@@ -53,7 +54,8 @@ variances are scaled by the share of variance the smoother leaves on the campaig
 Where it is not computed (the design-based interval alone): the thesis estimator, batch-adaptive
 campaigns (q changed between batches), comparisons, mixtures of models, ranked pools, and a
 census. Pools above :data:`MAX_POOL` instances are summarized on a fixed uniform subsample of
-that size (sums scaled back; the variance's relative error is about 1/√MAX_POOL).
+that size (sums scaled back); G_a is then itself an estimate, and its sampling variance,
+(1 − k/m)/k times the mean of (m·p·μ_a)² over the subsample, joins S_a (the pool's spread).
 """
 
 from __future__ import annotations
@@ -67,7 +69,6 @@ from numpy.typing import NDArray
 from ..measures import Measure
 from ..predictive import Categorical, Gaussian, Predictive
 from ..sampling import successive_time
-from .assisted import _conditional_variance
 from .inference import ScoreCurve
 
 __all__ = [
@@ -189,8 +190,11 @@ def variance_curve(
     qk, pk, fk = q[keep], p[keep], f[keep]
     with np.errstate(over="ignore", divide="ignore"):
         c = np.where(qk > 0, np.exp(-qk * t) / -np.expm1(-qk * t), 0.0)  # (1 − π)/π
-    scale = m / keep.shape[0]
-    cp2 = c * pk * pk * scale
+    k = keep.shape[0]
+    scale = m / k
+    dom = meas.weight_can_be_positive(fk)  # the estimator's domain (its Hájek sums)
+    cp2 = np.where(dom, c * pk * pk * scale, 0.0)
+    pd = np.where(dom, pk, 0.0)
     model_n, model_d = meas.conditional_expectations(pred_k, fk)
     values = np.full(grid.shape[0], math.nan)
     variances = np.full(grid.shape[0], math.nan)
@@ -205,12 +209,17 @@ def variance_curve(
         if not d > 0:
             continue
         g = scale * float(pk @ m_n) / d  # eq. 4.21 under p_a
-        s = _conditional_variance(pa, meas, g, fk)[0] / (d * d)
+        # Var_a[w(ℓ − G_a) | x] (as assisted._conditional_variance, reusing m_n, m_d)
+        second = meas.conditional_second_moment(pa, g, fk)
+        s = np.maximum(second - (m_n - g * m_d) ** 2, 0.0) / (d * d)
         mu = (m_n - g * m_d) / d
         b = (model_n - g * model_d) / d
+        b -= float(pd @ b) / float(pd.sum())  # the Hájek form centres it (0 only at a = 1)
         bb = float(cp2 @ (b * b))
         lam = min(max(float(cp2 @ (mu * b)) / bb, 0.0), 1.0) if bb > 0 else 0.0
         values[j] = g
         variances[j] = float(cp2 @ (s + (mu - lam * b) ** 2))
         spreads[j] = float(p2 @ s)
+        if k < m:  # G_a itself is a subsample's estimate: its sampling variance joins S_a
+            spreads[j] += (1.0 - k / m) / k * float(np.mean((m * pk * mu) ** 2))
     return values, variances, spreads

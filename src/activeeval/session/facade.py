@@ -123,8 +123,9 @@ class Session:
             Draws generated per block of the draw sequence.
         estimator : {"assisted", "snis"}
             The estimator the session reports, as :func:`~activeeval.evaluate`'s: the
-            model-assisted one (default; its finite-population form, logit interval for
-            measures in [0, 1]) or the thesis's (eq. 3.31, Wald interval), for reproduction.
+            model-assisted one (default; its finite-population form, the tempered interval:
+            logit for measures in [0, 1] or Wald, joined with the tempered-model score
+            interval) or the thesis's (eq. 3.31, Wald interval), for reproduction.
             Stored in the plan; :meth:`estimate` and :meth:`compare` can override it.
 
         Returns
@@ -284,7 +285,8 @@ class Session:
         the longest *prefix* of the draw sequence whose instances are all labeled: by default
         the model-assisted estimator (:mod:`activeeval.estimators.assisted`) in its
         finite-population form — the distinct instances of a prefix of i.i.d. draws from q are a
-        successive sample — with the logit interval for measures in [0, 1]; ``"snis"``: the thesis's
+        successive sample — with the tempered interval (:class:`~activeeval.EvaluationResult`'s
+        ``ci``); ``"snis"``: the thesis's
         eq. 3.31 with the sandwich standard error of Lemma 3.4, every draw weighted by its q;
         once every instance that can move the measure is labeled, the exact value. Taking a
         prefix keeps the argument behind the estimator valid while labels arrive out of
