@@ -70,7 +70,10 @@ def _bounds(
     meas: Measure, level: float, est: NDArray[np.float64], se: NDArray[np.float64],
     n_eff: NDArray[np.float64],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
-    """The default's interval (as ``evaluate`` reports it) at a two-sided ``level``."""
+    """The design-based part of the default's interval at a two-sided ``level``: logit
+    (Clopper–Pearson fallback) for measures in [0, 1], else Wald — what the planner predicts.
+    ``evaluate`` reports it joined with the tempered-model score interval
+    (:mod:`activeeval.estimators.tempered`), measured in ``docs/results/robustness.md``."""
     if meas.binary_loss:
         lo, hi = logit_interval(est, se, level, n_eff, unit_weights=meas.unit_weights)
         return np.asarray(lo), np.asarray(hi)
@@ -371,7 +374,10 @@ def report(result: dict[str, Any]) -> str:
         "- One-sided bounds: the upper bound of a rare error rate and the lower bound of a "
         "rare-class F1 cover less than the lower (resp. upper) one: when the sample happens to "
         "hold few errors, the estimate and its standard error are small together. This is the "
-        "interval issue of the stress suite (issue 26, Deliver 3).",
+        "interval issue of the stress suite (issue 26, Deliver 3). The widths and bounds here "
+        "are the design-based interval's (logit or Wald), the part the planner predicts; the "
+        "default now reports it joined with the tempered-model score interval, whose one-sided "
+        "coverage and width ÷ this one are in `robustness.md`.",
     ]
     lines += ["", "## Per setting", ""]
     head = ("| pool | model | measure | n | predicted | realized | ratio | se ÷ spread | "
