@@ -193,3 +193,62 @@ def test_coverage_on_an_overconfident_pool(measure: str) -> None:
     assert (old < floor).any(), old  # the case needs it
     width = np.mean(hi - lo, axis=0) / (2 * Z95 * est.std(axis=0))
     assert (width <= 1.35).all(), width
+
+
+def test_the_control_variate_is_centred_and_its_coefficient_minimizes_the_variance() -> None:
+    """F1 under the member a = 2 of a calibrated model: V_a is, written here from the
+    definitions, min over λ ∈ [0, 1] of Σ (1 − π)/π · p² · E_a[(z − λ(b − b̄))²] over the
+    estimator's domain (z = w(ℓ − G_a)/D_a per outcome, b the model's control variate, b̄ its
+    p-mean: the Hájek form centres it), minimized by scipy. Without the centring the
+    minimum differs (the test can fail)."""
+    from scipy import optimize
+
+    pred, _, _ = _overconfident(2, m=1500, factor=1.0)
+    meas = ae.get_measure("f1", pos_label=1).bind(pred)
+    f = pred.point_prediction()
+    q = ae.sampling.optimal_distribution(pred, meas)
+    m = pred.n
+    p = np.full(m, 1.0 / m)
+    _, v, _ = variance_curve(pred, meas, f, q, p, 200, grid=np.array([2.0]))
+    member = tempered(pred, 2.0)
+    outcomes = list(pred.labels)
+    w = np.stack([meas.weight(f, np.full(m, c)) for c in outcomes], axis=1)
+    loss = np.stack([meas.loss(f, np.full(m, c)) for c in outcomes], axis=1)
+    d_a = float(p @ (member.proba * w).sum(axis=1))
+    g_a = float(p @ (member.proba * w * loss).sum(axis=1)) / d_a
+    z = w * (loss - g_a) / d_a
+    b = ((pred.proba * w * loss).sum(axis=1) - g_a * (pred.proba * w).sum(axis=1)) / d_a
+    dom = meas.weight_can_be_positive(f)
+    t = ae.sampling.successive_time(q, 200)
+    c = np.where(dom, np.exp(-q * t) / -np.expm1(-q * t), 0.0)
+
+    def hajek(lam: float, centre: float) -> float:
+        r2 = (member.proba * (z - lam * (b - centre)[:, None]) ** 2).sum(axis=1)
+        return float(np.sum(c * p * p * r2))
+
+    bbar = float(p[dom] @ b[dom]) / float(p[dom].sum())
+    best = optimize.minimize_scalar(lambda x: hajek(x, bbar), bounds=(0, 1), method="bounded",
+                                    options={"xatol": 1e-10})  # fmt: skip
+    assert v[0] == pytest.approx(best.fun, rel=1e-6)
+    raw = optimize.minimize_scalar(lambda x: hajek(x, 0.0), bounds=(0, 1), method="bounded")
+    assert abs(raw.fun / best.fun - 1) > 0.01
+
+
+def test_a_subsampled_pools_value_error_joins_the_spread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above MAX_POOL the curve is summed on a uniform subsample: the spread S_a gains the
+    subsample's sampling variance of G_a, and the full pool's G_a lies within 4 of its
+    standard deviations of the subsample's."""
+    from activeeval.estimators import tempered as tmod
+
+    pred, _, _ = _overconfident(6, m=4000, factor=3.0)
+    meas = ae.get_measure("error_rate").bind(pred)
+    f = pred.point_prediction()
+    q = ae.sampling.optimal_distribution(pred, meas)
+    p = np.full(pred.n, 1.0 / pred.n)
+    grid = np.array([0.3, 1.0, 3.0])
+    full = variance_curve(pred, meas, f, q, p, 150, grid=grid)
+    monkeypatch.setattr(tmod, "MAX_POOL", 500)
+    sub = variance_curve(pred, meas, f, q, p, 150, grid=grid)
+    extra = sub[2] - full[2]
+    assert (extra > 0).all()
+    assert (np.abs(sub[0] - full[0]) <= 4 * np.sqrt(extra)).all(), (sub[0], full[0], extra)

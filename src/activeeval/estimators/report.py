@@ -89,6 +89,9 @@ class Reporting:
     features: ArrayLike | None = None
     bandwidth: float = DEFAULT_BANDWIDTH
     support_mass: float = 1.0
+    #: Whether the model-assisted estimate carries its tempered-model score curve (the
+    #: reported interval); off for a session's trajectory, whose band is the design-based one.
+    score: bool = True
 
 
 class ComparisonOutcome(NamedTuple):
@@ -143,8 +146,9 @@ def _static_estimate(
     draw), and the interval method to report with it — what :func:`evaluate` and a session
     (:meth:`~activeeval.Session.estimate`) report: the exact value once every instance that can
     move the measure is labeled; else the model-assisted estimator in its finite-population
-    form (logit interval for measures in [0, 1]; with the pool's ``features`` as a second
-    control variate) or the thesis's (Wald). ``census`` is :func:`_census`'s result for these
+    form (with the pool's ``features`` as a second control variate) and the tempered interval
+    (the logit or Wald interval joined with the tempered-model score interval, :func:`_score`),
+    or the thesis's (Wald). ``census`` is :func:`_census`'s result for these
     draws (the caller computes it once: it warns when the measure is undefined)."""
     meas, q, pw, lv = rep.measure, rep.q, rep.pool_weights, rep.level
     assisted = rep.estimator == "assisted"
@@ -156,7 +160,7 @@ def _static_estimate(
             meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q,
             features=rep.features, bandwidth=rep.bandwidth,
         )  # fmt: skip
-        curve = _score(rep, predictive, draws, y, est)
+        curve = _score(rep, predictive, draws, y, est) if rep.score else None
         if curve is not None:
             return replace(est, score=curve), "tempered"
     if est is None:

@@ -357,7 +357,10 @@ class Session:
         instance (a stopping time of the draw sequence). Columns: ``n_labels``, ``cost``,
         ``n_draws``, ``estimate``, ``stderr``, ``low``, ``high`` — for comparisons the
         difference, its standard error and interval, plus ``p_value``. ``estimator`` overrides
-        the session's; ``features``, ``bandwidth`` as in :meth:`estimate`.
+        the session's; ``features``, ``bandwidth`` as in :meth:`estimate`. The band
+        (``low``, ``high``) is the design-based interval (logit or Wald): the tempered-model
+        score interval that :meth:`estimate` joins to it costs a pass over the pool per point
+        (a 60-point trajectory on 5,000 instances took 1 s with it, 0.04 s without).
         """
         return _trajectory(self._store, self._stored, max_points, estimator, features, bandwidth)
 

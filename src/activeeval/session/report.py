@@ -6,6 +6,7 @@ same draws), the trajectory of the estimate, where the campaign stands
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sqlite3
@@ -186,9 +187,11 @@ def _estimate_on(
     estimator: str,
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
+    score: bool = True,
 ) -> EvaluationResult:
     """As evaluate reports the draws ``idx`` (their q ``dq``, labels ``y``) for ``model``:
-    one model's estimate, or on a ranked comparison's pool one ranker's (as compare)."""
+    one model's estimate, or on a ranked comparison's pool one ranker's (as compare);
+    without ``score``, with the design-based interval (a trajectory's band)."""
     sample = _sample(stored, idx, dq, y)
     if idx.size == 0:
         nan = math.nan
@@ -196,7 +199,7 @@ def _estimate_on(
             nan, nan, (nan, nan), stored.plan.level, 0, 0, measure=stored.measure.name,
             inference=None, **sample,
         )  # fmt: skip
-    rep = _reporting(stored, estimator, features, bandwidth)
+    rep = dataclasses.replace(_reporting(stored, estimator, features, bandwidth), score=score)
     est, interval = stored.pool.estimate(rep, model, idx, y)
     return EvaluationResult(**_result_fields(rep, est, interval), **sample)
 
@@ -274,7 +277,8 @@ def trajectory(
 
     def at(n: int) -> dict[str, float]:
         if stored.plan.n_models == 1:
-            e = _estimate_on(stored, idx[:n], dq[:n], y[:n], 0, how, features, bandwidth)
+            e = _estimate_on(stored, idx[:n], dq[:n], y[:n], 0, how, features, bandwidth,
+                             score=False)  # fmt: skip
             return {"estimate": e.estimate, "stderr": e.stderr, "low": e.ci[0], "high": e.ci[1]}
         cm = _compare_on(stored, idx[:n], dq[:n], y[:n], how, features, bandwidth)
         return {"estimate": cm.difference, "stderr": cm.stderr, "low": cm.ci[0],
