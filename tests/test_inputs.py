@@ -204,15 +204,23 @@ def test_each_models_own_interval_covers_from_400_labels(estimator: str) -> None
     assert np.all(cover >= FLOOR), cover
 
 
+def test_each_models_own_interval_at_100_labels_covers_with_the_tempered_join() -> None:
+    """At 100 labels the comparison q leaves ~10 draws where the models agree, whose rare
+    errors a Wald interval cannot see: Wald alone covered 0.83. Joined with each model's
+    tempered-model score interval (the model-assisted estimator's model_intervals) it covers
+    ≥ 0.95 − 3 MC s.e. (400 runs)."""
+    cover = _own_coverage("assisted", 100)
+    assert np.all(cover >= FLOOR), cover
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="known limit, reported: at 100 labels each model's own interval on the "
-    "comparison's draws covers 0.83 (model-assisted) and 0.80 (thesis estimator) — the "
-    "comparison q leaves ~10 draws where the models agree, whose rare errors the Wald "
-    "interval cannot see (issue 26's heavy-tail intervals); a t on Kish's n moved it by 0.01",
+    reason="known limit, reported: the thesis estimator's own intervals keep Wald alone, "
+    "0.80 at 100 labels on the comparison's draws (the tempered join is the model-assisted "
+    "estimator's)",
 )
-def test_each_models_own_interval_at_100_labels_covers_less() -> None:
-    cover = _own_coverage("assisted", 100)
+def test_each_models_own_snis_interval_at_100_labels_covers_less() -> None:
+    cover = _own_coverage("snis", 100)
     assert np.all(cover >= FLOOR), cover
 
 
@@ -356,4 +364,6 @@ def test_each_models_interval_is_clipped_to_the_measures_range(binary) -> None:
     iv = res.model_intervals()
     assert np.all(iv >= 0.0) and np.all(iv <= 1.0)
     raw = np.asarray(res.estimates)[:, None] + np.array([-1, 1]) * 1.959964 * res.stderrs[:, None]
-    np.testing.assert_allclose(iv, np.clip(raw, 0, 1), rtol=1e-6)
+    wald = np.clip(raw, 0, 1)  # joined with each model's score interval (test_tempered.py)
+    assert np.all(iv[:, 0] <= wald[:, 0] + 1e-6) and np.all(iv[:, 1] >= wald[:, 1] - 1e-6)
+    assert iv[0, 0] == 0.0  # the clipped end

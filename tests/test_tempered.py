@@ -252,3 +252,31 @@ def test_a_subsampled_pools_value_error_joins_the_spread(monkeypatch: pytest.Mon
     extra = sub[2] - full[2]
     assert (extra > 0).all()
     assert (np.abs(sub[0] - full[0]) <= 4 * np.sqrt(extra)).all(), (sub[0], full[0], extra)
+
+
+def test_a_comparisons_own_intervals_join_each_models_score_interval() -> None:
+    """compare's model_intervals: each model's Wald interval joined with the score set of
+    that model's curve on the comparison's draws (score_curve with its own predictions and
+    the comparison's q); the difference's interval stays Wald."""
+    from activeeval.estimators.inference import _wald_interval
+
+    a, y, _ = _overconfident(7, m=2000, factor=3.0)
+    rng = np.random.default_rng(8)
+    s = np.clip(a.proba[:, 1] + rng.normal(0, 0.2, a.n), 0.001, 0.999)
+    b = ae.Categorical(np.c_[1 - s, s])
+    res = ae.compare([a, b], lambda i: y[i], "error_rate", 150, random_state=3, progress=False)
+    assert res.model_scores is not None
+    q = ae.sampling.comparison_distribution([a, b], "error_rate")
+    units, first = np.unique(res.indices, return_index=True)
+    meas = ae.get_measure("error_rate").bind(a)
+    p = np.full(a.n, 1.0 / a.n)
+    got = res.model_intervals()
+    for j, pred in enumerate((a, b)):
+        curve = score_curve(pred, meas, pred.point_prediction(), q, p, units,
+                            np.asarray(res.labels)[first])  # fmt: skip
+        lo, hi = _wald_interval(float(res.estimates[j]), float(res.stderrs[j]), 0.95)
+        sl, sh = curve.bounds(float(res.estimates[j]), 0.95)
+        want = np.clip([min(lo, float(sl)), max(hi, float(sh))], 0.0, 1.0)
+        np.testing.assert_allclose(got[j], want, rtol=1e-12)
+    d, se = res.difference, res.stderr
+    assert res.ci == pytest.approx(_wald_interval(d, se, 0.95))

@@ -204,6 +204,7 @@ def _comparison_result(
         cost=acq.spent,
         measure=rep.measure.name,
         comparison=c.comparison,
+        model_scores=c.scores,
         stopped_early=stopped_early,
         value_range=getattr(rep.measure, "value_range", (-math.inf, math.inf)),
         **sample,

@@ -227,9 +227,11 @@ def _compare_on(
     estimator: str,
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
+    score: bool = True,
 ) -> ComparisonResult:
     """As compare reports the draws ``idx`` (their q ``dq``, labels ``y``), with the exact
-    values once every unit with test mass is labeled."""
+    values once every unit with test mass is labeled; without ``score``, each model's own
+    interval is Wald's alone (a trajectory)."""
     lv = stored.plan.level
     k = stored.plan.n_models
     sample = _sample(stored, idx, dq, y)
@@ -239,7 +241,7 @@ def _compare_on(
             nan, nan, nan, (nan, nan), 0, np.full(k, nan), lv, 0, 0,
             measure=stored.measure.name, comparison=None, **sample,
         )  # fmt: skip
-    rep = _reporting(stored, estimator, features, bandwidth)
+    rep = dataclasses.replace(_reporting(stored, estimator, features, bandwidth), score=score)
     c = stored.pool.compare(rep, idx, y, census=True)
     diff, se = c.difference, c.stderr
     ci = _wald_interval(diff, se, lv)
@@ -247,7 +249,7 @@ def _compare_on(
     return ComparisonResult(
         float(diff), float(se), float(c.p_value), ci, int(c.best),
         np.asarray(c.estimates, dtype=float), lv, cmp.n_labels, cmp.n_draws,
-        measure=cmp.measure, comparison=cmp,
+        measure=cmp.measure, comparison=cmp, model_scores=c.scores,
         value_range=getattr(stored.measure, "value_range", (-math.inf, math.inf)), **sample,
     )  # fmt: skip
 
@@ -280,7 +282,7 @@ def trajectory(
             e = _estimate_on(stored, idx[:n], dq[:n], y[:n], 0, how, features, bandwidth,
                              score=False)  # fmt: skip
             return {"estimate": e.estimate, "stderr": e.stderr, "low": e.ci[0], "high": e.ci[1]}
-        cm = _compare_on(stored, idx[:n], dq[:n], y[:n], how, features, bandwidth)
+        cm = _compare_on(stored, idx[:n], dq[:n], y[:n], how, features, bandwidth, score=False)
         return {"estimate": cm.difference, "stderr": cm.stderr, "low": cm.ci[0],
                 "high": cm.ci[1], "p_value": cm.p_value}  # fmt: skip
 
