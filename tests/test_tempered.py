@@ -265,7 +265,7 @@ def test_a_comparisons_own_intervals_join_each_models_score_interval() -> None:
     s = np.clip(a.proba[:, 1] + rng.normal(0, 0.2, a.n), 0.001, 0.999)
     b = ae.Categorical(np.c_[1 - s, s])
     res = ae.compare([a, b], lambda i: y[i], "error_rate", 150, random_state=3, progress=False)
-    assert res.model_scores is not None
+    assert res.model_scores is not None and res.model_scores() is res.model_scores()
     q = ae.sampling.comparison_distribution([a, b], "error_rate")
     units, first = np.unique(res.indices, return_index=True)
     meas = ae.get_measure("error_rate").bind(a)

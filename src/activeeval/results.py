@@ -9,6 +9,7 @@ interval method by :meth:`EvaluationResult.confidence_interval`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -180,9 +181,10 @@ class ComparisonResult:
     #: The measure's range (:attr:`~activeeval.measures.Measure.value_range`), to which
     #: :meth:`model_intervals` clips each model's interval.
     value_range: tuple[float, float] = (-math.inf, math.inf)
-    #: Each model's tempered-model score curve on the draws (model-assisted estimator), which
+    #: A function giving each model's tempered-model score curve on the draws (model-assisted
+    #: estimator; computed once, when :meth:`model_intervals` first asks), which
     #: :meth:`model_intervals` joins to its Wald interval; None where not computed.
-    model_scores: tuple[Any, ...] | None = None
+    model_scores: Callable[[], tuple[Any, ...]] | None = None
 
     def confidence_interval(
         self,
@@ -227,7 +229,7 @@ class ComparisonResult:
         estimator keeps Wald, 0.80 / 0.90 / 0.93. For a model's value that must be right,
         evaluate it alone."""
         lv = check_level(self.level if level is None else level)
-        scores = self.model_scores or (None,) * len(self.estimates)
+        scores = (None,) * len(self.estimates) if self.model_scores is None else self.model_scores()
         out = np.empty((len(self.estimates), 2))
         for j, (g, se, sc) in enumerate(zip(self.estimates, self.stderrs, scores, strict=True)):
             out[j] = _sided(partial(_joined, float(g), float(se), sc), lv, alternative)

@@ -17,9 +17,10 @@ control-variate moments cached). :func:`pool_for` picks the class.
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, NamedTuple
 
@@ -98,8 +99,9 @@ class ComparisonOutcome(NamedTuple):
     """A comparison's sample as reported: Δ (the best model against the runner-up for k > 2,
     with its Holm-adjusted p-value), its standard error and p-value, the best model, every
     model's estimate, and the full comparison object (:class:`~.inference.Comparison` or
-    :class:`~.inference.MultipleComparison`); with the model-assisted estimator, each
-    model's tempered-model score curve on the comparison's draws (:func:`_model_scores`)."""
+    :class:`~.inference.MultipleComparison`); with the model-assisted estimator, a function
+    giving each model's tempered-model score curve on the comparison's draws, computed once
+    when first asked (:func:`_model_scores`)."""
 
     difference: float
     stderr: float
@@ -107,7 +109,7 @@ class ComparisonOutcome(NamedTuple):
     best: int
     estimates: NDArray[np.float64]
     comparison: Any
-    scores: tuple[ScoreCurve | None, ...] | None = None
+    scores: Callable[[], tuple[ScoreCurve | None, ...]] | None = None
 
 
 def _check_features(features: ArrayLike | None, bandwidth: float, m: int, refused: str) -> None:
@@ -388,20 +390,29 @@ def _compare_sample(
 
 def _model_scores(
     rep: Reporting, preds: list[Predictive], draws: NDArray[np.intp], y: NDArray[Any]
-) -> tuple[ScoreCurve | None, ...] | None:
+) -> Callable[[], tuple[ScoreCurve | None, ...]] | None:
     """Each model's tempered-model score curve on a comparison's draws (its own
     predictions, the comparison's q), for :meth:`~activeeval.ComparisonResult.model_intervals`:
     a model's value rests on the few draws where the models agree, whose rare errors its Wald
-    interval cannot see (0.79 coverage at 100 labels; with the curve 0.94–0.96). None where the
-    draws do not identify each model's value (``active_neq``) or for a session's trajectory."""
+    interval cannot see (0.79 coverage at 100 labels; with the curve 0.94–0.96). The curves
+    are computed when first asked for (a comparison's Δ does not need them), once. They
+    assume each model's own control variate where the comparison may use the pair's mixture
+    (measured coverage above). None where the draws do not identify each model's value
+    (``active_neq``) or for a session's trajectory."""
     if not rep.score or rep.support_mass != 1.0:
         return None
     units, first = np.unique(draws, return_index=True)
     labels = np.asarray(y)[first]
-    return tuple(
-        score_curve(pr, rep.measure, pr.point_prediction(), rep.q, rep.pool_weights, units, labels)
-        for pr in preds
-    )
+
+    @functools.cache
+    def curves() -> tuple[ScoreCurve | None, ...]:
+        f = [pr.point_prediction() for pr in preds]
+        return tuple(
+            score_curve(pr, rep.measure, fj, rep.q, rep.pool_weights, units, labels)
+            for pr, fj in zip(preds, f, strict=True)
+        )
+
+    return curves
 
 
 def _ranking_comparison(
