@@ -280,3 +280,20 @@ def test_a_comparisons_own_intervals_join_each_models_score_interval() -> None:
         np.testing.assert_allclose(got[j], want, rtol=1e-12)
     d, se = res.difference, res.stderr
     assert res.ci == pytest.approx(_wald_interval(d, se, 0.95))
+
+
+def test_results_with_curves_pickle() -> None:
+    """A result carrying curves (an evaluation's, a comparison's lazy per-model ones) goes
+    through pickle with the same intervals."""
+    import pickle
+
+    a, y, _ = _overconfident(7, m=1500, factor=3.0)
+    res = ae.evaluate(a, lambda i: y[i], "f1", 120, random_state=1)
+    back = pickle.loads(pickle.dumps(res))
+    assert back.ci == res.ci and back.confidence_interval(0.9) == res.confidence_interval(0.9)
+    rng = np.random.default_rng(8)
+    s = np.clip(a.proba[:, 1] + rng.normal(0, 0.2, a.n), 0.001, 0.999)
+    cmp = ae.compare([a, ae.Categorical(np.c_[1 - s, s])], lambda i: y[i], "error_rate", 150,
+                     random_state=3, progress=False)  # fmt: skip
+    again = pickle.loads(pickle.dumps(cmp))
+    np.testing.assert_array_equal(again.model_intervals(), cmp.model_intervals())

@@ -17,7 +17,6 @@ control-variate moments cached). :func:`pool_for` picks the class.
 
 from __future__ import annotations
 
-import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -402,17 +401,30 @@ def _model_scores(
     if not rep.score or rep.support_mass != 1.0:
         return None
     units, first = np.unique(draws, return_index=True)
-    labels = np.asarray(y)[first]
+    return _ModelScores(rep, preds, units, np.asarray(y)[first])
 
-    @functools.cache
-    def curves() -> tuple[ScoreCurve | None, ...]:
-        f = [pr.point_prediction() for pr in preds]
-        return tuple(
-            score_curve(pr, rep.measure, fj, rep.q, rep.pool_weights, units, labels)
-            for pr, fj in zip(preds, f, strict=True)
-        )
 
-    return curves
+@dataclass(eq=False)
+class _ModelScores:
+    """:func:`_model_scores`'s curves, computed on the first call and kept (a class rather
+    than a closure, so that a result holding it can be pickled)."""
+
+    rep: Reporting
+    preds: list[Predictive]
+    units: NDArray[np.intp]
+    labels: NDArray[Any]
+    done: tuple[ScoreCurve | None, ...] | None = None
+
+    def __call__(self) -> tuple[ScoreCurve | None, ...]:
+        if self.done is None:
+            r, units, labels = self.rep, self.units, self.labels
+            self.done = tuple(
+                score_curve(
+                    pr, r.measure, pr.point_prediction(), r.q, r.pool_weights, units, labels
+                )
+                for pr in self.preds
+            )
+        return self.done
 
 
 def _ranking_comparison(
