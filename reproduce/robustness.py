@@ -37,8 +37,8 @@ from scipy import stats
 from activeeval.datasets import EvaluationTask, load_task
 from activeeval.demo import _runs, _samples, fit_logistic, pool_predictive, simulate_static
 from activeeval.estimators.assisted import assisted_distribution
-from activeeval.estimators.inference import ScoreCurve, logit_interval
-from activeeval.estimators.tempered import pointwise_log_likelihood, variance_curve
+from activeeval.estimators.inference import logit_interval
+from activeeval.estimators.tempered import as_curve, pointwise_log_likelihood, variance_curve
 from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
 from activeeval.predictive import Categorical, Gaussian, Predictive
 from activeeval.sampling import optimal_distribution, passive_distribution
@@ -276,14 +276,10 @@ def tempered_intervals(
         values, variances, spreads = variance_curve(pred, meas, f, q, p, int(n))
         for r in range(est.shape[0]):
             units = np.unique(draws[r, : kept[r, j]])
-            ll = ll_all[units].sum(axis=0)
-            ok = np.isfinite(values) & np.isfinite(variances) & np.isfinite(ll)
-            if units.shape[0] != int(n) or ok.sum() < 2 or not np.isfinite(est[r, j]):
+            curve = as_curve(values, variances, spreads, ll_all[units].sum(axis=0))
+            if units.shape[0] != int(n) or curve is None:
                 continue
-            curve = ScoreCurve(values[ok], variances[ok], spreads[ok], ll[ok])
-            sl, sh = curve.bounds(est[r, j], level)
-            if np.isfinite(sl):
-                lo[r, j], hi[r, j] = min(lo[r, j], float(sl)), max(hi[r, j], float(sh))
+            lo[r, j], hi[r, j] = curve.join((lo[r, j], hi[r, j]), float(est[r, j]), level)
     return lo, hi
 
 

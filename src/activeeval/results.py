@@ -256,8 +256,5 @@ class ComparisonResult:
 def _joined(g: float, se: float, score: Any, level: float) -> tuple[float, float]:
     """The Wald interval of (g, se) at ``level``, joined with the score set of ``score``
     (a :class:`~activeeval.estimators.inference.ScoreCurve`) where there is one."""
-    low, high = _wald_interval(g, se, level)
-    if score is None or math.isnan(g):
-        return low, high
-    sl, sh = (float(x) for x in score.bounds(g, level))
-    return (low, high) if math.isnan(sl) else (min(low, sl), max(high, sh))
+    base = _wald_interval(g, se, level)
+    return base if score is None else score.join(base, g, level)

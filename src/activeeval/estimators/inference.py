@@ -457,6 +457,14 @@ class ScoreCurve:
         empty = ~np.isfinite(low)
         return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 
+    def join(self, base: tuple[float, float], estimate: float, level: float) -> tuple[float, float]:
+        """The interval ``base`` joined with the score set's bounds at ``estimate`` (``base``
+        itself where the set is empty or the estimate is NaN)."""
+        if math.isnan(estimate):
+            return base
+        sl, sh = (float(x) for x in self.bounds(estimate, level))
+        return base if math.isnan(sl) else (min(base[0], sl), max(base[1], sh))
+
 
 # ------------------------------------------------------------------------- Estimate
 @dataclass(frozen=True)
@@ -541,12 +549,7 @@ class Estimate:
             return g, g
         if method == "tempered":
             base = self._two_sided(lv, "logit" if self.binary_loss else "wald")
-            if self.score is None:
-                return base
-            sl, sh = (float(x) for x in self.score.bounds(g, lv))
-            if math.isnan(sl):
-                return base
-            return min(base[0], sl), max(base[1], sh)
+            return base if self.score is None else self.score.join(base, g, lv)
         if method == "logit":
             if not self.binary_loss:
                 raise _binomial_method_error(method, self.measure)

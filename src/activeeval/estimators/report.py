@@ -183,11 +183,7 @@ def _score(
     residuals as a second one, they are scaled by the share of variance the smoother leaves
     on these draws, (se with features / se without)² capped at 1 — else the score interval
     would undo the smoother's gain (coverage 0.99 where the design-based one is 0.95)."""
-    units, first = np.unique(draws, return_index=True)
-    curve = score_curve(
-        predictive, rep.measure, predictive.point_prediction(), rep.q, rep.pool_weights,
-        units, np.asarray(y)[first],
-    )  # fmt: skip
+    curve = _ModelScores(rep, [predictive], *_labeled_units(draws, y))()[0]
     if curve is None or rep.features is None or not getattr(est, "feature_power", 0.0):
         return curve
     plain = assisted_estimate(
@@ -400,14 +396,22 @@ def _model_scores(
     (``active_neq``) or for a session's trajectory."""
     if not rep.score or rep.support_mass != 1.0:
         return None
+    return _ModelScores(rep, preds, *_labeled_units(draws, y))
+
+
+def _labeled_units(
+    draws: NDArray[np.intp], y: NDArray[Any]
+) -> tuple[NDArray[np.intp], NDArray[Any]]:
+    """The distinct labeled instances of the draws and their labels (each once)."""
     units, first = np.unique(draws, return_index=True)
-    return _ModelScores(rep, preds, units, np.asarray(y)[first])
+    return units, np.asarray(y)[first]
 
 
 @dataclass(eq=False)
 class _ModelScores:
-    """:func:`_model_scores`'s curves, computed on the first call and kept (a class rather
-    than a closure, so that a result holding it can be pickled)."""
+    """Each model's tempered-model score curve on the labeled ``units`` (a static campaign's
+    or a comparison's), computed on the first call and kept (a class rather than a closure,
+    so that a result holding it can be pickled)."""
 
     rep: Reporting
     preds: list[Predictive]

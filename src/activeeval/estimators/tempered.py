@@ -82,6 +82,7 @@ from .inference import ScoreCurve
 __all__ = [
     "GRID",
     "MAX_POOL",
+    "as_curve",
     "pointwise_log_likelihood",
     "score_curve",
     "tempered",
@@ -171,6 +172,17 @@ def score_curve(
         return None
     values, variances, spreads = variance_curve(pred, meas, f, q, p, n_labels)
     loglik = pointwise_log_likelihood(pred.take(units), labels).sum(axis=0)
+    return as_curve(values, variances, spreads, loglik)
+
+
+def as_curve(
+    values: NDArray[np.float64],
+    variances: NDArray[np.float64],
+    spreads: NDArray[np.float64],
+    loglik: NDArray[np.float64],
+) -> ScoreCurve | None:
+    """The curve over the members where value, variance and likelihood are all defined;
+    None when fewer than two are."""
     ok = np.isfinite(values) & np.isfinite(variances) & np.isfinite(loglik)
     if ok.sum() < 2:
         return None
