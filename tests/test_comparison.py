@@ -952,7 +952,7 @@ def test_sequential_protocol_stops_early_on_large_difference():
         random_state=0,
         progress=False,
     )
-    assert res.stopped_early
+    assert res.stopped is not None
     assert res.n_labels < 400
     assert res.p_value < 0.05
     assert res.best == 0
@@ -971,7 +971,7 @@ def test_sequential_protocol_with_a_budget_below_twenty_labels_runs_to_the_end()
             warnings.simplefilter("ignore", ae.DegenerateIntervalWarning)
             res = ae.compare([np.c_[1 - pa, pa], np.c_[1 - pb, pb]], lambda i: y[i],
                              budget=budget, sequential=True, random_state=0)  # fmt: skip
-        assert res.n_labels == budget and not res.stopped_early
+        assert res.n_labels == budget and res.stopped is None
 
 
 def test_sequential_step_below_one_label_is_refused_before_any_label():
@@ -1010,7 +1010,7 @@ def test_sequential_protocol_false_decision_rate_under_null_is_inflated():
         )
         r_seq = ae.compare([pa, pb], lambda i: y[i], sequential=True, step=20, **common)
         r_fix = ae.compare([pa, pb], lambda i: y[i], **common)
-        seq += r_seq.stopped_early or r_seq.p_value < ALPHA
+        seq += r_seq.stopped is not None or r_seq.p_value < ALPHA
         fixed += r_fix.p_value < ALPHA
     rate_seq, rate_fixed = seq / reps, fixed / reps
     print(f"false decisions under the null: sequential {rate_seq:.3f}, fixed n {rate_fixed:.3f}")

@@ -461,7 +461,7 @@ def test_compare_and_comparison_sessions_agree_with_features(tmp_path) -> None:
         s.record({i: int(y[i]) for i in ids})
     got = s.compare(features=x)
     assert (got.difference, got.stderr, got.ci) == (res.difference, res.stderr, res.ci)
-    assert isinstance(got, ae.ComparisonResult) and not got.stopped_early
+    assert isinstance(got, ae.ComparisonResult) and got.stopped is None
     np.testing.assert_array_equal(got.indices, res.indices)
     np.testing.assert_array_equal(got.q, res.q)
     np.testing.assert_array_equal(got.labels, res.labels)

@@ -9,15 +9,19 @@ interval method by :meth:`EvaluationResult.confidence_interval`.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from ._validation import check_level, check_option
+from .errors import ShapeError
+from .estimators.anytime import DrawTerms
 from .estimators.inference import (
     Comparison,
     Estimate,
@@ -79,7 +83,12 @@ class EvaluationResult:
     label_offsets : ndarray or None
         Ranking pools only: offsets of each draw's grades in ``labels``.
     interval : str
-        The method of ``ci`` (``"tempered"``, ``"logit"`` or ``"wald"``).
+        The method of ``ci`` (``"tempered"``, ``"logit"`` or ``"wald"``; ``"anytime"`` when
+        a stopping rule ended the campaign, ``"fixed-width"`` under Chow–Robbins' rule).
+    stopped : str or None
+        Why the campaign stopped before spending its budget — the stopping rule that was met
+        (``"target width 0.05 reached"``, ``"claim f1 >= 0.8 established"``, …) — or None
+        when it ran to the budget (or a session still runs).
     effective_n : float
         Kish's effective sample size of the estimate's weights, (Σ v·w)²/Σ (v·w)² (the labels'
         worth in uniform draws; NaN before the first label). Far below ``n_labels``, the
@@ -103,6 +112,10 @@ class EvaluationResult:
     label_offsets: NDArray[np.int64] | None = None
     interval: str = "wald"
     value_range: tuple[float, float] = (-math.inf, math.inf)
+    stopped: str | None = None
+    #: A function giving the draws' per-draw terms for the anytime-valid sequence
+    #: (:class:`~activeeval.estimators.anytime.DrawTerms`), computed once when first asked.
+    anytime_terms: Callable[[], DrawTerms] | None = field(default=None, repr=False)
 
     def confidence_interval(
         self,
@@ -110,8 +123,16 @@ class EvaluationResult:
         method: str | None = None,
         alternative: str = "two-sided",
     ) -> tuple[float, float]:
-        """Interval by any method of :meth:`Estimate.confidence_interval`; by default the
-        method of :attr:`ci`; clipped like :attr:`ci` to the measure's ``value_range``.
+        """Interval by any method of :meth:`Estimate.confidence_interval`, or ``"anytime"``;
+        by default the method of :attr:`ci`; clipped like :attr:`ci` to the measure's
+        ``value_range``.
+
+        ``"anytime"``: the confidence sequence's running intersection after the last draw
+        (:meth:`confidence_sequence`), valid whenever the campaign was stopped — the interval
+        to report when you looked at the estimate along the way and stopped when it suited
+        you. It is about 1.6 times as wide as the fixed-n interval at the same labels
+        (:mod:`activeeval.estimators.anytime`). ``"fixed-width"`` is the reported interval of
+        Chow–Robbins' rule, the design-based one.
 
         ``alternative``: ``"two-sided"``, or a one-sided bound at ``level`` — ``"less"`` the
         upper bound (the interval from the lowest value of the measure's range to it, e.g. for
@@ -119,10 +140,46 @@ class EvaluationResult:
         if self.inference is None:
             return math.nan, math.nan
         how = self.interval if method is None else method
+        if how == "anytime":
+            return self._anytime(level, alternative)
+        if how == "fixed-width":
+            how = "logit" if self.inference.binary_loss else "wald"
         ci = self.inference.confidence_interval(level, how, alternative)
         if math.isnan(self.estimate):
             return ci
         return clip_to_range(self.estimate, ci, self.value_range)[1]
+
+    def confidence_sequence(
+        self, level: float | None = None, alternative: str = "two-sided"
+    ) -> pd.DataFrame:
+        """The anytime-valid confidence sequence after every draw (up to 4,000 looks; beyond,
+        an even grid): columns ``n_draws``, ``estimate`` (the with-replacement estimate the
+        sequence is centred on), ``lower``, ``upper`` (running intersection) and ``started``
+        (the start rule held: before, the measure's whole range). Plot ``lower``/``upper``
+        against ``n_draws`` to see when the answer was known.
+        :mod:`activeeval.estimators.anytime` has the construction and its guarantee."""
+        lv = check_level(self.level if level is None else level)
+        terms = self._terms()
+        seq = terms.sequence(0, lv, alternative)
+        return pd.DataFrame(
+            {"n_draws": seq["t"], "estimate": seq["estimate"], "lower": seq["lower"],
+             "upper": seq["upper"], "started": seq["started"]}
+        )  # fmt: skip
+
+    def _terms(self) -> DrawTerms:
+        if self.anytime_terms is None:
+            raise ShapeError(
+                "method: this result carries no per-draw terms for an anytime-valid interval "
+                "(a stratified campaign, or a session before its first label); use a "
+                "fixed-n method."
+            )
+        return self.anytime_terms()
+
+    def _anytime(self, level: float | None, alternative: str) -> tuple[float, float]:
+        lv = check_level(self.level if level is None else level)
+        if self.inference is not None and self.inference.census:
+            return self.estimate, self.estimate  # every unit that counts is labeled: exact
+        return self._terms().interval(0, lv, alternative)
 
     @property
     def effective_n(self) -> float:
@@ -133,7 +190,7 @@ class EvaluationResult:
             self,
             ("measure", "method", "estimate", "stderr"),
             ("ci", "level", "interval"),
-            ("n_labels", "n_draws", "effective_n", "cost", "budget"),
+            ("n_labels", "n_draws", "effective_n", "cost", "budget", "stopped"),
         )
 
 
@@ -176,7 +233,9 @@ class ComparisonResult:
     q: NDArray[np.float64]
     labels: NDArray[Any]
     comparison: Comparison | MultipleComparison | None
-    stopped_early: bool = False
+    #: Why the campaign stopped before its budget (``"decided: model 1 is better"``, a claim
+    #: settled, the sequential protocol's ``"p < alpha"``), or None.
+    stopped: str | None = None
     label_offsets: NDArray[np.int64] | None = None
     #: The measure's range (:attr:`~activeeval.measures.Measure.value_range`), to which
     #: :meth:`model_intervals` clips each model's interval.
@@ -185,6 +244,22 @@ class ComparisonResult:
     #: estimator; computed once, when :meth:`model_intervals` first asks), which
     #: :meth:`model_intervals` joins to its Wald interval; None where not computed.
     model_scores: Callable[[], tuple[Any, ...]] | None = None
+    #: The draws' per-draw terms for the anytime-valid sequences (computed when first asked).
+    anytime_terms: Callable[[], DrawTerms] | None = field(default=None, repr=False)
+    #: The interval method of :attr:`ci`: ``"wald"``, or ``"anytime"`` when a stopping rule
+    #: ended the campaign.
+    interval: str = "wald"
+
+    @property
+    def stopped_early(self) -> bool:
+        """Deprecated: ``stopped is not None``."""
+        warnings.warn(
+            "ComparisonResult.stopped_early is deprecated; use `stopped` (why the campaign "
+            "stopped, or None).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.stopped is not None
 
     def confidence_interval(
         self,
@@ -192,15 +267,67 @@ class ComparisonResult:
         method: str | None = None,
         alternative: str = "two-sided",
     ) -> tuple[float, float]:
-        """Interval for ``difference`` at ``level`` (default :attr:`level`): ``"wald"`` (the
-        default; two-sided at :attr:`level` it is :attr:`ci`) or ``"t"`` (t_{n−1} on the
-        draws). ``alternative="less"`` gives the one-sided upper bound of Δ (a
+        """Interval for ``difference`` at ``level`` (default :attr:`level`): ``"wald"`` (two-sided
+        at :attr:`level` it is :attr:`ci` unless a stopping rule ended the campaign), ``"t"``
+        (t_{n−1} on the draws) or ``"anytime"`` (the confidence sequence of Δ after the last
+        draw, valid at a data-dependent stop; :mod:`activeeval.estimators.anytime`); by default
+        :attr:`interval`. ``alternative="less"`` gives the one-sided upper bound of Δ (a
         non-inferiority claim Δ ≤ margin), ``"greater"`` the lower bound. For k > 2 models
-        it is the best model against the runner-up, not adjusted for the other pairs."""
+        it is the best model against the runner-up: not adjusted for the other pairs, except
+        ``"anytime"``, whose level is Bonferroni-adjusted over all k(k − 1)/2 pairs (so it
+        holds whichever pair the data make best and runner-up)."""
         lv = check_level(self.level if level is None else level)
-        how = check_option("wald" if method is None else method, ("wald", "t"), "method")
+        how = check_option(
+            self.interval if method is None else method, ("wald", "t", "anytime"), "method"
+        )
+        if how == "anytime":
+            return self._anytime(lv, alternative)
         d, se, n = self.difference, self.stderr, self.n_draws
         return _sided(lambda lv: _difference_interval(d, se, n, lv, how), lv, alternative)
+
+    def confidence_sequence(
+        self, level: float | None = None, alternative: str = "two-sided"
+    ) -> pd.DataFrame:
+        """The anytime-valid confidence sequence of ``difference`` after every draw, as
+        :meth:`EvaluationResult.confidence_sequence` (k > 2: best against runner-up, level
+        Bonferroni-adjusted over all pairs)."""
+        terms = self._terms()
+        seq = terms.sequence(self._pair(), self._pair_level(level), alternative)
+        return pd.DataFrame(
+            {"n_draws": seq["t"], "difference": seq["estimate"], "lower": seq["lower"],
+             "upper": seq["upper"], "started": seq["started"]}
+        )  # fmt: skip
+
+    def _pair(self) -> tuple[int, int]:
+        if len(self.estimates) == 2:
+            return 0, 1
+        order = [j for j in np.argsort(self.estimates) if not np.isnan(self.estimates[j])]
+        best = self.best
+        runner = next(j for j in (order if self._lower_is_better() else order[::-1]) if j != best)
+        return int(best), int(runner)
+
+    def _lower_is_better(self) -> bool:
+        gib = getattr(self.comparison, "greater_is_better", False)
+        return not gib
+
+    def _pair_level(self, level: float | None) -> float:
+        lv = check_level(self.level if level is None else level)
+        k = len(self.estimates)
+        return 1.0 - (1.0 - lv) / (k * (k - 1) / 2)
+
+    def _terms(self) -> DrawTerms:
+        if self.anytime_terms is None:
+            raise ShapeError(
+                "method: this comparison carries no per-draw terms for an anytime-valid "
+                "interval (method='active_neq' identifies only the difference on the "
+                "disagreements); use method='wald'."
+            )
+        return self.anytime_terms()
+
+    def _anytime(self, level: float, alternative: str) -> tuple[float, float]:
+        if getattr(self.comparison, "census", False):
+            return self.difference, self.difference  # every unit that counts is labeled
+        return self._terms().interval(self._pair(), self._pair_level(level), alternative)
 
     @property
     def stderrs(self) -> NDArray[np.float64]:
@@ -249,7 +376,7 @@ class ComparisonResult:
             self,
             ("measure", "method", "difference", "stderr"),
             ("p_value", "ci", "level", "best", "estimates", "stderrs"),
-            ("n_labels", "n_draws", "cost", "budget", "stopped_early"),
+            ("n_labels", "n_draws", "cost", "budget", "stopped"),
         )
 
 

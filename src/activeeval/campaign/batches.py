@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,11 +82,18 @@ class Replanning:
     mix: float
 
 
-def _run_in_batches(acq: _Acquisition, batch: float, budget: float, replan: Replanning) -> None:
+def _run_in_batches(
+    acq: _Acquisition,
+    batch: float,
+    budget: float,
+    replan: Replanning,
+    stop: Callable[[NDArray[np.intp]], str | None] | None = None,
+) -> str | None:
     """Batch-adaptive Algorithm 2: recalibrate on the labels so far, recompute q, go on. The
     recalibrated distribution stands in for p(y | x) only: the losses and weights stay those
     of the evaluated model's predictions f (precision's q lives on f's predicted positives;
-    the recalibrated model's would leave some of them at q = 0, a bias)."""
+    the recalibrated model's would leave some of them at q = 0, a bias). With a stopping
+    rule, each batch is a look: ``stop(draws)`` says why to stop (returned), or None."""
     r = replan
     predictive = r.predictive
     pw = pool_distribution(predictive.n, r.pool_weights)
@@ -95,10 +103,13 @@ def _run_in_batches(acq: _Acquisition, batch: float, budget: float, replan: Repl
         target = min(budget, target + batch)
         acq.run(target)
         if target >= budget or acq.exhausted or acq.n_kept >= acq.max_draws:
-            return
+            return None
         draws = acq.draws
         if draws.size == 0:
             continue
+        why = None if stop is None else stop(draws)
+        if why is not None:
+            return why
         v = pw[draws] / acq.draw_q
         current = _shrunk(
             recalibrate(predictive, draws, acq.book.lookup(draws), v),

@@ -22,6 +22,7 @@ from ..errors import (
     UnknownOptionError,
 )
 from ..estimators.report import (
+    LazyTerms,
     PlainPool,
     RankedPool,
     _no_features,
@@ -41,6 +42,7 @@ from ..results import ComparisonResult
 from ..sampling import (
     comparison_distribution,
 )
+from ..stopping import comparison_rule
 from .ranked import _compare_ranking, _is_ranking
 from .steps import (
     CampaignSettings,
@@ -48,7 +50,12 @@ from .steps import (
     _Acquisition,
     _bar,
     _comparison_result,
+    _horizon,
+    _Look,
     _run_comparison,
+    _run_looks,
+    _stop_step,
+    _with_rule,
 )
 
 
@@ -74,6 +81,10 @@ def compare(
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
     prediction: Sequence[ArrayLike | None] | None = None,
+    decide: bool = False,
+    claim: Any = None,
+    target_width: float | None = None,
+    rule: str = "anytime",
 ) -> ComparisonResult:
     """Compare two or more models on the pool from labels bought within a budget.
 
@@ -95,15 +106,29 @@ def compare(
         ``"active_uniC"``, ``"active_lambda"`` (see
         :func:`~activeeval.sampling.comparison_distribution`).
     sequential : bool
-        The sequential protocol of Table 5.1: label ``step`` more labels (or cost units) at a
-        time and stop as soon as the p-value falls below ``alpha``. **Repeated testing inflates
-        the type I error above alpha** (each look is another chance of a false rejection); the
-        reproduction in ``docs/results/`` measures how much. Use it to save labels when a
-        decision is all you need, not for a p-value to report.
+        The thesis's sequential protocol (Table 5.1): label ``step`` more labels (or cost
+        units) at a time and stop as soon as the Wald p-value falls below ``alpha``.
+        **Repeated testing inflates the type I error above alpha** (each look is another
+        chance of a false rejection; ``docs/results/sequential.md`` measures how much); kept
+        to reproduce the thesis. ``decide=True`` is the valid rule.
     alpha : float
-        Significance level of the sequential stopping rule.
+        Significance level of the sequential protocol.
     step : float, optional
-        Labels (or cost) per sequential look; default budget / 20.
+        Labels (or cost) between looks; default budget / 20 for ``sequential``, budget / 100
+        under a stopping rule.
+    decide : bool
+        Stop once the comparison is decided: the anytime-valid confidence sequence of
+        Δ = G(model 0) − G(model 1) excludes 0 (k > 2: the best model's against every other,
+        each at level 1 − (1 − level)/(k(k − 1)/2)); a level-(1 − ``level``) test at every
+        look (:mod:`activeeval.stopping`).
+    claim : str or Claim, optional
+        Two models: stop once a claim about the difference, e.g. ``"difference <= 0.005"``
+        (for a loss, model 0 at most 0.005 worse than model 1), is established or refuted.
+    target_width : float, optional
+        Stop once the interval for Δ is at most this wide.
+    rule : {"anytime", "fixed-width"}
+        As for :func:`evaluate`. With any stopping rule the result's ``ci`` is the anytime
+        interval of Δ (``interval == "anytime"``) and ``stopped`` says why it stopped.
     estimator : {"assisted", "snis"}
         ``"assisted"`` (default) compares model-assisted estimates, each model's own
         predictive distribution a control variate with its coefficient tuned for the
@@ -145,7 +170,7 @@ def compare(
         _no_features(features, RankedPool.refuses_features)
         settings = CampaignSettings(
             budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
-            progress, sequential, alpha, step,
+            progress, sequential, alpha, step, (target_width, claim, decide, rule),
         )  # fmt: skip
         return _compare_ranking(list(predictions), oracle, measure, settings)
     preds = [as_predictive(p, f"predictions[{k}]") for k, p in enumerate(predictions)]
@@ -188,6 +213,12 @@ def compare(
             "method: 'active_neq' rescales a difference of regular risks by the disagreement "
             f"mass; {meas.name} is a ratio measure. Use 'active' instead."
         )
+    stop = comparison_rule(target_width, claim, decide, rule, meas, len(preds), sequential)
+    if stop is not None and method == "active_neq":
+        raise UnknownOptionError(
+            "method: 'active_neq' identifies only the difference on the disagreements and has "
+            "no anytime-valid sequence; use method='active' with a stopping rule."
+        )
     lam = check_costs(costs, preds[0].n)
     lv = check_level(level)
     alpha = check_level(alpha, "alpha")
@@ -211,9 +242,16 @@ def compare(
             c = pool.compare(rep, draws, book.lookup(draws))
             return c.p_value, c.stderr
 
-        draws, stopped_early = _run_comparison(acq, b, sequential, step, alpha, look)
+        horizon = _horizon(b, qq, lam)
+        if stop is None:
+            draws, stopped = _run_comparison(acq, b, sequential, step, alpha, look)
+        else:
+            watch = _Look(stop, pool, rep, acq, horizon)
+            draws, stopped = _run_looks(acq, b, _stop_step(acq, b, step), watch)
     acq.warn_if_capped(b)
     y = book.lookup(draws)
     c = pool.compare(rep, draws, y, census=True)
     sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws]}
-    return _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, stopped_early)
+    terms = None if method == "active_neq" else LazyTerms(pool, rep, draws, y, horizon)
+    res = _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, stopped, terms)
+    return _with_rule(res, stop)

@@ -18,8 +18,10 @@ from .._validation import (
 )
 from ..errors import (
     ShapeError,
+    UnknownOptionError,
 )
 from ..estimators.report import (
+    LazyTerms,
     PlainPool,
     RankedPool,
     _no_features,
@@ -42,9 +44,21 @@ from ..sampling import (
     check_support,
     sampling_distribution,
 )
+from ..stopping import stopping_rule
 from .batches import Replanning, _check_batch_size, _run_in_batches
 from .ranked import _evaluate_ranking, _is_ranking
-from .steps import CampaignSettings, Oracle, _Acquisition, _bar, _no_label_bought
+from .steps import (
+    CampaignSettings,
+    Oracle,
+    _Acquisition,
+    _bar,
+    _horizon,
+    _Look,
+    _no_label_bought,
+    _run_looks,
+    _stop_step,
+    _with_rule,
+)
 from .stratified import _check_strata, _stratified
 
 
@@ -71,6 +85,10 @@ def evaluate(
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
     prediction: ArrayLike | None = None,
+    target_width: float | None = None,
+    claim: Any = None,
+    rule: str = "anytime",
+    step: float | None = None,
 ) -> EvaluationResult:
     """Estimate a model's performance on the pool from labels bought within a budget.
 
@@ -163,6 +181,26 @@ def evaluate(
         model's — when it is not the mode (classifier) or mean (regressor) of
         ``predictions``, which then stay the beliefs p(y | x) that choose q and the control
         variate (Thm 4.1 takes f and p(y | x) apart).
+    target_width : float, optional
+        Stop once the interval is at most this wide (:mod:`activeeval.stopping`); the budget
+        stays the cap.
+    claim : str or Claim, optional
+        Stop once a claim such as ``"f1 >= 0.80"`` or ``"error_rate <= 5%"`` is settled
+        either way (established or refuted by the one-sided bounds at ``level``).
+    rule : {"anytime", "fixed-width"}
+        With a stopping rule: ``"anytime"`` (default) looks at the anytime-valid confidence
+        sequence and reports its interval (``interval == "anytime"``), valid at the
+        data-dependent stop; ``"fixed-width"`` (``target_width`` only) is Chow–Robbins':
+        stops when the fixed-n interval is narrow enough and reports it — fewer labels,
+        coverage only asymptotic.
+    step : float, optional
+        Labels (or cost) between looks under a stopping rule; default budget / 100. With
+        ``batch_size`` the looks are the batches.
+
+    Any stopping rule set makes the reported interval the anytime one, whether or not it
+    stopped the campaign early (the looks were taken); :attr:`EvaluationResult.stopped` says
+    why it stopped. Without one, the fixed-n interval is reported and
+    ``result.confidence_interval(method="anytime")`` gives the anytime one on request.
 
     Returns
     -------
@@ -176,13 +214,14 @@ def evaluate(
         _no_features(features, RankedPool.refuses_features)
         settings = CampaignSettings(
             budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
-            progress,
+            progress, False, 0.05, step, (target_width, claim, False, rule),
         )  # fmt: skip
         return _evaluate_ranking(predictions, oracle, measure, settings, q, batch_size)
     predictive = decided(as_predictive(predictions), prediction, "prediction")
     meas = get_measure(measure, pos_label=pos_label)
     check_fits(meas, predictive)
     meas = meas.bind(predictive)
+    stop = stopping_rule(target_width, claim, False, rule, measure=meas)
     method = check_option(method, PlainPool.evaluate_methods, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
     check_safeguards(mix, floor)
@@ -199,6 +238,11 @@ def evaluate(
     _check_batch_size(batch_size, lam, method, q)
     if method == "stratified" and q is None:
         _check_strata(n_strata, predictive.n, pool_weights)
+        if stop is not None:
+            raise UnknownOptionError(
+                "method: the stratified baseline has no anytime-valid interval, so no stopping "
+                "rule; use method='active' or drop target_width= and claim=."
+            )
     with _bar(b, lam, progress) as bar:
         if method == "stratified" and q is None:
             res = _stratified(predictive, oracle, meas, b, lam, lv, rng, n_strata, bar)
@@ -218,20 +262,26 @@ def evaluate(
         pool = PlainPool([predictive], meas, pw)
         book, check = pool.label_book()
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
+        rep = pool.reporting(qq, lv, estimator, features, bandwidth)
+        horizon = _horizon(b, qq, lam)
+        look = None if stop is None else _Look(stop, pool, rep, acq, horizon)
+        stopped = None
         if batch_size is None:
-            acq.run(b)
+            _draws, stopped = _run_looks(acq, b, _stop_step(acq, b, step), look)
         else:
             replan = Replanning(predictive, meas, method, lam, pool_weights, floor, mix)
-            _run_in_batches(acq, float(batch_size), b, replan)
+            stopped = _run_in_batches(acq, float(batch_size), b, replan, look)
     acq.warn_if_capped(b)
     if acq.draws.size == 0:
         raise _no_label_bought(budget, lam)
     draws = acq.draws
     y = book.lookup(draws)
-    rep = pool.reporting(qq, lv, estimator, features, bandwidth)
     # Batch-adaptive: q changed between batches, so every draw is weighted by its own q.
-    est, interval = pool.estimate(rep, 0, draws, y, acq.draw_q if acq.switched else None)
-    return EvaluationResult(
+    draw_q = acq.draw_q if acq.switched else None
+    est, interval = pool.estimate(rep, 0, draws, y, draw_q)
+    res = EvaluationResult(
         **_result_fields(rep, est, interval), cost=acq.spent, budget=b, method=method,
-        indices=draws, q=acq.draw_q, **pool.label_fields(y),
+        indices=draws, q=acq.draw_q, **pool.label_fields(y), stopped=stopped,
+        anytime_terms=LazyTerms(pool, rep, draws, y, horizon, draw_q),
     )  # fmt: skip
+    return _with_rule(res, stop)

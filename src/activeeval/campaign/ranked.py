@@ -21,6 +21,7 @@ from ..errors import (
     ShapeError,
 )
 from ..estimators.report import (
+    LazyTerms,
     RankedPool,
     _result_fields,
 )
@@ -39,14 +40,20 @@ from ..sampling import (
     check_distribution,
     check_support,
 )
+from ..stopping import comparison_rule, stopping_rule
 from .steps import (
     CampaignSettings,
     Oracle,
     _Acquisition,
     _bar,
     _comparison_result,
+    _horizon,
+    _Look,
     _no_label_bought,
     _run_comparison,
+    _run_looks,
+    _stop_step,
+    _with_rule,
 )
 
 
@@ -89,6 +96,8 @@ def _evaluate_ranking(
     """:func:`evaluate` on a pool of ranked queries (thesis Sec. 6.2, Algorithm 2)."""
     s = settings
     meas = _bind_for_labels(measure, rel)
+    width, claim, _decide, rule = s.stopping
+    stop = stopping_rule(width, claim, False, rule, measure=meas)
     method = check_option(s.method, RankedPool.evaluate_methods, "method")
     estimator = check_option(s.estimator, ESTIMATORS, "estimator")
     if batch_size is not None:
@@ -110,20 +119,24 @@ def _evaluate_ranking(
     pool = RankedPool([rel], meas, pw)
     book, check = pool.label_book()
     rng = check_random_state(s.random_state)
+    rep = pool.reporting(qq, lv, estimator)
+    horizon = _horizon(b, qq, lam)
     with _bar(b, lam, s.progress) as bar:
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
-        acq.run(b)
+        watch = None if stop is None else _Look(stop, pool, rep, acq, horizon)
+        _draws, stopped = _run_looks(acq, b, _stop_step(acq, b, s.step), watch)
     acq.warn_if_capped(b, stacklevel=4)  # from evaluate
     if acq.draws.size == 0:
         raise _no_label_bought(s.budget, lam)
     draws = acq.draws
     y = book.lookup(draws)
-    rep = pool.reporting(qq, lv, estimator)
     est, interval = pool.estimate(rep, 0, draws, y)
-    return EvaluationResult(
+    res = EvaluationResult(
         **_result_fields(rep, est, interval), cost=acq.spent, budget=b, method=method,
-        indices=draws, q=acq.draw_q, **pool.label_fields(y),
+        indices=draws, q=acq.draw_q, **pool.label_fields(y), stopped=stopped,
+        anytime_terms=LazyTerms(pool, rep, draws, y, horizon),
     )  # fmt: skip
+    return _with_rule(res, stop)
 
 
 def _compare_ranking(
@@ -139,6 +152,8 @@ def _compare_ranking(
         )
     rel1, rel2 = _check_pair(rels[0], rels[1])
     meas = _bind_for_labels(measure, rel1, rel2)
+    width, claim, decide, rule = s.stopping
+    stop = comparison_rule(width, claim, decide, rule, meas, 2, s.sequential)
     method = check_option(s.method, RankedPool.compare_methods, "method")
     estimator = check_option(s.estimator, ESTIMATORS, "estimator")
     alpha = check_level(s.alpha, "alpha")
@@ -160,11 +175,18 @@ def _compare_ranking(
         return c.p_value, c.stderr
 
     rng = check_random_state(s.random_state)
+    horizon = _horizon(b, qq, lam)
     with _bar(b, lam, s.progress) as bar:
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
-        draws, stopped_early = _run_comparison(acq, b, s.sequential, s.step, alpha, look)
+        if stop is None:
+            draws, stopped = _run_comparison(acq, b, s.sequential, s.step, alpha, look)
+        else:
+            watch = _Look(stop, pool, rep, acq, horizon)
+            draws, stopped = _run_looks(acq, b, _stop_step(acq, b, s.step), watch)
     acq.warn_if_capped(b, stacklevel=4)  # from compare
     y = book.lookup(draws)
     c = pool.compare(rep, draws, y, census=True)
     sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws]}
-    return _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, stopped_early)
+    terms = LazyTerms(pool, rep, draws, y, horizon)
+    res = _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, stopped, terms)
+    return _with_rule(res, stop)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -29,11 +29,12 @@ from ..errors import (
     OracleError,
 )
 from ..estimators.inference import _wald_interval
-from ..estimators.report import ComparisonOutcome, Reporting
+from ..estimators.report import ComparisonOutcome, LazyTerms, Pool, Reporting
 from ..results import ComparisonResult
 from ..sampling import (
     draw,
 )
+from ..stopping import StoppingRule
 
 Oracle = Callable[[NDArray[np.intp]], ArrayLike]
 
@@ -44,7 +45,7 @@ class CampaignSettings:
     given (each campaign validates those it uses, in its own order): the budget, method,
     costs, confidence level, seed, test distribution over the pool, the defensive mix, the
     estimator, the draw cap, the progress bar, and a comparison's sequential protocol
-    (``sequential``, ``alpha``, ``step``)."""
+    (``sequential``, ``alpha``, ``step``) and the stopping rule's arguments."""
 
     budget: float
     method: str
@@ -59,6 +60,8 @@ class CampaignSettings:
     sequential: bool = False
     alpha: float = 0.05
     step: float | None = None
+    #: The stopping rule's arguments as given: (target_width, claim, decide, rule).
+    stopping: tuple[Any, ...] = (None, None, False, "anytime")
 
 
 def _ask(oracle: Oracle, check: Check, book: _LabelBook, idx: NDArray[np.intp]) -> None:
@@ -186,7 +189,8 @@ def _comparison_result(
     c: ComparisonOutcome,
     acq: _Acquisition,
     sample: dict[str, Any],
-    stopped_early: bool,
+    stopped: str | None,
+    terms: LazyTerms | None = None,
 ) -> ComparisonResult:
     """What :func:`~activeeval.compare` reports: the comparison ``c`` of the campaign's draws
     (Wald interval for Δ), with ``sample``'s fields (budget, method, draws, their q and
@@ -205,7 +209,8 @@ def _comparison_result(
         measure=rep.measure.name,
         comparison=c.comparison,
         model_scores=c.scores,
-        stopped_early=stopped_early,
+        stopped=stopped,
+        anytime_terms=terms,
         value_range=getattr(rep.measure, "value_range", (-math.inf, math.inf)),
         **sample,
     )
@@ -239,26 +244,112 @@ def _run_comparison(
     step: float | None,
     alpha: float,
     p_value: Callable[[NDArray[np.intp]], tuple[float, float]],
-) -> tuple[NDArray[np.intp], bool]:
+) -> tuple[NDArray[np.intp], str | None]:
     """Algorithm 3's loop; with ``sequential``, look every ``step`` and stop at p < alpha.
     ``p_value(draws)`` gives (p, stderr); a look with stderr 0 (e.g. a single draw, or only
     identical losses so far) carries no evidence and never stops the campaign, nor does a look
     before the first label (a step below one instance's cost)."""
-    step_size = _look_step(acq, b, step) if sequential else b
-    target = 0.0
-    while True:
-        target = min(b, target + step_size)
-        acq.run(target)
-        draws = acq.draws
-        if not sequential or target >= b or acq.exhausted:
-            return draws, False
-        if draws.size == 0:
-            continue
+    if not sequential:
+        acq.run(b)
+        return acq.draws, None
+
+    def rejected(draws: NDArray[np.intp]) -> str | None:
         with warnings.catch_warnings():  # a look with stderr 0 never stops: not warned
             warnings.simplefilter("ignore", DegenerateIntervalWarning)
             pv, se = p_value(draws)
-        if se > 0 and pv < alpha:
-            return draws, True
+        return f"p < {alpha:g} (sequential Wald test)" if se > 0 and pv < alpha else None
+
+    return _run_looks(acq, b, _look_step(acq, b, step), rejected)
+
+
+def _run_looks(
+    acq: _Acquisition,
+    b: float,
+    step_size: float,
+    stop: Callable[[NDArray[np.intp]], str | None] | None,
+) -> tuple[NDArray[np.intp], str | None]:
+    """Buy ``step_size`` more (labels or cost) at a time up to the budget ``b``; after each
+    look ``stop(draws)`` says why to stop now, or None to go on. No look before the first
+    label; the last look (budget spent, or every instance labeled) never stops early."""
+    target = 0.0
+    while True:
+        target = min(b, target + step_size) if stop is not None else b
+        acq.run(target)
+        draws = acq.draws
+        if stop is None or target >= b or acq.exhausted or acq.n_kept >= acq.max_draws:
+            return draws, None
+        if draws.size == 0:
+            continue
+        why = stop(draws)
+        if why is not None:
+            return draws, why
+
+
+def _stop_step(acq: _Acquisition, b: float, step: float | None) -> float:
+    """The looks' spacing under a stopping rule: ``step``, or budget / 100 by default (the
+    anytime-valid sequence holds at every draw, so frequent looks cost no validity)."""
+    if step is None:
+        unit = 1.0 if acq.costs is None else float(acq.costs[acq.support].min())
+        return max(b / 100, unit)
+    return _look_step(acq, b, step)
+
+
+def _horizon(b: float, q: NDArray[np.float64], costs: NDArray[np.float64] | None) -> float:
+    """The anytime sequences' horizon t* in draws, fixed before the first look: the budget,
+    or with costs the budget over the mean cost of a draw from q."""
+    if costs is None:
+        return max(float(b), 1.0)
+    return max(float(b) / float(q @ costs), 1.0)
+
+
+class _Look:
+    """One look of a campaign under a stopping rule: the draws so far, their terms, and
+    whether the rule is met (:meth:`~activeeval.stopping.StoppingRule.met`)."""
+
+    def __init__(
+        self, stop: StoppingRule, pool: Pool, rep: Reporting, acq: _Acquisition, horizon: float
+    ) -> None:
+        self.stop, self.pool, self.rep, self.acq, self.horizon = stop, pool, rep, acq, horizon
+        self.quick = replace(rep, score=False)  # a look needs no tempered curve
+
+    def __call__(self, draws: NDArray[np.intp]) -> str | None:
+        acq, pool, rep = self.acq, self.pool, self.rep
+        y = acq.book.lookup(draws)
+        draw_q = acq.draw_q if acq.switched else None
+        terms = pool.draw_terms(rep, draws, y, self.horizon, draw_q)
+        k = len(pool.models)
+        order = None
+        if k > 1:
+            g = terms.estimates()
+            key = -g if getattr(rep.measure, "greater_is_better", False) else g
+            order = [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]
+
+        def fixed() -> tuple[float, float]:
+            with warnings.catch_warnings():  # a degenerate look never stops: not warned
+                warnings.simplefilter("ignore", DegenerateIntervalWarning)
+                if k > 1:
+                    c = pool.compare(self.quick, draws, y)
+                    return _wald_interval(c.difference, c.stderr, rep.level)
+                est, _ = pool.estimate(self.quick, 0, draws, y, draw_q)
+                how = "logit" if est.binary_loss else "wald"
+                return est.confidence_interval(rep.level, how)
+
+        return self.stop.met(terms, rep.level, order, fixed)
+
+
+def _with_rule(res: Any, stop: StoppingRule | None) -> Any:
+    """A result as a stopping rule reports it: the anytime interval (or Chow–Robbins' fixed
+    one) whenever a rule was set — the looks were taken, stopped early or not."""
+    if stop is None:
+        return res
+    if isinstance(res, ComparisonResult):
+        if stop.rule == "fixed-width":
+            return res
+        return replace(res, ci=res.confidence_interval(method="anytime"), interval="anytime")
+    if res.inference is None:
+        return res
+    how = "anytime" if stop.rule == "anytime" else "fixed-width"
+    return replace(res, ci=res.confidence_interval(method=how), interval=how)
 
 
 def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> BudgetError:

@@ -798,6 +798,8 @@ class Comparison:
     #: Each model's own standard error, from its influences on the same draws (the
     #: comparison's control variates and weights: valid, though tuned for Δ, not for it).
     stderrs: tuple[float, float] | None = None
+    #: Every unit with test mass is labeled: the values are exact.
+    census: bool = False
 
     @property
     def statistic(self) -> float:

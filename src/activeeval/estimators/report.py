@@ -46,9 +46,11 @@ from ..ranking import (
     ranking_union,
     ranking_values,
 )
+from .anytime import DrawTerms
 from .assisted import (
     _as_assisted_census,
     _estimate_from_terms,
+    _model_terms,
     _paired_from_terms,
     _successive_rows,
     _unused_features,
@@ -248,6 +250,15 @@ def _result_fields(rep: Reporting, est: Estimate, interval: str) -> dict[str, An
     }
 
 
+def _before(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Σ_{j < i} x_j for every i (the sums over the draws before each one)."""
+    out = np.empty_like(x)
+    if x.size:
+        out[0] = 0.0
+        np.cumsum(x[:-1], out=out[1:])
+    return out
+
+
 def _exact_comparison(
     values: Sequence[float], n_draws: int, n_labels: int, level: float, meas: Measure
 ) -> Comparison:
@@ -267,6 +278,7 @@ def _exact_comparison(
         level=level,
         measure=meas.name,
         stderrs=tuple(0.0 if math.isfinite(v) else math.nan for v in values[:2]),  # type: ignore[arg-type]
+        census=True,
     )
 
 
@@ -503,6 +515,7 @@ class Pool(ABC):
         self.models: list[Any] = list(models)
         self.measure = measure
         self.pool_weights = pool_weights
+        self._sigma0_for: tuple[Any, NDArray[np.float64]] | None = None  # (key, σ₀), once
 
     @classmethod
     @abstractmethod
@@ -564,6 +577,61 @@ class Pool(ABC):
         """The models' comparison on the sample; with ``census``, the exact values once
         every unit with test mass is labeled (two models)."""
 
+    @abstractmethod
+    def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
+        """Each model's per-draw terms (w·ℓ, w, m_N, m_D, pool moments)."""
+
+    def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
+        """Each model's model-implied per-draw σ of its sequence (NaN: none; the start rule
+        alone guards the first looks)."""
+        return np.full(len(self.models), np.nan)
+
+    def draw_terms(
+        self,
+        rep: Reporting,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        horizon: float,
+        draw_q: NDArray[np.float64] | None = None,
+    ) -> DrawTerms:
+        """The per-draw terms of every model's confidence sequence
+        (:mod:`~activeeval.estimators.anytime`, "Finite pools"): v = p/q with each draw's own
+        q (``draw_q``; else ``rep.q``), the model's control variate, σ₀ from ``rep.q``."""
+        qd = rep.q[draws] if draw_q is None else draw_q
+        pw = rep.pool_weights
+        p = pw[draws]
+        v = p / qd
+        first = np.zeros(draws.shape[0], dtype=bool)
+        first[np.unique(draws, return_index=True)[1]] = True
+        parts = self._per_draw(draws, labels)
+        key = (id(rep.q), rep.estimator)
+        if self._sigma0_for is None or self._sigma0_for[0] != key:
+            self._sigma0_for = (key, self.sigma0(rep))
+        cols, pos, raw = [], [], []
+        for wl, w, mn, md, pool in parts:
+            # The finite-pool martingale terms (module docstring of anytime): what the
+            # labeled units hold exactly, plus the importance-weighted new unit.
+            cols += [
+                _before(p * wl * first) + v * wl * first,
+                _before(p * w * first) + v * w * first,
+                (pool.mu_num - _before(p * mn * first)) - v * mn * first,
+                (pool.mu_den - _before(p * md * first)) - v * md * first,
+            ]
+            pos.append(first & (np.asarray(w) > 0))
+            raw += [wl * first, w * first]
+        meas = rep.measure
+        n, k = draws.shape[0], len(parts)
+        return DrawTerms(
+            z=np.column_stack(cols) if n else np.empty((0, 4 * k)),
+            tune=rep.estimator == "assisted",
+            positive=np.column_stack(pos) if n else np.empty((0, k), bool),
+            raw=np.column_stack(raw) if n else np.empty((0, 2 * k)),
+            sigma0=self._sigma0_for[1],
+            horizon=float(horizon),
+            logit=bool(getattr(meas, "binary_loss", False)),
+            value_range=getattr(meas, "value_range", (-math.inf, math.inf)),
+        )
+
 
 class PlainPool(Pool):
     """A pool of instances, each model a predictive distribution p(y | x) over it
@@ -613,6 +681,33 @@ class PlainPool(Pool):
         """:func:`_compare_sample`: the paired test of two models, the multiple comparison
         of more."""
         return _compare_sample(rep, self.models, draws, labels, census)
+
+    def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
+        """Each model's terms with its own p(y | x) as the control variate's model."""
+        meas, pw = self.measure, self.pool_weights
+        return [_model_terms(meas, [pr], pr, draws, labels, pw)[0] for pr in self.models]
+
+    def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
+        """σ₀² = Σ p²/q · (E[w²(ℓ − G)² | x] − λ(2 − λ)(m_N − G m_D)²) / D² over q > 0, labels
+        drawn from the model (G = μ_N/μ_D, D = μ_D), λ = 1 for the model-assisted estimator
+        (its control variate removes the conditional mean), 0 for the thesis's: the
+        per-draw variance of ψ = (X − G Y)/D that q* is planned from (eq. 4.6's integrand)."""
+        meas, pw, q = self.measure, self.pool_weights, rep.q
+        lam = 1.0 if rep.estimator == "assisted" else 0.0
+        on = q > 0
+        out = []
+        for pr in self.models:
+            f = pr.point_prediction()
+            mn, md = meas.conditional_expectations(pr, f)
+            mu_d = float(pw @ md)
+            if not mu_d > 0:
+                out.append(math.nan)
+                continue
+            g = float(pw @ mn) / mu_d
+            m2 = meas.conditional_second_moment(pr, g, f) - lam * (2 - lam) * (mn - g * md) ** 2
+            var = float(np.sum(pw[on] ** 2 / q[on] * np.maximum(m2[on], 0.0))) / mu_d**2
+            out.append(math.sqrt(var))
+        return np.array(out)
 
 
 class RankedPool(Pool):
@@ -700,6 +795,33 @@ class RankedPool(Pool):
         return _outcome(
             _ranking_comparison(rep, draws, self.values(draws, labels), moments, census)
         )
+
+    def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
+        """Each ranker's per-draw values with its grade model's expectation as control
+        variate (App. A.1); no σ₀ (the start rule guards the first looks)."""
+        values, moments = self.values(draws, labels), self.moments()
+        return [_value_terms(x, mom, draws) for x, mom in zip(values, moments, strict=True)]
+
+
+@dataclass(eq=False)
+class LazyTerms:
+    """A sample's per-draw terms for the anytime-valid sequences (:meth:`Pool.draw_terms`),
+    computed on the first call and kept (a class, so that a result holding it pickles)."""
+
+    pool: Pool
+    rep: Reporting
+    draws: NDArray[np.intp]
+    labels: NDArray[Any]
+    horizon: float
+    draw_q: NDArray[np.float64] | None = None
+    done: DrawTerms | None = None
+
+    def __call__(self) -> DrawTerms:
+        if self.done is None:
+            self.done = self.pool.draw_terms(
+                self.rep, self.draws, self.labels, self.horizon, self.draw_q
+            )
+        return self.done
 
 
 def pool_class(models: Sequence[Any]) -> type[Pool]:

@@ -1,0 +1,215 @@
+"""Stopping rules: end a campaign when the answer is known, with intervals that stay valid.
+
+Three rules, one object (:class:`StoppingRule`), shared by :func:`~activeeval.evaluate`,
+:func:`~activeeval.compare`, sessions and the CLI; the budget stays the hard cap:
+
+* ``target_width=w`` — stop once the interval is at most ``w`` wide;
+* ``claim="f1 >= 0.80"`` (one model) or ``claim="difference <= 0.005"`` (two) — stop once the
+  claim is settled either way: *established* when the one-sided bound on its side passes the
+  threshold, *refuted* when the opposite one-sided bound does (the claim syntax of
+  :mod:`activeeval.claims`, the same as the release gates');
+* ``decide=True`` (comparisons) — stop once the interval for Δ = G(model 0) − G(model 1)
+  excludes 0 (k > 2: once the best model's interval against every other excludes 0, each at
+  level 1 − α/(k(k − 1)/2)).
+
+Under ``rule="anytime"`` (default) every look uses the anytime-valid confidence sequence
+(:mod:`activeeval.estimators.anytime`), so the interval at the stop — and the verdict —
+keep their level whatever the looks; the result reports it (``interval == "anytime"``).
+``rule="fixed-width"`` (``target_width`` only) is Chow & Robbins' (1965) rule: stop when the
+fixed-n interval is narrow enough and report it; it needs about the labels a fixed-n design
+that knew σ would buy, and its coverage at the stop is only asymptotic (as w → 0), measured
+in ``docs/results/sequential.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._validation import check_option, real_number
+from .claims import Claim, parse_claim
+from .errors import ShapeError, UnknownOptionError
+from .estimators.anytime import MIN_DRAWS, DrawTerms
+
+__all__ = ["RULES", "StoppingRule", "comparison_rule", "stopping_rule"]
+
+#: The stopping rules' interval constructions.
+RULES = ("anytime", "fixed-width")
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    """When to stop (see the module docstring): any of ``target_width``, ``claim`` and
+    ``decide``, the first met ends the campaign; ``rule`` the interval the looks use."""
+
+    target_width: float | None = None
+    claim: Claim | None = None
+    decide: bool = False
+    rule: str = "anytime"
+
+    def __str__(self) -> str:
+        parts = []
+        if self.target_width is not None:
+            parts.append(f"target width {self.target_width:.6g}")
+        if self.claim is not None:
+            parts.append(f"claim {self.claim}")
+        if self.decide:
+            parts.append("decide")
+        return " or ".join(parts) + ("" if self.rule == "anytime" else f" ({self.rule})")
+
+    def met(
+        self,
+        terms: DrawTerms,
+        level: float,
+        order: Sequence[int] | None = None,
+        fixed: Callable[[], tuple[float, float]] | None = None,
+    ) -> str | None:
+        """Why to stop now, or None. ``terms``: the draws so far (one model, or k compared);
+        ``order``: for a comparison, the models from best to worst by their current
+        estimates; ``fixed``: the fixed-n two-sided interval (``rule="fixed-width"``).
+        A comparison's width and claim are about Δ = G(0) − G(1) (k > 2: the best against
+        the runner-up), at level 1 − α/(k(k − 1)/2) for k > 2."""
+        k = terms.k
+        if k == 1:
+            what: Any = 0
+            lv = level
+        else:
+            best = list(order) if order is not None else list(range(k))
+            what = (0, 1) if k == 2 else (best[0], best[1])
+            lv = level if k == 2 else 1.0 - (1.0 - level) / (k * (k - 1) / 2)
+        if self.target_width is not None:
+            if self.rule == "fixed-width":
+                lo, hi = fixed() if fixed is not None else (math.nan, math.nan)
+                started = terms.n >= MIN_DRAWS
+            else:
+                lo, hi = terms.interval(what, lv)
+                started = True
+            if started and hi - lo <= self.target_width:
+                return f"target width {self.target_width:.6g} reached ({hi - lo:.4g})"
+        if self.claim is not None:
+            why = _settled(self.claim, terms, what, lv)
+            if why is not None:
+                return why
+        if self.decide and k > 1:
+            return _decided(terms, lv, best, k)
+        return None
+
+
+def _settled(c: Claim, terms: DrawTerms, what: Any, lv: float) -> str | None:
+    """A claim is established when the one-sided bound on its side passes the threshold,
+    refuted when the opposite one does (each a one-sided sequence at ``lv``)."""
+    up = terms.interval(what, lv, "less")[1]
+    low = terms.interval(what, lv, "greater")[0]
+    t, strict = c.threshold, c.op in ("<", ">")
+    if c.alternative == "less":
+        if up < t or (up == t and not strict):
+            return f"claim {c} established (upper bound {up:.4g})"
+        if low > t or (low == t and strict):
+            return f"claim {c} refuted (lower bound {low:.4g})"
+    else:
+        if low > t or (low == t and not strict):
+            return f"claim {c} established (lower bound {low:.4g})"
+        if up < t or (up == t and strict):
+            return f"claim {c} refuted (upper bound {up:.4g})"
+    return None
+
+
+def _decided(terms: DrawTerms, lv: float, order: list[int], k: int) -> str | None:
+    """The best model's sequence against every other excludes 0."""
+    best = order[0]
+    for j in range(k):
+        if j != best:
+            lo, hi = terms.interval((best, j), lv)
+            if lo <= 0.0 <= hi:
+                return None
+    return f"decided: model {best} is {'better' if k == 2 else 'best'}"
+
+
+def stopping_rule(
+    target_width: Any = None,
+    claim: Any = None,
+    decide: Any = False,
+    rule: str = "anytime",
+    *,
+    measure: Any,
+    n_models: int = 1,
+) -> StoppingRule | None:
+    """The validated stopping rule of a campaign's arguments, or None when none is set.
+
+    Raises
+    ------
+    ShapeError
+        ``target_width`` is not a positive number below the measure's range, or ``claim``
+        cannot be read or lies outside the measure's range.
+    UnknownOptionError
+        ``rule`` is unknown, ``rule="fixed-width"`` is combined with a claim or a decision,
+        ``decide`` is set for one model, or the claim names another quantity.
+    """
+    rule = check_option(rule, RULES, "rule")
+    if not isinstance(decide, bool):
+        raise ShapeError(f"decide: must be True or False, got {decide!r}.")
+    width = None
+    lo, hi = getattr(measure, "value_range", (-math.inf, math.inf))
+    span = (hi - lo) * (2 if n_models > 1 else 1)
+    if target_width is not None:
+        width = real_number(target_width)
+        if not (math.isfinite(width) and 0 < width < span):
+            raise ShapeError(
+                f"target_width: the interval's width to stop at must be a positive number below "
+                f"the range's width ({span:g}), got {target_width!r}."
+            )
+    parsed = None
+    if claim is not None:
+        parsed = claim if isinstance(claim, Claim) else parse_claim(claim)
+        name = measure.name
+        if n_models == 2 and parsed.quantity != "difference":
+            raise UnknownOptionError(
+                f"claim: a comparison's claim is about 'difference' (model 0 − model 1 of "
+                f"{name}), got {parsed.quantity!r}; e.g. 'difference <= 0.005'."
+            )
+        if n_models > 2:
+            raise UnknownOptionError(
+                f"claim: a claim is about one model or a pair; this comparison has {n_models} "
+                "models. Compare the pair the claim is about, or use decide=True."
+            )
+        if n_models == 1:
+            if parsed.quantity != name:
+                raise UnknownOptionError(
+                    f"claim: this campaign estimates {name!r}, the claim is about "
+                    f"{parsed.quantity!r}; name the measure as {name!r}."
+                )
+            if not lo <= parsed.threshold <= hi:
+                raise ShapeError(
+                    f"claim: {name} lies in [{lo:g}, {hi:g}]; a threshold of "
+                    f"{parsed.threshold:.10g} is outside it."
+                )
+    if decide and n_models < 2:
+        raise UnknownOptionError(
+            "decide: stops a comparison once it is decided; evaluate has one model. Use "
+            "target_width= or claim= instead."
+        )
+    if rule == "fixed-width" and (parsed is not None or decide or width is None):
+        raise UnknownOptionError(
+            "rule: 'fixed-width' (Chow–Robbins) stops at a target width only; give "
+            "target_width= and drop claim= and decide=, or use rule='anytime'."
+        )
+    if width is None and parsed is None and not decide:
+        return None
+    return StoppingRule(width, parsed, decide, rule)
+
+
+def comparison_rule(
+    target_width: Any, claim: Any, decide: Any, rule: str, measure: Any, k: int, sequential: bool
+) -> StoppingRule | None:
+    """A comparison's stopping rule (:func:`stopping_rule`), refused beside the thesis's
+    sequential protocol (two rules cannot both end one campaign)."""
+    stop = stopping_rule(target_width, claim, decide, rule, measure=measure, n_models=k)
+    if stop is not None and sequential:
+        raise UnknownOptionError(
+            "sequential: the thesis's protocol (Wald tests at every look) and a stopping rule "
+            "(decide=, claim=, target_width=) cannot both end the campaign; drop "
+            "sequential=True — decide=True is its valid form."
+        )
+    return stop

@@ -1,0 +1,302 @@
+"""Anytime-valid confidence sequences and the stopping rules (issue 29).
+
+Boundaries against direct integration of the mixture martingales; the finite-pool terms'
+conditional means against enumeration; time-uniform coverage and the type I error of
+continuous monitoring by seeded Monte Carlo (tolerance 3 MC standard errors); the stopping
+rules through evaluate and compare, and their refusals."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import integrate, optimize, stats
+
+import activeeval as ae
+from activeeval.errors import ShapeError, UnknownOptionError
+from activeeval.estimators.anytime import MIN_DRAWS, boundary, mixture_rho2
+from activeeval.estimators.report import PlainPool
+from activeeval.measures import get_measure
+from activeeval.predictive import Categorical
+from activeeval.sampling import draw, optimal_distribution
+
+LEVEL = 0.95
+
+
+# ------------------------------------------------------------------ boundaries
+@pytest.mark.parametrize("t", [30, 300, 3000])
+@pytest.mark.parametrize("horizon", [100, 1000])
+def test_two_sided_boundary_is_where_the_normal_mixture_reaches_one_over_alpha(
+    t: int, horizon: int
+) -> None:
+    """∫ exp(λS − λ²t/2) N(λ; 0, ρ²) dλ = 1/α at S = t·B_t (Robbins' mixture, Ville)."""
+    rho2 = mixture_rho2(horizon, LEVEL)
+    s = t * float(boundary(t, rho2, LEVEL))
+    dens = stats.norm(0, math.sqrt(rho2)).pdf
+    m, _ = integrate.quad(lambda lam: math.exp(lam * s - lam**2 * t / 2) * dens(lam), -50, 50,
+                          points=[s / t], limit=200)  # fmt: skip
+    assert m == pytest.approx(1 / (1 - LEVEL), rel=1e-6)
+
+
+@pytest.mark.parametrize("t", [30, 300, 3000])
+def test_one_sided_boundary_is_where_the_half_normal_mixture_reaches_one_over_alpha(
+    t: int,
+) -> None:
+    rho2 = mixture_rho2(300, LEVEL, "less")
+    s = t * float(boundary(t, rho2, LEVEL, "less"))
+    dens = stats.halfnorm(0, math.sqrt(rho2)).pdf
+    m, _ = integrate.quad(lambda lam: math.exp(lam * s - lam**2 * t / 2) * dens(lam), 0, 50,
+                          points=[s / t], limit=200)  # fmt: skip
+    assert m == pytest.approx(1 / (1 - LEVEL), rel=1e-6)
+    # one-sided at α is narrower than two-sided at α, wider than the two-sided at 2α's end
+    assert s / t < float(boundary(t, mixture_rho2(300, LEVEL), LEVEL))
+
+
+def test_rho_makes_the_boundary_nearly_tightest_at_the_horizon() -> None:
+    """The closed-form ρ² (Waudby-Smith et al.) is within 1% of the numerical optimum."""
+    t_star = 500
+    best = optimize.minimize_scalar(
+        lambda lr: float(boundary(t_star, math.exp(lr), LEVEL)), bounds=(-15, 2), method="bounded"
+    )
+    assert float(boundary(t_star, mixture_rho2(t_star, LEVEL), LEVEL)) <= best.fun * 1.01
+    # and √t·B_t at t* is the price of anytime validity: 3.03 against Wald's 1.96
+    assert math.sqrt(t_star) * best.fun == pytest.approx(3.03, abs=0.01)
+
+
+# ------------------------------------------------------------- a simulated pool
+def _pool(m: int = 2000, seed: int = 0) -> tuple[Categorical, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    s = rng.beta(0.6, 2.0, m)
+    y = (rng.random(m) < s).astype(int)
+    return Categorical(np.column_stack([1 - s, s])), y
+
+
+def _true(meas_name: str, pred: Categorical, y: np.ndarray) -> float:
+    f = pred.point_prediction()
+    if meas_name == "f1":
+        tp = np.sum((f == 1) & (y == 1))
+        return 2 * tp / (np.sum(f == 1) + np.sum(y == 1))
+    return float(np.mean(f != y))
+
+
+def test_finite_pool_terms_have_the_pool_value_as_conditional_mean() -> None:
+    """Given any past, E[a_i | past] = N and E[c_i | past] = 0 under the draw from q: summed
+    exactly over the pool (enumeration), for a draw after a fixed labeled prefix."""
+    pred, y = _pool(m=40, seed=3)
+    meas = get_measure("f1").bind(pred)
+    pw = np.full(40, 1 / 40)
+    q = optimal_distribution(pred, meas)
+    pool = PlainPool([pred], meas, pw)
+    rep = pool.reporting(q, LEVEL, "assisted")
+    prefix = np.array([3, 7, 7, 11, 20])
+    f = pred.point_prediction()
+    w, wl = meas.weight(f, y), meas.weight(f, y) * meas.loss(f, y)
+    mn, md = meas.conditional_expectations(pred, f)
+    target = np.array([pw @ wl, pw @ w, 0.0, 0.0])
+    expect = np.zeros(4)
+    for x in range(40):  # the next draw is x with probability q[x]
+        draws = np.append(prefix, x)
+        z = pool.draw_terms(rep, draws, y[draws], horizon=100).z
+        expect += q[x] * z[-1]
+    np.testing.assert_allclose(expect, target, atol=1e-12)
+    assert np.all(np.isfinite(mn)) and np.all(np.isfinite(md))
+
+
+def _coverage(meas_name: str, estimator: str, runs: int, seed: int) -> tuple[float, float]:
+    pred, y = _pool()
+    meas = get_measure(meas_name).bind(pred)
+    m = pred.n
+    pw = np.full(m, 1 / m)
+    q = optimal_distribution(pred, meas, mix=0.1)
+    pool = PlainPool([pred], meas, pw)
+    rep = pool.reporting(q, LEVEL, estimator)
+    g = _true(meas_name, pred, y)
+    rng = np.random.default_rng(seed)
+    hits, widths = 0, []
+    for _ in range(runs):
+        draws = draw(q, 600, rng)
+        terms = pool.draw_terms(rep, draws, y[draws], horizon=400)
+        seq = terms.sequence(0, LEVEL, intersect=False)
+        ok = (seq["lower"] <= g) & (g <= seq["upper"])
+        hits += bool(ok[MIN_DRAWS - 1 :].all())
+        widths.append(seq["upper"][399] - seq["lower"][399])
+    return hits / runs, float(np.mean(widths))
+
+
+@pytest.mark.parametrize(
+    "meas_name,estimator", [("error_rate", "assisted"), ("f1", "assisted"), ("f1", "snis")]
+)
+def test_time_uniform_coverage_over_every_draw(meas_name: str, estimator: str) -> None:
+    """Looks at every draw from 30 to 600: the sequence (without the running intersection,
+    the stricter test) covers at all of them in ≥ nominal − 3 MC s.e. of the runs."""
+    runs = 300
+    cov, width = _coverage(meas_name, estimator, runs, seed=11)
+    se = math.sqrt(LEVEL * (1 - LEVEL) / runs)
+    assert cov >= LEVEL - 3 * se, (cov, width)
+    assert width < 0.5  # not the whole range: it is an interval, not a refusal
+
+
+def test_continuous_monitoring_of_an_exact_null_keeps_the_type_i_error() -> None:
+    """Two models with the same error rate (model 1 = model 0 with its prediction flipped on
+    as many right as wrong instances): stopping at the first draw whose sequence for Δ
+    excludes 0 rejects in ≤ α + 3 MC s.e. of the runs."""
+    pred, y = _pool(seed=5)
+    f0 = pred.point_prediction()
+    rng = np.random.default_rng(2)
+    right, wrong = np.flatnonzero(f0 == y), np.flatnonzero(f0 != y)
+    flip = np.concatenate(
+        [rng.choice(right, 120, replace=False), rng.choice(wrong, 120, replace=False)]
+    )
+    p1 = pred.proba.copy()
+    p1[flip] = p1[flip][:, ::-1]
+    pred1 = Categorical(p1)
+    assert np.mean(pred1.point_prediction() != y) == np.mean(f0 != y)
+    meas = get_measure("error_rate").bind(pred)
+    pw = np.full(pred.n, 1 / pred.n)
+    from activeeval.sampling import comparison_distribution
+
+    q = comparison_distribution([pred, pred1], meas)
+    pool = PlainPool([pred, pred1], meas, pw)
+    rep = pool.reporting(q, LEVEL, "assisted")
+    runs, rejected = 300, 0
+    for _ in range(runs):
+        draws = draw(q, 600, rng)
+        seq = pool.draw_terms(rep, draws, y[draws], horizon=400).sequence((0, 1), LEVEL)
+        rejected += bool(np.any((seq["lower"] > 0) | (seq["upper"] < 0)))
+    alpha = 1 - LEVEL
+    assert rejected / runs <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
+
+
+# ------------------------------------------------------------- the public rules
+def _task(m: int = 3000, seed: int = 0):  # type: ignore[no-untyped-def]
+    pred, y = _pool(m, seed)
+    return pred.proba, (lambda idx: y[idx]), y
+
+
+def test_evaluate_stops_at_a_target_width_and_reports_the_anytime_interval() -> None:
+    proba, oracle, _ = _task()
+    res = ae.evaluate(proba, oracle, "error_rate", budget=1500, random_state=4, target_width=0.1)
+    assert res.stopped is not None and res.stopped.startswith("target width 0.1 reached")
+    assert res.n_labels < 1500 and res.interval == "anytime"
+    assert res.ci == res.confidence_interval(method="anytime")
+    assert res.ci[1] - res.ci[0] <= 0.1
+    seq = res.confidence_sequence()
+    assert list(seq.columns) == ["n_draws", "estimate", "lower", "upper", "started"]
+    assert seq["n_draws"].iloc[-1] == res.n_draws
+    assert (seq["lower"].iloc[-1], seq["upper"].iloc[-1]) == pytest.approx(res.ci)
+    # the anytime interval is wider than the fixed-n one at the same labels
+    lo, hi = res.confidence_interval(method="logit")
+    assert hi - lo < res.ci[1] - res.ci[0]
+    assert pickle.loads(pickle.dumps(res)).ci == res.ci
+
+
+def test_a_rule_that_never_fires_still_reports_the_anytime_interval() -> None:
+    proba, oracle, _ = _task()
+    res = ae.evaluate(proba, oracle, "f1", budget=200, random_state=1, target_width=0.01)
+    assert res.stopped is None and res.n_labels == 200 and res.interval == "anytime"
+    plain = ae.evaluate(proba, oracle, "f1", budget=200, random_state=1)
+    assert plain.interval == "tempered" and plain.estimate == res.estimate
+    assert plain.confidence_interval(method="anytime") == pytest.approx(res.ci)
+
+
+def test_evaluate_settles_a_claim_either_way() -> None:
+    proba, oracle, y = _task()
+    g = float(np.mean(proba.argmax(1) != y))
+    up = ae.evaluate(proba, oracle, "error_rate", budget=1500, random_state=2,
+                     claim=f"error_rate <= {g + 0.08:.3f}")  # fmt: skip
+    assert up.stopped is not None and "established" in up.stopped
+    down = ae.evaluate(proba, oracle, "error_rate", budget=1500, random_state=2,
+                       claim=f"error_rate <= {g - 0.08:.3f}")  # fmt: skip
+    assert down.stopped is not None and "refuted" in down.stopped
+    assert up.n_labels < 1500 and down.n_labels < 1500
+
+
+def test_fixed_width_rule_reports_the_fixed_n_interval() -> None:
+    proba, oracle, _ = _task()
+    res = ae.evaluate(proba, oracle, "f1", budget=1500, random_state=3, target_width=0.12,
+                      rule="fixed-width")  # fmt: skip
+    assert res.interval == "fixed-width" and res.stopped is not None
+    assert res.ci == pytest.approx(res.confidence_interval(method="logit"))
+    anytime = ae.evaluate(proba, oracle, "f1", budget=1500, random_state=3, target_width=0.12)
+    assert res.n_labels < anytime.n_labels  # Chow–Robbins stops sooner (no validity price)
+
+
+def test_compare_decides_and_the_deprecated_alias_still_answers() -> None:
+    proba, oracle, _y = _task()
+    rng = np.random.default_rng(8)
+    noisy = np.clip(proba[:, 1] + rng.normal(0, 0.25, proba.shape[0]), 0.01, 0.99)
+    other = np.column_stack([1 - noisy, noisy])
+    res = ae.compare([proba, other], oracle, "error_rate", budget=2000, random_state=5,
+                     decide=True)  # fmt: skip
+    assert res.stopped == "decided: model 0 is better" and res.n_labels < 2000
+    assert res.interval == "anytime" and res.ci[1] < 0
+    assert res.ci == res.confidence_interval(method="anytime")
+    with pytest.warns(DeprecationWarning, match="stopped_early"):
+        assert res.stopped_early
+    seq = res.confidence_sequence()
+    assert seq["upper"].iloc[-1] == pytest.approx(res.ci[1])
+
+
+def test_compare_claim_about_the_difference() -> None:
+    proba, oracle, _ = _task()
+    res = ae.compare([proba, proba], oracle, "error_rate", budget=500, random_state=5,
+                     claim="difference <= 0.01")  # fmt: skip
+    # identical models: no draw where they differ, so the start rule never holds
+    assert res.stopped is None and res.ci == (-1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs,err,match",
+    [
+        ({"target_width": 0.0}, ShapeError, "target_width"),
+        ({"target_width": 2.0}, ShapeError, "target_width"),
+        ({"claim": "f1 >= 0.5"}, UnknownOptionError, "claim"),
+        ({"claim": "error_rate <= 1.5"}, ShapeError, "claim"),
+        ({"claim": "error_rate <= 0.1", "rule": "fixed-width"}, UnknownOptionError, "rule"),
+        ({"rule": "fixed-width"}, None, None),
+        ({"target_width": 0.1, "rule": "pocock"}, UnknownOptionError, "rule"),
+        ({"target_width": 0.1, "method": "stratified"}, UnknownOptionError, "stratified"),
+    ],
+)
+def test_evaluate_refuses_rules_it_cannot_honour(kwargs, err, match) -> None:  # type: ignore[no-untyped-def]
+    proba, oracle, _ = _task(500)
+    if err is None:  # fixed-width without a target width is refused too
+        with pytest.raises(UnknownOptionError, match="rule"):
+            ae.evaluate(proba, oracle, "error_rate", budget=50, random_state=0, **kwargs)
+        return
+    with pytest.raises(err, match=match):
+        ae.evaluate(proba, oracle, "error_rate", budget=50, random_state=0, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"decide": True, "sequential": True}, "sequential"),
+        ({"decide": True, "method": "active_neq"}, "active_neq"),
+        ({"claim": "error_rate <= 0.1"}, "difference"),
+        ({"decide": "yes"}, "decide"),
+    ],
+)
+def test_compare_refuses_rules_it_cannot_honour(kwargs, match) -> None:  # type: ignore[no-untyped-def]
+    proba, oracle, _ = _task(500)
+    with pytest.raises(ae.ActiveEvalError, match=match):
+        ae.compare([proba, proba[:, ::-1]], oracle, "error_rate", budget=50, random_state=0,
+                   **kwargs)  # fmt: skip
+
+
+def test_evaluate_refuses_decide_for_one_model() -> None:
+    from activeeval.stopping import stopping_rule
+
+    with pytest.raises(UnknownOptionError, match="decide"):
+        stopping_rule(None, None, True, measure=get_measure("error_rate"))
+
+
+def test_a_census_has_a_point_anytime_interval() -> None:
+    """Every instance labeled (budget = pool): the value is known, and so is the interval."""
+    proba, oracle, y = _task(60)
+    res = ae.evaluate(proba, oracle, "error_rate", budget=60, random_state=0)
+    assert res.inference is not None and res.inference.census
+    g = float(np.mean(proba.argmax(1) != y))
+    assert res.estimate == pytest.approx(g) and res.ci == (res.estimate, res.estimate)
