@@ -300,3 +300,165 @@ def test_a_census_has_a_point_anytime_interval() -> None:
     assert res.inference is not None and res.inference.census
     g = float(np.mean(proba.argmax(1) != y))
     assert res.estimate == pytest.approx(g) and res.ci == (res.estimate, res.estimate)
+
+
+# ------------------------------------------------------------------- sessions
+def _labeling_loop(s: ae.Session, y: np.ndarray, step: int) -> None:
+    while True:
+        ids = s.next_batch(step)
+        if not ids:
+            return
+        s.record({i: int(y[i]) for i in ids})
+
+
+def test_a_stopped_session_reports_what_evaluate_reports_with_the_same_rule(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    proba, oracle, y = _task()
+    step = 15
+    with ae.Session.create(tmp_path / "s.db", proba, "error_rate", 1500, seed=4,
+                           target_width=0.1) as s:  # fmt: skip
+        assert s.stopped is None
+        _labeling_loop(s, y, step)
+        assert s.stopped is not None and s.stopped.startswith("target width 0.1 reached")
+        got = s.estimate()
+    want = ae.evaluate(proba, oracle, "error_rate", budget=1500, random_state=4,
+                       target_width=0.1, step=step)  # fmt: skip
+    assert got.stopped == want.stopped and got.interval == want.interval == "anytime"
+    assert got.ci == want.ci and got.estimate == want.estimate
+    assert got.n_labels == want.n_labels < 1500
+    with ae.Session.open(tmp_path / "s.db") as s:  # the rule is part of the stored plan
+        assert s.plan.stopping == ae.Session.open(tmp_path / "s.db").plan.stopping
+        assert s.plan.stopping is not None and s.plan.stopping.target_width == 0.1
+        assert s.next_batch(5) == []
+
+
+def test_a_comparison_session_decides(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    proba, _, y = _task()
+    rng = np.random.default_rng(8)
+    noisy = np.clip(proba[:, 1] + rng.normal(0, 0.25, proba.shape[0]), 0.01, 0.99)
+    other = np.column_stack([1 - noisy, noisy])
+    with ae.Session.create(tmp_path / "c.db", [proba, other], "error_rate", 2000, seed=5,
+                           decide=True) as s:  # fmt: skip
+        _labeling_loop(s, y, 20)
+        res = s.compare()
+        assert res.stopped == "decided: model 0 is better" and res.interval == "anytime"
+        assert res.ci == res.confidence_interval(method="anytime") and res.ci[1] < 0
+        one = s.estimate(1)  # a model of a comparison session: its own sequence
+        lo, hi = one.confidence_interval(method="anytime")
+        assert lo < one.estimate < hi
+
+
+def test_a_store_without_a_stored_horizon_derives_it_from_its_plan(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    from activeeval.stopping import horizon_draws
+
+    proba, _, y = _task(500)
+    path = tmp_path / "old.db"
+    with ae.Session.create(path, proba, "f1", 120, seed=1) as s:
+        _labeling_loop(s, y, 40)
+        before = s.estimate().confidence_interval(method="anytime")
+        assert s.plan.horizon == 120.0
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DELETE FROM meta WHERE key = 'horizon'")
+    conn.close()
+    with ae.Session.open(path) as s:
+        assert s.plan.horizon == horizon_draws(120, s.q, None) and s.plan.stopping is None
+        assert s.estimate().confidence_interval(method="anytime") == before
+
+
+def test_cli_session_with_a_stopping_rule(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    import pandas as pd
+    from click.testing import CliRunner
+
+    from activeeval.cli import main
+
+    proba, _, y = _task()
+    pool = tmp_path / "pool.csv"
+    pd.DataFrame({"id": np.arange(len(y)), "p_0": proba[:, 0], "p_1": proba[:, 1]}).to_csv(
+        pool, index=False
+    )
+    store = tmp_path / "s.db"
+
+    def run(*args: object) -> tuple[int, str, str]:
+        r = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+        return r.exit_code, r.stdout, r.stderr
+
+    code, out, _ = run("session", "init", store, "--pool", pool, "--measure", "error_rate",
+                       "--budget", 1500, "--target-width", 0.12)  # fmt: skip
+    assert code == 0 and "stop at target width 0.12" in out
+    for _ in range(60):
+        code, out, err = run("session", "next", store, "--k", 25)
+        ids = [int(v) for v in out.split()[1:]]
+        if not ids:
+            assert err.startswith("done: target width 0.12 reached")
+            break
+        labels = tmp_path / "l.csv"
+        pd.DataFrame({"id": ids, "label": y[ids]}).to_csv(labels, index=False)
+        assert run("session", "record", store, labels)[0] == 0
+    else:
+        pytest.fail("the rule never stopped the session")
+    code, out, _ = run("session", "status", store, "--json")
+    status = json.loads(out)
+    assert status["interval"] == "anytime" and status["stopping"] == "target width 0.12"
+    assert status["stopped"].startswith("target width 0.12 reached")
+    assert status["ci"][1] - status["ci"][0] <= 0.12
+    code, out, _ = run("session", "status", store, "--gate", "error_rate <= 0.5")
+    assert code == 0 and "stopped by its rule" in out and "valid for one look" not in out
+
+
+def test_cli_status_anytime_flag_without_a_rule(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from click.testing import CliRunner
+
+    from activeeval.cli import main
+
+    proba, _, y = _task(500)
+    path = tmp_path / "s.db"
+    with ae.Session.create(path, proba, "error_rate", 100, seed=2) as s:
+        _labeling_loop(s, y, 50)
+        want = s.estimate().confidence_interval(method="anytime")
+    r = CliRunner().invoke(main, ["session", "status", str(path), "--json", "--anytime"])
+    status = json.loads(r.stdout)
+    assert status["interval"] == "anytime" and "stopping" not in status
+    assert status["ci"] == pytest.approx(list(want))
+
+
+# ------------------------------------------------------------------- rankings
+def _ranked(seed: int = 3, m: int = 800):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(2, 8, m)
+    off = np.r_[0, np.cumsum(lengths)]
+    total = int(off[-1])
+    proba = rng.dirichlet(np.full(4, 0.6), total)
+    truth = (proba.cumsum(1) > rng.random(total)[:, None]).argmax(1)
+    return ae.GradedRelevance(proba, off, items=np.arange(total)), truth
+
+
+def test_ranking_campaigns_take_stopping_rules() -> None:
+    rel, truth = _ranked()
+
+    def oracle(idx: np.ndarray) -> list[np.ndarray]:
+        return [truth[rel.offsets[i] : rel.offsets[i + 1]] for i in idx]
+
+    res = ae.evaluate(rel, oracle, "dcg", budget=600, random_state=1, target_width=0.6)
+    assert res.interval == "anytime" and res.ci == res.confidence_interval(method="anytime")
+    assert res.stopped is not None and res.stopped.startswith("target width 0.6 reached")
+    assert res.ci[1] - res.ci[0] <= 0.6 and res.ci[0] <= res.estimate <= res.ci[1]
+    assert res.n_labels < 600
+    rev = np.concatenate([np.arange(rel.offsets[i + 1] - 1, rel.offsets[i] - 1, -1)
+                          for i in range(rel.n)])  # fmt: skip
+    rel2 = ae.GradedRelevance(rel.proba[rev], rel.offsets, items=rel.items[rev])
+    res = ae.compare(
+        [rel, rel2], lambda i: truth[ae.ranking.ranking_union(rel, rel2, i)[0]], "dcg",
+        budget=600, random_state=1, decide=True,
+    )  # fmt: skip
+    # two rankers of nearly equal DCG: not decided within the budget, and the anytime
+    # interval is wider than the fixed-n Wald one
+    assert res.interval == "anytime" and res.stopped is None and res.n_labels == 600
+    lo, hi = res.ci
+    wlo, whi = res.confidence_interval(method="wald")
+    assert lo < res.difference < hi and hi - lo > whi - wlo

@@ -156,7 +156,7 @@ def test_comparison_campaign_reports_difference_p_value_and_best(task: dict[str,
     assert code == 0, err
     _campaign(task, store, k=30)
     status = _status_json(store)
-    assert set(status) == JSON_KEYS - {"interval", "effective_n"} | {
+    assert set(status) == JSON_KEYS - {"effective_n"} | {
         "difference",
         "p_value",
         "best",

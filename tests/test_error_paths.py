@@ -533,10 +533,11 @@ def test_status_before_any_label_says_so_and_its_json_is_valid(
     status = _strict_json(out)
     keys = {"measure", "n_labels", "n_draws", "cost_spent", "budget", "estimate", "stderr",
             "ci", "level"}  # fmt: skip
+    keys |= {"interval"}
     if models == 2:
         keys |= {"difference", "p_value", "best", "estimate_ci"}
     else:
-        keys |= {"interval", "effective_n"}
+        keys |= {"effective_n"}
     assert set(status) == keys
     assert status.get("interval") is None and status.get("effective_n") is None
     assert status["n_labels"] == 0 and status["stderr"] is None and status["ci"] == [None, None]

@@ -10,6 +10,7 @@ the column.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -409,6 +410,33 @@ def _budget_text(budget: float, cost_sensitive: bool, ranking: bool = False) -> 
     help="assisted (the model-assisted estimator, as evaluate/compare) or snis (the thesis's "
     "eq. 3.31, for reproduction).",
 )
+@click.option(
+    "--target-width",
+    type=float,
+    default=None,
+    help="Stopping rule: stop once the interval (a comparison's: of the difference) is at most "
+    "this wide. Looking after every batch stays honest: the reported interval is then the "
+    "anytime-valid one.",
+)
+@click.option(
+    "--claim",
+    default=None,
+    help="Stopping rule: stop once a claim is settled either way, e.g. 'f1 >= 0.80' or, "
+    "for two models, 'difference <= 0.005' (the syntax of status --gate).",
+)
+@click.option(
+    "--decide",
+    is_flag=True,
+    help="Stopping rule for comparisons: stop once the anytime-valid interval of the "
+    "difference excludes 0.",
+)
+@click.option(
+    "--rule",
+    default="anytime",
+    show_default=True,
+    help="anytime (the anytime-valid confidence sequence) or fixed-width (Chow-Robbins: "
+    "the fixed-n interval, --target-width only; coverage only asymptotic).",
+)
 def session_init(
     store: Path,
     pools: tuple[Path, ...],
@@ -421,6 +449,10 @@ def session_init(
     level: float,
     depth: int | None,
     estimator: str,
+    target_width: float | None,
+    claim: str | None,
+    decide: bool,
+    rule: str,
 ) -> None:
     """Plan a campaign: read the pool file(s) and create STORE."""
     from .estimators.report import pool_class
@@ -455,6 +487,10 @@ def session_init(
             beta=beta,
             names=read.names,
             estimator=estimator,
+            target_width=target_width,
+            claim=claim,
+            decide=decide,
+            rule=rule,
         )
         with s:
             plan = s.plan
@@ -469,7 +505,9 @@ def session_init(
                 f"{pool_class(s.predictives).unit}, method "
                 f"{plan.method}, estimator {plan.estimator}, budget "
                 f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)}, "
-                f"seed {plan.seed}\nsession id {plan.session_id}\n"
+                f"seed {plan.seed}"
+                + ("" if plan.stopping is None else f", stop at {plan.stopping}")
+                + f"\nsession id {plan.session_id}\n"
                 f"next: activeeval session next {store} --k 20 --out batch.csv"
             )
 
@@ -503,7 +541,14 @@ def session_next(store: Path, k: int, out: Path | None) -> None:
             else:
                 write_table(frame, out)
             prog = s.progress()
-            if not ids:
+            done = s.stopped if not ids and s.plan.stopping is not None else None
+            if done is not None:
+                click.echo(
+                    f"done: {done} after {prog.n_labels} labels; see activeeval session "
+                    f"status {store}",
+                    err=True,
+                )
+            elif not ids:
                 click.echo(
                     f"nothing left to label: the campaign is complete ({prog.n_labels} labels); "
                     f"see activeeval session status {store}",
@@ -624,7 +669,11 @@ def _status_dict(
             difference=_nan_to_none(c.difference),
             p_value=_nan_to_none(c.p_value),
             best=None if math.isnan(c.difference) else int(c.best),
+            interval=None if inf is None else c.interval,
         )
+    if plan.stopping is not None:  # the rule's keys appear with a rule, as "gate" with --gate
+        out["stopping"] = str(plan.stopping)
+        out["stopped"] = result.stopped
     if features is not None:  # λ_s of the smoothed residuals; None before the first label
         out["feature_power"] = None if inf is None else _nan_to_none(inf.feature_power)
     return out
@@ -709,6 +758,12 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
     help="Re-plan for an interval this wide (0.02 for ±0.01): about how many more labels "
     "(with --json, a 'plan' key).",
 )
+@click.option(
+    "--anytime",
+    is_flag=True,
+    help="Report the anytime-valid interval (valid however often you look and whenever you "
+    "stop; about 1.6x as wide); always so when the session has a stopping rule.",
+)
 def session_status(
     store: Path,
     as_json: bool,
@@ -717,6 +772,7 @@ def session_status(
     gate: str | None,
     level: float | None,
     target_width: float | None,
+    anytime: bool,
 ) -> None:
     """Labels and cost spent against the budget, the estimate and its interval (or the
     difference, p-value and best model); with --gate, whether a claim is established."""
@@ -738,6 +794,10 @@ def session_status(
                     _no_features(features, "ranking pools")
                 x = read_features_file(features, s.ids)
             result = s.estimate(features=x) if s.plan.n_models == 1 else s.compare(features=x)
+            if anytime and result.interval != "anytime" and result.n_labels > 0:
+                result = dataclasses.replace(
+                    result, ci=result.confidence_interval(method="anytime"), interval="anytime"
+                )
             status = _status_dict(s, result, x)
             replanned = _replan(s, result, target_width)
             if replanned is not None and (target_width is not None or not as_json):
@@ -751,7 +811,7 @@ def session_status(
                     "bound": _nan_to_none(verdict.bound),
                     "level": verdict.level,
                     "margin": _nan_to_none(verdict.margin),
-                    "valid_for": "one look",
+                    "valid_for": "any look" if result.interval == "anytime" else "one look",
                 }
             if plot is not None:
                 _plot(s, plot, x)
@@ -824,6 +884,8 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
         if prog.complete
         else ("all handed out; waiting for pending labels" if prog.finished else "in progress")
     )
+    if status.get("stopped"):
+        state = "stopped by its rule"
     lines = [
         f"session {plan.session_id} ({plan.kind}, {_measure_text(plan)}, "
         f"method {plan.method}, estimator {plan.estimator}, seed {plan.seed})",
@@ -860,7 +922,7 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
         lines.append(
             f"difference ({pair}): {_fmt(status['difference'])}  stderr "
             f"{_fmt(status['stderr'])}  {lv} CI [{_fmt(status['ci'][0])}, "
-            f"{_fmt(status['ci'][1])}]  p-value {_fmt(status['p_value'])}"
+            f"{_fmt(status['ci'][1])}] ({status['interval']})  p-value {_fmt(status['p_value'])}"
         )
         lines.append(
             "best:     " + ("—" if best is None else f"model {best} ({plan.model_names[best]})")
@@ -875,8 +937,16 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
         lines.extend(_plan_text(status["plan"], plan))
     if plot is not None:
         lines.append(f"plot:     {plot}")
+    if status.get("stopping") is not None:
+        done = status.get("stopped")
+        lines.append(
+            f"stopping: {status['stopping']}: "
+            + (f"done — {done}" if done else "not met yet (the interval is anytime-valid)")
+        )
     if verdict is not None:
-        lines.extend([f"gate:     {verdict}", _ONE_LOOK])
+        lines.append(f"gate:     {verdict}")
+        if status.get("interval") != "anytime":
+            lines.append(_ONE_LOOK)
     return "\n".join(lines)
 
 

@@ -24,16 +24,31 @@ in ``docs/results/sequential.md``.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from ._validation import check_option, real_number
 from .claims import Claim, parse_claim
-from .errors import ShapeError, UnknownOptionError
+from .errors import DegenerateIntervalWarning, ShapeError, UnknownOptionError
 from .estimators.anytime import MIN_DRAWS, DrawTerms
+from .estimators.inference import _wald_interval
+from .estimators.report import Pool, Reporting
+from .results import ComparisonResult, EvaluationResult
 
-__all__ = ["RULES", "StoppingRule", "comparison_rule", "stopping_rule"]
+__all__ = [
+    "RULES",
+    "StoppingRule",
+    "comparison_rule",
+    "horizon_draws",
+    "reported",
+    "rule_met",
+    "stopping_rule",
+]
 
 #: The stopping rules' interval constructions.
 RULES = ("anytime", "fixed-width")
@@ -213,3 +228,63 @@ def comparison_rule(
             "sequential=True — decide=True is its valid form."
         )
     return stop
+
+
+def horizon_draws(
+    budget: float, q: NDArray[np.float64], costs: NDArray[np.float64] | None
+) -> float:
+    """The anytime sequences' horizon t* in draws, fixed before the first look from the plan
+    alone: the budget in labels, or with costs the budget over the mean cost of a draw from q
+    (repeats of labeled instances are free, so a campaign draws somewhat more: t* a little
+    early, which moves the width by a few percent, ``docs/design/anytime-valid.md``)."""
+    if costs is None:
+        return max(float(budget), 1.0)
+    return max(float(budget) / float(q @ costs), 1.0)
+
+
+def rule_met(
+    stop: StoppingRule,
+    pool: Pool,
+    rep: Reporting,
+    draws: NDArray[np.intp],
+    labels: NDArray[Any],
+    horizon: float,
+    draw_q: NDArray[np.float64] | None = None,
+) -> str | None:
+    """One look: whether ``stop`` is met on the sample (draws, their labels; ``draw_q`` each
+    draw's q where q changed between batches), and why — what a campaign checks after every
+    step and a session on its labeled prefix."""
+    terms = pool.draw_terms(rep, draws, labels, horizon, draw_q)
+    k = len(pool.models)
+    order = None
+    if k > 1:
+        g = terms.estimates()
+        key = -g if getattr(rep.measure, "greater_is_better", False) else g
+        order = [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]
+    quick = replace(rep, score=False)  # a look needs no tempered curve
+
+    def fixed() -> tuple[float, float]:
+        with warnings.catch_warnings():  # a degenerate look never stops: not warned
+            warnings.simplefilter("ignore", DegenerateIntervalWarning)
+            if k > 1:
+                c = pool.compare(quick, draws, labels)
+                return _wald_interval(c.difference, c.stderr, rep.level)
+            est, _ = pool.estimate(quick, 0, draws, labels, draw_q)
+            return est.confidence_interval(rep.level, "logit" if est.binary_loss else "wald")
+
+    return stop.met(terms, rep.level, order, fixed)
+
+
+def reported(res: Any, stop: StoppingRule | None) -> Any:
+    """A result as a stopping rule reports it: the anytime interval (or Chow–Robbins' fixed
+    one) whenever a rule was set — the looks were taken, stopped early or not."""
+    if stop is None:
+        return res
+    if isinstance(res, ComparisonResult):
+        if stop.rule == "fixed-width" or res.comparison is None:
+            return res
+        return replace(res, ci=res.confidence_interval(method="anytime"), interval="anytime")
+    if not isinstance(res, EvaluationResult) or res.inference is None:
+        return res
+    how = "anytime" if stop.rule == "anytime" else "fixed-width"
+    return replace(res, ci=res.confidence_interval(method=how), interval=how)

@@ -42,7 +42,7 @@ from ..results import ComparisonResult
 from ..sampling import (
     comparison_distribution,
 )
-from ..stopping import comparison_rule
+from ..stopping import comparison_rule, horizon_draws, reported
 from .ranked import _compare_ranking, _is_ranking
 from .steps import (
     CampaignSettings,
@@ -50,12 +50,10 @@ from .steps import (
     _Acquisition,
     _bar,
     _comparison_result,
-    _horizon,
     _Look,
     _run_comparison,
     _run_looks,
     _stop_step,
-    _with_rule,
 )
 
 
@@ -242,7 +240,7 @@ def compare(
             c = pool.compare(rep, draws, book.lookup(draws))
             return c.p_value, c.stderr
 
-        horizon = _horizon(b, qq, lam)
+        horizon = horizon_draws(b, qq, lam)
         if stop is None:
             draws, stopped = _run_comparison(acq, b, sequential, step, alpha, look)
         else:
@@ -254,4 +252,4 @@ def compare(
     sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws]}
     terms = None if method == "active_neq" else LazyTerms(pool, rep, draws, y, horizon)
     res = _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, stopped, terms)
-    return _with_rule(res, stop)
+    return reported(res, stop)

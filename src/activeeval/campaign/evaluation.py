@@ -44,7 +44,7 @@ from ..sampling import (
     check_support,
     sampling_distribution,
 )
-from ..stopping import stopping_rule
+from ..stopping import horizon_draws, reported, stopping_rule
 from .batches import Replanning, _check_batch_size, _run_in_batches
 from .ranked import _evaluate_ranking, _is_ranking
 from .steps import (
@@ -52,12 +52,10 @@ from .steps import (
     Oracle,
     _Acquisition,
     _bar,
-    _horizon,
     _Look,
     _no_label_bought,
     _run_looks,
     _stop_step,
-    _with_rule,
 )
 from .stratified import _check_strata, _stratified
 
@@ -263,7 +261,7 @@ def evaluate(
         book, check = pool.label_book()
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
         rep = pool.reporting(qq, lv, estimator, features, bandwidth)
-        horizon = _horizon(b, qq, lam)
+        horizon = horizon_draws(b, qq, lam)
         look = None if stop is None else _Look(stop, pool, rep, acq, horizon)
         stopped = None
         if batch_size is None:
@@ -284,4 +282,4 @@ def evaluate(
         indices=draws, q=acq.draw_q, **pool.label_fields(y), stopped=stopped,
         anytime_terms=LazyTerms(pool, rep, draws, y, horizon, draw_q),
     )  # fmt: skip
-    return _with_rule(res, stop)
+    return reported(res, stop)

@@ -40,20 +40,18 @@ from ..sampling import (
     check_distribution,
     check_support,
 )
-from ..stopping import comparison_rule, stopping_rule
+from ..stopping import comparison_rule, horizon_draws, reported, stopping_rule
 from .steps import (
     CampaignSettings,
     Oracle,
     _Acquisition,
     _bar,
     _comparison_result,
-    _horizon,
     _Look,
     _no_label_bought,
     _run_comparison,
     _run_looks,
     _stop_step,
-    _with_rule,
 )
 
 
@@ -120,7 +118,7 @@ def _evaluate_ranking(
     book, check = pool.label_book()
     rng = check_random_state(s.random_state)
     rep = pool.reporting(qq, lv, estimator)
-    horizon = _horizon(b, qq, lam)
+    horizon = horizon_draws(b, qq, lam)
     with _bar(b, lam, s.progress) as bar:
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
         watch = None if stop is None else _Look(stop, pool, rep, acq, horizon)
@@ -136,7 +134,7 @@ def _evaluate_ranking(
         indices=draws, q=acq.draw_q, **pool.label_fields(y), stopped=stopped,
         anytime_terms=LazyTerms(pool, rep, draws, y, horizon),
     )  # fmt: skip
-    return _with_rule(res, stop)
+    return reported(res, stop)
 
 
 def _compare_ranking(
@@ -175,7 +173,7 @@ def _compare_ranking(
         return c.p_value, c.stderr
 
     rng = check_random_state(s.random_state)
-    horizon = _horizon(b, qq, lam)
+    horizon = horizon_draws(b, qq, lam)
     with _bar(b, lam, s.progress) as bar:
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
         if stop is None:
@@ -189,4 +187,4 @@ def _compare_ranking(
     sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws]}
     terms = LazyTerms(pool, rep, draws, y, horizon)
     res = _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, stopped, terms)
-    return _with_rule(res, stop)
+    return reported(res, stop)

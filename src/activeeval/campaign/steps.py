@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,7 @@ from ..results import ComparisonResult
 from ..sampling import (
     draw,
 )
-from ..stopping import StoppingRule
+from ..stopping import StoppingRule, rule_met
 
 Oracle = Callable[[NDArray[np.intp]], ArrayLike]
 
@@ -294,62 +294,20 @@ def _stop_step(acq: _Acquisition, b: float, step: float | None) -> float:
     return _look_step(acq, b, step)
 
 
-def _horizon(b: float, q: NDArray[np.float64], costs: NDArray[np.float64] | None) -> float:
-    """The anytime sequences' horizon t* in draws, fixed before the first look: the budget,
-    or with costs the budget over the mean cost of a draw from q."""
-    if costs is None:
-        return max(float(b), 1.0)
-    return max(float(b) / float(q @ costs), 1.0)
-
-
 class _Look:
-    """One look of a campaign under a stopping rule: the draws so far, their terms, and
-    whether the rule is met (:meth:`~activeeval.stopping.StoppingRule.met`)."""
+    """One look of a campaign under a stopping rule
+    (:func:`~activeeval.stopping.rule_met` on the draws so far)."""
 
     def __init__(
         self, stop: StoppingRule, pool: Pool, rep: Reporting, acq: _Acquisition, horizon: float
     ) -> None:
         self.stop, self.pool, self.rep, self.acq, self.horizon = stop, pool, rep, acq, horizon
-        self.quick = replace(rep, score=False)  # a look needs no tempered curve
 
     def __call__(self, draws: NDArray[np.intp]) -> str | None:
-        acq, pool, rep = self.acq, self.pool, self.rep
+        acq = self.acq
         y = acq.book.lookup(draws)
         draw_q = acq.draw_q if acq.switched else None
-        terms = pool.draw_terms(rep, draws, y, self.horizon, draw_q)
-        k = len(pool.models)
-        order = None
-        if k > 1:
-            g = terms.estimates()
-            key = -g if getattr(rep.measure, "greater_is_better", False) else g
-            order = [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]
-
-        def fixed() -> tuple[float, float]:
-            with warnings.catch_warnings():  # a degenerate look never stops: not warned
-                warnings.simplefilter("ignore", DegenerateIntervalWarning)
-                if k > 1:
-                    c = pool.compare(self.quick, draws, y)
-                    return _wald_interval(c.difference, c.stderr, rep.level)
-                est, _ = pool.estimate(self.quick, 0, draws, y, draw_q)
-                how = "logit" if est.binary_loss else "wald"
-                return est.confidence_interval(rep.level, how)
-
-        return self.stop.met(terms, rep.level, order, fixed)
-
-
-def _with_rule(res: Any, stop: StoppingRule | None) -> Any:
-    """A result as a stopping rule reports it: the anytime interval (or Chow–Robbins' fixed
-    one) whenever a rule was set — the looks were taken, stopped early or not."""
-    if stop is None:
-        return res
-    if isinstance(res, ComparisonResult):
-        if stop.rule == "fixed-width":
-            return res
-        return replace(res, ci=res.confidence_interval(method="anytime"), interval="anytime")
-    if res.inference is None:
-        return res
-    how = "anytime" if stop.rule == "anytime" else "fixed-width"
-    return replace(res, ci=res.confidence_interval(method=how), interval=how)
+        return rule_met(self.stop, self.pool, self.rep, draws, y, self.horizon, draw_q)
 
 
 def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> BudgetError:

@@ -814,13 +814,16 @@ class LazyTerms:
     labels: NDArray[Any]
     horizon: float
     draw_q: NDArray[np.float64] | None = None
+    #: One model of several (a comparison's draws reported for one model), or all.
+    model: int | None = None
     done: DrawTerms | None = None
 
     def __call__(self) -> DrawTerms:
         if self.done is None:
-            self.done = self.pool.draw_terms(
+            terms = self.pool.draw_terms(
                 self.rep, self.draws, self.labels, self.horizon, self.draw_q
             )
+            self.done = terms if self.model is None else terms.only(self.model)
         return self.done
 
 

@@ -28,6 +28,7 @@ from .report import compare as _compare
 from .report import estimate as _estimate
 from .report import labels_frame as _labels_frame
 from .report import progress as _progress
+from .report import stop_reason as _stop_reason
 from .report import trajectory as _trajectory
 from .schema import StoreFile, open_store
 
@@ -77,6 +78,10 @@ class Session:
         names: Sequence[str] | None = None,
         block_size: int = DEFAULT_BLOCK_SIZE,
         estimator: str = "assisted",
+        target_width: float | None = None,
+        claim: Any = None,
+        decide: bool = False,
+        rule: str = "anytime",
     ) -> Session:
         """Plan a campaign and write it to a new store at ``path``.
 
@@ -127,6 +132,15 @@ class Session:
             logit for measures in [0, 1] or Wald, joined with the tempered-model score
             interval) or the thesis's (eq. 3.31, Wald interval), for reproduction.
             Stored in the plan; :meth:`estimate` and :meth:`compare` can override it.
+        target_width, claim, decide, rule
+            A stopping rule, part of the plan (:func:`~activeeval.evaluate`'s and
+            :func:`~activeeval.compare`'s arguments, :mod:`activeeval.stopping`): once it is
+            met on the labeled prefix, :meth:`next_batch` hands out nothing more,
+            :attr:`stopped` says why, and :meth:`estimate` / :meth:`compare` report the
+            anytime-valid interval (under ``rule="anytime"``) whenever the rule is set.
+            Looking after every batch is then honest: a session stopped this way reports
+            what :func:`~activeeval.evaluate` with the same rule and seed reports when its
+            ``step`` is the batch size.
 
         Returns
         -------
@@ -136,6 +150,7 @@ class Session:
             pools, measure, budget, method=method, seed=seed, costs=costs, level=level,
             pos_label=pos_label, labels=labels, ids=ids, beta=beta, names=names,
             block_size=block_size, estimator=estimator,
+            stopping=(target_width, claim, decide, rule),
         )  # fmt: skip
         return cls.open(create_store(path, request))
 
@@ -182,9 +197,16 @@ class Session:
         """The session's random identifier."""
         return self.plan.session_id
 
+    @property
+    def stopped(self) -> str | None:
+        """Why the plan's stopping rule is met on the labels recorded so far (e.g. ``"target
+        width 0.05 reached (0.0497)"``), or None: no rule, or not met yet."""
+        return _stop_reason(self._store, self._stored)
+
     # ------------------------------------------------------------------ hand-outs
     def next_batch(self, k: int) -> list[Any]:
-        """Ids to label next: at most ``k``, in draw order.
+        """Ids to label next: at most ``k``, in draw order; none once the plan's stopping rule
+        is met (:attr:`stopped` says why).
 
         Ids handed out earlier and not labeled yet come first (so calling it again before
         recording returns the same ids — it is idempotent), then new ones from the draw
@@ -203,6 +225,8 @@ class Session:
         list
             Pool ids (as given at creation), never one already labeled.
         """
+        if self._stored.plan.stopping is not None and self.stopped is not None:
+            return []
         return _next_batch(self._store, self._stored, k)
 
     def items_to_grade(self, ids: Sequence[Any]) -> pd.DataFrame:

@@ -5,6 +5,7 @@ what :meth:`Session.open <activeeval.Session.open>` reads back (:class:`StoredPl
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import uuid
@@ -27,6 +28,7 @@ from .._validation import (
     check_seed,
 )
 from .._version import __version__
+from ..claims import parse_claim
 from ..errors import (
     LabelSpaceError,
     NotAStoreError,
@@ -55,6 +57,7 @@ from ..sampling import (
     optimal_distribution,
     passive_distribution,
 )
+from ..stopping import StoppingRule, comparison_rule, horizon_draws, stopping_rule
 from .codec import (
     _canonical_ids,
     _coerce_label,
@@ -117,6 +120,13 @@ class SessionPlan:
     estimator : {"assisted", "snis"}
         The estimator the session reports (:meth:`Session.estimate`); stores written before
         sessions had a choice report the thesis's, ``"snis"``.
+    stopping : StoppingRule or None
+        The stopping rule (:mod:`activeeval.stopping`): once it is met on the labeled prefix,
+        :meth:`Session.next_batch` hands out nothing more and the reports say why.
+    horizon : float
+        t* of the anytime-valid sequences, in draws, fixed at creation
+        (:func:`~activeeval.stopping.horizon_draws`; for stores from before, the same
+        function of the stored plan).
     """
 
     session_id: str
@@ -143,12 +153,14 @@ class SessionPlan:
     schema_version: int
     ranking: bool = False
     estimator: str = "snis"
+    stopping: StoppingRule | None = None
+    horizon: float = math.nan
 
     def __repr__(self) -> str:
         return _result_repr(
             self,
             ("session_id", "kind", "measure"),
-            ("method", "estimator", "budget", "cost_sensitive", "seed", "level"),
+            ("method", "estimator", "budget", "cost_sensitive", "seed", "level", "stopping"),
             ("pool_size", "n_models", "predictive_kind", "ranking"),
         )
 
@@ -182,6 +194,8 @@ class CreateRequest:
     names: Sequence[str] | None
     block_size: int
     estimator: str
+    #: The stopping rule's arguments as given: (target_width, claim, decide, rule).
+    stopping: tuple[Any, ...] = (None, None, False, "anytime")
 
 
 @dataclass(frozen=True)
@@ -235,6 +249,12 @@ def _validated(r: CreateRequest) -> _NewStore:
     meas, q = _plan_measure_and_q(
         r.measure, preds, ranked, label_space, r.pos_label, r.beta, lam, method
     )
+    width, claim, decide, rule = r.stopping
+    stop = (
+        comparison_rule(width, claim, decide, rule, meas, len(preds), False)
+        if comparison
+        else stopping_rule(width, claim, decide, rule, measure=meas)
+    )
     fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows)
     max_draws = check_max_draws(None, b, lam)
     spec = _measure_spec(meas)
@@ -247,7 +267,10 @@ def _validated(r: CreateRequest) -> _NewStore:
         ("created_at", created),
         ("created_with", f"activeeval {__version__}"),
         ("estimator", estimator),
+        ("horizon", repr(horizon_draws(b, q, lam))),
     ]
+    if stop is not None:
+        meta.append(("stopping", json.dumps(_stopping_spec(stop))))
     plan_row = (
         "comparison" if comparison else "evaluation",
         meas.name,
@@ -270,6 +293,23 @@ def _validated(r: CreateRequest) -> _NewStore:
         created,
     )
     return _NewStore(meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids)
+
+
+def _stopping_spec(stop: StoppingRule) -> dict[str, Any]:
+    return {
+        "target_width": stop.target_width,
+        "claim": None if stop.claim is None else str(stop.claim),
+        "decide": stop.decide,
+        "rule": stop.rule,
+    }
+
+
+def _stopping_from(text: str | None) -> StoppingRule | None:
+    if text is None:
+        return None
+    spec = json.loads(text)
+    claim = None if spec["claim"] is None else parse_claim(spec["claim"])
+    return StoppingRule(spec["target_width"], claim, bool(spec["decide"]), spec["rule"])
 
 
 def _model_list(pools: Any) -> list[Any]:
@@ -656,6 +696,8 @@ def load_plan(store: StoreFile) -> StoredPlan:
         schema_version=int(meta["schema_version"]),
         ranking=bool(ranking),
         estimator=meta.get("estimator", "snis"),
+        stopping=_stopping_from(meta.get("stopping")),
+        horizon=float(meta["horizon"]) if "horizon" in meta else horizon_draws(budget, q, costs),
     )
     return StoredPlan(
         plan=session_plan,

@@ -22,10 +22,11 @@ from .._validation import check_option
 from ..acquisition import _budget_room, _first_true_run
 from ..errors import DegenerateIntervalWarning, ShapeError, UndefinedEstimateWarning
 from ..estimators.inference import _result_repr, _wald_interval
-from ..estimators.report import Reporting, _result_fields
+from ..estimators.report import LazyTerms, Reporting, _result_fields
 from ..estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother
 from ..methods import ESTIMATORS
 from ..results import ComparisonResult, EvaluationResult
+from ..stopping import reported, rule_met
 from .codec import _py, _stored_labels
 from .planning import StoredPlan
 from .schema import StoreFile
@@ -201,7 +202,26 @@ def _estimate_on(
         )  # fmt: skip
     rep = dataclasses.replace(_reporting(stored, estimator, features, bandwidth), score=score)
     est, interval = stored.pool.estimate(rep, model, idx, y)
-    return EvaluationResult(**_result_fields(rep, est, interval), **sample)
+    plan = stored.plan
+    terms = LazyTerms(stored.pool, rep, idx, y, plan.horizon, model=model)
+    res = EvaluationResult(**_result_fields(rep, est, interval), **sample, anytime_terms=terms)
+    if plan.stopping is None or not score or plan.n_models > 1:
+        return res  # a comparison session's rule is about the difference
+    why = rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon)
+    return reported(dataclasses.replace(res, stopped=why), plan.stopping)
+
+
+def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
+    """Why the session's stopping rule is met on the labeled prefix, or None (no rule, not
+    met yet, or no label yet)."""
+    plan = stored.plan
+    if plan.stopping is None:
+        return None
+    idx, _dq, y = _data(store, stored)
+    if idx.size == 0:
+        return None
+    rep = _reporting(stored, plan.estimator, None, DEFAULT_BANDWIDTH)
+    return rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon)
 
 
 def compare(
@@ -246,12 +266,18 @@ def _compare_on(
     diff, se = c.difference, c.stderr
     ci = _wald_interval(diff, se, lv)
     cmp = c.comparison
-    return ComparisonResult(
+    plan = stored.plan
+    res = ComparisonResult(
         float(diff), float(se), float(c.p_value), ci, int(c.best),
         np.asarray(c.estimates, dtype=float), lv, cmp.n_labels, cmp.n_draws,
         measure=cmp.measure, comparison=cmp, model_scores=c.scores,
         value_range=getattr(stored.measure, "value_range", (-math.inf, math.inf)), **sample,
+        anytime_terms=LazyTerms(stored.pool, rep, idx, y, plan.horizon),
     )  # fmt: skip
+    if plan.stopping is None or not score:
+        return res
+    why = rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon)
+    return reported(dataclasses.replace(res, stopped=why), plan.stopping)
 
 
 def trajectory(
