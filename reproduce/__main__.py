@@ -2,7 +2,8 @@
 active estimation (Ch. 4.4), active comparison (Ch. 5.4), the model-assisted estimator
 against the thesis's and the peers, ranking functions (Sec. 6.3), the stress suite of
 models whose probabilities are wrong (issue 26) and the budget planner's predictions with the
-one-sided bounds' coverage (issue 28); ``--only`` runs one.
+one-sided bounds' coverage (issue 28) and the anytime-valid intervals and stopping rules
+(issue 29); ``--only`` runs one.
 ``make reproduce`` (1,000 repetitions into ``docs/results``) or ``python -m reproduce --smoke``
 from the repository's root.
 """
@@ -35,6 +36,7 @@ def main(argv: list[str] | None = None) -> None:
             "robustness",
             "planning",
             "label_mean",
+            "sequential",
         ),
         default=None,
     )
@@ -72,6 +74,10 @@ def main(argv: list[str] | None = None) -> None:
         from . import label_mean
 
         label_mean.run(args.out, reps, smoke=args.smoke)
+    if args.only in (None, "sequential"):
+        from . import sequential
+
+        sequential.run(args.out, reps, smoke=args.smoke)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from scipy import integrate, optimize, stats
 
 import activeeval as ae
 from activeeval.errors import ShapeError, UnknownOptionError
-from activeeval.estimators.anytime import MIN_DRAWS, boundary, mixture_rho2
+from activeeval.estimators.anytime import MIN_DRAWS, DrawTerms, boundary, mixture_rho2
 from activeeval.estimators.report import PlainPool
 from activeeval.measures import get_measure
 from activeeval.predictive import Categorical
@@ -462,3 +462,52 @@ def test_ranking_campaigns_take_stopping_rules() -> None:
     lo, hi = res.ci
     wlo, whi = res.confidence_interval(method="wald")
     assert lo < res.difference < hi and hi - lo > whi - wlo
+
+
+def _synthetic_terms(losses: np.ndarray, k: int = 1) -> DrawTerms:
+    n = losses.shape[0]
+    cols = []
+    for j in range(k):
+        cols += [losses[:, j], np.ones(n), np.zeros(n), np.zeros(n)]
+    return DrawTerms(
+        z=np.column_stack(cols), tune=False, positive=np.ones((n, k), bool),
+        raw=np.column_stack([c for j in range(k) for c in (losses[:, j], np.ones(n))]),
+        sigma0=np.full(k, np.nan), horizon=300.0, logit=True, value_range=(0.0, 1.0),
+    )  # fmt: skip
+
+
+def test_an_empty_running_intersection_reports_the_looks_own_interval() -> None:
+    """A sequence that missed (here: the losses change regime, as no fixed G allows) has an
+    empty running intersection; the look then reports its own C_t, never a point that a
+    target-width rule would stop on."""
+    from activeeval.stopping import StoppingRule
+
+    rng = np.random.default_rng(0)
+    losses = np.concatenate([rng.random(400) < 0.9, rng.random(4000) < 0.1]).astype(float)
+    terms = _synthetic_terms(losses[:, None])
+    seq = terms.sequence(0)
+    raw = terms.sequence(0, intersect=False)
+    last = -1
+    assert np.maximum.accumulate(raw["lower"])[last] > np.minimum.accumulate(raw["upper"])[last]
+    assert (seq["lower"][last], seq["upper"][last]) == (raw["lower"][last], raw["upper"][last])
+    lo, hi = terms.interval(0)
+    assert hi - lo > 0.01 and lo <= seq["estimate"][last] <= hi
+    assert StoppingRule(target_width=0.005).met(terms, LEVEL) is None
+
+
+def test_a_decision_needs_the_best_models_side_of_zero() -> None:
+    """Model 1 has the lower error; an order that names model 0 best is not decided even
+    though the sequence of G_0 − G_1 excludes 0."""
+    from activeeval.stopping import StoppingRule, _decided
+
+    rng = np.random.default_rng(1)
+    u = rng.random(3000)
+    losses = np.column_stack([u < 0.3, u < 0.1]).astype(float)
+    terms = _synthetic_terms(losses, k=2)
+    lo, _ = terms.interval((0, 1))
+    assert lo > 0  # G_0 − G_1 > 0: model 1 is better (a loss)
+    assert _decided(terms, LEVEL, [0, 1], 2, greater_is_better=False) is None
+    assert _decided(terms, LEVEL, [1, 0], 2, greater_is_better=False) == (
+        "decided: model 1 is better"
+    )
+    assert StoppingRule(decide=True).met(terms, LEVEL) == "decided: model 1 is better"

@@ -299,16 +299,17 @@ class ComparisonResult:
         )  # fmt: skip
 
     def _pair(self) -> tuple[int, int]:
+        """Two models: (0, 1). More: the best and the runner-up by the sequences' centres,
+        the pair a stopping rule watched."""
         if len(self.estimates) == 2:
             return 0, 1
-        order = [j for j in np.argsort(self.estimates) if not np.isnan(self.estimates[j])]
-        best = self.best
-        runner = next(j for j in (order if self._lower_is_better() else order[::-1]) if j != best)
-        return int(best), int(runner)
+        g = self._terms().estimates()
+        key = -g if self._greater_is_better() else g
+        order = np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")
+        return int(order[0]), int(order[1])
 
-    def _lower_is_better(self) -> bool:
-        gib = getattr(self.comparison, "greater_is_better", False)
-        return not gib
+    def _greater_is_better(self) -> bool:
+        return bool(getattr(self.comparison, "greater_is_better", False))
 
     def _pair_level(self, level: float | None) -> float:
         lv = check_level(self.level if level is None else level)

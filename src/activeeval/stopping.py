@@ -80,10 +80,13 @@ class StoppingRule:
         level: float,
         order: Sequence[int] | None = None,
         fixed: Callable[[], tuple[float, float]] | None = None,
+        greater_is_better: bool = False,
     ) -> str | None:
         """Why to stop now, or None. ``terms``: the draws so far (one model, or k compared);
         ``order``: for a comparison, the models from best to worst by their current
-        estimates; ``fixed``: the fixed-n two-sided interval (``rule="fixed-width"``).
+        estimates (default: the sequences' centres); ``fixed``: the fixed-n two-sided
+        interval (``rule="fixed-width"``); ``greater_is_better``: the measure's direction
+        (a decision needs the best model's side, not only 0 excluded).
         A comparison's width and claim are about Δ = G(0) − G(1) (k > 2: the best against
         the runner-up), at level 1 − α/(k(k − 1)/2) for k > 2."""
         k = terms.k
@@ -91,7 +94,7 @@ class StoppingRule:
             what: Any = 0
             lv = level
         else:
-            best = list(order) if order is not None else list(range(k))
+            best = list(order) if order is not None else _order(terms, greater_is_better)
             what = (0, 1) if k == 2 else (best[0], best[1])
             lv = level if k == 2 else 1.0 - (1.0 - level) / (k * (k - 1) / 2)
         if self.target_width is not None:
@@ -108,7 +111,7 @@ class StoppingRule:
             if why is not None:
                 return why
         if self.decide and k > 1:
-            return _decided(terms, lv, best, k)
+            return _decided(terms, lv, best, k, greater_is_better)
         return None
 
 
@@ -131,13 +134,24 @@ def _settled(c: Claim, terms: DrawTerms, what: Any, lv: float) -> str | None:
     return None
 
 
-def _decided(terms: DrawTerms, lv: float, order: list[int], k: int) -> str | None:
-    """The best model's sequence against every other excludes 0."""
+def _order(terms: DrawTerms, greater_is_better: bool) -> list[int]:
+    """The models from best to worst by the sequences' centres (the with-replacement
+    estimates; NaN last)."""
+    g = terms.estimates()
+    key = -g if greater_is_better else g
+    return [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]
+
+
+def _decided(
+    terms: DrawTerms, lv: float, order: list[int], k: int, greater_is_better: bool
+) -> str | None:
+    """The best model's sequence against every other lies wholly on its side of 0:
+    G_best − G_j > 0 for a score, < 0 for a loss."""
     best = order[0]
     for j in range(k):
         if j != best:
             lo, hi = terms.interval((best, j), lv)
-            if lo <= 0.0 <= hi:
+            if not (lo > 0.0 if greater_is_better else hi < 0.0):
                 return None
     return f"decided: model {best} is {'better' if k == 2 else 'best'}"
 
@@ -256,11 +270,7 @@ def rule_met(
     step and a session on its labeled prefix."""
     terms = pool.draw_terms(rep, draws, labels, horizon, draw_q)
     k = len(pool.models)
-    order = None
-    if k > 1:
-        g = terms.estimates()
-        key = -g if getattr(rep.measure, "greater_is_better", False) else g
-        order = [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]
+    gib = bool(getattr(rep.measure, "greater_is_better", False))
     quick = replace(rep, score=False)  # a look needs no tempered curve
 
     def fixed() -> tuple[float, float]:
@@ -272,7 +282,7 @@ def rule_met(
             est, _ = pool.estimate(quick, 0, draws, labels, draw_q)
             return est.confidence_interval(rep.level, "logit" if est.binary_loss else "wald")
 
-    return stop.met(terms, rep.level, order, fixed)
+    return stop.met(terms, rep.level, None, fixed, gib)
 
 
 def reported(res: Any, stop: StoppingRule | None) -> Any:

@@ -1,0 +1,409 @@
+"""Anytime-valid intervals and stopping rules on the real tasks (issue 29, Deliver 4).
+
+Every campaign looks after every batch of 10 labels up to 1,000 (a draw stream from the
+default's q*, the model-assisted estimator; ``activeeval.demo._runs``' draws, whose first row
+is ``evaluate``'s for the seed — tested equal in ``tests/test_experiments.py``).
+
+* **One model** (the real pools of the stress suite with their logistic regressions —
+  e-mail shifted in time, credit default, caravan, digits 3 vs rest — error rate and F1, and
+  diamonds' Bayesian ridge, MSE): the time-uniform coverage of the anytime-valid interval
+  (it holds at every look of a run) against that of the default's fixed-n interval looked at
+  the same way; the price of anytime validity (width ÷ the fixed-n width at 100, 300, 1,000
+  labels); and the target-width rule: the width w the fixed-n default reaches on average at
+  300 labels, so that a fixed-n design that knew the needed n would buy 300 labels; the labels
+  the anytime rule (``target_width=w``), its window variant and Chow–Robbins' rule
+  (``rule="fixed-width"``) use, and their coverage at the stop.
+* **Pairs** (e-mail and credit default: logistic regression vs gradient boosting, error rate;
+  e-mail F1): the labels until ``compare(decide=True)`` stops and how often it picks the
+  worse model, against the thesis's sequential protocol (Table 5.1: a Wald test every
+  budget/20 = 50 labels, stop at p < 0.05) and that protocol with Bonferroni's α/20 (valid at
+  its 20 looks). Type I error under an exact null built from each real pair by swapping the
+  two models' predictions on a random half of the pool, balanced so that their error rates
+  are equal (the label-swap null of Sec. 5.4.2 made exact for every run).
+
+Writes ``sequential.md`` and ``sequential.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from activeeval.demo import _Design, _draws_and_stops, _runs
+from activeeval.estimators.anytime import MIN_DRAWS
+from activeeval.estimators.report import PlainPool
+from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
+from activeeval.methods import DEFAULT_FLOOR, DEFAULT_MIX
+from activeeval.predictive import Categorical, Predictive
+from activeeval.sampling import comparison_distribution, sampling_distribution
+from activeeval.stopping import horizon_draws
+
+from .comparison import _fit_models
+from .planning import _bounds
+from .robustness import model_for
+
+LOOK = 10
+MAX_LABELS = 1000
+LOOKS = np.arange(LOOK, MAX_LABELS + 1, LOOK).astype(float)
+LEVEL = 0.95
+#: The fixed-n design the target-width rule is measured against buys this many labels.
+TARGET_AT = 300
+#: The thesis protocol's looks: every budget / 20 labels (Table 5.1).
+THESIS_STEP = MAX_LABELS // 20
+#: A window boundary's T is this multiple of the draws the model-implied σ₀ predicts.
+WINDOW_FACTOR = 2.0
+
+
+def single_settings(smoke: bool = False) -> list[tuple[str, str, Measure]]:
+    f1 = FMeasure(1.0, pos_label=1)
+    if smoke:
+        return [("digits3", "logistic", ErrorRate())]
+    out: list[tuple[str, str, Measure]] = []
+    for task in ("email_shift", "default_skew", "caravan_skew", "digits3"):
+        out += [(task, "logistic", ErrorRate()), (task, "logistic", f1)]
+    out.append(("diamonds_regression", "bayesian ridge", SquaredError()))
+    return out
+
+
+def _truth(meas: Measure, pred: Predictive, y: NDArray[Any]) -> float:
+    f = pred.point_prediction()
+    w = meas.weight(f, y)
+    return float(np.sum(w * meas.loss(f, y)) / np.sum(w))
+
+
+def _unique_counts(draws: NDArray[np.intp], kept: NDArray[np.intp]) -> NDArray[np.int64]:
+    """Distinct instances among each look's draws (r, looks)."""
+    out = np.empty(kept.shape, dtype=np.int64)
+    for r in range(draws.shape[0]):
+        first = np.zeros(draws.shape[1], dtype=bool)
+        first[np.unique(draws[r], return_index=True)[1]] = True
+        c = np.cumsum(first)
+        out[r] = c[np.maximum(kept[r] - 1, 0)]
+    return out
+
+
+def anytime_at_looks(
+    pool: PlainPool,
+    rep: Any,
+    draws: NDArray[np.intp],
+    kept: NDArray[np.intp],
+    y: NDArray[Any],
+    horizon: float,
+    pair: Any = 0,
+    window: float | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per run and look: the anytime-valid interval (running intersection) after the look's
+    draws — what ``evaluate``/``compare`` report at that look."""
+    lo = np.empty(kept.shape)
+    hi = np.empty(kept.shape)
+    for r in range(draws.shape[0]):
+        n = int(kept[r].max())
+        idx = draws[r, :n]
+        terms = pool.draw_terms(rep, idx, y[idx], horizon)
+        if window is not None:
+            terms = replace(terms, window=window)
+        seq = terms.sequence(pair, LEVEL)
+        t = seq["t"]
+        pos = np.searchsorted(t, kept[r]).clip(0, t.shape[0] - 1)
+        lo[r], hi[r] = seq["lower"][pos], seq["upper"][pos]
+    return lo, hi
+
+
+def _first(cond: NDArray[np.bool_]) -> NDArray[np.intp]:
+    """Per run the first look where ``cond`` holds, else the last."""
+    return np.where(cond.any(axis=1), cond.argmax(axis=1), cond.shape[1] - 1)
+
+
+def run_single(task: Any, pred: Predictive, meas: Measure, reps: int, seed: int = 0) -> dict:
+    y = task.y_pool
+    bound = meas.bind(pred)
+    g = _truth(bound, pred, y)
+    q = sampling_distribution(
+        "active", pred, bound, costs=None, floor=DEFAULT_FLOOR, mix=DEFAULT_MIX
+    )
+    est, se, _lam, neff, (draws, kept) = _runs(q, pred, bound, y, LOOKS, reps, seed, True)
+    flo, fhi = _bounds(bound, LEVEL, est, se, neff)
+    m = pred.n
+    support = int(np.sum(q > 0))
+    census = _unique_counts(draws, kept) >= support
+    flo, fhi = np.where(census, est, flo), np.where(census, est, fhi)
+    pool = PlainPool([pred], bound, np.full(m, 1.0 / m))
+    rep = pool.reporting(q, LEVEL, "assisted")
+    horizon = horizon_draws(MAX_LABELS, q, None)
+    alo, ahi = anytime_at_looks(pool, rep, draws, kept, y, horizon)
+    alo, ahi = np.where(census, est, alo), np.where(census, est, ahi)
+    covered_a = (alo <= g) & (g <= ahi)
+    covered_f = (flo <= g) & (g <= fhi)
+    fw, aw = fhi - flo, ahi - alo
+    at = {n: int(np.searchsorted(LOOKS, n)) for n in (100, 300, 1000)}
+    # the target-width rule
+    w = float(np.nanmean(fw[:, at[TARGET_AT]]))
+    n_fixed = float(LOOKS[np.argmax(np.nanmean(fw, axis=0) <= w)])
+    sigma0 = float(pool.sigma0(rep)[0])
+    window = WINDOW_FACTOR * (2 * 1.959963984540054 * sigma0 / w) ** 2
+    wlo, whi = anytime_at_looks(pool, rep, draws, kept, y, horizon, window=window)
+    wlo, whi = np.where(census, est, wlo), np.where(census, est, whi)
+    rules: dict[str, dict[str, float]] = {}
+    start = int(np.searchsorted(LOOKS, MIN_DRAWS))
+    for name, lo, hi in (
+        ("anytime", alo, ahi),
+        ("anytime, window", wlo, whi),
+        ("fixed-width (Chow–Robbins)", flo, fhi),
+    ):
+        ok = (hi - lo) <= w
+        ok[:, :start] = False  # no stop before 30 labels (Chow–Robbins' n0)
+        stop = _first(ok)
+        rows = np.arange(reps)
+        labels = LOOKS[stop]
+        reached = ok[rows, stop]
+        cov = (lo[rows, stop] <= g) & (g <= hi[rows, stop])
+        rules[name] = {
+            "mean_labels": float(labels.mean()),
+            "median_labels": float(np.median(labels)),
+            "ratio_to_fixed": float(labels.mean() / n_fixed),
+            "reached": float(reached.mean()),
+            "coverage_at_stop": float(cov.mean()),
+        }
+    return {
+        "task": task.name,
+        "measure": bound.name,
+        "pool": m,
+        "truth": g,
+        "reps": reps,
+        "time_uniform_coverage": {
+            "anytime": float(covered_a.all(axis=1).mean()),
+            "fixed-n, every look": float(covered_f.all(axis=1).mean()),
+            "anytime, window": float(((wlo <= g) & (g <= whi)).all(axis=1).mean()),
+        },
+        "fixed_n_coverage": {str(n): float(covered_f[:, j].mean()) for n, j in at.items()},
+        "width": {
+            str(n): {"anytime": float(np.mean(aw[:, j])), "fixed": float(np.nanmean(fw[:, j]))}
+            for n, j in at.items()
+        },
+        "target_width": w,
+        "n_fixed": n_fixed,
+        "sigma0_window": window,
+        "rules": rules,
+    }
+
+
+# ----------------------------------------------------------------------------- pairs
+def pair_settings(smoke: bool = False) -> list[tuple[str, Measure]]:
+    if smoke:
+        return [("email_shift", ErrorRate())]
+    return [
+        ("email_shift", ErrorRate()),
+        ("default_skew", ErrorRate()),
+        ("email_shift", FMeasure(1.0, pos_label=1)),
+    ]
+
+
+def _decisions(
+    preds: Sequence[Predictive], meas: Measure, y: NDArray[Any], reps: int, seed: int,
+    thesis: bool,
+) -> dict[str, Any]:  # fmt: skip
+    """One pair's campaigns: the anytime rule's stop and verdict at looks every 10 labels;
+    with ``thesis``, the Wald p-values of the package's paired test every 50 labels."""
+    m = preds[0].n
+    q = comparison_distribution(list(preds), meas, mix=DEFAULT_MIX)
+    pool = PlainPool(list(preds), meas, np.full(m, 1.0 / m))
+    rep = pool.reporting(q, LEVEL, "assisted")
+    horizon = horizon_draws(MAX_LABELS, q, None)
+    draws, kept, _, _ = _draws_and_stops(_Design(q, LOOKS, None, None, seed), reps)
+    lo, hi = anytime_at_looks(pool, rep, draws, kept, y, horizon, pair=(0, 1))
+    out: dict[str, Any] = {"lo": lo, "hi": hi}
+    if thesis:
+        j50 = np.arange(THESIS_STEP // LOOK - 1, LOOKS.shape[0], THESIS_STEP // LOOK)
+        pv = np.full((reps, j50.shape[0]), np.nan)
+        diff = np.full((reps, j50.shape[0]), np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for r in range(reps):
+                for i, j in enumerate(j50):
+                    idx = draws[r, : kept[r, j]]
+                    c = pool.compare(rep, idx, y[idx])
+                    pv[r, i], diff[r, i] = c.p_value, c.difference
+        out["p"], out["diff"] = pv, diff
+    return out
+
+
+def _rule_stats(
+    stop_ok: NDArray[np.bool_], sign: NDArray[np.float64], truth_sign: float,
+    step: float,
+) -> dict[str, float]:  # fmt: skip
+    """Stop at the first look where ``stop_ok``; a decision is wrong when its sign is not
+    the truth's (truth_sign 0: every decision is a type I error)."""
+    rows = np.arange(stop_ok.shape[0])
+    stop = _first(stop_ok)
+    decided = stop_ok[rows, stop]
+    labels = (stop + 1) * step
+    wrong = decided & (np.sign(sign[rows, stop]) != truth_sign)
+    return {
+        "decided": float(decided.mean()),
+        "wrong": float(wrong.mean()),
+        "mean_labels": float(labels.mean()),
+        "mean_labels_decided": float(labels[decided].mean()) if decided.any() else math.nan,
+    }
+
+
+def _exact_null(
+    preds: list[Categorical], meas: Measure, y: NDArray[Any], rng: np.random.Generator
+) -> tuple[list[Categorical], float]:
+    """Two models that swap the pair's predictions on a random half of the pool, balanced so
+    that their values are equal (error rate: as many of the pair's disagreements each way);
+    returns them and the residual difference (0, or 1/m when the count is odd)."""
+    f0, f1 = (p.point_prediction() for p in preds)
+    d = meas.loss(f0, y) - meas.loss(f1, y)
+    s = rng.random(d.shape[0]) < 0.5
+    sign = np.where(s, 1.0, -1.0)
+    imbalance = float(np.sum(d * sign))
+    while abs(imbalance) > 1.0:
+        cand = np.flatnonzero(d * sign * np.sign(imbalance) > 0)
+        k = rng.choice(cand)
+        old = sign[k]
+        sign[k] = -old
+        imbalance -= 2 * d[k] * old
+    keep = (sign > 0)[:, None]
+    a = np.where(keep, preds[0].proba, preds[1].proba)
+    b = np.where(keep, preds[1].proba, preds[0].proba)
+    models = [Categorical(a, preds[0].labels), Categorical(b, preds[0].labels)]
+    return models, imbalance / d.shape[0]
+
+
+def run_pair(task: Any, preds: list[Predictive], meas: Measure, reps: int, thesis_reps: int,
+             null_reps: int, seed: int = 0) -> dict[str, Any]:  # fmt: skip
+    y = task.y_pool
+    bound = meas.bind(preds[0])
+    values = [_truth(bound, p, y) for p in preds]
+    delta = values[0] - values[1]
+    res: dict[str, Any] = {"task": task.name, "measure": bound.name, "values": values}
+    a = _decisions(preds, bound, y, reps, seed, thesis=False)
+    excl = (a["lo"] > 0) | (a["hi"] < 0)
+    mid = (a["lo"] + a["hi"]) / 2
+    res["anytime"] = _rule_stats(excl, mid, float(np.sign(delta)), LOOK)
+    t = _decisions(preds, bound, y, thesis_reps, seed + 1, thesis=True)
+    for name, alpha in (("thesis protocol", 0.05), ("thesis protocol, α/20", 0.05 / 20)):
+        res[name] = _rule_stats(t["p"] < alpha, t["diff"], float(np.sign(delta)), THESIS_STEP)
+    res["reps"], res["thesis_reps"] = reps, thesis_reps
+    if isinstance(bound, ErrorRate):  # an exact null: the type I error
+        rng = np.random.default_rng(seed + 2)
+        rej_a, rej_t = [], []
+        residual = 0.0
+        chunk = max(1, null_reps // 20)
+        for start in range(0, null_reps, chunk):
+            nulls, off = _exact_null(preds, bound, y, rng)  # type: ignore[arg-type]
+            residual = max(residual, abs(off))
+            r = min(chunk, null_reps - start)
+            na = _decisions(nulls, bound.bind(nulls[0]), y, r, seed + 10 + start,
+                            thesis=start < thesis_reps)  # fmt: skip
+            rej_a.append(((na["lo"] > 0) | (na["hi"] < 0)).any(axis=1))
+            if "p" in na:
+                rej_t.append((na["p"] < 0.05).any(axis=1))
+        ra, rt = np.concatenate(rej_a), np.concatenate(rej_t)
+        res["type1"] = {
+            "anytime (looks every 10 labels)": float(ra.mean()),
+            "anytime_se": float(math.sqrt(0.05 * 0.95 / ra.shape[0])),
+            "thesis protocol (α = 0.05, 20 looks)": float(rt.mean()),
+            "null_reps": int(ra.shape[0]),
+            "thesis_null_reps": int(rt.shape[0]),
+            "max_residual_difference": residual,
+        }
+    return res
+
+
+# ---------------------------------------------------------------------------- driver
+def run(out: Path, reps: int, smoke: bool = False) -> dict[str, Any]:
+    t0 = time.time()
+    tasks: dict[str, Any] = {}
+    preds: dict[Any, Predictive] = {}
+    singles = []
+    for name, kind, meas in single_settings(smoke):
+        task, pred = model_for(name, kind, tasks, preds)
+        singles.append(run_single(task, pred, meas, reps))
+        s = singles[-1]
+        print(f"{name:20s} {s['measure']:10s} uniform coverage "
+              f"{s['time_uniform_coverage']['anytime']:.3f} ({time.time() - t0:.0f}s)",
+              flush=True)  # fmt: skip
+    pairs = []
+    thesis_reps = 30 if smoke else min(reps, 300)
+    for name, meas in pair_settings(smoke):
+        task, _ = model_for(name, "logistic", tasks, preds)
+        models = _fit_models(task, ["logistic", "gradient_boosting"])
+        pairs.append(run_pair(task, models, meas, reps, thesis_reps, reps))
+        print(f"pair {name} {pairs[-1]['measure']} ({time.time() - t0:.0f}s)", flush=True)
+    results = {"singles": singles, "pairs": pairs, "seconds": time.time() - t0}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sequential.json").write_text(json.dumps(results, indent=1))
+    _report(results, out)
+    return results
+
+
+def _report(results: dict[str, Any], out: Path) -> None:
+    lines = ["# Anytime-valid intervals and stopping rules (issue 29)", ""]
+    lines.append(__doc__.split("\n\n", 1)[1].split("Writes")[0].strip())
+    lines += ["", "## One model: coverage over every look, and the price of anytime validity", ""]
+    lines.append("| task | measure | runs | anytime, all looks | fixed-n, all looks | "
+                 "fixed-n at 100 / 300 / 1000 | width ÷ fixed-n at 100 / 300 / 1000 |")  # fmt: skip
+    lines.append("|---|---|---|---|---|---|---|")
+    for s in results["singles"]:
+        tu, fc, wd = s["time_uniform_coverage"], s["fixed_n_coverage"], s["width"]
+        se = math.sqrt(0.95 * 0.05 / s["reps"])
+        ratio = " / ".join(
+            f"{wd[n]['anytime'] / wd[n]['fixed']:.2f}" for n in ("100", "300", "1000")
+        )
+        lines.append(
+            f"| {s['task']} | {s['measure']} | {s['reps']} | {tu['anytime']:.3f} "
+            f"(floor {0.95 - 2 * se:.3f}) | {tu['fixed-n, every look']:.3f} | "
+            + " / ".join(f"{fc[n]:.3f}" for n in ("100", "300", "1000"))
+            + f" | {ratio} |"
+        )
+    lines += ["", "## One model: stopping at a target width", ""]
+    lines.append(
+        f"w = the fixed-n default's mean width at {TARGET_AT} labels; a fixed-n design that "
+        "knew the needed n buys the labels in the n column. Mean labels used ÷ that n, the "
+        "share of runs that reached w within 1,000 labels, and the coverage of the reported "
+        "interval at the stop."
+    )
+    lines += ["", "| task | measure | w | n | rule | labels (mean / median) | ÷ n | reached | "
+              "coverage at stop |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for s in results["singles"]:
+        for name, r in s["rules"].items():
+            lines.append(
+                f"| {s['task']} | {s['measure']} | {s['target_width']:.4g} | {s['n_fixed']:.0f} "
+                f"| {name} | {r['mean_labels']:.0f} / {r['median_labels']:.0f} | "
+                f"{r['ratio_to_fixed']:.2f} | {r['reached']:.3f} | {r['coverage_at_stop']:.3f} |"
+            )
+    lines += ["", "## Pairs: labels to a decision, and the type I error", ""]
+    lines += ["| task | measure | Δ | rule | runs | decided | wrong | mean labels | "
+              "mean labels when decided |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for p in results["pairs"]:
+        d = p["values"][0] - p["values"][1]
+        for name in ("anytime", "thesis protocol", "thesis protocol, α/20"):
+            r = p[name]
+            n = p["reps"] if name == "anytime" else p["thesis_reps"]
+            lines.append(
+                f"| {p['task']} | {p['measure']} | {d:+.4f} | {name} | {n} | {r['decided']:.3f} "
+                f"| {r['wrong']:.3f} | {r['mean_labels']:.0f} | {r['mean_labels_decided']:.0f} |"
+            )
+    lines += ["", "| pair | type I, anytime (looks every 10) | type I, thesis protocol | runs |",
+              "|---|---|---|---|"]  # fmt: skip
+    for p in results["pairs"]:
+        if "type1" in p:
+            t = p["type1"]
+            lines.append(
+                f"| {p['task']} {p['measure']} | {t['anytime (looks every 10 labels)']:.3f} "
+                f"(α + 2 s.e. = {0.05 + 2 * t['anytime_se']:.3f}) | "
+                f"{t['thesis protocol (α = 0.05, 20 looks)']:.3f} | {t['null_reps']} / "
+                f"{t['thesis_null_reps']} |"
+            )
+    lines += ["", f"Run time {results['seconds']:.0f} s (2 cores)."]
+    (out / "sequential.md").write_text("\n".join(lines) + "\n")
