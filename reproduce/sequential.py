@@ -39,13 +39,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from activeeval.demo import _Design, _draws_and_stops, _runs
-from activeeval.estimators.anytime import MIN_DRAWS
+from activeeval.estimators.anytime import MIN_DRAWS, TUNE_SHARE
 from activeeval.estimators.report import PlainPool
 from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
 from activeeval.methods import DEFAULT_FLOOR, DEFAULT_MIX
 from activeeval.predictive import Categorical, Predictive
 from activeeval.sampling import comparison_distribution, sampling_distribution
-from activeeval.stopping import horizon_draws
+from activeeval.stopping import StoppingRule, horizon_draws, window_draws
 
 from .comparison import _fit_models
 from .planning import _bounds
@@ -57,10 +57,11 @@ LOOKS = np.arange(LOOK, MAX_LABELS + 1, LOOK).astype(float)
 LEVEL = 0.95
 #: The fixed-n design the target-width rule is measured against buys this many labels.
 TARGET_AT = 300
+RULE_WINDOW = "anytime (window: what target_width does)"
+RULE_MIXTURE = "anytime, normal mixture alone"
+RULE_CR = "fixed-width (Chow–Robbins)"
 #: The thesis protocol's looks: every budget / 20 labels (Table 5.1).
 THESIS_STEP = MAX_LABELS // 20
-#: A window boundary's T is this multiple of the draws the model-implied σ₀ predicts.
-WINDOW_FACTOR = 2.0
 
 
 def single_settings(smoke: bool = False) -> list[tuple[str, str, Measure]]:
@@ -100,6 +101,7 @@ def anytime_at_looks(
     horizon: float,
     pair: Any = 0,
     window: float | None = None,
+    alternative: str = "two-sided",
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Per run and look: the anytime-valid interval (running intersection) after the look's
     draws — what ``evaluate``/``compare`` report at that look."""
@@ -111,7 +113,7 @@ def anytime_at_looks(
         terms = pool.draw_terms(rep, idx, y[idx], horizon)
         if window is not None:
             terms = replace(terms, window=window)
-        seq = terms.sequence(pair, LEVEL)
+        seq = terms.sequence(pair, LEVEL, alternative)
         t = seq["t"]
         pos = np.searchsorted(t, kept[r]).clip(0, t.shape[0] - 1)
         lo[r], hi[r] = seq["lower"][pos], seq["upper"][pos]
@@ -148,16 +150,23 @@ def run_single(task: Any, pred: Predictive, meas: Measure, reps: int, seed: int 
     # the target-width rule
     w = float(np.nanmean(fw[:, at[TARGET_AT]]))
     n_fixed = float(LOOKS[np.argmax(np.nanmean(fw, axis=0) <= w)])
-    sigma0 = float(pool.sigma0(rep)[0])
-    window = WINDOW_FACTOR * (2 * 1.959963984540054 * sigma0 / w) ** 2
+    window = window_draws(StoppingRule(target_width=w), pool, rep, horizon)
     wlo, whi = anytime_at_looks(pool, rep, draws, kept, y, horizon, window=window)
     wlo, whi = np.where(census, est, wlo), np.where(census, est, whi)
+    # gates set at the true value, checked after every look with the one-sided anytime
+    # bounds (strict: a census look, whose bound is the value itself, is no false pass)
+    _, up = anytime_at_looks(pool, rep, draws, kept, y, horizon, alternative="less")
+    low, _ = anytime_at_looks(pool, rep, draws, kept, y, horizon, alternative="greater")
+    gates = {
+        f"{bound.name} < truth (upper bound)": float((up < g).any(axis=1).mean()),
+        f"{bound.name} > truth (lower bound)": float((low > g).any(axis=1).mean()),
+    }
     rules: dict[str, dict[str, float]] = {}
     start = int(np.searchsorted(LOOKS, MIN_DRAWS))
     for name, lo, hi in (
-        ("anytime", alo, ahi),
-        ("anytime, window", wlo, whi),
-        ("fixed-width (Chow–Robbins)", flo, fhi),
+        (RULE_WINDOW, wlo, whi),
+        (RULE_MIXTURE, alo, ahi),
+        (RULE_CR, flo, fhi),
     ):
         ok = (hi - lo) <= w
         ok[:, :start] = False  # no stop before 30 labels (Chow–Robbins' n0)
@@ -189,6 +198,7 @@ def run_single(task: Any, pred: Predictive, meas: Measure, reps: int, seed: int 
             str(n): {"anytime": float(np.mean(aw[:, j])), "fixed": float(np.nanmean(fw[:, j]))}
             for n, j in at.items()
         },
+        "gate_at_truth": gates,
         "target_width": w,
         "n_fixed": n_fixed,
         "sigma0_window": window,
@@ -209,15 +219,16 @@ def pair_settings(smoke: bool = False) -> list[tuple[str, Measure]]:
 
 def _decisions(
     preds: Sequence[Predictive], meas: Measure, y: NDArray[Any], reps: int, seed: int,
-    thesis: bool,
+    thesis: bool, stretch: float = 1.0,
 ) -> dict[str, Any]:  # fmt: skip
-    """One pair's campaigns: the anytime rule's stop and verdict at looks every 10 labels;
-    with ``thesis``, the Wald p-values of the package's paired test every 50 labels."""
+    """One pair's campaigns: the anytime rule's stop and verdict at looks every 10 labels
+    (``stretch``: the horizon times this, to tune t* later); with ``thesis``, the Wald
+    p-values of the package's paired test every 50 labels."""
     m = preds[0].n
     q = comparison_distribution(list(preds), meas, mix=DEFAULT_MIX)
     pool = PlainPool(list(preds), meas, np.full(m, 1.0 / m))
     rep = pool.reporting(q, LEVEL, "assisted")
-    horizon = horizon_draws(MAX_LABELS, q, None)
+    horizon = horizon_draws(MAX_LABELS, q, None) * stretch
     draws, kept, _, _ = _draws_and_stops(_Design(q, LOOKS, None, None, seed), reps)
     lo, hi = anytime_at_looks(pool, rep, draws, kept, y, horizon, pair=(0, 1))
     out: dict[str, Any] = {"lo": lo, "hi": hi}
@@ -257,26 +268,25 @@ def _rule_stats(
 
 def _exact_null(
     preds: list[Categorical], meas: Measure, y: NDArray[Any], rng: np.random.Generator
-) -> tuple[list[Categorical], float]:
+) -> list[Categorical]:
     """Two models that swap the pair's predictions on a random half of the pool, balanced so
-    that their values are equal (error rate: as many of the pair's disagreements each way);
-    returns them and the residual difference (0, or 1/m when the count is odd)."""
+    that their error rates are exactly equal: as many of the pair's disagreements each way
+    (when their count is odd, one disagreement is given to both models alike)."""
     f0, f1 = (p.point_prediction() for p in preds)
     d = meas.loss(f0, y) - meas.loss(f1, y)
-    s = rng.random(d.shape[0]) < 0.5
-    sign = np.where(s, 1.0, -1.0)
+    sign = np.where(rng.random(d.shape[0]) < 0.5, 1.0, -1.0)
     imbalance = float(np.sum(d * sign))
     while abs(imbalance) > 1.0:
-        cand = np.flatnonzero(d * sign * np.sign(imbalance) > 0)
-        k = rng.choice(cand)
-        old = sign[k]
-        sign[k] = -old
-        imbalance -= 2 * d[k] * old
+        k = rng.choice(np.flatnonzero(d * sign * np.sign(imbalance) > 0))
+        imbalance -= 2 * d[k] * sign[k]
+        sign[k] = -sign[k]
     keep = (sign > 0)[:, None]
     a = np.where(keep, preds[0].proba, preds[1].proba)
     b = np.where(keep, preds[1].proba, preds[0].proba)
-    models = [Categorical(a, preds[0].labels), Categorical(b, preds[0].labels)]
-    return models, imbalance / d.shape[0]
+    if imbalance != 0:  # one unit pulls it off zero: both models alike there
+        k = rng.choice(np.flatnonzero(d * sign == imbalance))
+        b[k] = a[k]
+    return [Categorical(a, preds[0].labels), Categorical(b, preds[0].labels)]
 
 
 def run_pair(task: Any, preds: list[Predictive], meas: Measure, reps: int, thesis_reps: int,
@@ -286,10 +296,11 @@ def run_pair(task: Any, preds: list[Predictive], meas: Measure, reps: int, thesi
     values = [_truth(bound, p, y) for p in preds]
     delta = values[0] - values[1]
     res: dict[str, Any] = {"task": task.name, "measure": bound.name, "values": values}
-    a = _decisions(preds, bound, y, reps, seed, thesis=False)
-    excl = (a["lo"] > 0) | (a["hi"] < 0)
-    mid = (a["lo"] + a["hi"]) / 2
-    res["anytime"] = _rule_stats(excl, mid, float(np.sign(delta)), LOOK)
+    for name, stretch in (("anytime", 1.0), ("anytime, t* at the budget", 1 / TUNE_SHARE)):
+        a = _decisions(preds, bound, y, reps, seed, thesis=False, stretch=stretch)
+        excl = (a["lo"] > 0) | (a["hi"] < 0)
+        mid = (a["lo"] + a["hi"]) / 2
+        res[name] = _rule_stats(excl, mid, float(np.sign(delta)), LOOK)
     t = _decisions(preds, bound, y, thesis_reps, seed + 1, thesis=True)
     for name, alpha in (("thesis protocol", 0.05), ("thesis protocol, α/20", 0.05 / 20)):
         res[name] = _rule_stats(t["p"] < alpha, t["diff"], float(np.sign(delta)), THESIS_STEP)
@@ -297,11 +308,11 @@ def run_pair(task: Any, preds: list[Predictive], meas: Measure, reps: int, thesi
     if isinstance(bound, ErrorRate):  # an exact null: the type I error
         rng = np.random.default_rng(seed + 2)
         rej_a, rej_t = [], []
-        residual = 0.0
         chunk = max(1, null_reps // 20)
         for start in range(0, null_reps, chunk):
-            nulls, off = _exact_null(preds, bound, y, rng)  # type: ignore[arg-type]
-            residual = max(residual, abs(off))
+            nulls = _exact_null(preds, bound, y, rng)  # type: ignore[arg-type]
+            values = [_truth(bound, p, y) for p in nulls]
+            assert values[0] == values[1], values  # an exact null
             r = min(chunk, null_reps - start)
             na = _decisions(nulls, bound.bind(nulls[0]), y, r, seed + 10 + start,
                             thesis=start < thesis_reps)  # fmt: skip
@@ -315,7 +326,6 @@ def run_pair(task: Any, preds: list[Predictive], meas: Measure, reps: int, thesi
             "thesis protocol (α = 0.05, 20 looks)": float(rt.mean()),
             "null_reps": int(ra.shape[0]),
             "thesis_null_reps": int(rt.shape[0]),
-            "max_residual_difference": residual,
         }
     return res
 
@@ -366,6 +376,13 @@ def _report(results: dict[str, Any], out: Path) -> None:
             + " / ".join(f"{fc[n]:.3f}" for n in ("100", "300", "1000"))
             + f" | {ratio} |"
         )
+    lines += ["", "Gates set at the true value, checked after every look with the one-sided "
+              "95% anytime bound (issue 28): the share of runs in which the gate ever passed "
+              "(at most 0.05 + 2 MC s.e.).", "", "| task | measure | upper-bound gate | "
+              "lower-bound gate |", "|---|---|---|---|"]  # fmt: skip
+    for s in results["singles"]:
+        up, low = s["gate_at_truth"].values()
+        lines.append(f"| {s['task']} | {s['measure']} | {up:.3f} | {low:.3f} |")
     lines += ["", "## One model: stopping at a target width", ""]
     lines.append(
         f"w = the fixed-n default's mean width at {TARGET_AT} labels; a fixed-n design that "
@@ -387,9 +404,10 @@ def _report(results: dict[str, Any], out: Path) -> None:
               "mean labels when decided |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for p in results["pairs"]:
         d = p["values"][0] - p["values"][1]
-        for name in ("anytime", "thesis protocol", "thesis protocol, α/20"):
+        for name in ("anytime", "anytime, t* at the budget", "thesis protocol",
+                     "thesis protocol, α/20"):  # fmt: skip
             r = p[name]
-            n = p["reps"] if name == "anytime" else p["thesis_reps"]
+            n = p["reps"] if name.startswith("anytime") else p["thesis_reps"]
             lines.append(
                 f"| {p['task']} | {p['measure']} | {d:+.4f} | {name} | {n} | {r['decided']:.3f} "
                 f"| {r['wrong']:.3f} | {r['mean_labels']:.0f} | {r['mean_labels_decided']:.0f} |"

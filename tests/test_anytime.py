@@ -196,9 +196,26 @@ def test_a_rule_that_never_fires_still_reports_the_anytime_interval() -> None:
     proba, oracle, _ = _task()
     res = ae.evaluate(proba, oracle, "f1", budget=200, random_state=1, target_width=0.01)
     assert res.stopped is None and res.n_labels == 200 and res.interval == "anytime"
+    assert res.ci == res.confidence_interval(method="anytime")
     plain = ae.evaluate(proba, oracle, "f1", budget=200, random_state=1)
     assert plain.interval == "tempered" and plain.estimate == res.estimate
-    assert plain.confidence_interval(method="anytime") == pytest.approx(res.ci)
+    fixed = plain.confidence_interval(method="logit")
+    assert res.ci[1] - res.ci[0] > fixed[1] - fixed[0]
+    # without a rule, the anytime interval on request uses the mixture boundary alone
+    claim = ae.evaluate(proba, oracle, "f1", budget=200, random_state=1, claim="f1 >= 0.0001")
+    assert claim.stopped is not None and "established" in claim.stopped
+
+
+def test_a_target_width_rule_spends_its_alpha_where_it_expects_to_stop() -> None:
+    """The window boundary: narrower than the mixture near the window's end, wider early."""
+    from activeeval.estimators.anytime import window_boundary
+
+    t = np.array([50.0, 200.0, 400.0])
+    mix = window_boundary(t, 400.0, LEVEL, "two-sided")
+    win = window_boundary(t, 400.0, LEVEL, "two-sided", window=400.0)
+    assert win[-1] < 0.8 * mix[-1] and win[0] > mix[0]
+    z = stats.norm.isf(0.8 * 0.05 / 4)  # the window's share of α, two-sided reflection
+    assert win[-1] == pytest.approx(z / math.sqrt(400.0))
 
 
 def test_evaluate_settles_a_claim_either_way() -> None:
@@ -447,8 +464,7 @@ def test_ranking_campaigns_take_stopping_rules() -> None:
     res = ae.evaluate(rel, oracle, "dcg", budget=600, random_state=1, target_width=0.6)
     assert res.interval == "anytime" and res.ci == res.confidence_interval(method="anytime")
     assert res.stopped is not None and res.stopped.startswith("target width 0.6 reached")
-    assert res.ci[1] - res.ci[0] <= 0.6 and res.ci[0] <= res.estimate <= res.ci[1]
-    assert res.n_labels < 600
+    assert res.ci[1] - res.ci[0] <= 0.6 and res.n_labels < 600
     rev = np.concatenate([np.arange(rel.offsets[i + 1] - 1, rel.offsets[i] - 1, -1)
                           for i in range(rel.n)])  # fmt: skip
     rel2 = ae.GradedRelevance(rel.proba[rev], rel.offsets, items=rel.items[rev])
@@ -472,7 +488,7 @@ def _synthetic_terms(losses: np.ndarray, k: int = 1) -> DrawTerms:
     return DrawTerms(
         z=np.column_stack(cols), tune=False, positive=np.ones((n, k), bool),
         raw=np.column_stack([c for j in range(k) for c in (losses[:, j], np.ones(n))]),
-        sigma0=np.full(k, np.nan), horizon=300.0, logit=True, value_range=(0.0, 1.0),
+        sigma0=np.full((n, k), np.nan), horizon=300.0, logit=True, value_range=(0.0, 1.0),
     )  # fmt: skip
 
 
@@ -511,3 +527,59 @@ def test_a_decision_needs_the_best_models_side_of_zero() -> None:
         "decided: model 1 is better"
     )
     assert StoppingRule(decide=True).met(terms, LEVEL) == "decided: model 1 is better"
+
+
+def test_cli_gate_on_the_anytime_bound_is_valid_for_any_look(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """status --gate with --anytime (or a stopping rule) checks the anytime-valid one-sided
+    bound, and says it holds at any look; without, a fixed-n bound valid for one look."""
+    import json
+
+    from click.testing import CliRunner
+
+    from activeeval.cli import main
+
+    proba, _, y = _task(800)
+    path = tmp_path / "s.db"
+    with ae.Session.create(path, proba, "error_rate", 300, seed=2) as s:
+        _labeling_loop(s, y, 100)
+        res = s.estimate()
+    up_any = res.confidence_interval(method="anytime", alternative="less")[1]
+    up_fixed = res.confidence_interval(alternative="less")[1]
+    assert up_fixed < up_any
+    between = (up_fixed + up_any) / 2  # established by the fixed-n bound, not the anytime one
+
+    def gate(*extra: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+        r = CliRunner().invoke(main, ["session", "status", str(path), "--json", "--gate",
+                                      f"error_rate <= {between:.6f}", *extra])  # fmt: skip
+        return r.exit_code, json.loads(r.stdout)
+
+    code, status = gate()
+    assert code == 0 and status["gate"]["valid_for"] == "one look"
+    code, status = gate("--anytime")
+    assert code == 1 and status["gate"]["valid_for"] == "any look"
+    assert status["gate"]["bound"] == pytest.approx(up_any)
+
+
+def test_time_uniform_coverage_of_a_rankers_dcg() -> None:
+    """Ranked pools: per-query DCG values with the grade model's expectation as control
+    variate; every draw from 30 to 500 a look; ≥ nominal − 3 MC s.e. of the runs."""
+    from activeeval.estimators.report import RankedPool
+    from activeeval.ranking import ranking_distribution, ranking_values
+
+    rel, truth = _ranked()
+    meas = ae.DCG()
+    q = ranking_distribution(rel, meas, mix=0.1)
+    pool = RankedPool([rel], meas.bind(rel), np.full(rel.n, 1.0 / rel.n))
+    rep = pool.reporting(q, LEVEL, "assisted")
+    g = float(np.mean(ranking_values(meas.bind(rel), truth, rel.offsets)))
+    grades = np.empty(rel.n, dtype=object)
+    grades[:] = [truth[rel.offsets[i] : rel.offsets[i + 1]] for i in range(rel.n)]
+    rng = np.random.default_rng(21)
+    runs, hits = 200, 0
+    for _ in range(runs):
+        draws = draw(q, 500, rng)
+        seq = pool.draw_terms(rep, draws, grades[draws], horizon=500).sequence(
+            0, LEVEL, intersect=False
+        )
+        hits += bool(np.all((seq["lower"] <= g) & (g <= seq["upper"])))
+    assert hits / runs >= LEVEL - 3 * math.sqrt(LEVEL * (1 - LEVEL) / runs)

@@ -321,11 +321,12 @@ def test_stress_suite_intervals_equal_evaluate(measure: str) -> None:
 
 @pytest.mark.parametrize("measure", ["error_rate", "f1"])
 def test_sequential_benchmark_intervals_equal_evaluate(measure: str) -> None:
-    """The sequential benchmark's anytime interval at a look is what ``evaluate`` with a
-    stopping rule reports after the same draws (one run, the campaign's generator)."""
+    """The sequential benchmark's anytime interval at a look is what ``evaluate`` reports
+    after the same draws (one run, the campaign's generator): without a rule (the mixture
+    boundary) and with a target width (the window boundary)."""
     from activeeval.demo import _runs
     from activeeval.estimators.report import PlainPool
-    from activeeval.stopping import horizon_draws
+    from activeeval.stopping import StoppingRule, horizon_draws, window_draws
     from reproduce.sequential import anytime_at_looks
 
     pa, _, y, _ = _pool(9)
@@ -335,9 +336,16 @@ def test_sequential_benchmark_intervals_equal_evaluate(measure: str) -> None:
     _, _, _, _, (draws, kept) = _runs(q, pa, meas, y, budgets, 1, seed=3, assisted=True)
     pool = PlainPool([pa], meas, np.full(pa.n, 1.0 / pa.n))
     rep = pool.reporting(q, 0.95, "assisted")
-    lo, hi = anytime_at_looks(pool, rep, draws, kept, y, horizon_draws(200, q, None))
+    horizon = horizon_draws(200, q, None)
+    lo, hi = anytime_at_looks(pool, rep, draws, kept, y, horizon)
+    res = ae.evaluate(pa, lambda i: y[i], meas, budget=200, q=q, random_state=3)
+    assert res.n_draws == kept[0, 1]
+    assert res.confidence_interval(method="anytime") == pytest.approx((lo[0, 1], hi[0, 1]))
+    window = window_draws(StoppingRule(target_width=1e-3), pool, rep, horizon)
+    assert window is not None
+    lo, hi = anytime_at_looks(pool, rep, draws, kept, y, horizon, window=window)
     res = ae.evaluate(pa, lambda i: y[i], meas, budget=200, q=q, random_state=3,
-                      target_width=1e-6, step=60)  # fmt: skip
+                      target_width=1e-3, step=60)  # fmt: skip
     assert res.interval == "anytime" and res.n_draws == kept[0, 1]
     assert res.ci == pytest.approx((lo[0, 1], hi[0, 1]), rel=1e-12)
 
@@ -349,6 +357,6 @@ def test_sequential_smoke_reproduction_writes_report(tmp_path: Path) -> None:
     text = (tmp_path / "sequential.md").read_text()
     assert "time-uniform" in text.lower() or "every look" in text
     s = res["singles"][0]
-    assert set(s["rules"]) == {"anytime", "anytime, window", "fixed-width (Chow–Robbins)"}
+    assert set(s["rules"]) == {sequential.RULE_WINDOW, sequential.RULE_MIXTURE, sequential.RULE_CR}
     assert 0.0 <= s["time_uniform_coverage"]["anytime"] <= 1.0
     assert "type1" in res["pairs"][0]

@@ -44,7 +44,7 @@ from ..sampling import (
     check_support,
     sampling_distribution,
 )
-from ..stopping import horizon_draws, reported, stopping_rule
+from ..stopping import horizon_draws, reported, stopping_rule, window_draws
 from .batches import Replanning, _check_batch_size, _run_in_batches
 from .ranked import _evaluate_ranking, _is_ranking
 from .steps import (
@@ -262,7 +262,8 @@ def evaluate(
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
         rep = pool.reporting(qq, lv, estimator, features, bandwidth)
         horizon = horizon_draws(b, qq, lam)
-        look = None if stop is None else _Look(stop, pool, rep, acq, horizon)
+        window = window_draws(stop, pool, rep, horizon)
+        look = None if stop is None else _Look(stop, pool, rep, acq, horizon, window)
         stopped = None
         if batch_size is None:
             _draws, stopped = _run_looks(acq, b, _stop_step(acq, b, step), look)
@@ -280,6 +281,6 @@ def evaluate(
     res = EvaluationResult(
         **_result_fields(rep, est, interval), cost=acq.spent, budget=b, method=method,
         indices=draws, q=acq.draw_q, **pool.label_fields(y), stopped=stopped,
-        anytime_terms=LazyTerms(pool, rep, draws, y, horizon, draw_q),
+        anytime_terms=LazyTerms(pool, rep, draws, y, horizon, draw_q, window=window),
     )  # fmt: skip
     return reported(res, stop)

@@ -299,15 +299,22 @@ class _Look:
     (:func:`~activeeval.stopping.rule_met` on the draws so far)."""
 
     def __init__(
-        self, stop: StoppingRule, pool: Pool, rep: Reporting, acq: _Acquisition, horizon: float
+        self,
+        stop: StoppingRule,
+        pool: Pool,
+        rep: Reporting,
+        acq: _Acquisition,
+        horizon: float,
+        window: float | None = None,
     ) -> None:
-        self.stop, self.pool, self.rep, self.acq, self.horizon = stop, pool, rep, acq, horizon
+        self.stop, self.pool, self.rep, self.acq = stop, pool, rep, acq
+        self.horizon, self.window = horizon, window
 
     def __call__(self, draws: NDArray[np.intp]) -> str | None:
         acq = self.acq
         y = acq.book.lookup(draws)
         draw_q = acq.draw_q if acq.switched else None
-        return rule_met(self.stop, self.pool, self.rep, draws, y, self.horizon, draw_q)
+        return rule_met(self.stop, self.pool, self.rep, draws, y, self.horizon, draw_q, self.window)
 
 
 def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> BudgetError:

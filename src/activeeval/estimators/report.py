@@ -25,6 +25,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import stats
 
 from ..acquisition import Check, _flat_grades, _GradeBook, _label_check, _LabelBook
 from ..errors import ShapeError
@@ -40,6 +41,7 @@ from ..predictive import Predictive
 from ..ranking import (
     GradedRelevance,
     QueryValue,
+    _absolute_mean_var,
     ranking_expectation,
     ranking_mixed_pair,
     ranking_pair_values,
@@ -71,7 +73,10 @@ from .inference import (
     paired_test,
 )
 from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
-from .tempered import score_curve
+from .tempered import GRID, pointwise_log_likelihood, score_curve, tempered
+
+#: The index of a = 1 (the model itself) in the tempered family's grid.
+_ONE = int(np.argmin(np.abs(GRID - 1.0)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -582,9 +587,42 @@ class Pool(ABC):
         """Each model's per-draw terms (w·ℓ, w, m_N, m_D, pool moments)."""
 
     def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
-        """Each model's model-implied per-draw σ of its sequence (NaN: none; the start rule
-        alone guards the first looks)."""
-        return np.full(len(self.models), np.nan)
+        """Each model's model-implied per-draw σ of its sequence under each member of the
+        tempered family (:data:`~.tempered.GRID`), shape (len(GRID), k); NaN: none (the start
+        rule alone guards the first looks)."""
+        return np.full((GRID.shape[0], len(self.models)), np.nan)
+
+    def _loglik(self, model: int, units: NDArray[np.intp], labels: NDArray[Any]) -> Any:
+        """The labels' log-likelihood under each tempered member, (units, len(GRID)), or
+        None where the family is not defined."""
+        return None
+
+    def _sigma0_path(
+        self,
+        model: int,
+        sig_grid: NDArray[np.float64],
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        first: NDArray[np.bool_],
+        level: float,
+    ) -> NDArray[np.float64]:
+        """Per draw, the σ₀ a sequence shrinks toward after it: the largest model-implied σ
+        over the tempered members the labels so far leave plausible (log-likelihood within
+        χ²₁(level)/2 of the best, as :class:`~.inference.ScoreCurve`), so that an
+        overconfident model does not pull σ̂ down; the model's own σ where the family is not
+        defined, NaN where there is none."""
+        n = draws.shape[0]
+        if not np.any(np.isfinite(sig_grid)):
+            return np.full(n, np.nan)
+        ll = self._loglik(model, draws[first], labels[first])
+        if ll is None:
+            return np.full(n, float(sig_grid[_ONE]))
+        cum = np.zeros((n, sig_grid.shape[0]))
+        cum[first] = ll
+        cum = np.cumsum(cum, axis=0)
+        cut = float(stats.chi2.ppf(level, 1)) / 2
+        plausible = cum >= cum.max(axis=1, keepdims=True) - cut
+        return np.asarray(np.max(np.where(plausible, sig_grid[None, :], -np.inf), axis=1))
 
     def draw_terms(
         self,
@@ -593,10 +631,12 @@ class Pool(ABC):
         labels: NDArray[Any],
         horizon: float,
         draw_q: NDArray[np.float64] | None = None,
+        window: float | None = None,
     ) -> DrawTerms:
         """The per-draw terms of every model's confidence sequence
         (:mod:`~activeeval.estimators.anytime`, "Finite pools"): v = p/q with each draw's own
-        q (``draw_q``; else ``rep.q``), the model's control variate, σ₀ from ``rep.q``."""
+        q (``draw_q``; else ``rep.q``), the model's control variate, σ₀ from ``rep.q``; the
+        boundary tuned at ``horizon`` draws, with a ``window`` (a target-width rule's)."""
         qd = rep.q[draws] if draw_q is None else draw_q
         pw = rep.pool_weights
         p = pw[draws]
@@ -607,8 +647,10 @@ class Pool(ABC):
         key = (id(rep.q), rep.estimator)
         if self._sigma0_for is None or self._sigma0_for[0] != key:
             self._sigma0_for = (key, self.sigma0(rep))
-        cols, pos, raw = [], [], []
-        for wl, w, mn, md, pool in parts:
+        sig_grid = self._sigma0_for[1]
+        cols, pos, raw, sig0 = [], [], [], []
+        for j, (wl, w, mn, md, pool) in enumerate(parts):
+            sig0.append(self._sigma0_path(j, sig_grid[:, j], draws, labels, first, rep.level))
             # The finite-pool martingale terms (module docstring of anytime): what the
             # labeled units hold exactly, plus the importance-weighted new unit.
             cols += [
@@ -626,10 +668,11 @@ class Pool(ABC):
             tune=rep.estimator == "assisted",
             positive=np.column_stack(pos) if n else np.empty((0, k), bool),
             raw=np.column_stack(raw) if n else np.empty((0, 2 * k)),
-            sigma0=self._sigma0_for[1],
+            sigma0=np.column_stack(sig0) if n else np.empty((0, k)),
             horizon=float(horizon),
             logit=bool(getattr(meas, "binary_loss", False)),
             value_range=getattr(meas, "value_range", (-math.inf, math.inf)),
+            window=window,
         )
 
 
@@ -689,25 +732,48 @@ class PlainPool(Pool):
 
     def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
         """σ₀² = Σ p²/q · (E[w²(ℓ − G)² | x] − λ(2 − λ)(m_N − G m_D)²) / D² over q > 0, labels
-        drawn from the model (G = μ_N/μ_D, D = μ_D), λ = 1 for the model-assisted estimator
-        (its control variate removes the conditional mean), 0 for the thesis's: the
-        per-draw variance of ψ = (X − G Y)/D that q* is planned from (eq. 4.6's integrand)."""
-        meas, pw, q = self.measure, self.pool_weights, rep.q
+        drawn from each tempered member p_a (:data:`~.tempered.GRID`; G = μ_N/μ_D, D = μ_D
+        under p_a), λ = 1 for the model-assisted estimator (its control variate removes the
+        conditional mean when the model is right), 0 for the thesis's: the per-draw variance
+        of ψ = (X − G Y)/D that q* is planned from (eq. 4.6's integrand). Where the family
+        is not defined (a mixture), the model's own σ on every row."""
+        q = rep.q
         lam = 1.0 if rep.estimator == "assisted" else 0.0
-        on = q > 0
-        out = []
-        for pr in self.models:
+        out = np.full((GRID.shape[0], len(self.models)), np.nan)
+        for j, pr in enumerate(self.models):
             f = pr.point_prediction()
-            mn, md = meas.conditional_expectations(pr, f)
-            mu_d = float(pw @ md)
-            if not mu_d > 0:
-                out.append(math.nan)
-                continue
-            g = float(pw @ mn) / mu_d
-            m2 = meas.conditional_second_moment(pr, g, f) - lam * (2 - lam) * (mn - g * md) ** 2
-            var = float(np.sum(pw[on] ** 2 / q[on] * np.maximum(m2[on], 0.0))) / mu_d**2
-            out.append(math.sqrt(var))
-        return np.array(out)
+            for i, a in enumerate(GRID):
+                member = pr if a == 1.0 else tempered(pr, float(a))
+                if member is None:
+                    out[:, j] = _sigma0(self.measure, pr, f, self.pool_weights, q, lam)
+                    break
+                out[i, j] = _sigma0(self.measure, member, f, self.pool_weights, q, lam)
+        return out
+
+    def _loglik(self, model: int, units: NDArray[np.intp], labels: NDArray[Any]) -> Any:
+        pr = self.models[model]
+        if tempered(pr, 1.0) is None:
+            return None
+        return pointwise_log_likelihood(pr.take(units), labels)
+
+
+def _sigma0(
+    meas: Any,
+    pr: Predictive,
+    f: NDArray[Any],
+    pw: NDArray[np.float64],
+    q: NDArray[np.float64],
+    lam: float,
+) -> float:
+    """The per-draw σ of :meth:`PlainPool.sigma0` under ``pr``."""
+    on = q > 0
+    mn, md = meas.conditional_expectations(pr, f)
+    mu_d = float(pw @ md)
+    if not mu_d > 0:
+        return math.nan
+    g = float(pw @ mn) / mu_d
+    m2 = meas.conditional_second_moment(pr, g, f) - lam * (2 - lam) * (mn - g * md) ** 2
+    return math.sqrt(float(np.sum(pw[on] ** 2 / q[on] * np.maximum(m2[on], 0.0))) / mu_d**2)
 
 
 class RankedPool(Pool):
@@ -798,9 +864,24 @@ class RankedPool(Pool):
 
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
         """Each ranker's per-draw values with its grade model's expectation as control
-        variate (App. A.1); no σ₀ (the start rule guards the first looks)."""
+        variate (App. A.1)."""
         values, moments = self.values(draws, labels), self.moments()
         return [_value_terms(x, mom, draws) for x, mom in zip(values, moments, strict=True)]
+
+    def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
+        """Each ranker's per-draw σ₀ were its grade model right: Σ p²/q · (Var[ℓ | x] +
+        (1 − λ)²(E[ℓ | x] − G)²) over q > 0 (App. A.1's moments; a query's value has weight
+        1), the same on every row (rankers have no tempered family)."""
+        lam = 1.0 if rep.estimator == "assisted" else 0.0
+        pw, q = self.pool_weights, rep.q
+        on = q > 0
+        out = np.full((GRID.shape[0], len(self.models)), np.nan)
+        for j, rel in enumerate(self.models):
+            mean, var = _absolute_mean_var(rel, self.measure.bind(rel))
+            g = float(pw @ mean)
+            m2 = var + (1 - lam) ** 2 * (mean - g) ** 2
+            out[:, j] = math.sqrt(float(np.sum(pw[on] ** 2 / q[on] * m2[on])))
+        return out
 
 
 @dataclass(eq=False)
@@ -816,12 +897,14 @@ class LazyTerms:
     draw_q: NDArray[np.float64] | None = None
     #: One model of several (a comparison's draws reported for one model), or all.
     model: int | None = None
+    #: The window of a target-width rule's boundary (:func:`~.anytime.window_boundary`).
+    window: float | None = None
     done: DrawTerms | None = None
 
     def __call__(self) -> DrawTerms:
         if self.done is None:
             terms = self.pool.draw_terms(
-                self.rep, self.draws, self.labels, self.horizon, self.draw_q
+                self.rep, self.draws, self.labels, self.horizon, self.draw_q, self.window
             )
             self.done = terms if self.model is None else terms.only(self.model)
         return self.done

@@ -57,7 +57,13 @@ from ..sampling import (
     optimal_distribution,
     passive_distribution,
 )
-from ..stopping import StoppingRule, comparison_rule, horizon_draws, stopping_rule
+from ..stopping import (
+    StoppingRule,
+    comparison_rule,
+    horizon_draws,
+    stopping_rule,
+    window_draws,
+)
 from .codec import (
     _canonical_ids,
     _coerce_label,
@@ -123,6 +129,9 @@ class SessionPlan:
     stopping : StoppingRule or None
         The stopping rule (:mod:`activeeval.stopping`): once it is met on the labeled prefix,
         :meth:`Session.next_batch` hands out nothing more and the reports say why.
+    window : float or None
+        A target-width rule's window (:func:`~activeeval.stopping.window_draws`), fixed
+        at creation.
     horizon : float
         t* of the anytime-valid sequences, in draws, fixed at creation
         (:func:`~activeeval.stopping.horizon_draws`; for stores from before, the same
@@ -155,6 +164,7 @@ class SessionPlan:
     estimator: str = "snis"
     stopping: StoppingRule | None = None
     horizon: float = math.nan
+    window: float | None = None
 
     def __repr__(self) -> str:
         return _result_repr(
@@ -271,6 +281,11 @@ def _validated(r: CreateRequest) -> _NewStore:
     ]
     if stop is not None:
         meta.append(("stopping", json.dumps(_stopping_spec(stop))))
+        pool = pool_for(preds, meas, np.full(m, 1.0 / m))
+        rep = pool.reporting(q, lv, estimator)
+        window = window_draws(stop, pool, rep, horizon_draws(b, q, lam))
+        if window is not None:  # fixed before the first label, from the model
+            meta.append(("window", repr(window)))
     plan_row = (
         "comparison" if comparison else "evaluation",
         meas.name,
@@ -698,6 +713,7 @@ def load_plan(store: StoreFile) -> StoredPlan:
         estimator=meta.get("estimator", "snis"),
         stopping=_stopping_from(meta.get("stopping")),
         horizon=float(meta["horizon"]) if "horizon" in meta else horizon_draws(budget, q, costs),
+        window=float(meta["window"]) if "window" in meta else None,
     )
     return StoredPlan(
         plan=session_plan,

@@ -203,11 +203,11 @@ def _estimate_on(
     rep = dataclasses.replace(_reporting(stored, estimator, features, bandwidth), score=score)
     est, interval = stored.pool.estimate(rep, model, idx, y)
     plan = stored.plan
-    terms = LazyTerms(stored.pool, rep, idx, y, plan.horizon, model=model)
+    terms = LazyTerms(stored.pool, rep, idx, y, plan.horizon, model=model, window=plan.window)
     res = EvaluationResult(**_result_fields(rep, est, interval), **sample, anytime_terms=terms)
     if plan.stopping is None or not score or plan.n_models > 1:
         return res  # a comparison session's rule is about the difference
-    why = rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon)
+    why = rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon, window=plan.window)
     return reported(dataclasses.replace(res, stopped=why), plan.stopping)
 
 
@@ -221,7 +221,7 @@ def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
     if idx.size == 0:
         return None
     rep = _reporting(stored, plan.estimator, None, DEFAULT_BANDWIDTH)
-    return rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon)
+    return rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon, window=plan.window)
 
 
 def compare(
@@ -276,7 +276,7 @@ def _compare_on(
     )  # fmt: skip
     if plan.stopping is None or not score:
         return res
-    why = rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon)
+    why = rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon, window=plan.window)
     return reported(dataclasses.replace(res, stopped=why), plan.stopping)
 
 
