@@ -11,7 +11,12 @@ bound at the level (``alternative="less"``), ``>=`` / ``>`` by the lower bound
 
 A bound from a fixed number of labels is valid for one look: checking a gate after every
 batch and stopping at the first pass is repeated testing, and passes a false claim more often
-than 1 − level says.
+than 1 − level says. A result whose interval is the anytime-valid one (``interval ==
+"anytime"``: a stopping rule was set, or ``session status --anytime``) is checked on its
+anytime-valid one-sided bound, which holds at every look (:mod:`activeeval.stopping`). Measured
+(``docs/results/sequential.md``): a gate set at the true value and checked after every 10
+labels up to 1,000 passed in 0–4% of runs on seven of nine real tasks, 6.5% on the
+overconfident digits model's error rate and 8.1% on diamonds' MSE (goal ≤ 6.4%).
 """
 
 from __future__ import annotations

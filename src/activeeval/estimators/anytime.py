@@ -64,9 +64,9 @@ every cell with them, 0.60 for F1 without any):
   the labels soon rule out a = 1 and σ₀ grows to what the errors the model does not expect
   imply. With the model's own σ₀ and 30 pseudo-draws (the design note's guard), the
   overconfident digits case of ``docs/results/robustness.md`` (error rate, looks every 10
-  labels to 1,000) covered 0.875 over 1,000 runs; with the plausible σ₀ 0.93, and with 100
-  pseudo-draws 0.95 (200 runs), at 4–13% more width at 300 labels on the other real tasks
-  and none at 1,000;
+  labels to 1,000) covered 0.875 over 1,000 runs; with the plausible σ₀ 0.93 (200 runs), and
+  with 100 pseudo-draws 0.946 (1,000 runs), at 4–13% more width at 300 labels on the other
+  real tasks and none at 1,000;
 * the running intersection of the sequence (valid: every C_t covers at once); where it is
   empty — the sequence missed at some look — the look's own C_t is reported.
 
