@@ -153,8 +153,11 @@ class EvaluationResult:
         self, level: float | None = None, alternative: str = "two-sided"
     ) -> pd.DataFrame:
         """The anytime-valid confidence sequence after every draw (up to 4,000 looks; beyond,
-        an even grid): columns ``n_draws``, ``estimate`` (the with-replacement estimate the
-        sequence is centred on), ``lower``, ``upper`` (running intersection) and ``started``
+        an even grid): columns ``n_draws``, ``estimate`` (the finite-pool martingale estimate
+        the sequence is centred on — not :attr:`estimate`, the Hájek form, from which it
+        differs by O(1/√n): on a ranked pool stopped at a target width, :attr:`estimate` lay
+        outside the anytime interval in 2% of runs), ``lower``, ``upper`` (running
+        intersection) and ``started``
         (the start rule held: before, the measure's whole range). Plot ``lower``/``upper``
         against ``n_draws`` to see when the answer was known.
         :mod:`activeeval.estimators.anytime` has the construction and its guarantee."""
@@ -303,13 +306,8 @@ class ComparisonResult:
         the pair a stopping rule watched."""
         if len(self.estimates) == 2:
             return 0, 1
-        g = self._terms().estimates()
-        key = -g if self._greater_is_better() else g
-        order = np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")
-        return int(order[0]), int(order[1])
-
-    def _greater_is_better(self) -> bool:
-        return bool(getattr(self.comparison, "greater_is_better", False))
+        order = self._terms().order(bool(getattr(self.comparison, "greater_is_better", False)))
+        return order[0], order[1]
 
     def _pair_level(self, level: float | None) -> float:
         lv = check_level(self.level if level is None else level)

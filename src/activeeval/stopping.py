@@ -100,7 +100,7 @@ class StoppingRule:
             what: Any = 0
             lv = level
         else:
-            best = list(order) if order is not None else _order(terms, greater_is_better)
+            best = list(order) if order is not None else terms.order(greater_is_better)
             what = (0, 1) if k == 2 else (best[0], best[1])
             lv = level if k == 2 else 1.0 - (1.0 - level) / (k * (k - 1) / 2)
         if self.target_width is not None:
@@ -138,14 +138,6 @@ def _settled(c: Claim, terms: DrawTerms, what: Any, lv: float) -> str | None:
         if up < t or (up == t and strict):
             return f"claim {c} refuted (upper bound {up:.4g})"
     return None
-
-
-def _order(terms: DrawTerms, greater_is_better: bool) -> list[int]:
-    """The models from best to worst by the sequences' centres (the with-replacement
-    estimates; NaN last)."""
-    g = terms.estimates()
-    key = -g if greater_is_better else g
-    return [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]
 
 
 def _decided(

@@ -346,7 +346,8 @@ class DrawTerms:
         )  # fmt: skip
 
     def estimates(self) -> NDArray[np.float64]:
-        """Each model's with-replacement estimate Ĝ_n(λ̂_n) after the last draw."""
+        """Each model's estimate Ĝ_n(λ̂_n) from the terms after the last draw (the centre of
+        its sequence)."""
         t = np.array([self.n])
         out = np.full(self.k, math.nan)
         if self.n == 0:
@@ -355,6 +356,12 @@ class DrawTerms:
             mom = _cumulative(self.z, list(range(4 * j, 4 * j + 4)), t)
             out[j] = _path(mom, t, 1, self.tune)[0][0, 0]
         return out
+
+    def order(self, greater_is_better: bool) -> list[int]:
+        """The models from best to worst by :meth:`estimates` (NaN last)."""
+        g = self.estimates()
+        key = -g if greater_is_better else g
+        return [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]
 
     def _differs(self, i: int, j: int) -> NDArray[np.bool_]:
         ri, rj = self.raw[:, 2 * i : 2 * i + 2], self.raw[:, 2 * j : 2 * j + 2]
