@@ -762,7 +762,8 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
     "--anytime",
     is_flag=True,
     help="Report the anytime-valid interval (valid however often you look and whenever you "
-    "stop; 1.4-2.3x as wide at 300 labels on the real tasks); always so when the session has a stopping rule.",
+    "stop; 1.4-2.3x as wide at 300 labels on the real tasks); always so when the session "
+    "has a stopping rule.",
 )
 def session_status(
     store: Path,
