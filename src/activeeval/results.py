@@ -133,8 +133,9 @@ class EvaluationResult:
         to report when you looked at the estimate along the way and stopped when it suited
         you. It is wider than the fixed-n interval at the same labels: on the real tasks
         1.4–2.3 times at 300 labels, median 1.54 (``docs/results/sequential.md``; more at a
-        handful of labels and near a census; :mod:`activeeval.estimators.anytime`). ``"fixed-width"`` is the reported interval of
-        Chow–Robbins' rule, the design-based one.
+        handful of labels and near a census; :mod:`activeeval.estimators.anytime`).
+        ``"fixed-width"`` is the reported interval of Chow–Robbins' rule, the design-based
+        one.
 
         ``alternative``: ``"two-sided"``, or a one-sided bound at ``level`` — ``"less"`` the
         upper bound (the interval from the lowest value of the measure's range to it, e.g. for
