@@ -583,3 +583,21 @@ def test_time_uniform_coverage_of_a_rankers_dcg() -> None:
         )
         hits += bool(np.all((seq["lower"] <= g) & (g <= seq["upper"])))
     assert hits / runs >= LEVEL - 3 * math.sqrt(LEVEL * (1 - LEVEL) / runs)
+
+
+def test_the_reported_interval_reaches_the_reported_estimate_within_its_looks_own() -> None:
+    """The sequence is centred on the martingale estimate, the result reports the Hájek one:
+    an interval is widened to the reported estimate as far as the last look's own C_t
+    reaches (both the intersection and C_t cover whenever the sequence does)."""
+    rng = np.random.default_rng(5)
+    losses = (rng.random((2000, 1)) < 0.2).astype(float)
+    terms = _synthetic_terms(losses)
+    lo, hi = terms.interval(0)
+    raw = terms.sequence(0, intersect=False)
+    raw_lo, raw_hi = raw["lower"][-1], raw["upper"][-1]
+    assert raw_lo <= lo < hi <= raw_hi
+    inside = (lo + hi) / 2
+    assert terms.interval(0, include=inside) == (lo, hi)
+    assert terms.interval(0, include=hi + (raw_hi - hi) / 2) == (lo, hi + (raw_hi - hi) / 2)
+    assert terms.interval(0, include=raw_hi + 1.0) == (lo, raw_hi)  # never beyond C_t
+    assert terms.interval(0, LEVEL, "less", include=None)[0] == 0.0

@@ -185,7 +185,7 @@ class EvaluationResult:
         lv = check_level(self.level if level is None else level)
         if self.inference is not None and self.inference.census:
             return self.estimate, self.estimate  # every unit that counts is labeled: exact
-        return self._terms().interval(0, lv, alternative)
+        return self._terms().interval(0, lv, alternative, include=self.estimate)
 
     @property
     def effective_n(self) -> float:
@@ -329,7 +329,10 @@ class ComparisonResult:
     def _anytime(self, level: float, alternative: str) -> tuple[float, float]:
         if getattr(self.comparison, "census", False):
             return self.difference, self.difference  # every unit that counts is labeled
-        return self._terms().interval(self._pair(), self._pair_level(level), alternative)
+        include = self.difference if len(self.estimates) == 2 else None
+        return self._terms().interval(
+            self._pair(), self._pair_level(level), alternative, include=include
+        )
 
     @property
     def stderrs(self) -> NDArray[np.float64]:

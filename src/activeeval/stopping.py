@@ -87,12 +87,16 @@ class StoppingRule:
         order: Sequence[int] | None = None,
         fixed: Callable[[], tuple[float, float]] | None = None,
         greater_is_better: bool = False,
+        include: float | None = None,
     ) -> str | None:
         """Why to stop now, or None. ``terms``: the draws so far (one model, or k compared);
         ``order``: for a comparison, the models from best to worst by their current
         estimates (default: the sequences' centres); ``fixed``: the fixed-n two-sided
         interval (``rule="fixed-width"``); ``greater_is_better``: the measure's direction
-        (a decision needs the best model's side, not only 0 excluded).
+        (a decision needs the best model's side, not only 0 excluded); ``include``: the
+        estimate the result will report (one model, or Δ of two), to which the interval is
+        widened within its look's C_t (:meth:`DrawTerms.interval`), so that the rule checks
+        the interval the result reports.
         A comparison's width and claim are about Δ = G(0) − G(1) (k > 2: the best against
         the runner-up), at level 1 − α/(k(k − 1)/2) for k > 2."""
         k = terms.k
@@ -108,24 +112,26 @@ class StoppingRule:
                 lo, hi = fixed() if fixed is not None else (math.nan, math.nan)
                 started = terms.n >= MIN_DRAWS
             else:
-                lo, hi = terms.interval(what, lv)
+                lo, hi = terms.interval(what, lv, include=include)
                 started = True
             if started and hi - lo <= self.target_width:
                 return f"target width {self.target_width:.6g} reached ({hi - lo:.4g})"
         if self.claim is not None:
-            why = _settled(self.claim, terms, what, lv)
+            why = _settled(self.claim, terms, what, lv, include)
             if why is not None:
                 return why
         if self.decide and k > 1:
-            return _decided(terms, lv, best, k, greater_is_better)
+            return _decided(terms, lv, best, k, greater_is_better, include)
         return None
 
 
-def _settled(c: Claim, terms: DrawTerms, what: Any, lv: float) -> str | None:
+def _settled(
+    c: Claim, terms: DrawTerms, what: Any, lv: float, include: float | None = None
+) -> str | None:
     """A claim is established when the one-sided bound on its side passes the threshold,
     refuted when the opposite one does (each a one-sided sequence at ``lv``)."""
-    up = terms.interval(what, lv, "less")[1]
-    low = terms.interval(what, lv, "greater")[0]
+    up = terms.interval(what, lv, "less", include=include)[1]
+    low = terms.interval(what, lv, "greater", include=include)[0]
     t, strict = c.threshold, c.op in ("<", ">")
     if c.alternative == "less":
         if up < t or (up == t and not strict):
@@ -141,14 +147,21 @@ def _settled(c: Claim, terms: DrawTerms, what: Any, lv: float) -> str | None:
 
 
 def _decided(
-    terms: DrawTerms, lv: float, order: list[int], k: int, greater_is_better: bool
+    terms: DrawTerms,
+    lv: float,
+    order: list[int],
+    k: int,
+    greater_is_better: bool,
+    include: float | None = None,
 ) -> str | None:
     """The best model's sequence against every other lies wholly on its side of 0:
-    G_best − G_j > 0 for a score, < 0 for a loss."""
+    G_best − G_j > 0 for a score, < 0 for a loss (``include``: Δ = G_0 − G_1 reported for
+    two models)."""
     best = order[0]
     for j in range(k):
         if j != best:
-            lo, hi = terms.interval((best, j), lv)
+            point = None if include is None else (include if best == 0 else -include)
+            lo, hi = terms.interval((best, j), lv, include=point)
             if not (lo > 0.0 if greater_is_better else hi < 0.0):
                 return None
     return f"decided: model {best} is {'better' if k == 2 else 'best'}"
@@ -294,6 +307,15 @@ def rule_met(
     k = len(pool.models)
     gib = bool(getattr(rep.measure, "greater_is_better", False))
     quick = replace(rep, score=False)  # a look needs no tempered curve
+    include = None
+    with warnings.catch_warnings():  # a degenerate look is not warned about
+        warnings.simplefilter("ignore")
+        if k == 1:
+            est, _ = pool.estimate(quick, 0, draws, labels, draw_q)
+            lo_r, hi_r = getattr(rep.measure, "value_range", (-math.inf, math.inf))
+            include = float(np.clip(est.estimate, lo_r, hi_r))  # as the result reports it
+        elif k == 2:
+            include = float(pool.compare(quick, draws, labels).difference)
 
     def fixed() -> tuple[float, float]:
         with warnings.catch_warnings():  # a degenerate look never stops: not warned
@@ -304,7 +326,7 @@ def rule_met(
             est, _ = pool.estimate(quick, 0, draws, labels, draw_q)
             return est.confidence_interval(rep.level, "logit" if est.binary_loss else "wald")
 
-    return stop.met(terms, rep.level, None, fixed, gib)
+    return stop.met(terms, rep.level, None, fixed, gib, include)
 
 
 def reported(res: Any, stop: StoppingRule | None) -> Any:
