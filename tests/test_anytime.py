@@ -601,3 +601,25 @@ def test_the_reported_interval_reaches_the_reported_estimate_within_its_looks_ow
     assert terms.interval(0, include=hi + (raw_hi - hi) / 2) == (lo, hi + (raw_hi - hi) / 2)
     assert terms.interval(0, include=raw_hi + 1.0) == (lo, raw_hi)  # never beyond C_t
     assert terms.interval(0, LEVEL, "less", include=None)[0] == 0.0
+
+
+def test_a_ranked_session_stopped_at_a_target_width_reports_what_evaluate_reports(
+    tmp_path,  # type: ignore[no-untyped-def]
+) -> None:
+    rel, truth = _ranked()
+    with ae.Session.create(tmp_path / "r.db", rel, "dcg", 600, seed=2, target_width=0.6) as s:
+        assert s.plan.window is not None
+        while True:
+            ids = s.next_batch(20)
+            if not ids:
+                break
+            s.record({i: truth[rel.offsets[i] : rel.offsets[i + 1]].tolist() for i in ids})
+        got = s.estimate()
+
+    def oracle(idx: np.ndarray) -> list[np.ndarray]:
+        return [truth[rel.offsets[i] : rel.offsets[i + 1]] for i in idx]
+
+    want = ae.evaluate(rel, oracle, "dcg", budget=600, random_state=2, target_width=0.6,
+                       step=20)  # fmt: skip
+    assert got.stopped == want.stopped is not None
+    assert got.ci == pytest.approx(want.ci) and got.n_labels == want.n_labels

@@ -265,7 +265,7 @@ def window_draws(
     α is then spent where the rule is expected to stop: the stopping time is about
     (z_{0.8α/4}/z)·√(T/n) ≈ 1.19·√(T/n) times the labels n a fixed-n design needs, against
     ≈ 2.4 for the normal mixture alone. None (the mixture) for other rules, for Chow–Robbins,
-    and where σ₀ is not available (comparisons, ranked pools, several models)."""
+    and for comparisons (no σ₀ of a difference; several models)."""
     if stop is None or stop.target_width is None or stop.rule != "anytime":
         return None
     if len(pool.models) != 1:

@@ -40,7 +40,7 @@ from ..sampling import (
     check_distribution,
     check_support,
 )
-from ..stopping import comparison_rule, horizon_draws, reported, stopping_rule
+from ..stopping import comparison_rule, horizon_draws, reported, stopping_rule, window_draws
 from .steps import (
     CampaignSettings,
     Oracle,
@@ -119,9 +119,10 @@ def _evaluate_ranking(
     rng = check_random_state(s.random_state)
     rep = pool.reporting(qq, lv, estimator)
     horizon = horizon_draws(b, qq, lam)
+    window = window_draws(stop, pool, rep, horizon)
     with _bar(b, lam, s.progress) as bar:
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
-        watch = None if stop is None else _Look(stop, pool, rep, acq, horizon)
+        watch = None if stop is None else _Look(stop, pool, rep, acq, horizon, window)
         _draws, stopped = _run_looks(acq, b, _stop_step(acq, b, s.step), watch)
     acq.warn_if_capped(b, stacklevel=4)  # from evaluate
     if acq.draws.size == 0:
@@ -132,7 +133,7 @@ def _evaluate_ranking(
     res = EvaluationResult(
         **_result_fields(rep, est, interval), cost=acq.spent, budget=b, method=method,
         indices=draws, q=acq.draw_q, **pool.label_fields(y), stopped=stopped,
-        anytime_terms=LazyTerms(pool, rep, draws, y, horizon),
+        anytime_terms=LazyTerms(pool, rep, draws, y, horizon, window=window),
     )  # fmt: skip
     return reported(res, stop)
 
