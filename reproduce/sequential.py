@@ -401,8 +401,9 @@ def _findings(results: dict[str, Any]) -> list[str]:
         )
     lines.append(
         f"- **Labels to a target width** (goal ≤ 1.8 × a fixed-n design that knew n): "
-        f"{len(within)} of {len(ratios)} cells within ({min(r for r, _ in ratios):.2f}–"
-        f"{max(r for r, _ in ratios):.2f}); "
+        f"{len(within)} of {len(ratios)} cells within"
+        + (f" ({min(within):.2f}–{max(within):.2f})" if within else "")
+        + "; "
         + (f"above: {misses} — where the model's own σ₀ places the window wrongly. " * bool(misses))
         + f"The normal mixture alone: {min(mix):.2f}–{max(mix):.2f}. Chow–Robbins' "
         f"fixed-width rule: {min(c['ratio_to_fixed'] for c in cr):.2f}–"

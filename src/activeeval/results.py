@@ -305,12 +305,16 @@ class ComparisonResult:
         )  # fmt: skip
 
     def _pair(self) -> tuple[int, int]:
-        """Two models: (0, 1). More: the best and the runner-up by the sequences' centres,
-        the pair a stopping rule watched."""
+        """Two models: (0, 1). More: :attr:`best` and the runner-up by :attr:`estimates`,
+        the pair :attr:`difference` is about (an audit found the interval of another pair
+        reported beside it when the pair came from the sequences' centres)."""
         if len(self.estimates) == 2:
             return 0, 1
-        order = self._terms().order(bool(getattr(self.comparison, "greater_is_better", False)))
-        return order[0], order[1]
+        gib = bool(getattr(self.comparison, "greater_is_better", False))
+        key = -self.estimates if gib else self.estimates
+        order = [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]
+        runner = next(j for j in order if j != self.best)
+        return int(self.best), runner
 
     def _pair_level(self, level: float | None) -> float:
         lv = check_level(self.level if level is None else level)
@@ -329,7 +333,7 @@ class ComparisonResult:
     def _anytime(self, level: float, alternative: str) -> tuple[float, float]:
         if getattr(self.comparison, "census", False):
             return self.difference, self.difference  # every unit that counts is labeled
-        include = self.difference if len(self.estimates) == 2 else None
+        include = self.difference  # best − runner-up for k > 2, the pair of _pair
         return self._terms().interval(
             self._pair(), self._pair_level(level), alternative, include=include
         )

@@ -221,18 +221,19 @@ def _bar(b: float, lam: NDArray[np.float64] | None, progress: bool | None) -> An
     return tqdm(total=b, unit=unit, delay=1.0, disable=progress is False, leave=False)
 
 
-def _look_step(acq: _Acquisition, b: float, step: Any) -> float:
-    """The sequential looks' spacing: ``step``, or budget / 20 by default; never below the
-    cheapest label where q > 0 (a smaller step would only add looks that buy nothing)."""
+def _look_step(acq: _Acquisition, b: float, step: Any, default: int = 20) -> float:
+    """The sequential looks' spacing: ``step``, or budget / ``default`` by default; never
+    below the cheapest label where q > 0 (a smaller step would only add looks that buy
+    nothing)."""
     unit = 1.0 if acq.costs is None else float(acq.costs[acq.support].min())
     if step is None:
-        return max(b / 20, unit)
+        return max(b / default, unit)
     s = real_number(step)
     if not (math.isfinite(s) and s >= unit * (1 - 1e-12)):
         raise BudgetError(
             f"step: the labels (cost units with costs) between sequential looks must be a "
             f"finite number of at least one label ({unit:g}, the cheapest), got {step!r}; or "
-            "None for budget / 20."
+            f"None for budget / {default}."
         )
     return s
 
@@ -288,10 +289,7 @@ def _run_looks(
 def _stop_step(acq: _Acquisition, b: float, step: float | None) -> float:
     """The looks' spacing under a stopping rule: ``step``, or budget / 100 by default (the
     anytime-valid sequence holds at every draw, so frequent looks cost no validity)."""
-    if step is None:
-        unit = 1.0 if acq.costs is None else float(acq.costs[acq.support].min())
-        return max(b / 100, unit)
-    return _look_step(acq, b, step)
+    return _look_step(acq, b, step, default=100)
 
 
 class _Look:
