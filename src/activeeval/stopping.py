@@ -307,23 +307,25 @@ def rule_met(
     k = len(pool.models)
     gib = bool(getattr(rep.measure, "greater_is_better", False))
     quick = replace(rep, score=False)  # a look needs no tempered curve
-    include = None
+    # The look's design-based estimate (or comparison), once: the interval is widened to
+    # the estimate the result will report, and Chow–Robbins' rule checks its fixed-n interval.
+    include: float | None = None
     with warnings.catch_warnings():  # a degenerate look is not warned about
         warnings.simplefilter("ignore")
         if k == 1:
             est, _ = pool.estimate(quick, 0, draws, labels, draw_q)
             lo_r, hi_r = getattr(rep.measure, "value_range", (-math.inf, math.inf))
             include = float(np.clip(est.estimate, lo_r, hi_r))  # as the result reports it
-        elif k == 2:
-            include = float(pool.compare(quick, draws, labels).difference)
+        elif k == 2 or stop.rule == "fixed-width":
+            c = pool.compare(quick, draws, labels)
+        if k == 2:
+            include = float(c.difference)
 
     def fixed() -> tuple[float, float]:
+        if k > 1:
+            return _wald_interval(c.difference, c.stderr, rep.level)
         with warnings.catch_warnings():  # a degenerate look never stops: not warned
             warnings.simplefilter("ignore", DegenerateIntervalWarning)
-            if k > 1:
-                c = pool.compare(quick, draws, labels)
-                return _wald_interval(c.difference, c.stderr, rep.level)
-            est, _ = pool.estimate(quick, 0, draws, labels, draw_q)
             return est.confidence_interval(rep.level, "logit" if est.binary_loss else "wald")
 
     return stop.met(terms, rep.level, None, fixed, gib, include)

@@ -21,6 +21,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -37,7 +38,7 @@ from ..methods import (
     SAMPLING_METHODS,
     SESSION_COMPARISON_METHODS,
 )
-from ..predictive import Predictive
+from ..predictive import Categorical, Gaussian, Predictive
 from ..ranking import (
     GradedRelevance,
     QueryValue,
@@ -73,7 +74,7 @@ from .inference import (
     paired_test,
 )
 from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
-from .tempered import GRID, pointwise_log_likelihood, score_curve, tempered
+from .tempered import GRID, _Tempering, pointwise_log_likelihood, score_curve, tempered
 
 #: The index of a = 1 (the model itself) in the tempered family's grid.
 _ONE = int(np.argmin(np.abs(GRID - 1.0)))
@@ -742,8 +743,9 @@ class PlainPool(Pool):
         out = np.full((GRID.shape[0], len(self.models)), np.nan)
         for j, pr in enumerate(self.models):
             f = pr.point_prediction()
-            for i, a in enumerate(GRID):
-                member = pr if a == 1.0 else tempered(pr, float(a))
+            at = _Tempering(pr).at if isinstance(pr, Categorical) else partial(tempered, pr)
+            for i, a in enumerate(GRID):  # one tempering per model, not one per member
+                member = pr if a == 1.0 else at(float(a))
                 if member is None:
                     out[:, j] = _sigma0(self.measure, pr, f, self.pool_weights, q, lam)
                     break
@@ -752,7 +754,7 @@ class PlainPool(Pool):
 
     def _loglik(self, model: int, units: NDArray[np.intp], labels: NDArray[Any]) -> Any:
         pr = self.models[model]
-        if tempered(pr, 1.0) is None:
+        if not isinstance(pr, Categorical | Gaussian):  # the family tempered() defines
             return None
         return pointwise_log_likelihood(pr.take(units), labels)
 
