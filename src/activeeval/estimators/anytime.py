@@ -54,7 +54,13 @@ every cell with them, 0.60 for F1 without any):
   before then the whole range of the measure;
 * for a measure in [0, 1] with a 0/1 loss the interval is built on the logit scale (delta
   method, as :func:`~.inference.logit_interval`), which keeps its long tail on the side
-  where few errors have been seen;
+  where few errors have been seen; a mean of non-negative, unbounded losses (squared or
+  absolute error) on the log scale, for the same reason: its rare large losses make the
+  estimate right-skewed, low exactly when its σ̂ is low. On diamonds' Bayesian ridge (MSE,
+  kurtosis of the residuals 103: ten of 20,000 instances hold a fifth of the MSE; looks
+  every 10 labels to 1,000, 300 runs) the one-sided 95% upper bound missed the truth at
+  some look in 0.070 of runs on the raw scale, 0.043 on the log scale (the lower bound
+  0.003 both), the two-sided time-uniform coverage 0.937 → 0.980, at 2–6% more width;
 * σ̂_t is shrunk toward a per-draw σ₀ implied by the model, with :data:`PSEUDO_DRAWS`
   pseudo-draws, which keeps σ̂ = 0 (no error among the first draws) from giving a point. σ₀
   is the largest over the members of the model's tempered family
@@ -250,6 +256,12 @@ class DrawTerms:
     window: float | None = None
 
     @property
+    def log_scale(self) -> bool:
+        """A mean of non-negative losses with no upper bound (squared, absolute error): its
+        sequence is built on the log scale (module docstring, guards)."""
+        return not self.logit and self.value_range == (0.0, math.inf)
+
+    @property
     def n(self) -> int:
         return int(self.z.shape[0])
 
@@ -306,6 +318,11 @@ class DrawTerms:
                 h = half / (gi * (1 - gi))
                 lg = special.logit(gi)
                 lo, hi = special.expit(lg - h), special.expit(lg + h)
+            elif self.log_scale and not pair:
+                # a mean of non-negative losses (est > 0): the log scale, delta method
+                h = half / np.where(est > 0, est, np.nan)
+                lo = np.where(est > 0, est * np.exp(-h), est - half)
+                hi = np.where(est > 0, est * np.exp(h), est + half)
             else:
                 lo, hi = est - half, est + half
         started = (t >= MIN_DRAWS) & (npos >= MIN_DRAWS) & np.isfinite(est) & np.isfinite(half)
