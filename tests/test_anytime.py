@@ -15,7 +15,7 @@ import pytest
 from scipy import integrate, optimize, stats
 
 import activeeval as ae
-from activeeval.errors import ShapeError, UnknownOptionError
+from activeeval.errors import BudgetError, ShapeError, UnknownOptionError
 from activeeval.estimators.anytime import MIN_DRAWS, DrawTerms, boundary, mixture_rho2
 from activeeval.estimators.report import PlainPool
 from activeeval.measures import get_measure
@@ -240,6 +240,17 @@ def test_fixed_width_rule_reports_the_fixed_n_interval() -> None:
     assert res.n_labels < anytime.n_labels  # Chow–Robbins stops sooner (no validity price)
 
 
+def test_a_comparison_under_the_fixed_width_rule_says_so() -> None:
+    proba, oracle, _ = _task()
+    other = np.clip(proba + np.array([0.08, -0.08]), 0.01, 0.99)
+    other /= other.sum(axis=1, keepdims=True)
+    res = ae.compare([proba, other], oracle, "error_rate", budget=1500, random_state=3,
+                     target_width=0.1, rule="fixed-width")  # fmt: skip
+    assert res.interval == "fixed-width" and res.stopped is not None
+    assert res.ci == res.confidence_interval(method="fixed-width")
+    assert res.ci == res.confidence_interval(method="wald")
+
+
 def test_compare_decides_and_the_deprecated_alias_still_answers() -> None:
     proba, oracle, _y = _task()
     rng = np.random.default_rng(8)
@@ -275,6 +286,11 @@ def test_compare_claim_about_the_difference() -> None:
         ({"rule": "fixed-width"}, None, None),
         ({"target_width": 0.1, "rule": "pocock"}, UnknownOptionError, "rule"),
         ({"target_width": 0.1, "method": "stratified"}, UnknownOptionError, "stratified"),
+        ({"claim": "error_rate <= 1"}, ShapeError, "holds for every value"),
+        ({"claim": "error_rate >= 0"}, ShapeError, "holds for every value"),
+        ({"step": 5}, UnknownOptionError, "step"),  # no rule: nothing looks
+        ({"target_width": 0.1, "step": 50}, BudgetError, "step"),  # one look, at the end
+        ({"target_width": 0.1, "step": 5, "batch_size": 10}, UnknownOptionError, "step"),
     ],
 )
 def test_evaluate_refuses_rules_it_cannot_honour(kwargs, err, match) -> None:  # type: ignore[no-untyped-def]
@@ -294,6 +310,9 @@ def test_evaluate_refuses_rules_it_cannot_honour(kwargs, err, match) -> None:  #
         ({"decide": True, "method": "active_neq"}, "active_neq"),
         ({"claim": "error_rate <= 0.1"}, "difference"),
         ({"decide": "yes"}, "decide"),
+        ({"claim": "difference <= 1.5"}, "outside"),
+        ({"claim": "difference >= -1"}, "holds for every value"),
+        ({"step": 5}, "step"),  # neither a rule nor sequential=True: nothing looks
     ],
 )
 def test_compare_refuses_rules_it_cannot_honour(kwargs, match) -> None:  # type: ignore[no-untyped-def]
@@ -336,6 +355,8 @@ def test_a_stopped_session_reports_what_evaluate_reports_with_the_same_rule(tmp_
         assert s.stopped is None
         _labeling_loop(s, y, step)
         assert s.stopped is not None and s.stopped.startswith("target width 0.1 reached")
+        prog = s.progress()
+        assert prog.finished and prog.stop_reason == "stopping rule"
         got = s.estimate()
     want = ae.evaluate(proba, oracle, "error_rate", budget=1500, random_state=4,
                        target_width=0.1, step=step)  # fmt: skip
@@ -424,6 +445,14 @@ def test_cli_session_with_a_stopping_rule(tmp_path) -> None:  # type: ignore[no-
     assert status["ci"][1] - status["ci"][0] <= 0.12
     code, out, _ = run("session", "status", store, "--gate", "error_rate <= 0.5")
     assert code == 0 and "stopped by its rule" in out and "valid for one look" not in out
+    code, out, _ = run("session", "status", store, "--target-width", 0.05)
+    assert code == 0 and "(anytime)" in out and "more" in out and "fixed-n widths" in out
+    # a refusal names the command's flags, not the Python arguments
+    code, _, err = run("session", "init", tmp_path / "t.db", "--pool", pool, "--measure",
+                       "error_rate", "--budget", 100, "--claim", "error_rate <= 0.1",
+                       "--rule", "fixed-width")  # fmt: skip
+    assert code == 2 and "--rule:" in err and "--target-width" in err and "--claim" in err
+    assert "target_width=" not in err and "claim=" not in err
 
 
 def test_cli_status_anytime_flag_without_a_rule(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -252,8 +252,9 @@ class ComparisonResult:
     model_scores: Callable[[], tuple[Any, ...]] | None = None
     #: The draws' per-draw terms for the anytime-valid sequences (computed when first asked).
     anytime_terms: Callable[[], DrawTerms] | None = field(default=None, repr=False)
-    #: The interval method of :attr:`ci`: ``"wald"``, or ``"anytime"`` when a stopping rule
-    #: ended the campaign.
+    #: The interval method of :attr:`ci`: ``"wald"``; ``"anytime"`` when a stopping rule was
+    #: set (whether or not it ended the campaign early), ``"fixed-width"`` under Chow–Robbins'
+    #: rule (the Wald interval).
     interval: str = "wald"
 
     @property
@@ -277,17 +278,21 @@ class ComparisonResult:
         at :attr:`level` it is :attr:`ci` unless a stopping rule ended the campaign), ``"t"``
         (t_{n−1} on the draws) or ``"anytime"`` (the confidence sequence of Δ after the last
         draw, valid at a data-dependent stop; :mod:`activeeval.estimators.anytime`); by default
-        :attr:`interval`. ``alternative="less"`` gives the one-sided upper bound of Δ (a
+        :attr:`interval` (``"fixed-width"``, Chow–Robbins' rule's, is the Wald interval). ``alternative="less"`` gives the one-sided upper bound of Δ (a
         non-inferiority claim Δ ≤ margin), ``"greater"`` the lower bound. For k > 2 models
         it is the best model against the runner-up: not adjusted for the other pairs, except
         ``"anytime"``, whose level is Bonferroni-adjusted over all k(k − 1)/2 pairs (so it
         holds whichever pair the data make best and runner-up)."""
         lv = check_level(self.level if level is None else level)
         how = check_option(
-            self.interval if method is None else method, ("wald", "t", "anytime"), "method"
+            self.interval if method is None else method,
+            ("wald", "t", "anytime", "fixed-width"),
+            "method",
         )
         if how == "anytime":
             return self._anytime(lv, alternative)
+        if how == "fixed-width":  # Chow–Robbins' reported interval: the fixed-n Wald one
+            how = "wald"
         d, se, n = self.difference, self.stderr, self.n_draws
         return _sided(lambda lv: _difference_interval(d, se, n, lv, how), lv, alternative)
 

@@ -214,17 +214,12 @@ def stopping_rule(
                 f"claim: a claim is about one model or a pair; this comparison has {n_models} "
                 "models. Compare the pair the claim is about, or use decide=True."
             )
-        if n_models == 1:
-            if parsed.quantity != name:
-                raise UnknownOptionError(
-                    f"claim: this campaign estimates {name!r}, the claim is about "
-                    f"{parsed.quantity!r}; name the measure as {name!r}."
-                )
-            if not lo <= parsed.threshold <= hi:
-                raise ShapeError(
-                    f"claim: {name} lies in [{lo:g}, {hi:g}]; a threshold of "
-                    f"{parsed.threshold:.10g} is outside it."
-                )
+        if n_models == 1 and parsed.quantity != name:
+            raise UnknownOptionError(
+                f"claim: this campaign estimates {name!r}, the claim is about "
+                f"{parsed.quantity!r}; name the measure as {name!r}."
+            )
+        _check_claim_range(parsed, name, (lo, hi) if n_models == 1 else (lo - hi, hi - lo))
     if decide and n_models < 2:
         raise UnknownOptionError(
             "decide: stops a comparison once it is decided; evaluate has one model. Use "
@@ -238,6 +233,24 @@ def stopping_rule(
     if width is None and parsed is None and not decide:
         return None
     return StoppingRule(width, parsed, decide, rule)
+
+
+def _check_claim_range(claim: Claim, name: str, span: tuple[float, float]) -> None:
+    """A claim's threshold lies in the quantity's range, and the claim does not hold for
+    every value in it (a rule on such a claim would stop before any label)."""
+    lo, hi = span
+    what = name if claim.quantity != "difference" else f"the difference of {name}"
+    t = claim.threshold
+    if not lo <= t <= hi:
+        raise ShapeError(
+            f"claim: {what} lies in [{lo:g}, {hi:g}]; a threshold of {t:.10g} is outside it."
+        )
+    if (claim.op == "<=" and t >= hi) or (claim.op == ">=" and t <= lo):
+        raise ShapeError(
+            f"claim: {claim.quantity} {claim.op} {t:.10g} holds for every value of {what} "
+            f"(its range is [{lo:g}, {hi:g}]), so there is nothing to establish; set a "
+            "threshold inside the range."
+        )
 
 
 def comparison_rule(
@@ -337,8 +350,10 @@ def reported(res: Any, stop: StoppingRule | None) -> Any:
     if stop is None:
         return res
     if isinstance(res, ComparisonResult):
-        if stop.rule == "fixed-width" or res.comparison is None:
+        if res.comparison is None:
             return res
+        if stop.rule == "fixed-width":
+            return replace(res, interval="fixed-width")
         return replace(res, ci=res.confidence_interval(method="anytime"), interval="anytime")
     if not isinstance(res, EvaluationResult) or res.inference is None:
         return res

@@ -53,6 +53,7 @@ from .steps import (
     _Look,
     _run_comparison,
     _run_looks,
+    _check_step,
     _stop_step,
 )
 
@@ -212,6 +213,7 @@ def compare(
             f"mass; {meas.name} is a ratio measure. Use 'active' instead."
         )
     stop = comparison_rule(target_width, claim, decide, rule, meas, len(preds), sequential)
+    _check_step(step, stop is not None or sequential)
     if stop is not None and method == "active_neq":
         raise UnknownOptionError(
             "method: 'active_neq' identifies only the difference on the disagreements and has "

@@ -55,6 +55,7 @@ from .steps import (
     _Look,
     _no_label_bought,
     _run_looks,
+    _check_step,
     _stop_step,
 )
 from .stratified import _check_strata, _stratified
@@ -220,6 +221,7 @@ def evaluate(
     check_fits(meas, predictive)
     meas = meas.bind(predictive)
     stop = stopping_rule(target_width, claim, False, rule, measure=meas)
+    _check_step(step, stop is not None, batch_size)
     method = check_option(method, PlainPool.evaluate_methods, "method")
     estimator = check_option(estimator, ESTIMATORS, "estimator")
     check_safeguards(mix, floor)

@@ -51,6 +51,7 @@ from .steps import (
     _no_label_bought,
     _run_comparison,
     _run_looks,
+    _check_step,
     _stop_step,
 )
 
@@ -96,6 +97,7 @@ def _evaluate_ranking(
     meas = _bind_for_labels(measure, rel)
     width, claim, _decide, rule = s.stopping
     stop = stopping_rule(width, claim, False, rule, measure=meas)
+    _check_step(s.step, stop is not None)
     method = check_option(s.method, RankedPool.evaluate_methods, "method")
     estimator = check_option(s.estimator, ESTIMATORS, "estimator")
     if batch_size is not None:
@@ -153,6 +155,7 @@ def _compare_ranking(
     meas = _bind_for_labels(measure, rel1, rel2)
     width, claim, decide, rule = s.stopping
     stop = comparison_rule(width, claim, decide, rule, meas, 2, s.sequential)
+    _check_step(s.step, stop is not None or s.sequential)
     method = check_option(s.method, RankedPool.compare_methods, "method")
     estimator = check_option(s.estimator, ESTIMATORS, "estimator")
     alpha = check_level(s.alpha, "alpha")

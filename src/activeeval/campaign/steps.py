@@ -27,6 +27,7 @@ from ..errors import (
     BudgetError,
     DegenerateIntervalWarning,
     OracleError,
+    UnknownOptionError,
 )
 from ..estimators.inference import _wald_interval
 from ..estimators.report import ComparisonOutcome, LazyTerms, Pool, Reporting
@@ -235,6 +236,12 @@ def _look_step(acq: _Acquisition, b: float, step: Any, default: int = 20) -> flo
             f"finite number of at least one label ({unit:g}, the cheapest), got {step!r}; or "
             f"None for budget / {default}."
         )
+    if s >= b:
+        raise BudgetError(
+            f"step: {step!r} is not below the budget ({b:g}): the only look would be at the "
+            f"end, where the campaign stops anyway; use a smaller step, or None for budget / "
+            f"{default}."
+        )
     return s
 
 
@@ -284,6 +291,21 @@ def _run_looks(
         why = stop(draws)
         if why is not None:
             return draws, why
+
+
+def _check_step(step: Any, looks: bool, batch_size: Any = None) -> None:
+    """``step`` spaces looks; refused where there are none to space (before any label)."""
+    if step is None:
+        return
+    if batch_size is not None:
+        raise UnknownOptionError(
+            "step: with batch_size the looks are the batches; drop step= (or batch_size=)."
+        )
+    if not looks:
+        raise UnknownOptionError(
+            "step: spaces the looks of a stopping rule (target_width=, claim=, decide=) or of "
+            "sequential=True; none is set, so nothing looks. Drop step= or set a rule."
+        )
 
 
 def _stop_step(acq: _Acquisition, b: float, step: float | None) -> float:

@@ -64,7 +64,9 @@ class SessionProgress:
     finished : bool
         No further id will be handed out: the next new instance in the draw sequence costs more
         than is left (``stop_reason="budget"``), every instance q can draw is handed out
-        (``"pool"``), or the draw cap is reached (``"max_draws"``).
+        (``"pool"``), the draw cap is reached (``"max_draws"``), or the plan's stopping rule
+        is met on the labels so far (``"stopping rule"``; :attr:`Session.stopped
+        <activeeval.Session.stopped>` says how).
     complete : bool
         Finished and nothing pending: the campaign's estimate is final.
     """
@@ -360,6 +362,8 @@ def progress(store: StoreFile, stored: StoredPlan) -> SessionProgress:
             finished = "pool"
         elif price[left].min() > room:
             finished = "budget"
+        elif stop_reason(store, stored) is not None:
+            finished = "stopping rule"
     n_pending = int(handed.shape[0] - labeled.shape[0])
     return SessionProgress(
         n_labels=int(labeled.shape[0]),
