@@ -14,12 +14,13 @@ STAMP_BASE := $(VENV)/.installed-base
 STAMP_TEST := $(VENV)/.installed-test
 STAMP_LINT := $(VENV)/.installed-lint
 STAMP_BENCH := $(VENV)/.installed-bench
+STAMP_DOCS := $(VENV)/.installed-docs
 # pytest-randomly shuffles the order; a fixed seed keeps `make test` the same run every time.
 # `make test TEST_SEED=random` (or any number) runs another order.
 TEST_SEED ?= 20261124
 PYTEST_ORDER := $(if $(filter random,$(TEST_SEED)),,--randomly-seed=$(TEST_SEED))
 
-.PHONY: demo test test-latest test-min lock bench reproduce glide-env lint clean
+.PHONY: demo test test-latest test-min lock bench reproduce glide-env lint docs docs-check clean
 
 # The interpreter check runs first in every recipe that makes a virtual environment.
 define check_python
@@ -48,6 +49,10 @@ PEERS_NO_DEPS := oasis==0.1.3
 $(STAMP_BENCH): $(STAMP_TEST)
 	$(PIP) install --quiet -c $(LOCK) -e ".[test,bench]"
 	$(PIP) install --quiet -c $(LOCK) --no-deps $(PEERS_NO_DEPS)
+	@touch $@
+
+$(STAMP_DOCS): $(STAMP_TEST)
+	$(PIP) install --quiet -c $(LOCK) -e ".[test,docs]"
 	@touch $@
 
 $(STAMP_LINT): $(STAMP_BASE)
@@ -90,7 +95,7 @@ lock:
 	rm -rf .venv-lock
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/python -m pip install --quiet --upgrade pip
-	.venv-lock/bin/python -m pip install --quiet -e ".[test,lint,bench]"
+	.venv-lock/bin/python -m pip install --quiet -e ".[test,lint,bench,docs]"
 	.venv-lock/bin/python -m pip install --quiet --no-deps $(PEERS_NO_DEPS)
 	mkdir -p requirements
 	{ echo "# pip constraints: every package of every extra and peer, pinned. Made by 'make lock'"; \
@@ -126,10 +131,24 @@ reproduce: $(STAMP_BENCH)
 	@$(MAKE) --no-print-directory glide-env || echo "note: GLIDE not installed; the robustness report will say so"
 	$(BIN)/python -m reproduce --out docs/results
 
+# The documentation site, built into site/ (git-ignored) with warnings as errors (mkdocs.yml
+# sets strict): a broken link, an unresolved reference, a docstring griffe cannot parse or a
+# failing executed example stops it. Examples run with the venv's commands on PATH.
+docs: $(STAMP_DOCS)
+	rm -rf site
+	PATH="$(CURDIR)/$(BIN):$$PATH" NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --quiet
+
+# The built site opened in headless Chromium (Debian's package, installed here when missing:
+# CI runs as root), its home page and one API page checked; screenshots in site/_screenshots/.
+CHROMIUM ?= $(firstword $(shell command -v chromium chromium-browser 2>/dev/null) /usr/bin/chromium)
+docs-check: docs
+	@command -v $(CHROMIUM) >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -q -p no:randomly -m site tests/test_site.py
+
 lint: $(STAMP_LINT)
 	$(BIN)/ruff check src tests benchmarks reproduce
 	$(BIN)/ruff format --check src tests benchmarks reproduce
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) $(GLIDE_VENV) .venv-latest .venv-min .venv-lock build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf site $(VENV) $(GLIDE_VENV) .venv-latest .venv-min .venv-lock build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
