@@ -435,7 +435,7 @@ def _findings(results: dict[str, Any]) -> list[str]:
         " the late ones."
     )
     lines.append(
-        f"- **Gates at the true value** (issue 28; goal ≤ 0.05 + 2 MC s.e. = "
+        f"- **Gates at the true value** (goal ≤ 0.05 + 2 MC s.e. = "
         f"{0.05 + 2 * gate_se:.3f}): {min(v for v, _ in gates):.3f}–{max(v for v, _ in gates):.3f}"
         + (f"; above: {', '.join(over)}." if over else "; met.")
     )
@@ -443,7 +443,7 @@ def _findings(results: dict[str, Any]) -> list[str]:
 
 
 def _report(results: dict[str, Any], out: Path) -> None:
-    lines = ["# Anytime-valid intervals and stopping rules (issue 29)", ""]
+    lines = ["# Anytime-valid intervals and stopping rules", ""]
     lines.append(__doc__.split("\n\n", 1)[1].split("Writes")[0].strip())
     lines += ["", *_findings(results)]
     lines += ["", "## One model: coverage over every look, and the price of anytime validity", ""]
@@ -463,7 +463,7 @@ def _report(results: dict[str, Any], out: Path) -> None:
             + f" | {ratio} |"
         )
     lines += ["", "Gates set at the true value, checked after every look with the one-sided "
-              "95% anytime bound (issue 28): the share of runs in which the gate ever passed "
+              "95% anytime bound: the share of runs in which the gate ever passed "
               "(at most 0.05 + 2 MC s.e.).", "", "| task | measure | upper-bound gate | "
               "lower-bound gate |", "|---|---|---|---|"]  # fmt: skip
     for s in results["singles"]:

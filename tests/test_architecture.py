@@ -164,7 +164,7 @@ def test_nothing_in_the_repository_reads_a_moved_name_from_the_top_level() -> No
         *root.glob("reproduce/*.py"),
         *root.glob("benchmarks/*.py"),
         root / "README.md",
-        *root.glob("docs/*.md"),
+        *root.glob("docs/**/*.md"),
     ]
     for f in files:
         text = f.read_text()

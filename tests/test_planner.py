@@ -343,6 +343,30 @@ def test_plan_refuses_what_it_does_not_plan() -> None:
         ae.plan(proba, "error_rate").budget_for()
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "err", "match"),
+    [
+        ({"power": "high"}, ShapeError, r"^power: must lie strictly between 0 and 1, got 'high'"),
+        ({"target_width": "wide"}, ShapeError, r"^target_width: must be a finite positive"),
+        ({"effect": "x"}, ShapeError, r"^effect: must be a finite number, got 'x'"),
+        ({"effect": math.inf}, ShapeError, r"^effect: must be a finite number"),
+        ({"null": "zero"}, ShapeError, r"^null: must be a finite number, got 'zero'"),
+    ],
+)
+def test_plan_refuses_arguments_that_are_not_numbers_by_name(kwargs, err, match) -> None:  # type: ignore[no-untyped-def]
+    pair = [_pool(100, 1), _pool(100, 2)]
+    with pytest.raises(err, match=match):
+        ae.plan(pair, "error_rate", **kwargs)
+
+
+def test_plan_methods_refuse_arguments_that_are_not_numbers_by_name() -> None:
+    pl = ae.plan(_pool(100, 1), "error_rate")
+    with pytest.raises(BudgetError, match=r"^budget: must be a finite non-negative number"):
+        pl.width("abc")
+    with pytest.raises(ShapeError, match=r"^effect: must be a finite number"):
+        pl.budget_for(effect="x")
+
+
 def test_a_model_certain_of_everything_is_warned_about() -> None:
     proba = np.tile([1.0, 0.0], (50, 1))
     with pytest.warns(ae.ActiveEvalWarning, match="zero-width interval"):

@@ -17,6 +17,9 @@ anytime-valid one-sided bound, which holds at every look (:mod:`activeeval.stopp
 (``docs/results/sequential.md``): a gate set at the true value and checked after every 10
 labels up to 1,000 passed in 0–4% of runs on seven of nine real tasks, 6.5% on the
 overconfident digits model's error rate and 8.1% on diamonds' MSE (goal ≤ 6.4%).
+
+These figures, and the measured coverage of each side of the bounds, are on the *Planning a
+budget* page of the documentation (``docs/how-it-works/planning.md``, Claims).
 """
 
 from __future__ import annotations
@@ -42,8 +45,46 @@ _SIDES = {"<=": "less", "<": "less", ">=": "greater", ">": "greater"}
 
 @dataclass(frozen=True)
 class Claim:
-    """``quantity op threshold``: ``quantity`` a measure's name (``"f1"``, ``"error_rate"``,
-    …) or ``"difference"``; ``op`` one of ``<=``, ``<``, ``>=``, ``>``."""
+    """A claim ``quantity op threshold`` about a measure or a pair's difference.
+
+    Established by a result's one-sided bound: ``<=`` and ``<`` by the upper bound,
+    ``>=`` and ``>`` by the lower bound. Usually made by
+    [parse_claim][activeeval.claims.parse_claim] from text such as ``"f1 >= 0.80"``; the
+    same claims serve release gates (``activeeval session status --gate``) and stopping
+    rules.
+
+    Parameters
+    ----------
+    quantity : str
+        A measure's name (``"f1"``, ``"error_rate"``, …), or ``"difference"`` for a pair's
+        Δ = G(model 0) − G(model 1) as [compare][activeeval.compare] reports it.
+    op : str
+        The comparison: ``"<="``, ``"<"``, ``">="`` or ``">"``.
+    threshold : float
+        A finite number.
+
+    Raises
+    ------
+    UnknownOptionError
+        An ``op`` that is not one of the four.
+    ShapeError
+        A threshold that is not a finite number.
+
+    See Also
+    --------
+    activeeval.claims.parse_claim : Read a claim from text.
+    activeeval.claims.Verdict : A claim checked against a result.
+    EvaluationResult.confidence_interval : The one-sided bounds a claim is checked on.
+
+    Examples
+    --------
+    >>> from activeeval.claims import Claim
+    >>> claim = Claim("error_rate", "<=", 0.05)
+    >>> print(claim)
+    error_rate <= 0.05
+    >>> claim.alternative
+    'less'
+    """
 
     quantity: str
     op: str
@@ -68,17 +109,26 @@ class Claim:
         aliases: tuple[str, ...] = (),
     ) -> Verdict:
         """Whether the one-sided bound of ``result`` at ``level`` establishes the claim.
-        ``aliases``: other names the measure goes by (the CLI's ``dcg@10``).
 
-        How often a claim is passed when it is false is the coverage of that side of the
-        bound: measured with the logit interval, the upper bound of a rare error rate
-        (3.5–3.9%, 100 labels) covered about 0.935 at 95%; the default's tempered interval
-        covered 0.947 where the logit one covered 0.867 (breast cancer, 3.2% errors, 150
-        labels), and over the stress suite of wrong models each side 0.96
-        (``docs/results/robustness.md``). The upper bound of a difference between models that
-        disagree on 1% of the pool, at 70–100 labels, covers about 0.90 (comparisons keep the
-        Wald interval) — gates on such quantities pass a false claim more often than the
-        level says.
+        A false claim passes as often as that side of the bound fails to cover; where the
+        bound covers less than ``level`` (rare error rates, small differences) gates pass
+        false claims more often (measured: ``docs/how-it-works/planning.md``, Claims). A
+        result with the anytime-valid interval is checked on its anytime-valid bound.
+
+        Parameters
+        ----------
+        result : EvaluationResult or ComparisonResult
+            The estimate the claim is about: an evaluation of the measure the claim names,
+            or a comparison of two models for a claim about ``difference``.
+        level : float
+            Confidence level of the one-sided bound, in (0, 1).
+        aliases : tuple of str
+            Other names the measure goes by (the CLI's ``dcg@10``).
+
+        Returns
+        -------
+        Verdict
+            Established or not, with the bound and the margin.
 
         Raises
         ------
@@ -88,6 +138,20 @@ class Claim:
         ShapeError
             The threshold lies outside the measure's range (the claim can never be
             established, or always holds).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> from activeeval.claims import parse_claim
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.beta(8, 1, size=1000)
+        >>> proba = np.column_stack([p, 1 - p])
+        >>> y = (rng.uniform(size=1000) > p).astype(int)
+        >>> res = ae.evaluate(proba, lambda idx: y[idx], "error_rate", budget=100,
+        ...                   random_state=0)
+        >>> print(parse_claim("error_rate <= 0.25").check(res))
+        error_rate <= 0.25: established (one-sided 95% upper bound 0.202, 0.048 inside)
         """
         lv = check_level(level, "level")
         if isinstance(result, ComparisonResult):
@@ -103,7 +167,7 @@ class Claim:
                     f"{result.measure}), got {self.quantity!r}; e.g. 'difference <= 0.005'."
                 )
         else:
-            names = (result.measure, *aliases)
+            names = tuple(dict.fromkeys((result.measure, *aliases)))  # each name once
             if self.quantity not in names:
                 raise UnknownOptionError(
                     f"claim: this result estimates {result.measure!r}, the claim is about "
@@ -129,9 +193,50 @@ class Claim:
 
 @dataclass(frozen=True)
 class Verdict:
-    """A claim checked against a result: ``established`` when the one-sided ``bound`` at
-    ``level`` lies on the claim's side of the threshold; ``margin`` how far (negative: short
-    by that much; NaN before the first label)."""
+    """A claim checked against a result, as [Claim.check][activeeval.claims.Claim.check]
+    returns it.
+
+    ``print(verdict)`` says in one line whether the claim is established, on which bound,
+    and by how much.
+
+    Attributes
+    ----------
+    claim : Claim
+        The claim checked.
+    established : bool
+        Whether the one-sided ``bound`` at ``level`` lies on the claim's side of the
+        threshold (on it, for ``<=`` and ``>=``).
+    bound : float
+        The one-sided bound: upper for ``<=`` and ``<``, lower for ``>=`` and ``>``; NaN
+        before the first label.
+    level : float
+        Confidence level of the bound.
+    margin : float
+        How far the bound lies inside the threshold (negative: short by that much; NaN
+        before the first label).
+
+    See Also
+    --------
+    activeeval.claims.Claim : The claim and its ``check``.
+    activeeval.claims.parse_claim : Read a claim from text.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> from activeeval.claims import parse_claim
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.beta(8, 1, size=1000)
+    >>> proba = np.column_stack([p, 1 - p])
+    >>> y = (rng.uniform(size=1000) > p).astype(int)
+    >>> res = ae.evaluate(proba, lambda idx: y[idx], "error_rate", budget=100,
+    ...                   random_state=0)
+    >>> verdict = parse_claim("error_rate <= 0.2").check(res)
+    >>> print(verdict)
+    error_rate <= 0.2: not established yet (one-sided 95% upper bound 0.2017, 0.0017 short)
+    >>> verdict.established, round(verdict.margin, 3)
+    (False, -0.002)
+    """
 
     claim: Claim
     established: bool
@@ -152,15 +257,40 @@ class Verdict:
 
 
 def parse_claim(text: str) -> Claim:
-    """``"f1 >= 0.80"`` → :class:`Claim`. The threshold may end in ``%`` (``"error_rate <=
-    5%"`` is 0.05; for a difference, percentage points); ``≤``, ``≥`` and ``−`` read as
-    ``<=``, ``>=`` and ``-``. A measure's name is its ``name`` (``f1``, ``f_beta(0.5)``,
-    ``error_rate``, ``mse``, ``dcg``, …).
+    """Read a claim such as ``"f1 >= 0.80"``.
+
+    The threshold may end in ``%`` (``"error_rate <= 5%"`` is 0.05; for a difference,
+    percentage points); ``≤``, ``≥`` and ``−`` read as ``<=``, ``>=`` and ``-``. A measure's
+    name is its ``name`` (``f1``, ``f_beta(0.5)``, ``error_rate``, ``mse``, ``dcg``, …); a
+    pair's difference is ``difference``.
+
+    Parameters
+    ----------
+    text : str
+        ``quantity op number``, ``op`` one of ``<=``, ``<``, ``>=``, ``>``.
+
+    Returns
+    -------
+    Claim
+        The claim, to check against a result with ``Claim.check``.
 
     Raises
     ------
     ShapeError
         ``text`` is not ``quantity op number``.
+
+    See Also
+    --------
+    activeeval.claims.Claim : The claim and its ``check``.
+    activeeval.claims.Verdict : A claim checked against a result.
+
+    Examples
+    --------
+    >>> from activeeval.claims import parse_claim
+    >>> parse_claim("error_rate <= 5%")
+    Claim(quantity='error_rate', op='<=', threshold=0.05)
+    >>> print(parse_claim("difference ≤ 0.005"))
+    difference <= 0.005
     """
     m = _CLAIM.match(text.replace("−", "-")) if isinstance(text, str) else None
     value: Any = None

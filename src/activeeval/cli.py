@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import sys
 import warnings
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -967,10 +967,11 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
 def _plan_text(r: dict[str, Any], plan: Any, anytime: bool = False) -> list[str]:
     """``session status``'s re-plan lines (fixed-n widths; said so beside an anytime
     interval, which is wider at the same labels)."""
-    unit = "cost units" if plan.cost_sensitive else "labels"
+    count = "queries" if plan.ranking else "labels"
+    unit = "cost units" if plan.cost_sensitive else count
     w = r["width_at_budget"]
     lines = [
-        f"plan:     re-planned from {r['replanned_from']} labels: at the budget "
+        f"plan:     re-planned from {r['replanned_from']} {count}: at the budget "
         f"({plan.budget:g} {unit}) the interval should be about {w:.4g} wide (±{w / 2:.4g})"
     ]
     if r["target_width"] is not None:

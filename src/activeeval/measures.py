@@ -52,7 +52,53 @@ Moments = tuple[NDArray[np.float64], NDArray[np.float64]]
 
 
 class Measure:
-    """A generalized risk G[f] = E[w(x, y, f) ℓ(f(x), y)] / E[w(x, y, f)] (eq. 3.27)."""
+    """A performance measure as a generalized risk G[f] = E[w ℓ] / E[w] (eq. 3.27).
+
+    The base class of every measure. A subclass defines the per-instance loss
+    ℓ(f(x), y) (``loss``) and, for a ratio measure such as an F-measure, the weight
+    w(x, y, f) (``weight``; one for regular risks, eq. 3.1). The conditional expectations
+    that drive sampling and estimation (``conditional_expectations``,
+    ``conditional_second_moment``, ``intrinsic_value``) then follow by summation over the
+    predictive distribution's support; the built-in measures add closed forms
+    (Cor. 4.2–4.4, eq. 4.17) that are tested equal to that rule (``fast=False`` forces it).
+
+    Attributes
+    ----------
+    name : str
+        Short name shown in results (``"error_rate"``, ``"f1"``, ...).
+    greater_is_better : bool
+        True for scores such as accuracy or F1, False for losses such as the error rate.
+    binary_loss : bool
+        True when ℓ ∈ {0, 1}; binomial intervals (Wilson, Clopper–Pearson) then apply.
+    categorical : bool
+        True when labels are class labels compared by identity (classification measures),
+        False for numeric losses (MSE, MAE) and label means.
+    regular : bool
+        True for regular risks (w ≡ 1, eq. 3.1); False for ratio measures (F-measures).
+
+    See Also
+    --------
+    get_measure : A measure object from its name.
+    ErrorRate : The zero-one loss, the default measure.
+    FMeasure : F_β as a ratio measure with a weight.
+    evaluate : Estimate one model's measure on a pool.
+
+    Examples
+    --------
+    A custom measure needs only its loss: here an ordinal grade counts as wrong when it is
+    more than one grade off.
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> class OffByMoreThanOne(ae.Measure):
+    ...     name = "off_by_2"
+    ...     binary_loss = True
+    ...     def loss(self, prediction, y):
+    ...         return (np.abs(np.asarray(prediction) - np.asarray(y)) > 1).astype(float)
+    >>> proba = np.array([[0.7, 0.2, 0.1, 0.0], [0.1, 0.3, 0.4, 0.2], [0.0, 0.1, 0.2, 0.7]])
+    >>> round(OffByMoreThanOne().intrinsic_value(ae.Categorical(proba)), 3)
+    0.1
+    """
 
     name: str = "measure"
     #: True for scores such as accuracy or F1, False for losses such as the error rate.
@@ -67,37 +113,107 @@ class Measure:
     @property
     def value_range(self) -> tuple[float, float]:
         """Where G can lie: the range of the loss ℓ (G is a weighted mean of losses, w ≥ 0).
-        Reported estimates and intervals are clipped to it (:func:`clip_to_range`)."""
+
+        Reported estimates and intervals are clipped to it.
+        """
         return (0.0, 1.0) if self.binary_loss else (-math.inf, math.inf)
 
     @property
     def unit_weights(self) -> tuple[float, float] | None:
-        """For a 0/1-loss measure that is not a proportion of its units (rows with w > 0):
-        the smallest and largest weight of a unit with ℓ = 0 relative to one with ℓ = 1, so
+        """Relative weights of a 0/1-loss measure's units, or None for a proportion.
+
+        For a 0/1-loss measure that is not a proportion of its units (rows with w > 0): the
+        smallest and largest weight of a unit with ℓ = 0 relative to one with ℓ = 1, so
         G = u / (u + c(1 − u)) for the units' share u with ℓ = 1 and some c between them.
-        None for proportions (error rate, accuracy, precision, recall)."""
+        None for proportions (error rate, accuracy, precision, recall).
+        """
         return None
 
     # ----------------------------------------------------------------- per-instance parts
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
-        """ℓ(f(x), y), elementwise with broadcasting."""
+        """The per-instance loss ℓ(f(x), y), elementwise with broadcasting.
+
+        Every measure defines it; the base class raises ``NotImplementedError``.
+
+        Parameters
+        ----------
+        prediction : array-like
+            The model's predictions f(x) (class labels or numbers).
+        y : array-like
+            Labels, broadcastable against ``prediction`` (e.g. shape ``(m, 1)`` against a
+            support of shape ``(m, S)``).
+
+        Returns
+        -------
+        ndarray of float
+            ℓ for each pair, of the broadcast shape.
+        """
         raise NotImplementedError
 
     def weight(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
-        """w(x, y, f), elementwise with broadcasting; one for regular risks."""
+        """The per-instance weight w(x, y, f), elementwise with broadcasting.
+
+        One for regular risks; ratio measures (F-measures) override it.
+
+        Parameters
+        ----------
+        prediction : array-like
+            The model's predictions f(x).
+        y : array-like
+            Labels, broadcastable against ``prediction``.
+
+        Returns
+        -------
+        ndarray of float
+            w ≥ 0 for each pair, of the broadcast shape.
+        """
         shape = np.broadcast_shapes(np.shape(prediction), np.shape(y))
         return np.ones(shape)
 
     def weight_can_be_positive(self, prediction: ArrayLike) -> NDArray[np.bool_]:
-        """Whether w(x, y, f) > 0 for some label y: where it is not, no label can move the
-        estimate and a sampling distribution may put zero mass (e.g. precision on predicted
-        negatives). Regular risks have w ≡ 1."""
+        """Whether w(x, y, f) > 0 for some label y, per instance.
+
+        Where it is not, no label can move the estimate and a sampling distribution may put
+        zero mass there (e.g. precision on predicted negatives). Regular risks have w ≡ 1,
+        so every instance counts.
+
+        Parameters
+        ----------
+        prediction : array-like of shape (m,)
+            The model's predictions f(x).
+
+        Returns
+        -------
+        ndarray of bool of shape (m,)
+            True where some label gives the instance a positive weight.
+        """
         return np.ones(np.shape(prediction), dtype=bool)
 
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> Measure:
-        """The measure with data-dependent parameters (positive label, label space) resolved
-        from a predictive distribution or, failing that, from observed label ``values``. A
-        numeric loss (MSE, MAE) refuses a classifier whose classes are not numbers."""
+        """The measure with its data-dependent parameters resolved.
+
+        Parameters such as the positive label or the label space are read from a predictive
+        distribution or, failing that, from observed label ``values``. The base class returns
+        the measure unchanged, after checking that a numeric loss (MSE, MAE) is not bound to
+        a classifier whose classes are not numbers.
+
+        Parameters
+        ----------
+        predictive : Predictive, optional
+            The model's predictive distribution on the pool.
+        values : sequence of array-like, optional
+            Observed labels or predictions, used when ``predictive`` does not tell.
+
+        Returns
+        -------
+        Measure
+            This measure or a copy with the parameters filled in.
+
+        Raises
+        ------
+        LabelSpaceError
+            When the measure does not fit the model's label space.
+        """
         leaf = first_part(predictive)
         if not self.categorical and isinstance(leaf, Categorical):
             try:
@@ -114,7 +230,25 @@ class Measure:
     def conditional_expectations(
         self, predictive: Predictive, prediction: ArrayLike | None = None, *, fast: bool = True
     ) -> Moments:
-        """(E[w ℓ | x], E[w | x]) under ``predictive`` for every pool instance."""
+        """E[w ℓ | x] and E[w | x] under ``predictive`` for every pool instance.
+
+        Parameters
+        ----------
+        predictive : Predictive
+            The distribution p(y | x) over the pool's ``m`` instances.
+        prediction : array-like of shape (m,), optional
+            The predictions f(x) the measure scores; defaults to the predictive
+            distribution's point prediction (the mode, or the mean).
+        fast : bool, default True
+            Use a closed form where one exists; False forces summation over the support.
+
+        Returns
+        -------
+        weighted_loss : ndarray of shape (m,)
+            E[w ℓ | x] per instance.
+        weight : ndarray of shape (m,)
+            E[w | x] per instance.
+        """
         pred = _prediction(predictive, prediction)
         if fast:
             if isinstance(predictive, Mixture):
@@ -139,7 +273,26 @@ class Measure:
         *,
         fast: bool = True,
     ) -> NDArray[np.float64]:
-        """E_y[w² (ℓ − c)² | x] under ``predictive`` (the integrand of Thm 4.1, eq. 4.6)."""
+        """E_y[w² (ℓ − c)² | x] under ``predictive`` for every pool instance.
+
+        The integrand of the variance-optimal sampling distribution (Thm 4.1, eq. 4.6).
+
+        Parameters
+        ----------
+        predictive : Predictive
+            The distribution p(y | x) over the pool's ``m`` instances.
+        center : float
+            The centre c, usually the intrinsic value (``intrinsic_value``).
+        prediction : array-like of shape (m,), optional
+            The predictions f(x) the measure scores; defaults to the point prediction.
+        fast : bool, default True
+            Use a closed form where one exists; False forces summation over the support.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The conditional second moment per instance.
+        """
         pred = _prediction(predictive, prediction)
         c = float(center)
         if fast:
@@ -164,8 +317,42 @@ class Measure:
         pool_weights: ArrayLike | None = None,
         fast: bool = True,
     ) -> float:
-        """Intrinsic generalized risk Ǧ: the measure on the pool if p(y|x) were the model's
-        own predictive distribution (eq. 4.21; eq. 4.22 for regular risks)."""
+        """The intrinsic generalized risk Ǧ: the measure the model expects of itself.
+
+        The value of the measure on the pool if p(y | x) were the given predictive
+        distribution (eq. 4.21; eq. 4.22 for regular risks).
+
+        Parameters
+        ----------
+        predictive : Predictive
+            The distribution p(y | x) over the pool's ``m`` instances.
+        prediction : array-like of shape (m,), optional
+            The predictions f(x) the measure scores; defaults to the point prediction.
+        pool_weights : array-like of shape (m,), optional
+            Non-negative weights of the pool instances (e.g. to reweight a pool to a target
+            population); uniform by default.
+        fast : bool, default True
+            Use a closed form where one exists; False forces summation over the support.
+
+        Returns
+        -------
+        float
+            Ǧ, or NaN (with an ``UndefinedEstimateWarning``) when the expected weight on the
+            pool is zero.
+
+        Raises
+        ------
+        ShapeError
+            When ``pool_weights`` does not hold ``m`` non-negative numbers.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> proba = np.array([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]])
+        >>> round(ae.ErrorRate().intrinsic_value(ae.Categorical(proba)), 3)
+        0.233
+        """
         wl, w = self.conditional_expectations(predictive, prediction, fast=fast)
         if pool_weights is None:
             num, den = float(np.sum(wl)), float(np.sum(w))
@@ -197,10 +384,30 @@ class Measure:
         *,
         fast: bool = True,
     ) -> NDArray[np.float64]:
-        """E_y[(ψ_a − ψ_b)² | x] for the influence functions ψ_j = w_j (ℓ_j − c_j) / s_j of two
-        models' generalized risks (the integrand of Thm 5.1, eq. 5.5, where for regular risks
-        ψ_a − ψ_b = δ − Δ; for ratio measures each risk's influence is scaled by its expected
-        weight s_j).
+        """E_y[(ψ_a − ψ_b)² | x] for two models' influence functions, per pool instance.
+
+        ψ_j = w_j (ℓ_j − c_j) / s_j is model j's influence on its generalized risk; the
+        moment is the integrand of the optimal comparison distribution (Thm 5.1, eq. 5.5),
+        where for regular risks ψ_a − ψ_b = δ − Δ. For ratio measures each influence is
+        scaled by the model's expected weight s_j.
+
+        Parameters
+        ----------
+        predictive : Predictive
+            The distribution p(y | x) over the pool's ``m`` instances.
+        predictions : tuple of two array-like of shape (m,)
+            The two models' predictions f_a(x) and f_b(x).
+        centers : tuple of two float
+            The centres c_a and c_b (the models' intrinsic values).
+        scales : tuple of two float, default (1.0, 1.0)
+            The scales s_a and s_b (expected weights; 1 for regular risks).
+        fast : bool, default True
+            Use a closed form where one exists; False forces summation over the support.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The conditional second moment of the difference per instance.
         """
         pa, pb = (_prediction(predictive, p) for p in predictions)
         ca, cb = (float(c) for c in centers)
@@ -276,12 +483,55 @@ def _categorical_probability_of(predictive: Predictive, label: Any) -> NDArray[n
 
 # --------------------------------------------------------------------- regular risks
 class ErrorRate(Measure):
-    """Zero-one loss ℓ = 1[f(x) ≠ y]; the risk is the error rate."""
+    """The error rate: zero-one loss ℓ = 1[f(x) ≠ y].
+
+    The default measure (``measure="error_rate"``). Any number of classes; the label is
+    compared with the model's decision f(x), by default the most probable class. Its
+    optimal sampling distribution has a closed form (Cor. 4.2), as has the comparison of
+    two models (Cor. 5.1).
+
+    See Also
+    --------
+    Accuracy : One minus the error rate, greater is better.
+    CostMatrixLoss : Unequal costs for different mistakes.
+    evaluate : Estimate one model's measure on a pool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(size=500)                       # a binary model's P(class 1)
+    >>> y = (rng.uniform(size=500) < p1).astype(int)     # the labels an oracle would give
+    >>> res = ae.evaluate(p1, lambda idx: y[idx], ae.ErrorRate(), budget=50, random_state=0)
+    >>> print(f"{res.estimate:.2f} from {res.n_labels} labels")
+    0.21 from 50 labels
+
+    What the model expects of itself, 1 − mean max-probability:
+
+    >>> proba = np.array([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.3, 0.7]])
+    >>> round(ae.ErrorRate().intrinsic_value(ae.Categorical(proba)), 3)
+    0.25
+    """
 
     name = "error_rate"
     binary_loss = True
 
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """Zero-one loss 1[f(x) ≠ y], elementwise with broadcasting.
+
+        Parameters
+        ----------
+        prediction : array-like
+            The model's predicted labels f(x).
+        y : array-like
+            True labels, broadcastable against ``prediction``.
+
+        Returns
+        -------
+        ndarray of float
+            1.0 where prediction and label differ, 0.0 where they agree.
+        """
         return np.not_equal(prediction, y).astype(float)
 
     def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
@@ -321,13 +571,45 @@ class ErrorRate(Measure):
 
 
 class Accuracy(Measure):
-    """ℓ = 1[f(x) = y]; the risk is the accuracy (greater is better)."""
+    """The accuracy: ℓ = 1[f(x) = y], greater is better.
+
+    One minus the error rate (``measure="accuracy"``), with the same closed forms.
+
+    See Also
+    --------
+    ErrorRate : The zero-one loss.
+    get_measure : A measure object from its name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> proba = np.array([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.3, 0.7]])
+    >>> round(ae.Accuracy().intrinsic_value(ae.Categorical(proba)), 3)
+    0.75
+    >>> ae.Accuracy().loss(np.array([0, 1, 1]), np.array([0, 0, 1])).tolist()
+    [1.0, 0.0, 1.0]
+    """
 
     name = "accuracy"
     greater_is_better = True
     binary_loss = True
 
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """The hit indicator 1[f(x) = y], elementwise with broadcasting.
+
+        Parameters
+        ----------
+        prediction : array-like
+            The model's predicted labels f(x).
+        y : array-like
+            True labels, broadcastable against ``prediction``.
+
+        Returns
+        -------
+        ndarray of float
+            1.0 where prediction and label agree, 0.0 where they differ.
+        """
         return np.equal(prediction, y).astype(float)
 
     def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
@@ -347,11 +629,42 @@ class Accuracy(Measure):
 
 @dataclass(frozen=True, repr=False, eq=False)
 class CostMatrixLoss(Measure):
-    """Loss from a cost matrix: ℓ(f(x), y) = cost_matrix[index(y), index(f(x))].
+    """The mean cost of mistakes: ℓ(f(x), y) = cost_matrix[index(y), index(f(x))].
 
     Rows are true labels, columns predicted labels (scikit-learn's ``confusion_matrix``
     orientation), both in the order of ``labels`` (default ``0..K-1``, or the predictive
-    distribution's labels when bound to one).
+    distribution's labels when bound to one). A zero-one matrix gives the error rate.
+
+    Parameters
+    ----------
+    cost_matrix : array-like of shape (K, K)
+        Finite costs; ``cost_matrix[i, j]`` is the cost of predicting ``labels[j]`` when the
+        true label is ``labels[i]``.
+    labels : array-like of shape (K,), optional
+        The class of each row and column. Required when the model's classes were read from
+        a DataFrame's column names, where the order would be ambiguous.
+
+    Raises
+    ------
+    ShapeError
+        When the matrix is not square or ``labels`` does not match it.
+
+    See Also
+    --------
+    ErrorRate : Every mistake costs one.
+    Categorical : Class probabilities with their labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> cm = np.array([[0, 1, 5], [1, 0, 1], [5, 1, 0]])   # rows: true, columns: predicted
+    >>> proba = np.array([[0.8, 0.2, 0.0], [0.1, 0.6, 0.3], [0.0, 0.3, 0.7]])
+    >>> round(ae.CostMatrixLoss(cm).intrinsic_value(ae.Categorical(proba)), 3)
+    0.3
+    >>> measure = ae.CostMatrixLoss(cm, labels=["cat", "dog", "fox"])
+    >>> measure.loss(np.array(["cat", "dog"]), np.array(["fox", "dog"])).tolist()
+    [5.0, 0.0]
     """
 
     cost_matrix: Any
@@ -377,9 +690,32 @@ class CostMatrixLoss(Measure):
 
     @property
     def value_range(self) -> tuple[float, float]:
+        """The smallest and largest entry of the cost matrix."""
         return (float(np.min(self.cost_matrix)), float(np.max(self.cost_matrix)))
 
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> CostMatrixLoss:
+        """The measure with ``labels`` taken from a Categorical predictive distribution.
+
+        Parameters
+        ----------
+        predictive : Predictive, optional
+            The model's predictive distribution; its labels name the matrix's rows and
+            columns when ``labels`` was not given.
+        values : sequence of array-like, optional
+            Unused; accepted for the common interface.
+
+        Returns
+        -------
+        CostMatrixLoss
+            This measure, or a copy with ``labels`` set.
+
+        Raises
+        ------
+        ShapeError
+            When the matrix's size differs from the number of classes.
+        UnknownOptionError
+            When the classes came from a DataFrame's column names and ``labels`` is unset.
+        """
         leaf = first_part(predictive)
         k = self.cost_matrix.shape[0]
         if (
@@ -402,6 +738,20 @@ class CostMatrixLoss(Measure):
         return self
 
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """The cost of predicting ``prediction`` when the label is ``y``.
+
+        Parameters
+        ----------
+        prediction : array-like
+            Predicted labels, each in ``labels``.
+        y : array-like
+            True labels, each in ``labels``, broadcastable against ``prediction``.
+
+        Returns
+        -------
+        ndarray of float
+            ``cost_matrix[index(y), index(prediction)]`` for each pair.
+        """
         labs = self._labels
         i_true = label_index(labs, y, "labels")
         i_pred = label_index(labs, prediction, "prediction")
@@ -412,16 +762,58 @@ class CostMatrixLoss(Measure):
 
 
 class SquaredError(Measure):
-    """ℓ = (f(x) − y)²; the risk is the mean squared error."""
+    """The mean squared error: ℓ = (f(x) − y)².
+
+    For regressors (``measure="mse"``), whose predictive distribution is a ``Gaussian``;
+    the conditional moments have closed forms (eq. 4.17) and so has the comparison of two
+    models (Cor. 5.2).
+
+    See Also
+    --------
+    AbsoluteError : The mean absolute error.
+    Gaussian : A regressor's predictive distribution.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> mean = rng.normal(size=300)
+    >>> y = mean + rng.normal(scale=0.5, size=300)
+    >>> pred = ae.Gaussian(mean, np.full(300, 0.25))     # variance 0.5**2
+    >>> res = ae.evaluate(pred, lambda idx: y[idx], ae.SquaredError(), budget=40, random_state=0)
+    >>> print(f"{res.estimate:.2f} from {res.n_labels} labels")
+    0.28 from 40 labels
+
+    The model expects a squared error equal to its mean variance:
+
+    >>> round(ae.SquaredError().intrinsic_value(ae.Gaussian([1.0, 2.0], [0.25, 1.0])), 3)
+    0.625
+    """
 
     name = "mse"
     categorical = False
 
     @property
     def value_range(self) -> tuple[float, float]:
+        """``(0, inf)``: a squared error is non-negative."""
         return (0.0, math.inf)
 
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """The squared error (f(x) − y)², elementwise with broadcasting.
+
+        Parameters
+        ----------
+        prediction : array-like
+            Numeric predictions f(x).
+        y : array-like
+            Numeric labels, broadcastable against ``prediction``.
+
+        Returns
+        -------
+        ndarray of float
+            The squared differences.
+        """
         return (np.asarray(prediction, dtype=float) - np.asarray(y, dtype=float)) ** 2
 
     def _fast_expectations(self, predictive: Predictive, pred: NDArray[Any]) -> Moments | None:
@@ -464,16 +856,49 @@ class SquaredError(Measure):
 
 
 class AbsoluteError(Measure):
-    """ℓ = |f(x) − y|; the risk is the mean absolute error."""
+    """The mean absolute error: ℓ = |f(x) − y|.
+
+    For regressors (``measure="mae"``); under a ``Gaussian`` the conditional moments use the
+    folded-normal mean in closed form.
+
+    See Also
+    --------
+    SquaredError : The mean squared error.
+    Gaussian : A regressor's predictive distribution.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> pred = ae.Gaussian(mean=[1.0, 2.0], var=[0.25, 1.0])
+    >>> round(ae.AbsoluteError().intrinsic_value(pred), 3)   # sqrt(2/pi) * mean std
+    0.598
+    >>> ae.AbsoluteError().loss([1.0, 2.0], [1.5, 0.0]).tolist()
+    [0.5, 2.0]
+    """
 
     name = "mae"
     categorical = False
 
     @property
     def value_range(self) -> tuple[float, float]:
+        """``(0, inf)``: an absolute error is non-negative."""
         return (0.0, math.inf)
 
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """The absolute error |f(x) − y|, elementwise with broadcasting.
+
+        Parameters
+        ----------
+        prediction : array-like
+            Numeric predictions f(x).
+        y : array-like
+            Numeric labels, broadcastable against ``prediction``.
+
+        Returns
+        -------
+        ndarray of float
+            The absolute differences.
+        """
         return np.abs(np.asarray(prediction, dtype=float) - np.asarray(y, dtype=float))
 
     @staticmethod
@@ -544,7 +969,7 @@ class FMeasure(Measure):
 
     w = η·1[f(x) = pos] + (1 − η)·1[y = pos] and ℓ = 1[f(x) = pos]·1[y = pos] (equal to
     1 − ℓ_0/1 wherever w > 0), with η = 1 / (1 + β²) mapping the thesis's F_η (eq. 3.26) to
-    the usual F_β. Several classes are handled one-vs-rest.
+    the usual F_β. Several classes are handled one-vs-rest. ``measure="f1"`` selects F_1.
 
     Parameters
     ----------
@@ -552,6 +977,28 @@ class FMeasure(Measure):
         β ≥ 0; ``beta=0`` is precision, ``beta=inf`` recall.
     pos_label : label, optional
         The positive class; defaults to the largest label of the model's label space.
+
+    Raises
+    ------
+    ShapeError
+        When ``beta`` is negative or NaN.
+
+    See Also
+    --------
+    Precision : F_β with β = 0.
+    Recall : F_β with β → ∞.
+    evaluate : Estimate one model's measure on a pool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> p1 = np.array([0.1, 0.4, 0.8, 0.7, 0.55])    # P(class 1); class 1 is positive
+    >>> pred = ae.as_predictive(p1)
+    >>> round(ae.FMeasure().bind(pred).intrinsic_value(pred), 3)
+    0.739
+    >>> round(ae.FMeasure(beta=2.0, pos_label=1).intrinsic_value(pred), 3)
+    0.777
     """
 
     beta: float = 1.0
@@ -576,10 +1023,13 @@ class FMeasure(Measure):
 
     @property
     def unit_weights(self) -> tuple[float, float] | None:
-        """F_β's units are true positives (w = 1), false positives (w = η) and false
-        negatives (w = 1 − η): F_β = u / (u + c(1 − u)) for the share u of true positives,
-        c between min(η, 1 − η) and max(η, 1 − η). None for precision and recall (η ∈ {0, 1}),
-        which are proportions of their units."""
+        """The range of the relative weights of F_β's units, or None for precision and recall.
+
+        F_β's units are true positives (w = 1), false positives (w = η) and false negatives
+        (w = 1 − η): F_β = u / (u + c(1 − u)) for the share u of true positives, c between
+        min(η, 1 − η) and max(η, 1 − η). None for precision and recall (η ∈ {0, 1}), which
+        are proportions of their units.
+        """
         eta = self.eta
         if not 0.0 < eta < 1.0:
             return None
@@ -587,9 +1037,33 @@ class FMeasure(Measure):
 
     @property
     def value_range(self) -> tuple[float, float]:
+        """``(0, 1)``: an F-measure is a proportion-like score."""
         return (0.0, 1.0)
 
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> FMeasure:
+        """The measure with ``pos_label`` resolved.
+
+        An unset positive class becomes the largest class of a Categorical predictive
+        distribution (or of a mixture of them), else 1 when the observed ``values`` are all
+        0 or 1. A set one is checked against the model's label space.
+
+        Parameters
+        ----------
+        predictive : Predictive, optional
+            The model's predictive distribution on the pool.
+        values : sequence of array-like, optional
+            Observed labels or predictions, used when ``predictive`` does not tell.
+
+        Returns
+        -------
+        FMeasure
+            This measure, or a copy with ``pos_label`` set.
+
+        Raises
+        ------
+        LabelSpaceError
+            When ``pos_label`` is not a class of the model, or cannot be told.
+        """
         if self.pos_label is not None:
             if isinstance(predictive, Categorical):
                 label_index(predictive.labels, [self.pos_label], "pos_label")
@@ -598,7 +1072,8 @@ class FMeasure(Measure):
             predictive = predictive.collapse()
         if isinstance(predictive, Categorical):
             # np.max has no loop for string labels; the sorted label space has one.
-            return replace(self, pos_label=predictive.labels[predictive._order[-1]])
+            # .item(): a Python scalar, so the measure's repr reads the same on every numpy.
+            return replace(self, pos_label=predictive.labels[predictive._order[-1]].item())
         seen = (
             np.unique(np.concatenate([np.ravel(np.asarray(v)) for v in values])) if values else None
         )
@@ -622,15 +1097,64 @@ class FMeasure(Measure):
         return a, b
 
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """The true-positive indicator 1[f(x) = pos]·1[y = pos], elementwise.
+
+        Parameters
+        ----------
+        prediction : array-like
+            The model's predicted labels f(x).
+        y : array-like
+            True labels, broadcastable against ``prediction``.
+
+        Returns
+        -------
+        ndarray of float
+            1.0 for a true positive, else 0.0.
+
+        Raises
+        ------
+        LabelSpaceError
+            When ``pos_label`` is unset (call ``bind`` first).
+        """
         a, b = self._parts(prediction, y)
         return a * b
 
     def weight(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """The weight w = η·1[f(x) = pos] + (1 − η)·1[y = pos], elementwise.
+
+        Parameters
+        ----------
+        prediction : array-like
+            The model's predicted labels f(x).
+        y : array-like
+            True labels, broadcastable against ``prediction``.
+
+        Returns
+        -------
+        ndarray of float
+            1 for a true positive, η for a false positive, 1 − η for a false negative and
+            0 for a true negative.
+        """
         a, b = self._parts(prediction, y)
         eta = self.eta
         return eta * a + (1.0 - eta) * b
 
     def weight_can_be_positive(self, prediction: ArrayLike) -> NDArray[np.bool_]:
+        """Whether some label gives the instance a positive weight.
+
+        Every instance for η < 1 (any may turn out positive); for precision (η = 1) only
+        the predicted positives.
+
+        Parameters
+        ----------
+        prediction : array-like of shape (m,)
+            The model's predicted labels f(x).
+
+        Returns
+        -------
+        ndarray of bool of shape (m,)
+            True where the instance can move the estimate.
+        """
         if self.eta < 1.0:  # any instance may turn out positive
             return np.ones(np.shape(prediction), dtype=bool)
         return np.asarray(np.equal(prediction, self.pos_label))
@@ -670,7 +1194,29 @@ class FMeasure(Measure):
 
 @dataclass(frozen=True, repr=False)
 class Precision(FMeasure):
-    """Precision: F_η with η = 1 (β = 0)."""
+    """Precision of the class ``pos_label``: F_η with η = 1 (β = 0).
+
+    The share of true positives among the predicted positives (``measure="precision"``).
+    Only predicted positives carry weight, so optimal sampling puts no mass elsewhere.
+
+    Parameters
+    ----------
+    pos_label : label, optional
+        The positive class; defaults to the largest label of the model's label space.
+
+    See Also
+    --------
+    Recall : The share of true positives among the actual positives.
+    FMeasure : F_β, which trades the two off.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> pred = ae.as_predictive(np.array([0.1, 0.4, 0.8, 0.7, 0.55]))
+    >>> round(ae.Precision(pos_label=1).intrinsic_value(pred), 3)   # (0.8 + 0.7 + 0.55) / 3
+    0.683
+    """
 
     beta: float = field(default=0.0, init=False)
     name: str = field(default="precision", init=False)
@@ -681,7 +1227,28 @@ class Precision(FMeasure):
 
 @dataclass(frozen=True, repr=False)
 class Recall(FMeasure):
-    """Recall: F_η with η = 0 (β → ∞)."""
+    """Recall of the class ``pos_label``: F_η with η = 0 (β → ∞).
+
+    The share of true positives among the actual positives (``measure="recall"``).
+
+    Parameters
+    ----------
+    pos_label : label, optional
+        The positive class; defaults to the largest label of the model's label space.
+
+    See Also
+    --------
+    Precision : The share of true positives among the predicted positives.
+    FMeasure : F_β, which trades the two off.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> pred = ae.as_predictive(np.array([0.1, 0.4, 0.8, 0.7, 0.55]))
+    >>> round(ae.Recall(pos_label=1).intrinsic_value(pred), 3)   # 2.05 / 2.55
+    0.804
+    """
 
     beta: float = field(default=math.inf, init=False)
     name: str = field(default="recall", init=False)
@@ -691,32 +1258,104 @@ class Recall(FMeasure):
 
 
 class LabelMean(Measure):
-    """G = E[y], the mean of the label itself — an LLM judge's or a human's score, a rating,
-    a win rate coded −1/0/+1 — estimated from a predictive distribution *for the label*
-    (class probabilities over numeric values, a Gaussian, or a 1-d probability of 1): the
+    """The mean of the label itself, G = E[y] (``measure="mean"``).
+
+    The label is a score to average — an LLM judge's or a human's score, a rating, a win
+    rate coded −1/0/+1 — and the predictions are a distribution *for the label*: class
+    probabilities over numeric values, a ``Gaussian``, or a 1-d probability of 1. This is the
     setting of prediction-powered inference, here with the optimal q of Thm 4.1 for ℓ = y
     (q ∝ p·sqrt(E[(y − G)² | x])) and the model-assisted estimator, whose control variate is
-    the predicted mean E[y | x]. The predictions' point prediction f(x) plays no part."""
+    the predicted mean E[y | x]. The point prediction f(x) plays no part.
+
+    See Also
+    --------
+    activeeval.measures.LabelProportion : The share of 0/1 labels equal to 1.
+    evaluate : Estimate one model's measure on a pool.
+
+    Examples
+    --------
+    A judge's predicted distribution over the scores 1, 2 and 3 on four items:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> from activeeval.measures import LabelMean
+    >>> proba = np.array([[0.1, 0.2, 0.7], [0.6, 0.3, 0.1], [0.2, 0.6, 0.2], [0.0, 0.1, 0.9]])
+    >>> pred = ae.Categorical(proba, labels=[1, 2, 3])
+    >>> round(LabelMean().intrinsic_value(pred), 3)   # the mean predicted score
+    2.25
+    """
 
     name = "mean"
     greater_is_better = True
     categorical = False
-    #: Fits class probabilities over numeric values and Gaussians alike (:func:`check_fits`).
+    #: Fits class probabilities over numeric values and Gaussians alike (``check_fits``).
     any_predictions = True
 
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """The label itself, ℓ = y, broadcast against ``prediction``.
+
+        Parameters
+        ----------
+        prediction : array-like
+            Ignored except for its shape.
+        y : array-like
+            Numeric labels.
+
+        Returns
+        -------
+        ndarray of float
+            ``y`` as floats, of the broadcast shape.
+        """
         shape = np.broadcast_shapes(np.shape(prediction), np.shape(y))
         return np.broadcast_to(np.asarray(y, dtype=float), shape).astype(float)
 
 
 class LabelProportion(LabelMean):
-    """The share of labels equal to 1 among 0/1 labels (``"proportion"``): :class:`LabelMean`
-    with the intervals of a proportion (logit, Clopper–Pearson at 0 or 1)."""
+    """The share of labels equal to 1 among 0/1 labels (``measure="proportion"``).
+
+    ``LabelMean`` with the intervals of a proportion (logit, Clopper–Pearson at 0 or 1).
+    The predictions are probabilities over the classes 0 and 1, or a 1-d probability of 1.
+
+    See Also
+    --------
+    activeeval.measures.LabelMean : The mean of numeric labels.
+    evaluate : Estimate one model's measure on a pool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(size=400)                     # a judge's P(label = 1)
+    >>> y = (rng.uniform(size=400) < p1).astype(int)
+    >>> res = ae.evaluate(p1, lambda idx: y[idx], "proportion", budget=40, random_state=0)
+    >>> print(f"{res.measure}: {res.estimate:.2f} from {res.n_labels} labels")
+    proportion: 0.53 from 40 labels
+    """
 
     name = "proportion"
     binary_loss = True
 
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> Measure:
+        """The measure, after checking the predictions are over the labels 0 and 1.
+
+        Parameters
+        ----------
+        predictive : Predictive, optional
+            The predictive distribution for the label.
+        values : sequence of array-like, optional
+            Observed labels; passed on to ``LabelMean.bind``.
+
+        Returns
+        -------
+        Measure
+            This measure.
+
+        Raises
+        ------
+        LabelSpaceError
+            When the predictions are a ``Gaussian`` or class probabilities over other values.
+        """
         leaf = first_part(predictive)
         if isinstance(leaf, Gaussian) or (
             isinstance(leaf, Categorical) and not set(leaf.labels.tolist()) <= {0, 1}
@@ -743,17 +1382,42 @@ _NAMED: dict[str, type[Measure]] = {
 
 
 def check_fits(measure: Measure, predictive: Any) -> None:
-    """Refuse a measure that does not fit the kind of predictions: a classification measure
-    (0/1 or cost-matrix loss, F-measures) on a regressor's Gaussian, or a numeric loss (MSE,
-    MAE) on a classifier's class probabilities — either would return a number that means
-    nothing (an error rate of 1.0 for every real-valued prediction; squared differences of
-    class codes). What :func:`~activeeval.evaluate`, :func:`~activeeval.compare`, sessions
-    and :func:`~activeeval.plan` all check.
+    """Refuse a measure that does not fit the kind of predictions.
+
+    A classification measure (0/1 or cost-matrix loss, F-measures) on a regressor's Gaussian,
+    or a numeric loss (MSE, MAE) on a classifier's class probabilities, would return a number
+    that means nothing (an error rate of 1.0 for every real-valued prediction; squared
+    differences of class codes). ``evaluate``, ``compare``, sessions and ``plan`` all check
+    this. Label means pass (``"mean"`` fits either kind; ``"proportion"`` checks its
+    predictions when bound).
+
+    Parameters
+    ----------
+    measure : Measure
+        The measure to check.
+    predictive : Predictive
+        The predictions (a mixture is judged by its first part).
 
     Raises
     ------
     UnknownOptionError
         Naming the measure, the kind of predictions and what fits.
+
+    See Also
+    --------
+    get_measure : A measure object from its name.
+    as_predictive : Predictions from arrays and DataFrames.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> from activeeval.measures import check_fits
+    >>> pred = ae.Gaussian(mean=[0.5, 2.0], var=[1.0, 1.0])
+    >>> check_fits(ae.SquaredError(), pred)           # fits: returns None
+    >>> check_fits(ae.ErrorRate(), pred)
+    Traceback (most recent call last):
+    ...
+    activeeval.errors.UnknownOptionError: measure: error_rate scores class labels, ...
     """
     leaf = first_part(predictive)
     if getattr(measure, "any_predictions", False):
@@ -773,7 +1437,41 @@ def check_fits(measure: Measure, predictive: Any) -> None:
 
 
 def get_measure(measure: Measure | str, *, pos_label: Any = None) -> Measure:
-    """A measure object from a measure or one of its names (``"error_rate"``, ``"f1"``, ...)."""
+    """A measure object from a measure or one of its names.
+
+    Parameters
+    ----------
+    measure : Measure or str
+        A measure, returned unchanged, or one of the names ``"error_rate"``,
+        ``"accuracy"``, ``"mse"``, ``"mae"``, ``"f1"``, ``"precision"``, ``"recall"``,
+        ``"mean"`` and ``"proportion"``.
+    pos_label : label, optional
+        The positive class of ``"f1"``, ``"precision"`` and ``"recall"``; ignored by the
+        others. When unset it is resolved later from the model's classes.
+
+    Returns
+    -------
+    Measure
+        The measure object.
+
+    Raises
+    ------
+    UnknownOptionError
+        When the name is not one of the above.
+
+    See Also
+    --------
+    Measure : The base class, for measures of one's own.
+    evaluate : Accepts a measure or its name.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> ae.get_measure("error_rate")
+    ErrorRate()
+    >>> ae.get_measure("f1", pos_label="spam")
+    FMeasure(beta=1.0, pos_label='spam')
+    """
     if isinstance(measure, Measure):
         return measure
     key = check_option(measure, tuple(_NAMED), "measure")

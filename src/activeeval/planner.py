@@ -1,68 +1,16 @@
 """Planning a labeling budget before the first label, and re-planning from the labels so far.
 
-The variance of every activeeval estimator under a sampling distribution q is a pool-level
-formula of the model's predictive distribution — the same one q* minimizes (Thm 4.1, eq. 4.6).
-:func:`plan` evaluates it at any budget, for the sampling method asked for and for passive
-sampling side by side, and inverts it: the budget for an interval of a given width, and for a
-pair of models the budget to detect a difference with a given power.
+``plan`` evaluates the variance of the chosen estimator under the chosen sampling
+distribution as a pool-level formula of the model's predictive distribution (the objective
+q* minimizes, Thm 4.1, eq. 4.6), at any budget and for passive sampling beside it, and
+inverts it: the budget for a target interval width or, for a pair of models, for a test's
+power. ``Plan.replan`` re-predicts from a result on the labels so far.
 
-Variance at n labels. Algorithm 2 draws i.i.d. from q and pays for new instances only;
-embedded in a Poisson process of rate one, the draws up to time t number t in expectation and
-instance i has been drawn by then with probability π_i = 1 − exp(−q_i t); n labels is the t
-with Σ π_i = n (:func:`~activeeval.sampling.successive_time`). For each estimator, the
-expectation of its variance over labels drawn from the model's p(y | x), with z_i its
-linearized term (Lemma 3.4; :mod:`activeeval.estimators.assisted`, "Variance"):
-
-* model-assisted estimator (the default), in its finite-population form (distinct labeled
-  instances, Hájek's variance V = Σ b (u − R)², b = π(1 − π), u = p z/(D π); "Finite
-  pools"): z = w(ℓ − G) − λ(m_N − G m_D), and with the model well specified the tuned λ is 1,
-  so E[z | x] = 0 and
-
-      V(n) = Σ_i (1 − π_i)/π_i · p_i² s_i / D²,    s_i = Var[w(ℓ − G) | x_i];
-
-* thesis estimator (``estimator="snis"``, eq. 3.31), which :func:`~activeeval.evaluate`
-  reports in the with-replacement form (every draw a term): z = w(ℓ − G) and, over the t
-  expected draws,
-
-      V(n) = (1/t) Σ_i p_i² E[w²(ℓ − G)² | x_i] / (q_i D²)
-
-  — eq. 4.6's objective (Thm 4.1), which the tests check by enumeration; for n ≪ m the
-  model-assisted V(n) has the same form with the conditional variance in place of the second
-  moment.
-
-G and D = E_p[w] are the model's own (the intrinsic value, eq. 4.21). For a pair, z is the
-difference of the models' influence functions ψ_j = w_j(ℓ_j − G_j)/D_j under the mixture of
-their predictive distributions (eq. 5.5, 5.11), the sign Δ = G(model 0) − G(model 1) that
-:func:`~activeeval.compare` reports. With costs, a budget Λ buys the n with expected cost
-Σ_i λ_i π_i = Λ.
-
-Approximations (measured, ``tests/test_planner.py`` and an independent review): Rosén's
-inclusion probabilities and Hájek's variance (a few per cent at n/m ≈ 0.5–0.8); the expected
-Hájek variance drops a term −Σ b²σ²/Σ b of order 1/m; λ = 1 where the estimator tunes λ̂ on
-the sample (at 60 labels λ̂ was often 0.6–0.9, no measurable effect from 200 labels on); for a
-pair, the mixture's control variate where the estimator switches to each model's own after
-30 disagreements (so the pair's prediction is conservative where the models disagree
-confidently). The width is of the root-mean-square standard error: where a few instances hold
-most of the model's variance, :func:`plan` warns that typical campaigns will be narrower.
-
-Width. The design-based interval at that standard error: for the model-assisted estimator of
-a measure in [0, 1] the logit interval at the model-expected value
-(:func:`~activeeval.estimators.inference.logit_interval`), otherwise Wald, clipped to the
-measure's range. The default reports it joined with the tempered-model score interval
-(:mod:`activeeval.estimators.tempered`), which the plan does not model: measured, that
-interval is a median 1.1× this width on the stress suite up to 400 labels, 1.35–1.45× on
-digits at 150 labels, and far wider near a census of a small pool — a ``target_width``
-budget is a lower bound there.
-
-Re-planning. The prediction trusts the model; an overconfident model predicts too narrow an
-interval (it believes its residuals are small). :meth:`Plan.replan` re-plans from a result on
-the labels so far (measured in ``docs/results/planning.md``).
-
-Ranked pools (Ch. 6): a ranker's queries with its grade model, or a pair of rankers under the
-per-item mixture, the same formulas with ℓ(r(x), y) (a regular risk, w ≡ 1) and the moments of
-eq. 6.10 / 6.11 from App. A.1's dynamic programs; budgets count queries (or their summed item
-costs, as the campaigns do). Their re-plan uses the labels' shape and the grade model's, not
-recalibrated.
+The derivation (the Poisson embedding of Algorithm 2, the model-assisted and thesis
+estimators' variance at n labels, pairs, costs, ranked pools), the approximations and their
+measured cost, the width and the re-plan are on the *Planning a budget* page of the
+documentation (``docs/how-it-works/planning.md``); measured accuracy in
+``docs/results/planning.md``.
 """
 
 from __future__ import annotations
@@ -76,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
-from ._validation import check_costs, check_level, check_option, check_safeguards
+from ._validation import check_costs, check_level, check_option, check_safeguards, real_number
 from ._validation import pool_distribution as _pool_distribution
 from .errors import ActiveEvalWarning, BudgetError, ShapeError, UnknownOptionError
 from .estimators.assisted import _conditional_variance
@@ -130,7 +78,8 @@ _GRID = (50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200, 102400)
 # ------------------------------------------------------------------------------- the curve
 @dataclass(frozen=True, eq=False)
 class _Curve:
-    """V as a function of the Poisson time t of one sampling distribution (module docstring).
+    """V as a function of the Poisson time t of one sampling distribution
+    (``docs/how-it-works/planning.md``).
 
     ``p`` pool distribution, ``q`` sampling distribution, ``e`` and ``s`` the per-instance
     mean and variance of the linearized term z (already divided by D), ``price`` the cost of
@@ -251,36 +200,80 @@ class _Larger:
 # ------------------------------------------------------------------------------- the plan
 @dataclass(frozen=True, eq=False)
 class Plan:
-    """Predicted standard error and interval width of an estimate (or of a pair's difference)
-    as a function of the labeling budget, for the planned sampling method and for passive
-    sampling; the budget for a target width or (pairs) for a power. Made by :func:`plan`.
+    """Predicted standard error and interval width against the labeling budget.
+
+    The prediction for one model's measure (or a pair's difference), for the planned sampling
+    method and for passive sampling beside it, and the budget that reaches a target width
+    or (with ``effect``) a test's power. Made by [plan][activeeval.plan]; ``print(plan)``
+    shows the table. The derivation is on the *Planning a budget* page of the documentation
+    (``docs/how-it-works/planning.md``).
 
     Attributes
     ----------
     kind : {"evaluation", "comparison"}
-    measure, method, estimator : str
+        One model's measure, or the difference between two models.
+    measure : str
+        The measure's name.
+    method : str
+        The sampling method planned (``"passive"`` is always planned beside it).
+    estimator : {"assisted", "snis"}
+        The estimator whose variance is predicted.
     level : float
         Confidence level of the widths (two-sided intervals) and of the tests.
     value : float
         The model-expected value of the measure (the intrinsic value, eq. 4.21), or of the
         difference Δ = G(model 0) − G(model 1) under the models' mixture; after
-        :meth:`replan`, the result's estimate.
+        ``replan``, the result's estimate.
     budgets : ndarray
-        The budgets of :attr:`table` (labels, or cost units with costs).
+        The budgets of ``table`` (labels, or cost units with costs).
     cost_sensitive : bool
+        Whether budgets are cost budgets (the plan was given ``costs``).
     target_width : float or None
-    effect, power, alternative, null
-        The test planned for: the true value of the difference (or of the measure) to
-        detect, the power wanted, the side (scipy's convention) and the null value.
+        The interval width the ``needed`` budgets reach.
+    effect : float or None
+        The true value of the difference (or of the measure) the test should detect.
+    power : float
+        The power wanted for ``effect``.
+    alternative : {"two-sided", "less", "greater"}
+        The side of the test (scipy's convention).
+    null : float
+        The null value of the test.
+    labels_so_far : int or None
+        Set by ``replan``: the labels the re-plan rests on.
     needed : dict
-        ``{"active": budget, "passive": budget}`` (keys: :attr:`method` and ``"passive"``)
-        reaching :attr:`target_width` and, with ``effect``, the power (None for a power no
-        budget reaches); empty when neither was asked for.
+        ``{method: budget, "passive": budget}`` reaching ``target_width`` and, with
+        ``effect``, the power (None for a power no budget reaches); empty when neither was
+        asked for.
     unit : str
         What a budget counts without costs: ``"labels"``, or ``"queries"`` for a ranked
         pool.
-    labels_so_far : int or None
-        Set by :meth:`replan`: the labels the re-plan rests on.
+
+    See Also
+    --------
+    plan : Make the plan of a model or of a pair.
+    evaluate : Run the campaign; its result re-plans with ``Plan.replan``.
+    compare : Run a pair's campaign.
+    activeeval.claims.Claim : A release claim, checked on a result's one-sided bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.beta(8, 1, size=1000)
+    >>> proba = np.column_stack([p1, 1 - p1])
+    >>> pl = ae.plan(proba, "error_rate", target_width=0.05)
+    >>> print(pl)
+    plan: evaluation of error_rate, method active, estimator assisted; ...
+       labels        se active       width active       se passive      width passive
+           50          0.03793             0.1542          0.04098             0.1675
+    ...
+    needed for width ≤ 0.05 (±0.025):
+            active: 309 labels
+           passive: 355 labels
+      active needs 87% of passive's budget
+    >>> print(f"{pl.width(200):.3f} {pl.width(200, which='passive'):.3f}")
+    0.068 0.074
     """
 
     kind: str
@@ -307,7 +300,7 @@ class Plan:
     # ------------------------------------------------------------------ per budget
     @property
     def methods(self) -> tuple[str, ...]:
-        """The sampling methods planned: :attr:`method` and ``"passive"``."""
+        """The sampling methods planned: ``method`` and ``"passive"``."""
         return tuple(self._curves)
 
     def _curve(self, which: str | None) -> _Curve | _Larger:
@@ -317,23 +310,91 @@ class Plan:
         return self._curves[key]
 
     def labels(self, budget: float, which: str | None = None) -> float:
-        """Expected distinct labels a budget buys (= budget without costs)."""
+        """Expected number of distinct labels a budget buys.
+
+        Parameters
+        ----------
+        budget : float
+            Labels, or cost units when the plan has costs.
+        which : str, optional
+            The sampling method: the planned ``method`` (default) or ``"passive"``.
+
+        Returns
+        -------
+        float
+            The expected distinct labels; ``budget`` itself without costs.
+        """
         c = self._curve(which)
         return c.spent(c.time_for(_budget(budget), self.cost_sensitive))[0]
 
     def stderr(self, budget: float, which: str | None = None) -> float:
-        """Predicted standard error at ``budget`` (labels, or cost units with costs) for
-        the sampling method ``which`` (default :attr:`method`; or ``"passive"``)."""
+        """Predicted standard error of the estimate at a budget.
+
+        Parameters
+        ----------
+        budget : float
+            Labels, or cost units when the plan has costs.
+        which : str, optional
+            The sampling method: the planned ``method`` (default) or ``"passive"``.
+
+        Returns
+        -------
+        float
+            The root-mean-square standard error over campaigns of that budget.
+
+        Raises
+        ------
+        BudgetError
+            A negative or non-finite budget.
+        UnknownOptionError
+            A ``which`` that is not one of ``methods``.
+        """
         c = self._curve(which)
         return math.sqrt(c.variance(c.time_for(_budget(budget), self.cost_sensitive)))
 
     def width(self, budget: float, which: str | None = None) -> float:
-        """Predicted width of the two-sided interval at :attr:`level`."""
+        """Predicted width of the two-sided interval at ``level``.
+
+        The design-based interval (logit for the model-assisted estimator of a measure in
+        [0, 1], else Wald clipped to the measure's range) at the predicted standard error,
+        centred on ``value``.
+
+        Parameters
+        ----------
+        budget : float
+            Labels, or cost units when the plan has costs.
+        which : str, optional
+            The sampling method: the planned ``method`` (default) or ``"passive"``.
+
+        Returns
+        -------
+        float
+            The interval's width (upper minus lower bound).
+        """
         return self._width(self.stderr(budget, which))
 
     def power_at(self, budget: float, which: str | None = None) -> float:
-        """Predicted power of the level-α Wald test of :attr:`null` against
-        :attr:`alternative` when the true value is :attr:`effect`."""
+        """Predicted power of the level-α Wald test of ``null`` against ``alternative``.
+
+        The probability that the test rejects when the true value is ``effect``.
+
+        Parameters
+        ----------
+        budget : float
+            Labels, or cost units when the plan has costs.
+        which : str, optional
+            The sampling method: the planned ``method`` (default) or ``"passive"``.
+
+        Returns
+        -------
+        float
+            The power, in [0, 1].
+
+        Raises
+        ------
+        UnknownOptionError
+            The plan was made without ``effect``.
+        """
         if self.effect is None:
             raise UnknownOptionError("effect: this plan has no effect to detect; pass effect=.")
         return _power(self.effect - self.null, self.stderr(budget, which), self.level,
@@ -343,7 +404,8 @@ class Plan:
         """Width of the design-based interval at standard error ``se``, centred on
         :attr:`value`: the logit interval, else Wald clipped to the measure's range. The
         default reports it joined with the tempered-model score interval, wider where few
-        labels cannot tell a right model from a wrong one (module docstring, Width)."""
+        labels cannot tell a right model from a wrong one (``docs/how-it-works/planning.md``,
+        Width)."""
         g = self.value
         if not math.isfinite(se):
             return math.inf
@@ -362,15 +424,49 @@ class Plan:
         power: float | None = None,
         which: str | None = None,
     ) -> float | None:
-        """The smallest budget whose predicted interval is at most ``target_width`` wide
-        and (with ``effect``) whose test reaches ``power``. Labels are rounded up to an
-        integer (at least one); a cost budget is the expected cost of those labels. A census
-        (every instance q can draw) reaches any width, so the budget never exceeds it; None
-        when not even a census reaches the power (an ``effect`` equal to ``null``)."""
+        """The smallest budget that reaches a target width and (with ``effect``) a power.
+
+        Labels are rounded up to an integer (at least one); a cost budget is the expected
+        cost of those labels. A census (every instance q can draw) reaches any width, so the
+        budget never exceeds it.
+
+        Parameters
+        ----------
+        target_width : float, optional
+            Width of the two-sided interval wanted; default the plan's ``target_width``.
+        effect : float, optional
+            The true value of the difference (or of the measure) the test should detect;
+            default the plan's ``effect``.
+        power : float, optional
+            The power wanted, in (0, 1); default the plan's ``power``.
+        which : str, optional
+            The sampling method: the planned ``method`` (default) or ``"passive"``.
+
+        Returns
+        -------
+        float or None
+            The budget (labels, or cost units with costs); None when not even a census
+            reaches the power (an ``effect`` equal to ``null``).
+
+        Raises
+        ------
+        UnknownOptionError
+            Neither a target width nor an effect, here or in the plan.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> rng = np.random.default_rng(0)
+        >>> p1 = rng.beta(8, 1, size=1000)
+        >>> pl = ae.plan(np.column_stack([p1, 1 - p1]), "error_rate")
+        >>> pl.budget_for(0.05), pl.budget_for(0.05, which="passive")
+        (309.0, 355.0)
+        """
         width = (
             self.target_width if target_width is None else _positive(target_width, "target_width")
         )
-        eff = self.effect if effect is None else float(effect)
+        eff = self.effect if effect is None else _finite(effect, "effect")
         pw = self.power if power is None else _unit(power, "power")
         if width is None and eff is None:
             raise UnknownOptionError(
@@ -411,27 +507,26 @@ class Plan:
 
     # ------------------------------------------------------------------ re-planning
     def replan(self, result: EvaluationResult | ComparisonResult) -> Plan:
-        """The plan re-predicted from a result on the labels so far (from
-        :func:`~activeeval.evaluate`, :func:`~activeeval.compare` or a session drawn from
-        this plan's sampling distribution, with the same predictions).
+        """The plan re-predicted from a result on the labels so far.
 
         The model's own prediction trusts its probabilities; the labels say how large the
-        residuals really are and where. Two curves, each rescaled so that at the labels so
-        far it equals the result's standard error² (the jackknife's, by default), and the
-        larger of the two at every budget:
+        residuals really are. The re-plan takes, at every budget, the larger of two curves
+        rescaled to the result's standard error at the labels so far: the model
+        recalibrated on the labels, and the labels' own Horvitz–Thompson extrapolation
+        (derivation: ``docs/how-it-works/planning.md``, Re-planning). The plan's value
+        becomes the result's estimate; passive's line stays the model's prediction.
 
-        * the model recalibrated on the labels (:func:`_recalibrated`: Platt scaling of its
-          logits, never more confident than the model), its shape in n;
-        * the labels' own shape: with the labeled instances S (inclusion probability π_i at
-          the labels so far) and their residuals r_i = z_i − λ̂ b_i (z the linearized term at
-          the estimate, b its model-expected part, λ̂ the weighted least-squares coefficient;
-          λ̂ = 0 for the thesis estimator), the Horvitz–Thompson extrapolation
-          V̂' = Σ_S (1/π_i) · (1 − π'_i)/π'_i · p_i² (r_i − r̄)² at inclusion probabilities
-          π'_i (the thesis estimator: Σ_S (1/π_i) p_i² (r_i − r̄)² / (q_i t')).
+        Parameters
+        ----------
+        result : EvaluationResult or ComparisonResult
+            A result of [evaluate][activeeval.evaluate], [compare][activeeval.compare] or a
+            session, drawn from this plan's sampling distribution with the same predictions
+            and measure.
 
-        The value becomes the estimate; passive's line stays the model's prediction. A result
-        with standard error 0 (no error among the labels so far) keeps the model's curve and
-        value.
+        Returns
+        -------
+        Plan
+            The re-planned plan, with ``labels_so_far`` set and ``needed`` recomputed.
 
         Raises
         ------
@@ -441,6 +536,27 @@ class Plan:
             Draws that do not come from the plan's sampling distribution.
         BudgetError
             No labels, or no finite estimate yet.
+
+        Warns
+        -----
+        ActiveEvalWarning
+            The labels cannot re-plan (standard error 0, e.g. no error among them, or a
+            census): the plan keeps the model's curve and value.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.beta(8, 1, size=1000)  # the true P(y = 0 | x)
+        >>> y = (rng.uniform(size=1000) > p).astype(int)
+        >>> sharp = 1 / (1 + ((1 - p) / p) ** 2)  # an overconfident model: logits doubled
+        >>> proba = np.column_stack([sharp, 1 - sharp])
+        >>> pl = ae.plan(proba, "error_rate", target_width=0.05)
+        >>> res = ae.evaluate(proba, lambda idx: y[idx], "error_rate", budget=60,
+        ...                   random_state=0)
+        >>> pl.needed["active"], pl.replan(res).needed["active"]
+        (99.0, 283.0)
         """
         if isinstance(result, ComparisonResult) != (self.kind == "comparison"):
             raise UnknownOptionError(
@@ -518,8 +634,8 @@ class Plan:
     # ------------------------------------------------------------------ output
     @property
     def table(self) -> Any:
-        """A DataFrame, one row per budget: expected labels, standard error and interval
-        width for each method (and the power with ``effect``)."""
+        """A pandas DataFrame, one row per budget: expected labels, standard error and
+        interval width for each method (and the power with ``effect``)."""
         import pandas as pd
 
         rows = []
@@ -545,7 +661,14 @@ class Plan:
         return b / a
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the settings, the table's rows and the needed budgets."""
+        """The plan as plain Python values, ready for ``json.dumps``.
+
+        Returns
+        -------
+        dict
+            The settings (``kind``, ``measure``, ``method``, ``level``, ...), the table's
+            rows under ``"rows"``, ``"needed"`` and ``"saving"``.
+        """
         return {
             "kind": self.kind,
             "measure": self.measure,
@@ -625,8 +748,20 @@ class Plan:
         return out
 
     def plot(self, ax: Any = None) -> Any:
-        """Predicted interval width against the budget, one line per method (log-log), the
-        target width as a horizontal line; returns the matplotlib Axes."""
+        """Draw the predicted interval width against the budget, one line per method.
+
+        Log-log axes; the target width, if any, as a dashed horizontal line.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; default a new figure's.
+
+        Returns
+        -------
+        matplotlib Axes
+            The Axes drawn on.
+        """
         if ax is None:
             import matplotlib.pyplot as plt
 
@@ -648,24 +783,31 @@ class Plan:
 
 
 # ------------------------------------------------------------------------------- helpers
-def _budget(b: float) -> float:
-    b = float(b)
+def _budget(value: Any) -> float:
+    b = real_number(value)  # NaN for what is not a real number: refused below, by name
     if not (math.isfinite(b) and b >= 0):
-        raise BudgetError(f"budget: must be a finite non-negative number, got {b!r}.")
+        raise BudgetError(f"budget: must be a finite non-negative number, got {value!r}.")
     return b
 
 
-def _positive(x: float, name: str) -> float:
-    x = float(x)
+def _positive(value: Any, name: str) -> float:
+    x = real_number(value)
     if not (math.isfinite(x) and x > 0):
-        raise ShapeError(f"{name}: must be a finite positive number, got {x!r}.")
+        raise ShapeError(f"{name}: must be a finite positive number, got {value!r}.")
     return x
 
 
-def _unit(x: float, name: str) -> float:
-    x = float(x)
+def _unit(value: Any, name: str) -> float:
+    x = real_number(value)
     if not 0.0 < x < 1.0:
-        raise ShapeError(f"{name}: must lie strictly between 0 and 1, got {x!r}.")
+        raise ShapeError(f"{name}: must lie strictly between 0 and 1, got {value!r}.")
+    return x
+
+
+def _finite(value: Any, name: str) -> float:
+    x = real_number(value)
+    if not math.isfinite(x):
+        raise ShapeError(f"{name}: must be a finite number, got {value!r}.")
     return x
 
 
@@ -694,8 +836,9 @@ def _single_terms(
     pred: Predictive, meas: Measure, p: NDArray[np.float64], assisted: bool,
     f: NDArray[Any] | None = None,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
-    """(G, e, s) of one model (module docstring), e and s divided by D (resp. D²); ``f`` the
-    model's predictions if ``pred`` is another distribution (a recalibrated one)."""
+    """(G, e, s) of one model (``docs/how-it-works/planning.md``), e and s divided by D
+    (resp. D²); ``f`` the model's predictions if ``pred`` is another distribution (a
+    recalibrated one)."""
     f = pred.point_prediction() if f is None else f
     m_n, m_d = meas.conditional_expectations(pred, f)
     d = float(p @ m_d)
@@ -779,19 +922,27 @@ def plan(
 ) -> Plan:
     """Predict, before the first label, how the interval narrows with the labeling budget.
 
+    The predicted standard error and interval width at each budget, for the sampling method
+    planned and for passive sampling beside it, from the model's own predictive distribution;
+    with ``target_width`` or ``effect``, the budget that reaches it. For a pair of models the
+    prediction is of their difference. The derivation, its approximations and their measured
+    cost are on the *Planning a budget* page of the documentation
+    (``docs/how-it-works/planning.md``).
+
     Parameters
     ----------
     predictions : (m, K) array, Categorical, Gaussian, or a list of two of them
         One model's predictive distribution over the pool, or two models' for a comparison
-        (as :func:`~activeeval.evaluate` and :func:`~activeeval.compare` take them).
+        (as [evaluate][activeeval.evaluate] and [compare][activeeval.compare] take them);
+        a ranker's ``GradedRelevance`` (or two) for a ranked pool.
     measure : Measure or str
-        As :func:`~activeeval.evaluate`'s.
-    budgets : array-like, optional
+        As ``evaluate``'s.
+    budgets : array-like of float, optional
         Budgets for the table (labels, or cost units with ``costs``); default doublings
         from 50 labels (50 × mean cost with costs) up to the pool.
     method : str
         The sampling method planned (``"active"``: q* of the measure, Thm 4.1/4.2, or of the
-        difference, Thm 5.1); passive sampling is always planned next to it.
+        difference, Thm 5.1); passive sampling is always planned beside it.
     estimator : {"assisted", "snis"}
         The estimator the campaign will report.
     costs : array-like of shape (m,), optional
@@ -801,22 +952,38 @@ def plan(
         test with ``effect``.
     target_width : float, optional
         Width of the two-sided interval wanted (0.02 for ±0.01): the plan reports the budget
-        that reaches it (:attr:`Plan.needed`).
-    effect, power, alternative, null
-        For the budget of a test: the true value of Δ (or of the measure) to detect,
-        the power wanted, the side (``"two-sided"``, ``"less"``: H1 value < null,
-        ``"greater"``) and the null value. A non-inferiority gate "difference <= 0.005"
-        planned for two equal models is ``effect=0, null=0.005, alternative="less"``.
-    pool_weights, pos_label, floor, mix, prediction
-        As :func:`~activeeval.evaluate`'s (for a pair, ``prediction`` as
-        :func:`~activeeval.compare`'s: one decision or None per model).
+        that reaches it (``Plan.needed``).
+    effect : float, optional
+        For the budget of a test: the true value of Δ (or of the measure) to detect. A
+        non-inferiority gate "difference <= 0.005" planned for two equal models is
+        ``effect=0, null=0.005, alternative="less"``.
+    power : float
+        The power wanted for ``effect``, in (0, 1).
+    alternative : {"two-sided", "less", "greater"}
+        The side of the test: ``"less"`` for H1 value < ``null``, ``"greater"`` for
+        H1 value > ``null``.
+    null : float
+        The null value of the test.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool (up to a constant); uniform by default.
+    pos_label : label, optional
+        The positive class of ``"f1"``, ``"precision"`` and ``"recall"``, as
+        ``evaluate``'s.
+    floor : float
+        Safeguard of q*: bounds [floor, 1 − floor] on the intrinsic value for 0/1 losses;
+        0 disables.
+    mix : float
+        Safeguard of q*: weight in [0, 1] of the defensive mixture with p; 0 disables.
+    prediction : array-like of shape (m,), optional
+        The decision f(x) the measure scores when it is not the mode or mean of
+        ``predictions``, as ``evaluate``'s; for a pair, as ``compare``'s: one decision (or
+        None) per model.
 
     Returns
     -------
     Plan
-        ``print(plan)`` shows the table; :attr:`Plan.table` is a DataFrame,
-        :meth:`Plan.plot` draws width against budget, :meth:`Plan.replan` re-plans from a
-        result.
+        ``print(plan)`` shows the table; ``Plan.table`` is a DataFrame, ``Plan.plot``
+        draws width against budget, ``Plan.replan`` re-plans from a result.
 
     Raises
     ------
@@ -824,8 +991,48 @@ def plan(
         An unknown method, estimator or alternative; a measure that does not fit the
         predictions (a classification measure for a regressor).
     ShapeError
-        Predictions that do not cover the same pool, more than two models, a level, power or
-        target outside its range.
+        Predictions that do not cover the same pool, more than two models, two models that
+        predict the same label everywhere, a power, target width or effect outside its
+        range.
+    InvalidLevelError
+        A ``level`` outside (0, 1).
+    BudgetError
+        ``budgets`` that are not finite positive numbers.
+    InvalidCostsError
+        Costs that are not strictly positive and finite.
+
+    Warns
+    -----
+    ActiveEvalWarning
+        Half of the predicted variance sits on a few instances (the width is then the
+        root-mean-square over campaigns, wider than a typical one), or the model is certain
+        of every label (a zero-width prediction, to be re-planned from the first labels).
+
+    See Also
+    --------
+    Plan : The plan: widths, budgets, re-planning.
+    evaluate : Estimate one model's measure on the budget planned.
+    compare : Compare two models on the budget planned.
+    activeeval.sampling.optimal_distribution : q*, whose variance the plan predicts.
+
+    Examples
+    --------
+    How many labels for a ±0.025 interval on one model's error rate:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.beta(8, 1, size=1000)
+    >>> pl = ae.plan(np.column_stack([p1, 1 - p1]), "error_rate", target_width=0.05)
+    >>> pl.needed
+    {'active': 309.0, 'passive': 355.0}
+
+    How many labels to detect a difference of 0.05 in error rate with 80% power:
+
+    >>> a, b = rng.uniform(0.5, 1, size=1000), rng.uniform(0, 1, size=1000)
+    >>> pair = [np.column_stack([a, 1 - a]), np.column_stack([b, 1 - b])]
+    >>> ae.plan(pair, "error_rate", effect=0.05, power=0.8).needed
+    {'active': 298.0, 'passive': 585.0}
     """
     level = check_level(level)
     estimator = check_option(estimator, ESTIMATORS, "estimator")
@@ -833,10 +1040,8 @@ def plan(
     check_safeguards(mix, floor)
     pw = _unit(power, "power")
     tw = None if target_width is None else _positive(target_width, "target_width")
-    eff = None if effect is None else float(effect)
-    if eff is not None and not math.isfinite(eff):
-        raise ShapeError(f"effect: must be a finite number, got {effect!r}.")
-    null = float(null)
+    eff = None if effect is None else _finite(effect, "effect")
+    null = _finite(null, "null")
     preds, meas, method, costs = _models(predictions, measure, method, pos_label, costs, prediction)
     ranked, pair = isinstance(preds[0], GradedRelevance), len(preds) > 1
     m = preds[0].n
@@ -1112,8 +1317,9 @@ class _Residuals:
         self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
         v: NDArray[np.float64], p: NDArray[np.float64],
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
-        """(e, s) of the module docstring under the models' distributions recalibrated on the
-        labeled units (:func:`_recalibrated`), the models' predictions unchanged."""
+        """(e, s) of ``docs/how-it-works/planning.md`` under the models' distributions
+        recalibrated on the labeled units (:func:`_recalibrated`), the models' predictions
+        unchanged."""
         y = np.asarray(result.labels)[first]
         new = [_recalibrated(pr, units, y, v) for pr in self.preds]
         if len(new) == 1:

@@ -38,7 +38,29 @@ GAUSS_HERMITE_NODES = 20
 
 
 class Predictive(ABC):
-    """A distribution over labels for each of the ``n`` pool instances."""
+    """A distribution p(y | x; θ) over labels for each of the ``n`` pool instances.
+
+    The abstract base of ``Categorical``, ``Gaussian`` and ``Mixture``. A subclass gives a
+    per-instance discrete ``support`` (values and probabilities), the model's
+    ``point_prediction`` f(x) and ``take`` (a subset of the instances); any conditional
+    expectation E_y[g(y) | x] is then a weighted sum over the support (``expect``), which is
+    how measures compute their conditional moments when no closed form applies.
+
+    See Also
+    --------
+    as_predictive : Predictions from arrays and DataFrames.
+    from_estimator : Predictions from a fitted scikit-learn model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> pred = ae.as_predictive(np.array([0.2, 0.9, 0.6]))   # P(class 1) of three instances
+    >>> isinstance(pred, ae.Predictive), pred.n
+    (True, 3)
+    >>> np.round(pred.expect(lambda y: y == 1), 3).tolist()   # E[1[y = 1] | x]
+    [0.2, 0.9, 0.6]
+    """
 
     @property
     @abstractmethod
@@ -47,22 +69,60 @@ class Predictive(ABC):
 
     @abstractmethod
     def support(self) -> tuple[NDArray[Any], NDArray[np.float64]]:
-        """Per-instance support points and probabilities, both broadcastable to ``(n, S)``."""
+        """Per-instance support points and their probabilities.
+
+        Returns
+        -------
+        values : ndarray
+            The support points, broadcastable to ``(n, S)``.
+        probs : ndarray of float
+            Their probabilities, broadcastable to ``(n, S)``; each row sums to one.
+        """
 
     @abstractmethod
     def point_prediction(self) -> NDArray[Any]:
-        """The model's prediction f(x) for each instance: the mode for classifiers, the mean
-        for regressors (thesis Sec. 4.1)."""
+        """The model's prediction f(x) for each instance.
+
+        The mode for classifiers, the mean for regressors (thesis Sec. 4.1), unless another
+        decision was set (``with_decision``).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            One prediction per instance.
+        """
 
     @abstractmethod
     def take(self, index: ArrayLike) -> Predictive:
-        """The distribution restricted to the instances ``index`` (in that order)."""
+        """The distribution restricted to some of the instances.
+
+        Parameters
+        ----------
+        index : array-like of int
+            Positions of the instances to keep, in the order wanted (repeats allowed).
+
+        Returns
+        -------
+        Predictive
+            A distribution of the same kind over ``len(index)`` instances.
+        """
 
     def expect(self, g: Callable[[NDArray[Any]], NDArray[Any]]) -> NDArray[np.float64]:
-        """E_y[g(y) | x] for every instance, by summation over :meth:`support`.
+        """E_y[g(y) | x] for every instance, by summation over the support.
 
-        ``g`` receives the support values as an array broadcastable to ``(n, S)`` and returns
-        values broadcastable to ``(n, S)``.
+        Exact for categorical distributions; for a ``Gaussian`` exact for polynomials of
+        degree below 40 (Gauss–Hermite quadrature with 20 nodes).
+
+        Parameters
+        ----------
+        g : callable
+            Receives the support values as an array broadcastable to ``(n, S)`` and returns
+            values broadcastable to ``(n, S)``.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The conditional expectation per instance.
         """
         values, probs = self.support()
         out = np.asarray(g(values), dtype=float)
@@ -85,6 +145,35 @@ class Categorical(Predictive):
     labels : array-like of shape (K,), optional
         The class label of each column, unique. Defaults to ``0, ..., K-1`` (scikit-learn
         orders columns by sorted class labels, so pass ``clf.classes_``).
+    name : str, default "proba"
+        The argument's name in error messages.
+
+    Raises
+    ------
+    ProbabilityRowsError
+        When an entry lies outside [0, 1] or a row does not sum to one.
+    ShapeError
+        When ``proba`` is not a non-empty 2-d array or ``labels`` does not have one entry
+        per column.
+    LabelSpaceError
+        When ``labels`` has duplicates.
+
+    See Also
+    --------
+    as_predictive : Also reads a 1-d probability of class 1 or a DataFrame.
+    from_estimator : From a fitted scikit-learn classifier.
+    calibrate_scores : From raw scores and a few labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
+    >>> pred = ae.Categorical(proba, labels=["cat", "dog", "fox"])
+    >>> pred.point_prediction().tolist()
+    ['cat', 'fox']
+    >>> np.round(pred.column_probability(np.array(["dog", "dog"])), 3).tolist()
+    [0.2, 0.3]
     """
 
     #: Set by :meth:`with_decision`: the decision f(x) is not the argmax.
@@ -116,9 +205,25 @@ class Categorical(Predictive):
         return int(self.proba.shape[0])
 
     def support(self) -> tuple[NDArray[Any], NDArray[np.float64]]:
+        """The class labels and their probabilities.
+
+        Returns
+        -------
+        values : ndarray of shape (1, K)
+            The labels, shared by every instance.
+        probs : ndarray of shape (n, K)
+            ``proba``.
+        """
         return self.labels[None, :], self.proba
 
     def point_prediction(self) -> NDArray[Any]:
+        """The predicted class f(x): the most probable one, unless ``with_decision`` set another.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            One label per instance (the first of tied classes, as ``np.argmax``).
+        """
         return self._point_prediction
 
     @cached_property
@@ -142,6 +247,18 @@ class Categorical(Predictive):
         return np.ascontiguousarray(self.proba).ravel()[flat]
 
     def take(self, index: ArrayLike) -> Categorical:
+        """The class probabilities of some of the instances.
+
+        Parameters
+        ----------
+        index : array-like of int
+            Positions of the instances to keep, in the order wanted.
+
+        Returns
+        -------
+        Categorical
+            The same labels (and decision, if one was set) over ``len(index)`` instances.
+        """
         out = object.__new__(Categorical)
         idx = np.asarray(index)
         out.proba = self.proba[idx]
@@ -153,10 +270,31 @@ class Categorical(Predictive):
         return out
 
     def with_decision(self, prediction: ArrayLike, name: str = "prediction") -> Categorical:
-        """The same beliefs p(y | x) with another decision f(x) — a threshold, a rule, a
-        different model's labels — that the measure scores (the thesis keeps f apart from
-        p(y | x): Thm 4.1 takes both). ``predicted_index`` and ``predicted_probability`` then
-        refer to f."""
+        """The same beliefs p(y | x) with another decision f(x) for the measure to score.
+
+        The decision may be a threshold, a rule or a different model's labels (the thesis
+        keeps f apart from p(y | x): Thm 4.1 takes both). ``predicted_index`` and
+        ``predicted_probability`` then refer to f.
+
+        Parameters
+        ----------
+        prediction : array-like of shape (n,)
+            One label per instance, each in ``labels``.
+        name : str, default "prediction"
+            The argument's name in error messages.
+
+        Returns
+        -------
+        Categorical
+            A copy whose point prediction is ``prediction``.
+
+        Raises
+        ------
+        ShapeError
+            When ``prediction`` does not have one entry per instance.
+        LabelSpaceError
+            When a label is not one of the classes.
+        """
         f = np.asarray(prediction)
         if f.shape != (self.n,):
             raise ShapeError(
@@ -172,11 +310,47 @@ class Categorical(Predictive):
         return out
 
     def label_index(self, y: ArrayLike, name: str = "labels") -> NDArray[np.intp]:
-        """Column index of each label in ``y``; raises :class:`LabelSpaceError` otherwise."""
+        """The column of each label in ``y``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels, each one of the classes.
+        name : str, default "labels"
+            The argument's name in error messages.
+
+        Returns
+        -------
+        ndarray of int
+            Column positions, of the shape of ``y``.
+
+        Raises
+        ------
+        LabelSpaceError
+            When a label is not one of the classes.
+        """
         return label_index(self.labels, y, name, order=self._order, sorted_labels=self._sorted)
 
     def column_probability(self, y: ArrayLike, name: str = "labels") -> NDArray[np.float64]:
-        """p(y_i | x_i; θ) for one label per instance."""
+        """The probability p(y_i | x_i; θ) of one label per instance.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,)
+            One label per instance (or one label for all).
+        name : str, default "labels"
+            The argument's name in error messages.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The probability of each instance's label.
+
+        Raises
+        ------
+        LabelSpaceError
+            When a label is not one of the classes.
+        """
         if y is self.__dict__.get("_point_prediction"):
             return self.predicted_probability  # the model's own predictions: no lookup
         col = self.label_index(y, name)
@@ -218,12 +392,41 @@ def label_index(
 class Gaussian(Predictive):
     """Gaussian predictive distribution N(mean, var) of a probabilistic regressor.
 
+    The constructor takes the **variance** σ², not the standard deviation σ. A standard
+    deviation (what scikit-learn's ``predict(X, return_std=True)`` returns) goes through
+    ``Gaussian.from_std(mean, std)``, which squares it.
+
     Parameters
     ----------
-    mean, var : array-like of shape (m,)
-        Predictive mean (also the model's prediction f(x)) and **variance** ≥ 0. A standard
-        deviation (scikit-learn's ``return_std=True`` output) goes through
-        :meth:`Gaussian.from_std`.
+    mean : array-like of shape (m,)
+        The predictive mean of each instance, also the model's prediction f(x).
+    var : array-like of shape (m,)
+        The predictive **variance** σ² ≥ 0 of each instance (not the standard deviation).
+
+    Raises
+    ------
+    EmptyPoolError
+        When ``mean`` is empty.
+    ShapeError
+        When ``var`` and ``mean`` differ in length.
+    InvalidVarianceError
+        When a variance is negative.
+
+    See Also
+    --------
+    Gaussian.from_std : The same from a standard deviation.
+    SquaredError : The mean squared error.
+    from_estimator : From a fitted probabilistic scikit-learn regressor.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> pred = ae.Gaussian(mean=[1.0, 2.5], var=[0.25, 4.0])        # variances
+    >>> same = ae.Gaussian.from_std(mean=[1.0, 2.5], std=[0.5, 2.0])  # standard deviations
+    >>> same.var.tolist()
+    [0.25, 4.0]
+    >>> round(ae.SquaredError().intrinsic_value(pred), 3)   # the mean variance
+    2.125
     """
 
     #: Set by :meth:`with_decision`: the prediction f(x) where it is not the mean.
@@ -247,8 +450,31 @@ class Gaussian(Predictive):
 
     @classmethod
     def from_std(cls, mean: ArrayLike, std: ArrayLike) -> Gaussian:
-        """N(mean, std²) from a predictive *standard deviation* (what scikit-learn's
-        ``predict(X, return_std=True)`` returns); the constructor takes the variance."""
+        """N(mean, std²) from a predictive **standard deviation** σ.
+
+        Use this with what scikit-learn's ``predict(X, return_std=True)`` returns; the
+        standard deviation is squared, since the constructor ``Gaussian(mean, var)`` takes
+        the variance.
+
+        Parameters
+        ----------
+        mean : array-like of shape (m,)
+            The predictive mean of each instance.
+        std : array-like of shape (m,)
+            The predictive **standard deviation** σ ≥ 0 of each instance (not the variance).
+
+        Returns
+        -------
+        Gaussian
+            The distribution with ``var = std ** 2``.
+
+        Raises
+        ------
+        ShapeError
+            When ``std`` and ``mean`` differ in length.
+        InvalidVarianceError
+            When a standard deviation is negative.
+        """
         sd = check_finite_array(std, "std", ndim=1)
         mu = check_finite_array(mean, "mean", ndim=1)
         if sd.shape != mu.shape:
@@ -271,15 +497,43 @@ class Gaussian(Predictive):
         return int(self.mean.shape[0])
 
     def support(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Gauss–Hermite nodes and weights, exact for polynomials of degree below 40.
+
+        Returns
+        -------
+        values : ndarray of shape (n, 20)
+            The nodes, mean + sqrt(2 var) · t_k, per instance.
+        probs : ndarray of shape (1, 20)
+            The normalized quadrature weights, shared by every instance.
+        """
         nodes, weights = np.polynomial.hermite.hermgauss(GAUSS_HERMITE_NODES)
         values = self.mean[:, None] + np.sqrt(2.0 * self.var)[:, None] * nodes[None, :]
         return values, (weights / np.sqrt(np.pi))[None, :]
 
     def point_prediction(self) -> NDArray[np.float64]:
+        """The prediction f(x): the mean, unless ``with_decision`` set another.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            One prediction per instance.
+        """
         decision = self.__dict__.get("_decision")
         return self.mean if decision is None else decision
 
     def take(self, index: ArrayLike) -> Gaussian:
+        """The distribution of some of the instances.
+
+        Parameters
+        ----------
+        index : array-like of int
+            Positions of the instances to keep, in the order wanted.
+
+        Returns
+        -------
+        Gaussian
+            Means, variances (and decision, if one was set) of those instances.
+        """
         out = object.__new__(Gaussian)
         idx = np.asarray(index)
         out.mean, out.var = self.mean[idx], self.var[idx]
@@ -288,8 +542,27 @@ class Gaussian(Predictive):
         return out
 
     def with_decision(self, prediction: ArrayLike, name: str = "prediction") -> Gaussian:
-        """The same beliefs N(mean, var) with another prediction f(x) that the measure scores
-        (e.g. a deployed model's output, where the Gaussian is a second model's belief)."""
+        """The same beliefs N(mean, var) with another prediction f(x) for the measure to score.
+
+        E.g. a deployed model's output, where the Gaussian is a second model's belief.
+
+        Parameters
+        ----------
+        prediction : array-like of shape (n,)
+            One finite number per instance.
+        name : str, default "prediction"
+            The argument's name in error messages.
+
+        Returns
+        -------
+        Gaussian
+            A copy whose point prediction is ``prediction``.
+
+        Raises
+        ------
+        ShapeError
+            When ``prediction`` does not have one entry per instance.
+        """
         f = check_finite_array(prediction, name, ndim=1)
         if f.shape != (self.n,):
             raise ShapeError(
@@ -314,6 +587,33 @@ class Mixture(Predictive):
         Gaussian (mixtures may nest).
     weights : array-like of shape (len(parts),), optional
         Non-negative, summing to one; uniform by default (eq. 5.11).
+
+    Raises
+    ------
+    ShapeError
+        When the parts differ in size or kind, or the weights are not a distribution.
+    LabelSpaceError
+        When Categorical parts have different labels.
+
+    See Also
+    --------
+    compare : Samples from the mixture of the compared models' beliefs.
+    Categorical : A classifier's class probabilities.
+    Gaussian : A regressor's predictive distribution.
+
+    Examples
+    --------
+    Two classifiers' beliefs, weighted 3:1:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> a = ae.Categorical(np.array([[0.9, 0.1], [0.4, 0.6]]))
+    >>> b = ae.Categorical(np.array([[0.5, 0.5], [0.8, 0.2]]))
+    >>> mix = ae.Mixture([a, b], weights=[0.75, 0.25])
+    >>> np.round(mix.collapse().proba, 3).tolist()
+    [[0.8, 0.2], [0.5, 0.5]]
+    >>> mix.point_prediction().tolist()
+    [0, 0]
     """
 
     def __init__(self, parts: Sequence[Predictive], weights: ArrayLike | None = None) -> None:
@@ -354,6 +654,15 @@ class Mixture(Predictive):
         return self.parts[0].n
 
     def support(self) -> tuple[NDArray[Any], NDArray[np.float64]]:
+        """The parts' supports side by side, their probabilities scaled by the weights.
+
+        Returns
+        -------
+        values : ndarray of shape (n, S)
+            The concatenated support points.
+        probs : ndarray of shape (n, S)
+            Their probabilities (eq. 5.11).
+        """
         vals, probs = [], []
         for part, w in zip(self.parts, self.weights, strict=True):
             v, p = part.support()
@@ -363,13 +672,27 @@ class Mixture(Predictive):
         return np.concatenate(vals, axis=1), np.concatenate(probs, axis=1)
 
     def point_prediction(self) -> NDArray[Any]:
+        """The mixture's prediction: the mode of the collapsed Categorical, else the mean.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            One prediction per instance.
+        """
         collapsed = self.collapse()
         if collapsed is not None:
             return collapsed.point_prediction()
         return self.expect(lambda y: y)
 
     def collapse(self) -> Categorical | None:
-        """For categorical parts, the equivalent single :class:`Categorical`; else None."""
+        """The equivalent single Categorical, for categorical parts.
+
+        Returns
+        -------
+        Categorical or None
+            The weighted average of the parts' class probabilities; None when the parts are
+            continuous.
+        """
         if not isinstance(self.parts[0], Categorical | Mixture):
             return None
         cats = [p.collapse() if isinstance(p, Mixture) else p for p in self.parts]
@@ -379,6 +702,18 @@ class Mixture(Predictive):
         return Categorical(np.clip(proba, 0.0, 1.0), cats[0].labels)  # type: ignore[union-attr]
 
     def take(self, index: ArrayLike) -> Mixture:
+        """The mixture over some of the instances.
+
+        Parameters
+        ----------
+        index : array-like of int
+            Positions of the instances to keep, in the order wanted.
+
+        Returns
+        -------
+        Mixture
+            Each part restricted to those instances, with the same weights.
+        """
         out = object.__new__(Mixture)
         out.parts = [p.take(index) for p in self.parts]
         out.weights = self.weights
@@ -412,7 +747,9 @@ def check_labels(predictive: Predictive, labels: ArrayLike, name: str = "labels"
 def as_predictive(predictions: Any, name: str = "predictions") -> Predictive:
     """Canonical predictive distribution from user input, read by name where names exist.
 
-    * a :class:`Predictive` is returned unchanged;
+    What every public function does with its ``predictions`` argument:
+
+    * a ``Predictive`` is returned unchanged;
     * a 2-d array: class probabilities, columns = class labels ``0..K-1``;
     * a 1-d array or a pandas Series with values in [0, 1]: a binary classifier's probability
       of class 1 (classes 0 and 1);
@@ -421,13 +758,48 @@ def as_predictive(predictions: Any, name: str = "predictions") -> Predictive:
       columns give the same distribution (stored in sorted label order) — or a regressor's
       ``mean`` and ``var`` (or ``mean`` and ``std``) columns.
 
-    A fitted scikit-learn model is turned into one by :func:`from_estimator`.
+    A fitted scikit-learn model is turned into one by ``from_estimator``.
+
+    Parameters
+    ----------
+    predictions : Predictive, array-like or pandas DataFrame
+        The model's predictions on the pool, in one of the forms above.
+    name : str, default "predictions"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    Predictive
+        A ``Categorical`` or ``Gaussian`` (or the ``Predictive`` given).
 
     Raises
     ------
     ShapeError
         Anything else (a tuple such as ``(mean, std)``, a fitted model, a 3-d array), with
         what to pass instead; a DataFrame whose columns mix class columns with others.
+
+    Warns
+    -----
+    ActiveEvalWarning
+        When a 1-d array holds only 0 and 1: hard labels, not probabilities.
+
+    See Also
+    --------
+    from_estimator : From a fitted scikit-learn model.
+    Categorical : Class probabilities with their labels.
+    Gaussian : A regressor's mean and variance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> import activeeval as ae
+    >>> pred = ae.as_predictive(np.array([0.2, 0.9]))        # P(class 1)
+    >>> pred.labels.tolist(), np.round(pred.proba, 3).tolist()
+    ([0, 1], [[0.8, 0.2], [0.1, 0.9]])
+    >>> frame = pd.DataFrame({"spam": [0.3, 0.6], "ham": [0.7, 0.4]})
+    >>> ae.as_predictive(frame).labels.tolist()               # columns read by name, sorted
+    ['ham', 'spam']
     """
     if isinstance(predictions, Predictive):
         return predictions
@@ -557,7 +929,45 @@ def from_estimator(estimator: Any, X: Any) -> Predictive:
     ``BayesianRidge``, ``ARDRegression``, …): ``Gaussian.from_std(mean, std)``. Anything else
     is refused with what to pass instead: a point regressor has no predictive distribution,
     and active evaluation needs one (thesis Sec. 4.5; calibrate a classifier's scores with
-    :func:`calibrate_scores`).
+    ``calibrate_scores``).
+
+    Parameters
+    ----------
+    estimator : fitted scikit-learn estimator
+        A classifier with ``predict_proba`` or a regressor whose ``predict`` accepts
+        ``return_std=True``; duck-typed models with those methods are accepted too.
+    X : array-like of shape (m, d)
+        The pool's features, as the model takes them.
+
+    Returns
+    -------
+    Predictive
+        A ``Categorical`` for a classifier, a ``Gaussian`` for a regressor.
+
+    Raises
+    ------
+    ShapeError
+        When the model is not fitted, has no predictive distribution, or predicts several
+        targets.
+
+    See Also
+    --------
+    as_predictive : From arrays and DataFrames.
+    calibrate_scores : From raw scores and a few labels.
+    evaluate : Estimate one model's measure on a pool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> from sklearn.linear_model import BayesianRidge, LogisticRegression
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+    >>> clf = LogisticRegression().fit(X, [0, 0, 0, 1, 1, 1])
+    >>> ae.from_estimator(clf, X).point_prediction().tolist()
+    [0, 0, 0, 1, 1, 1]
+    >>> reg = BayesianRidge().fit(X, [0.1, 0.9, 2.1, 2.9, 4.2, 5.0])
+    >>> type(ae.from_estimator(reg, X)).__name__      # var = std**2 of predict(return_std=True)
+    'Gaussian'
     """
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
@@ -622,12 +1032,12 @@ def calibrate_scores(
     ----------
     scores : array-like of shape (m,) or (m, K)
         Scores on the whole pool: one per instance for a binary model (higher means the
-        positive class, i.e. the larger of ``classes``), or one per class.
+        second class of ``classes``, by default the larger label), or one per class.
     labeled_index : array-like of shape (n,)
         Pool indices of the labeled calibration instances.
     labels : array-like of shape (n,)
         Their labels.
-    method : {"isotonic", "platt"}
+    method : {"isotonic", "platt"}, default "isotonic"
         Isotonic regression (binary scores only) or Platt scaling — a logistic regression on the
         scores, multinomial for (m, K) scores (Platt, 1999; Zadrozny & Elkan, 2002).
     classes : array-like, optional
@@ -636,6 +1046,33 @@ def calibrate_scores(
     Returns
     -------
     Categorical
+        Calibrated class probabilities for every pool instance, columns in the order of
+        ``classes``.
+
+    Raises
+    ------
+    ShapeError
+        When the scores, indices or labels have the wrong shape, or isotonic calibration is
+        asked of one score per class.
+    LabelSpaceError
+        When one score per instance comes with other than two classes, or a label is not in
+        ``classes``.
+
+    See Also
+    --------
+    Categorical : Class probabilities with their labels.
+    from_estimator : For models that already give probabilities.
+
+    Examples
+    --------
+    An SVM-like margin, calibrated on six labeled instances of a pool of eight:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> scores = np.array([-2.0, -1.0, -0.5, 0.2, 0.8, 1.5, -1.5, 2.0])
+    >>> pred = ae.calibrate_scores(scores, [0, 1, 2, 3, 4, 5], [0, 0, 1, 0, 1, 1])
+    >>> np.round(pred.proba[:, 1], 3).tolist()
+    [0.0, 0.0, 0.5, 0.5, 1.0, 1.0, 0.0, 1.0]
     """
     from sklearn.isotonic import IsotonicRegression
     from sklearn.linear_model import LogisticRegression

@@ -1,56 +1,14 @@
 """Active evaluation of ranking functions: DCG and ERR with graded relevance (thesis Ch. 6).
 
-A pool holds ``m`` queries; a ranking function returns, for query ``x``, an ordered list
-``r(x)`` of items, and a graded relevance model gives every listed item a distribution
-p(y_z | x, z; θ) over the grades Y = {0, ..., |Y| − 1}. Labels of different items are
-independent given the query (eq. 6.3), so a query's label vector y has p(y | x) = ∏_z p(y_z | x, z).
+A pool holds ``m`` queries; a ranking function returns an ordered list of items per query, and
+a ``GradedRelevance`` gives every listed item a distribution over the grades 0, ..., |Y| − 1.
+``activeeval.evaluate`` and ``activeeval.compare`` accept it directly. The functions here give
+the sampling distributions of eq. 6.10 and 6.11 (Derivation 1), computed by the dynamic
+programs of Appendix A.1 instead of the sum over |Y|^|r(x)| label vectors of eq. 6.12, and turn
+an oracle's grades into per-query values ℓ(r(x), y) for the estimators.
 
-The sampling distributions (Derivation 1)
-
-    q*(x) ∝ λ(x)^(-1/2) · sqrt( E_y[(ℓ(r(x), y) − Ř)² | x; θ] )                      (eq. 6.10)
-    q*(x) ∝ λ(x)^(-1/2) · sqrt( E_y[(ℓ(r₁(x), y) − ℓ(r₂(x), y) − Δ̌)² | x; θ] )         (eq. 6.11)
-
-need expectations (eq. 6.12) that are sums over |Y|^|r(x)| label vectors. The dynamic programs
-of Appendix A.1 reduce them to cumulative sums and products of per-item expectations. The
-single rule they implement is the enumeration of eq. 6.12; the tests check every program against
-it to 1e-10.
-
-Layout. Ragged lists are flat arrays with ``offsets`` (query i spans ``offsets[i]:offsets[i+1]``).
-Per-item expectations are a few matrix-vector products over the flat ``(total_items, |Y|)``
-array; the recurrences run on padded ``(queries, positions)`` blocks of queries grouped by list
-length (``_chunks``), so a long tail of list lengths costs little padding and memory stays
-bounded. Loops run over grades, rank positions or blocks, never over queries or items.
-
-Comparisons. Two rankers may list different items for the same query; ``items`` ids say which
-entries are the same item. The union of both lists is labeled. An item listed by both rankers
-gets the mixture of the two models' grade distributions (eq. 5.11, applied per item so that
-independence, eq. 6.3, and hence the dynamic programs survive); an item listed by one ranker
-keeps that ranker's distribution (the other model has no prediction for it).
-
-Estimation. :func:`activeeval.evaluate` and :func:`activeeval.compare` accept a
-GradedRelevance (or a pair) directly: the oracle returns each drawn query's grades, the budget
-is in query-cost units, and the per-query values go to the thesis's estimator (eq. 6.9) or the
-model-assisted one, whose control variate is E[ℓ | x; θ] from the programs below. By hand:
-labels of a query are a vector, so the estimators take per-query values:
-:func:`ranking_values` (one ranker) or :func:`ranking_pair_values` (labels of the union, in
-:func:`ranking_union` order) give ℓ per drawn query, and :class:`QueryValue` lets
-:func:`~activeeval.estimators.inference.estimate` /
-:func:`~activeeval.estimators.inference.paired_test` average them with importance weights
-(eq. 3.31, a regular risk).
-
-Notes on Appendix A.1 (the recurrences below are derived afresh and checked by enumeration):
-
-* Eq. A.9 writes Π_{i<k<l} E[1 − κ_k] as a ratio of suffix products; their underflow on long
-  lists gives 0/0. A backward recurrence computes the same sums without division.
-* Eq. A.19-A.21 and the factor κ̄_{z'<z,t} before A.14 put the indicator 𝟙[r⁻¹(z') < r⁻¹(z)]
-  as a multiplier where it must be an exponent: an item not ranked before z contributes 1, not
-  0. Read literally, A.19 gives 0 for every pair in which z does not precede z̄ in r₂, and
-  A.20's exponent 1 + 𝟙[·] appears as "(1 − κ)𝟙[·] + 1". The corrected factors are in
-  :func:`_err_cross_block`.
-* Truncation at k is not treated in A.1: beyond k the position weight is 0, and in the
-  comparative ERR program items of r₁ beyond k behave as items r₁ does not show.
-* Thm 6.1 counts |Y| in the O(|r₁||r₂|) term; only the per-item moments cost O(|Y|), so the
-  comparative ERR program is O(m (|Y| max|r₁ ∪ r₂| + max|r₁||r₂|)).
+The derivations, the corrections to Appendix A.1 and the layout of the computation are on the
+*Ranking* page of the documentation (``docs/how-it-works/ranking.md``).
 """
 
 from __future__ import annotations
@@ -123,13 +81,18 @@ _ABSENT = np.iinfo(np.int64).max
 class GradedRelevance:
     """Per-item grade distributions of a ranking function over a pool of queries.
 
+    The ranked lists of a pool of ``m`` queries, stored flat (query after query, each in the
+    ranker's order), with the relevance model's distribution over the grades of every listed
+    item (thesis Ch. 6). Pass it to ``activeeval.evaluate`` (one ranker) or
+    ``activeeval.compare`` (a pair) in place of a predictive distribution.
+
     Parameters
     ----------
     proba : array-like of shape (total_items, n_grades)
         ``proba[j, g]`` is p(y = g | x, z; θ) for the j-th flat item (eq. 6.3): grade ``g`` is
         the column index (0 irrelevant, ``n_grades − 1`` perfectly relevant). Rows lie on the
-        simplex (±1e-6), as for :class:`~activeeval.Categorical`. Within a query the items are
-        in the ranker's order (best first).
+        simplex (±1e-6), as for ``Categorical``. Within a query the items are in the ranker's
+        order (best first).
     offsets : array-like of int, shape (m + 1,)
         Query ``i`` spans rows ``offsets[i]:offsets[i + 1]``; ``offsets[0] == 0``, non-decreasing,
         ``offsets[-1] == total_items``. An empty list is allowed (its DCG and ERR are 0).
@@ -138,11 +101,51 @@ class GradedRelevance:
         rankers of the same query. Needed to compare rankers.
     costs : array-like of shape (total_items,), optional
         Labeling cost of every item (> 0; the thesis takes it logarithmic in document length).
-        A query costs the sum over its items, scaled so that the pool's mean query costs 1 (the
-        thesis's unit, Sec. 6.3: a campaign's budget then counts average queries, whereas
-        per-query ``costs=`` given to a campaign are used as they are); see
-        :attr:`query_costs`. With a depth-k measure, :meth:`truncated` leaves only the items
-        that count, so only they are graded and paid for.
+        A query costs the sum over its items, scaled to mean one over the pool (see
+        ``query_costs``).
+
+    Attributes
+    ----------
+    n : int
+        Number of queries m.
+    n_grades : int
+        |Y|, the number of grades.
+    lengths : ndarray of int, shape (m,)
+        |r(x)|, the length of every list.
+    query_costs : ndarray of shape (m,) or None
+        λ(x), the summed item costs of each query scaled to mean one; None without costs.
+
+    See Also
+    --------
+    activeeval.DCG : Discounted cumulative gain.
+    activeeval.ERR : Expected reciprocal rank.
+    activeeval.grades_from_regression : Grade distributions from a regressor.
+    activeeval.ranking.ranking_distribution : The sampling distribution over the queries.
+
+    Notes
+    -----
+    Costs are in the thesis's unit (Sec. 6.3): a campaign's budget then counts average queries,
+    whereas per-query ``costs=`` given to a campaign are used as they are. With a depth-k
+    measure, ``truncated(k)`` leaves only the items that count, so only they are graded and
+    paid for. See the *Ranking* page of the documentation (``docs/how-it-works/ranking.md``).
+
+    Examples
+    --------
+    A pool of 100 queries with 4 items each, and an oracle that returns a query's grades:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> grades = rng.integers(0, 3, size=400)
+    >>> proba = np.full((400, 3), 0.1)
+    >>> proba[np.arange(400), grades] = 0.8
+    >>> rel = ae.GradedRelevance(proba, offsets=np.arange(0, 401, 4))
+    >>> rel
+    GradedRelevance(n=100, total_items=400, n_grades=3, items=no, costs=no)
+    >>> oracle = lambda idx: [grades[4 * i : 4 * i + 4] for i in idx]
+    >>> res = ae.evaluate(rel, oracle, "dcg", budget=30, random_state=0)
+    >>> print(f"{res.estimate:.2f} from {res.n_labels} labeled queries")
+    3.73 from 30 labeled queries
     """
 
     def __init__(
@@ -210,7 +213,28 @@ class GradedRelevance:
         return ranking_query_costs(self)
 
     def take(self, index: ArrayLike) -> GradedRelevance:
-        """The pool restricted to the queries ``index`` (in that order, repeats allowed)."""
+        """The pool restricted to the queries ``index`` (in that order, repeats allowed).
+
+        Parameters
+        ----------
+        index : array-like of int, shape (n,)
+            Query indices in ``[-m, m)``.
+
+        Returns
+        -------
+        GradedRelevance
+            ``n`` queries with their items, ids and costs.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+        ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+        >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5], items=[10, 11, 10, 12, 13])
+        >>> rel.take([1, 1, 0]).lengths.tolist()
+        [3, 3, 2]
+        """
         idx = np.asarray(index)
         if idx.size == 0:
             idx = idx.astype(np.int64)
@@ -229,11 +253,34 @@ class GradedRelevance:
         return self._rows(flat, offsets)
 
     def truncated(self, k: int) -> GradedRelevance:
-        """Every list cut to its top ``k`` items (a shorter list whole): all that DCG@k and
-        ERR@k look at, hence all that needs grades (thesis Sec. 6.3). A campaign's oracle
-        grades every item of the lists it is given, and a query costs all of their items, so
-        pass ``rel.truncated(k)`` (for a comparison, both rankers truncated) with ``DCG(k)`` or
-        ``ERR(k)`` to grade, and pay for, only the top k; the estimand is the same."""
+        """Every list cut to its top ``k`` items (a shorter list whole).
+
+        That is all DCG@k and ERR@k look at, hence all that needs grades (thesis Sec. 6.3). A
+        campaign's oracle grades every item of the lists it is given, and a query costs all of
+        their items, so pass ``rel.truncated(k)`` (for a comparison, both rankers truncated)
+        with ``DCG(k)`` or ``ERR(k)`` to grade, and pay for, only the top k; the estimand is
+        the same.
+
+        Parameters
+        ----------
+        k : int
+            Truncation depth, ≥ 1.
+
+        Returns
+        -------
+        GradedRelevance
+            The same queries with at most ``k`` items each.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+        ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+        >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5])
+        >>> rel.truncated(2).offsets.tolist()
+        [0, 2, 4]
+        """
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
             raise ShapeError(f"k: the truncation depth must be a positive integer, got {k!r}.")
         keep = self.positions < k
@@ -252,8 +299,23 @@ class GradedRelevance:
         )
 
     def uniform(self) -> GradedRelevance:
-        """The same lists with a uniform grade distribution p(y | x, z) = 1/|Y| (the
-        ``active_uniD`` baseline of Sec. 6.3, for rankers without a relevance model)."""
+        """The same lists with a uniform grade distribution p(y | x, z) = 1/|Y|.
+
+        The ``active_uniD`` baseline of Sec. 6.3, for rankers without a relevance model.
+
+        Returns
+        -------
+        GradedRelevance
+            Same offsets, ids and costs; every row of ``proba`` is 1/|Y|.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> rel = ae.GradedRelevance(np.array([[0.2, 0.8], [0.9, 0.1]]), offsets=[0, 2])
+        >>> rel.uniform().proba.tolist()
+        [[0.5, 0.5], [0.5, 0.5]]
+        """
         g = self.n_grades
         proba = np.broadcast_to(np.full(g, 1.0 / g), self.proba.shape)
         return GradedRelevance._trusted(proba, self.offsets, self.items, self.item_costs)
@@ -354,7 +416,31 @@ def _item_codes(
 # ============================================================================== measures
 @dataclass(frozen=True)
 class RankingMeasure:
-    """Per-query ranking performance ℓ(r(x), y) (greater is better), truncated at ``k``."""
+    """Per-query ranking performance ℓ(r(x), y) (greater is better), truncated at ``k``.
+
+    The base of ``DCG`` and ``ERR``: a measure is a position weight per rank and a value κ(y)
+    per grade; the methods compute its values from labels and its expectations under a
+    relevance model. Use a subclass; this class itself has no weights.
+
+    Parameters
+    ----------
+    k : int, optional
+        Truncation depth (≥ 1): only the top ``k`` items of a list count. None uses the whole
+        list.
+
+    See Also
+    --------
+    activeeval.DCG : Discounted cumulative gain (eq. 6.1).
+    activeeval.ERR : Expected reciprocal rank (eq. 6.2).
+    activeeval.ranking.get_ranking_measure : A measure from its name.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> m = ae.DCG(k=10)
+    >>> isinstance(m, ae.RankingMeasure), m.k, m.greater_is_better
+    (True, 10, True)
+    """
 
     k: int | None = None
 
@@ -375,33 +461,150 @@ class RankingMeasure:
             )
 
     def bind(self, relevance: GradedRelevance | None = None) -> RankingMeasure:
-        """The measure with data-dependent parameters resolved from ``relevance``."""
+        """The measure with data-dependent parameters resolved from ``relevance``.
+
+        Parameters
+        ----------
+        relevance : GradedRelevance, optional
+            The relevance model the measure will be computed under.
+
+        Returns
+        -------
+        RankingMeasure
+            ``self`` for DCG; ERR fills in ``max_grade``.
+        """
         return self
 
     def position_weights(self, positions: NDArray[np.int64]) -> NDArray[np.float64]:
-        """Weight of rank ``positions + 1``; zero beyond ``k``."""
+        """Weight of rank ``positions + 1``; zero beyond ``k``.
+
+        Parameters
+        ----------
+        positions : ndarray of int
+            0-based ranks.
+
+        Returns
+        -------
+        ndarray of float
+            One weight per entry of ``positions``.
+        """
         raise NotImplementedError
 
     def grade_values(self, n_grades: int) -> NDArray[np.float64]:
-        """κ(y) for y = 0, ..., n_grades − 1."""
+        """κ(y) for y = 0, ..., n_grades − 1.
+
+        Parameters
+        ----------
+        n_grades : int
+            Number of grades |Y|.
+
+        Returns
+        -------
+        ndarray of shape (n_grades,)
+            The value of each grade.
+        """
         raise NotImplementedError
 
     def values(self, labels: ArrayLike, offsets: ArrayLike) -> NDArray[np.float64]:
-        """ℓ(r(x), y) per query from graded labels (see :func:`ranking_values`)."""
+        """ℓ(r(x), y) per query from graded labels (as ``ranking_values``).
+
+        Parameters
+        ----------
+        labels : array-like of int, shape (total_items,)
+            Grades in the ranker's order, query after query.
+        offsets : array-like of int, shape (n + 1,)
+            Query i's labels are ``labels[offsets[i]:offsets[i+1]]``.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The per-query value ℓ.
+
+        Examples
+        --------
+        >>> import activeeval as ae
+        >>> ae.DCG().values([2, 0, 2, 1, 0], [0, 2, 5]).round(3).tolist()
+        [3.0, 3.631]
+        """
         return ranking_values(self, labels, offsets)
 
     def expectation(self, relevance: GradedRelevance) -> NDArray[np.float64]:
-        """E[ℓ(r(x), y) | x; θ] per query (eq. 6.12)."""
+        """E[ℓ(r(x), y) | x; θ] per query (eq. 6.12), as ``ranking_expectation``.
+
+        Parameters
+        ----------
+        relevance : GradedRelevance
+            The ranker's lists and grade distributions.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The expected value of every query under the relevance model.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+        ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+        >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5])
+        >>> ae.ERR().expectation(rel).round(3).tolist()
+        [0.567, 0.539]
+        """
         return ranking_expectation(relevance, self)
 
     def intrinsic_value(self, relevance: GradedRelevance) -> float:
-        """Ř, the pool average of E[ℓ | x; θ] (eq. 4.22)."""
+        """Ř, the pool average of E[ℓ | x; θ] (eq. 4.22), as ``ranking_intrinsic_value``.
+
+        Parameters
+        ----------
+        relevance : GradedRelevance
+            The ranker's lists and grade distributions.
+
+        Returns
+        -------
+        float
+            The intrinsic value, uniform over the queries.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+        ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+        >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5])
+        >>> round(ae.ERR().intrinsic_value(rel), 3)
+        0.553
+        """
         return ranking_intrinsic_value(relevance, self)
 
     def conditional_second_moment(
         self, relevance: GradedRelevance, center: float
     ) -> NDArray[np.float64]:
-        """E[(ℓ − c)² | x; θ] per query (eq. 6.10)."""
+        """E[(ℓ − c)² | x; θ] per query (eq. 6.10), as ``ranking_second_moment``.
+
+        Parameters
+        ----------
+        relevance : GradedRelevance
+            The ranker's lists and grade distributions.
+        center : float
+            The centre c, usually the intrinsic value Ř.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The second moment about ``center`` of every query.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+        ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+        >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5])
+        >>> ae.DCG().conditional_second_moment(rel, 2.5).round(3).tolist()
+        [1.614, 1.986]
+        """
         return ranking_second_moment(relevance, self, center)
 
     def _limit(self, lengths: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -412,16 +615,79 @@ class RankingMeasure:
 class DCG(RankingMeasure):
     """Discounted cumulative gain (Järvelin & Kekäläinen, 2002; thesis eq. 6.1).
 
-    ℓ_dcg(r(x), y) = Σ_{i ≤ min(k, |r(x)|)} (2^{y_{r_i}} − 1) / log₂(i + 1).
+    ℓ_dcg(r(x), y) = Σ_{i ≤ min(k, |r(x)|)} (2^{y_{r_i}} − 1) / log₂(i + 1): the gain
+    2^y − 1 of every listed item, discounted by its rank.
+
+    Parameters
+    ----------
+    k : int, optional
+        Truncation depth (DCG@k); None uses the whole list.
+
+    See Also
+    --------
+    activeeval.ERR : Expected reciprocal rank.
+    activeeval.GradedRelevance : The ranked lists and their grade distributions.
+    activeeval.ranking.ranking_values : DCG of labeled queries.
+
+    Examples
+    --------
+    Two queries with grades (2, 0) and (2, 1, 0), and the expected DCG under a relevance model:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> ae.DCG().values([2, 0, 2, 1, 0], offsets=[0, 2, 5]).round(3).tolist()
+    [3.0, 3.631]
+    >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5])
+    >>> ae.DCG().expectation(rel).round(3).tolist()
+    [2.542, 2.415]
     """
 
     name: ClassVar[str] = "dcg"
 
     def position_weights(self, positions: NDArray[np.int64]) -> NDArray[np.float64]:
+        """1 / log₂(rank + 1) for rank ``positions + 1``; zero beyond ``k``.
+
+        Parameters
+        ----------
+        positions : ndarray of int
+            0-based ranks.
+
+        Returns
+        -------
+        ndarray of float
+            One weight per entry of ``positions``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> ae.DCG(k=2).position_weights(np.arange(4)).round(3).tolist()
+        [1.0, 0.631, 0.0, 0.0]
+        """
         w = 1.0 / np.log2(positions + 2.0)
         return w if self.k is None else np.where(positions < self.k, w, 0.0)
 
     def grade_values(self, n_grades: int) -> NDArray[np.float64]:
+        """The gain 2^y − 1 of grades y = 0, ..., n_grades − 1.
+
+        Parameters
+        ----------
+        n_grades : int
+            Number of grades |Y|.
+
+        Returns
+        -------
+        ndarray of shape (n_grades,)
+            The gains.
+
+        Examples
+        --------
+        >>> import activeeval as ae
+        >>> ae.DCG().grade_values(3).tolist()
+        [0.0, 1.0, 3.0]
+        """
         return np.exp2(np.arange(n_grades, dtype=float)) - 1.0
 
 
@@ -430,15 +696,34 @@ class ERR(RankingMeasure):
     """Expected reciprocal rank (Chapelle et al., 2009; thesis eq. 6.2).
 
     ℓ_err(r(x), y) = Σ_{i ≤ min(k, |r(x)|)} (1/i) R(y_{r_i}) ∏_{l<i} (1 − R(y_{r_l})), with the
-    stopping probability R(y) = (2^y − 1) / 2^{max_grade}.
+    stopping probability R(y) = (2^y − 1) / 2^{max_grade}: the expected reciprocal rank of the
+    item at which a user scanning the list stops. Values lie in [0, 1].
 
     Parameters
     ----------
     k : int, optional
-        Truncation depth; None uses the whole list.
+        Truncation depth (ERR@k); None uses the whole list.
     max_grade : int, optional
-        y_max of eq. 6.2. None takes ``n_grades − 1`` of the relevance model (:meth:`bind`);
+        y_max of eq. 6.2. None takes ``n_grades − 1`` of the relevance model (``bind``);
         computing values from labels alone needs it explicitly.
+
+    See Also
+    --------
+    activeeval.DCG : Discounted cumulative gain.
+    activeeval.GradedRelevance : The ranked lists and their grade distributions.
+    activeeval.ranking.ranking_values : ERR of labeled queries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> ae.ERR(max_grade=2).values([2, 0, 2, 1, 0], offsets=[0, 2, 5]).round(3).tolist()
+    [0.75, 0.781]
+    >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5])
+    >>> ae.ERR().expectation(rel).round(3).tolist()
+    [0.567, 0.539]
     """
 
     max_grade: int | None = None
@@ -458,6 +743,32 @@ class ERR(RankingMeasure):
             raise ShapeError(f"max_grade: must be a positive integer or None, got {mg!r}.")
 
     def bind(self, relevance: GradedRelevance | None = None) -> ERR:
+        """The measure with ``max_grade`` taken from ``relevance`` when it is None.
+
+        Parameters
+        ----------
+        relevance : GradedRelevance, optional
+            The relevance model; its top grade ``n_grades − 1`` (at least 1) becomes
+            ``max_grade``. None returns the measure unchanged.
+
+        Returns
+        -------
+        ERR
+            A copy with ``max_grade`` set, or ``self``.
+
+        Raises
+        ------
+        LabelSpaceError
+            When ``max_grade`` is below the model's top grade (R(y) would exceed 1).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> rel = ae.GradedRelevance(np.full((2, 5), 0.2), offsets=[0, 2])
+        >>> ae.ERR(k=10).bind(rel)
+        ERR(k=10, max_grade=4)
+        """
         if relevance is None:
             return self
         top = relevance.n_grades - 1
@@ -479,16 +790,90 @@ class ERR(RankingMeasure):
         return int(self.max_grade)
 
     def position_weights(self, positions: NDArray[np.int64]) -> NDArray[np.float64]:
+        """The reciprocal rank 1 / (``positions`` + 1); zero beyond ``k``.
+
+        Parameters
+        ----------
+        positions : ndarray of int
+            0-based ranks.
+
+        Returns
+        -------
+        ndarray of float
+            One weight per entry of ``positions``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> ae.ERR(k=3).position_weights(np.arange(4)).round(3).tolist()
+        [1.0, 0.5, 0.333, 0.0]
+        """
         w = np.reciprocal(positions + 1.0)
         return w if self.k is None else np.where(positions < self.k, w, 0.0)
 
     def grade_values(self, n_grades: int) -> NDArray[np.float64]:
+        """The stopping probability R(y) = (2^y − 1) / 2^max_grade of y = 0, ..., n_grades − 1.
+
+        Parameters
+        ----------
+        n_grades : int
+            Number of grades |Y|.
+
+        Returns
+        -------
+        ndarray of shape (n_grades,)
+            The stopping probabilities.
+
+        Raises
+        ------
+        LabelSpaceError
+            When ``max_grade`` is None (bind the measure to a relevance model first).
+
+        Examples
+        --------
+        >>> import activeeval as ae
+        >>> ae.ERR(max_grade=2).grade_values(3).tolist()
+        [0.0, 0.25, 0.75]
+        """
         gains = np.exp2(np.arange(n_grades, dtype=float)) - 1.0
         return gains / float(2.0 ** self._max_grade())
 
 
 def get_ranking_measure(measure: RankingMeasure | str) -> RankingMeasure:
-    """``"dcg"`` → :class:`DCG`, ``"err"`` → :class:`ERR`; measure objects pass through."""
+    """A ranking measure from its name: ``"dcg"`` → ``DCG()``, ``"err"`` → ``ERR()``.
+
+    Measure objects pass through unchanged.
+
+    Parameters
+    ----------
+    measure : RankingMeasure or str
+        ``"dcg"`` or ``"err"`` (case-insensitive), or a ``DCG`` / ``ERR`` object.
+
+    Returns
+    -------
+    RankingMeasure
+        The measure, untruncated and (for ERR) with ``max_grade=None`` when given by name.
+
+    Raises
+    ------
+    UnknownOptionError
+        For any other name or object.
+
+    See Also
+    --------
+    activeeval.DCG : Discounted cumulative gain.
+    activeeval.ERR : Expected reciprocal rank.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> from activeeval.ranking import get_ranking_measure
+    >>> get_ranking_measure("err")
+    ERR(k=None, max_grade=None)
+    >>> get_ranking_measure(ae.DCG(k=5))
+    DCG(k=5)
+    """
     if isinstance(measure, RankingMeasure):
         return measure
     if isinstance(measure, str):
@@ -504,23 +889,41 @@ def grades_from_regression(mean: ArrayLike, std: ArrayLike, n_grades: int) -> ND
     """Grade distributions from a regressor's Gaussian prediction of the relevance grade.
 
     The grade is the real-valued prediction N(mean, std²) rounded to the nearest grade, with
-    the outer bins open: p(y = g) = Φ((g + ½ − mean)/std) − Φ((g − ½ − mean)/std) for
-    0 < g < n_grades − 1, p(0) = Φ((½ − mean)/std), p(n_grades − 1) = 1 − Φ((n_grades − 3/2 −
-    mean)/std). A zero ``std`` puts all mass on the bin of ``mean`` (a point prediction). The
-    thesis obtains p(y_z | x, z; θ) from a random forest regressor in this spirit (Li et al.,
-    2007; Mohan et al., 2011; Sec. 6.3.1), e.g. ``std`` from the spread of the trees.
+    the outer bins open; a zero ``std`` puts all mass on the bin of ``mean`` (a point
+    prediction). The thesis obtains p(y_z | x, z; θ) from a random forest regressor in this
+    spirit (Sec. 6.3.1), e.g. ``std`` from the spread of the trees.
 
     Parameters
     ----------
-    mean, std : array-like of shape (total_items,)
-        Predicted grade and its standard deviation (≥ 0) for every flat item.
+    mean : array-like of shape (total_items,)
+        Predicted grade of every flat item.
+    std : array-like of shape (total_items,)
+        Its standard deviation (≥ 0).
     n_grades : int
         |Y| ≥ 2.
 
     Returns
     -------
     ndarray of shape (total_items, n_grades)
-        Rows on the simplex, ready for :class:`GradedRelevance`.
+        Rows on the simplex, ready for ``GradedRelevance``.
+
+    See Also
+    --------
+    activeeval.grades_from_classifier : Grade distributions from a classifier over grades.
+    activeeval.GradedRelevance : The ranked lists and their grade distributions.
+
+    Notes
+    -----
+    p(y = g) = Φ((g + ½ − mean)/std) − Φ((g − ½ − mean)/std) for 0 < g < n_grades − 1,
+    p(0) = Φ((½ − mean)/std), p(n_grades − 1) = 1 − Φ((n_grades − 3/2 − mean)/std). See the
+    *Ranking* page of the documentation (``docs/how-it-works/ranking.md``).
+
+    Examples
+    --------
+    >>> from activeeval import grades_from_regression
+    >>> proba = grades_from_regression([0.2, 1.5, 2.0], std=[0.5, 0.5, 0.0], n_grades=3)
+    >>> proba.round(3).tolist()
+    [[0.726, 0.27, 0.005], [0.023, 0.477, 0.5], [0.0, 0.0, 1.0]]
     """
     mu = check_finite_array(mean, "mean", ndim=1)
     sd = check_finite_array(std, "std", ndim=1)
@@ -547,9 +950,34 @@ def grades_from_classifier(
 ) -> NDArray[np.float64]:
     """Grade distributions from a classifier over grades (e.g. ordinal logit, Sec. 6.3.1).
 
-    ``proba`` columns are the classes ``classes`` (scikit-learn's ``classes_``, default
-    ``0, ..., K − 1``); they are placed at their grade so that column ``g`` of the result is
+    The columns of ``proba`` are placed at their grade, so that column ``g`` of the result is
     p(y = g). Grades the classifier never saw get probability 0.
+
+    Parameters
+    ----------
+    proba : array-like of shape (total_items, K)
+        Class probabilities of every flat item, e.g. ``predict_proba`` output; rows sum to 1.
+    classes : array-like of int, shape (K,), optional
+        The grade of each column (scikit-learn's ``classes_``): unique non-negative integers.
+        Default ``0, ..., K − 1``.
+
+    Returns
+    -------
+    ndarray of shape (total_items, max(classes) + 1)
+        Rows on the simplex, ready for ``GradedRelevance``.
+
+    See Also
+    --------
+    activeeval.grades_from_regression : Grade distributions from a regressor.
+    activeeval.GradedRelevance : The ranked lists and their grade distributions.
+
+    Examples
+    --------
+    A classifier that never saw grade 1:
+
+    >>> from activeeval import grades_from_classifier
+    >>> grades_from_classifier([[0.7, 0.3], [0.2, 0.8]], classes=[0, 2]).tolist()
+    [[0.7, 0.0, 0.3], [0.2, 0.0, 0.8]]
     """
     p = check_probability_rows(proba, "proba")
     if classes is None:
@@ -588,6 +1016,22 @@ def ranking_values(
     -------
     ndarray of shape (n,)
         The per-query loss ℓ fed to the self-normalized estimator (greater is better).
+
+    See Also
+    --------
+    activeeval.ranking.ranking_pair_values : The values of two rankers from their union's labels.
+    activeeval.ranking.QueryValue : Averages these values with importance weights.
+
+    Examples
+    --------
+    Two queries graded (2, 0) and (2, 1, 0):
+
+    >>> import activeeval as ae
+    >>> from activeeval.ranking import ranking_values
+    >>> ranking_values("dcg", [2, 0, 2, 1, 0], offsets=[0, 2, 5]).round(3).tolist()
+    [3.0, 3.631]
+    >>> ranking_values(ae.ERR(max_grade=2), [2, 0, 2, 1, 0], [0, 2, 5]).round(3).tolist()
+    [0.75, 0.781]
     """
     meas = get_ranking_measure(measure)
     y = check_finite_array(labels, "labels", ndim=1)
@@ -832,7 +1276,38 @@ def _absolute_mean_var(
 def ranking_expectation(
     relevance: GradedRelevance, measure: RankingMeasure | str
 ) -> NDArray[np.float64]:
-    """E[ℓ(r(x), y) | x; θ] for every query (eq. 6.12; App. A.1), O(m |Y| max|r|)."""
+    """E[ℓ(r(x), y) | x; θ] for every query (eq. 6.12; App. A.1), O(m |Y| max|r|).
+
+    Parameters
+    ----------
+    relevance : GradedRelevance
+        The ranker's lists and grade distributions.
+    measure : DCG, ERR, "dcg" or "err"
+        An ERR without ``max_grade`` takes the model's top grade.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The expected value of every query under the relevance model.
+
+    See Also
+    --------
+    activeeval.ranking.ranking_intrinsic_value : Its pool average Ř.
+    activeeval.ranking.ranking_second_moment : E[(ℓ − c)² | x; θ].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5])
+    >>> from activeeval.ranking import ranking_expectation
+    >>> ranking_expectation(rel, "dcg").round(3).tolist()
+    [2.542, 2.415]
+    >>> ranking_expectation(rel, ae.DCG(k=2)).round(3).tolist()
+    [2.542, 2.315]
+    """
     meas = get_ranking_measure(measure).bind(relevance)
     return _absolute_mean_var(relevance, meas)[0]
 
@@ -842,8 +1317,38 @@ def ranking_intrinsic_value(
     measure: RankingMeasure | str,
     pool_weights: ArrayLike | None = None,
 ) -> float:
-    """Ř = Σ_x p(x) E[ℓ(r(x), y) | x; θ], the intrinsic performance (eq. 4.22, App. A.1);
-    p uniform over the queries unless ``pool_weights`` are given."""
+    """Ř = Σ_x p(x) E[ℓ(r(x), y) | x; θ], the intrinsic performance (eq. 4.22, App. A.1).
+
+    Parameters
+    ----------
+    relevance : GradedRelevance
+        The ranker's lists and grade distributions.
+    measure : DCG, ERR, "dcg" or "err"
+        The ranking measure.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the queries (up to a constant); uniform by default.
+
+    Returns
+    -------
+    float
+        The measure's expected value over the pool under the relevance model.
+
+    See Also
+    --------
+    activeeval.ranking.ranking_expectation : The per-query expectations it averages.
+    activeeval.ranking.ranking_intrinsic_difference : Δ̌ for two rankers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5])
+    >>> from activeeval.ranking import ranking_intrinsic_value
+    >>> round(ranking_intrinsic_value(rel, "dcg"), 3)
+    2.479
+    """
     p = pool_distribution(relevance.n, pool_weights)
     return float(p @ ranking_expectation(relevance, measure))
 
@@ -855,6 +1360,36 @@ def ranking_second_moment(
 
     Computed as Var[ℓ | x] + (E[ℓ | x] − c)² from the dynamic programs of Appendix A.1
     (eq. A.3 for DCG, eq. A.6/A.9 for ERR) in O(m |Y| max|r|) time.
+
+    Parameters
+    ----------
+    relevance : GradedRelevance
+        The ranker's lists and grade distributions.
+    measure : DCG, ERR, "dcg" or "err"
+        The ranking measure.
+    center : float
+        The centre c, usually the intrinsic value Ř.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The second moment about ``center`` of every query.
+
+    See Also
+    --------
+    activeeval.ranking.ranking_distribution : q* ∝ sqrt of this moment over λ (eq. 6.10).
+    activeeval.ranking.ranking_difference_moment : The moment for two rankers (eq. 6.11).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> proba = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                   [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> rel = ae.GradedRelevance(proba, offsets=[0, 2, 5])
+    >>> from activeeval.ranking import ranking_second_moment
+    >>> ranking_second_moment(rel, "dcg", center=2.479).round(3).tolist()
+    [1.616, 1.982]
     """
     meas = get_ranking_measure(measure).bind(relevance)
     mean, var = _absolute_mean_var(relevance, meas)
@@ -948,11 +1483,43 @@ def _mix_shared(x1: NDArray[np.float64], x2: NDArray[np.float64], al: _Alignment
 def ranking_mixed_pair(
     relevance1: GradedRelevance, relevance2: GradedRelevance
 ) -> tuple[GradedRelevance, GradedRelevance]:
-    """Both rankers' lists under the relevance model a comparison assumes: an item both show
-    gets the mixture ½p₁ + ½p₂ of their grade distributions (eq. 5.11), an item one ranker
-    shows keeps that ranker's. ``ranking_expectation`` of the two results are the per-ranker
-    control variates of the model-assisted comparison; their difference is
-    :func:`ranking_difference_expectation`."""
+    """Both rankers' lists under the relevance model a comparison assumes.
+
+    An item both show gets the mixture ½p₁ + ½p₂ of their grade distributions (eq. 5.11), an
+    item one ranker shows keeps that ranker's. ``ranking_expectation`` of the two results are
+    the per-ranker control variates of the model-assisted comparison; their difference is
+    ``ranking_difference_expectation``.
+
+    Parameters
+    ----------
+    relevance1, relevance2 : GradedRelevance
+        The two rankers on the same queries, both with ``items``.
+
+    Returns
+    -------
+    tuple of GradedRelevance
+        The two rankers' lists, in their own order, with mixed distributions for shared items.
+
+    See Also
+    --------
+    activeeval.ranking.ranking_difference_expectation : E[δ | x; θ] under this model.
+
+    Examples
+    --------
+    Item 10 of query 0 is listed by both rankers and gets the mean of their distributions:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> p1 = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> r1 = ae.GradedRelevance(p1, offsets=[0, 2, 5], items=[10, 11, 10, 12, 13])
+    >>> p2 = np.array([[0.3, 0.3, 0.4], [0.5, 0.3, 0.2], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    >>> r2 = ae.GradedRelevance(p2, offsets=[0, 2, 4], items=[11, 10, 14, 10])
+    >>> from activeeval.ranking import ranking_mixed_pair
+    >>> m1, m2 = ranking_mixed_pair(r1, r2)
+    >>> m1.proba[0].round(3).tolist(), m2.proba[1].round(3).tolist()
+    ([0.3, 0.3, 0.4], [0.3, 0.3, 0.4])
+    """
     rel1, rel2 = _check_pair(relevance1, relevance2)
     al = _align(rel1, rel2)
     p1, p2 = rel1.proba.copy(), rel2.proba.copy()
@@ -1154,7 +1721,40 @@ def _bind_for_labels(measure: RankingMeasure | str, *rels: GradedRelevance) -> R
 def ranking_difference_expectation(
     relevance1: GradedRelevance, relevance2: GradedRelevance, measure: RankingMeasure | str
 ) -> NDArray[np.float64]:
-    """E[δ(x, y) | x; θ] = E[ℓ(r₁(x), y) − ℓ(r₂(x), y) | x; θ] per query (eq. 6.9, 6.12)."""
+    """E[δ(x, y) | x; θ] = E[ℓ(r₁(x), y) − ℓ(r₂(x), y) | x; θ] per query (eq. 6.9, 6.12).
+
+    An item both rankers show has the mixture of their grade distributions (eq. 5.11).
+
+    Parameters
+    ----------
+    relevance1, relevance2 : GradedRelevance
+        The two rankers on the same queries, both with ``items``.
+    measure : DCG, ERR, "dcg" or "err"
+        The ranking measure.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The expected difference of every query.
+
+    See Also
+    --------
+    activeeval.ranking.ranking_intrinsic_difference : Its pool average Δ̌.
+    activeeval.ranking.ranking_mixed_pair : The per-item mixture model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> p1 = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> r1 = ae.GradedRelevance(p1, offsets=[0, 2, 5], items=[10, 11, 10, 12, 13])
+    >>> p2 = np.array([[0.3, 0.3, 0.4], [0.5, 0.3, 0.2], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    >>> r2 = ae.GradedRelevance(p2, offsets=[0, 2, 4], items=[11, 10, 14, 10])
+    >>> from activeeval.ranking import ranking_difference_expectation
+    >>> ranking_difference_expectation(r1, r2, "dcg").round(3).tolist()
+    [0.148, 0.554]
+    """
     rel1, rel2 = _check_pair(relevance1, relevance2)
     return _difference_mean_var(rel1, rel2, _bind_pair(measure, rel1, rel2))[0]
 
@@ -1165,8 +1765,40 @@ def ranking_intrinsic_difference(
     measure: RankingMeasure | str,
     pool_weights: ArrayLike | None = None,
 ) -> float:
-    """Δ̌ = Ř[r₁] − Ř[r₂] under the per-item mixture model (Sec. 6.2, eq. 5.12); p uniform over
-    the queries unless ``pool_weights`` are given."""
+    """Δ̌ = Ř[r₁] − Ř[r₂] under the per-item mixture model (Sec. 6.2, eq. 5.12).
+
+    Parameters
+    ----------
+    relevance1, relevance2 : GradedRelevance
+        The two rankers on the same queries, both with ``items``.
+    measure : DCG, ERR, "dcg" or "err"
+        The ranking measure.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the queries (up to a constant); uniform by default.
+
+    Returns
+    -------
+    float
+        The intrinsic difference, the centre of eq. 6.11.
+
+    See Also
+    --------
+    activeeval.ranking.ranking_difference_expectation : The per-query differences it averages.
+    activeeval.ranking.ranking_intrinsic_value : Ř for one ranker.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> p1 = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> r1 = ae.GradedRelevance(p1, offsets=[0, 2, 5], items=[10, 11, 10, 12, 13])
+    >>> p2 = np.array([[0.3, 0.3, 0.4], [0.5, 0.3, 0.2], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    >>> r2 = ae.GradedRelevance(p2, offsets=[0, 2, 4], items=[11, 10, 14, 10])
+    >>> from activeeval.ranking import ranking_intrinsic_difference
+    >>> round(ranking_intrinsic_difference(r1, r2, "dcg"), 3)
+    0.351
+    """
     p = pool_distribution(relevance1.n, pool_weights)
     return float(p @ ranking_difference_expectation(relevance1, relevance2, measure))
 
@@ -1181,7 +1813,44 @@ def ranking_difference_moment(
 
     Labels range over the union of both lists; an item both rankers show has the mixture of
     the two grade distributions (eq. 5.11). DCG: eq. A.12 in O(m |Y| max|r₁ ∪ r₂|); ERR:
-    eq. A.13-A.21 in O(m (|Y| max|r₁ ∪ r₂| + max|r₁||r₂|)).
+    eq. A.13-A.21 (corrected) in O(m (|Y| max|r₁ ∪ r₂| + max|r₁||r₂|)).
+
+    Parameters
+    ----------
+    relevance1, relevance2 : GradedRelevance
+        The two rankers on the same queries, both with ``items``.
+    measure : DCG, ERR, "dcg" or "err"
+        The ranking measure.
+    center : float
+        The centre c, usually the intrinsic difference Δ̌.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The second moment of the difference about ``center`` of every query.
+
+    See Also
+    --------
+    activeeval.ranking.ranking_second_moment : The moment for one ranker (eq. 6.10).
+    activeeval.ranking.ranking_distribution : q* for the comparison (eq. 6.11).
+
+    Notes
+    -----
+    The corrections to Appendix A.1 are on the *Ranking* page of the documentation
+    (``docs/how-it-works/ranking.md``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> p1 = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> r1 = ae.GradedRelevance(p1, offsets=[0, 2, 5], items=[10, 11, 10, 12, 13])
+    >>> p2 = np.array([[0.3, 0.3, 0.4], [0.5, 0.3, 0.2], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    >>> r2 = ae.GradedRelevance(p2, offsets=[0, 2, 4], items=[11, 10, 14, 10])
+    >>> from activeeval.ranking import ranking_difference_moment
+    >>> ranking_difference_moment(r1, r2, "dcg", center=0.0).round(3).tolist()
+    [0.436, 1.743]
     """
     rel1, rel2 = _check_pair(relevance1, relevance2)
     mean, var = _difference_mean_var(rel1, rel2, _bind_pair(measure, rel1, rel2))
@@ -1195,7 +1864,39 @@ def ranking_query_costs(
     """λ(x) per query: the summed costs of the items to label, scaled to mean one.
 
     With ``other``, the union of both lists is labeled (an item both show counts once, at the
-    first ranker's cost). None when no item costs were given.
+    first ranker's cost).
+
+    Parameters
+    ----------
+    relevance : GradedRelevance
+        The (first) ranker, with item ``costs``.
+    other : GradedRelevance, optional
+        The second ranker of a comparison; then both need ``items`` and ``costs``.
+
+    Returns
+    -------
+    ndarray of shape (m,) or None
+        Query costs with mean one over the pool; None when no item costs were given.
+
+    Raises
+    ------
+    InvalidCostsError
+        When only one ranker has costs, or a query has no item to label (cost 0).
+
+    See Also
+    --------
+    activeeval.GradedRelevance : Holds the item costs (``costs=``).
+    activeeval.ranking.ranking_distribution : Uses these costs by default.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> from activeeval.ranking import ranking_query_costs
+    >>> rel = ae.GradedRelevance(np.full((5, 2), 0.5), offsets=[0, 2, 5],
+    ...                          costs=[1.0, 1.0, 1.0, 2.0, 1.0])
+    >>> ranking_query_costs(rel).round(3).tolist()
+    [0.667, 1.333]
     """
     if other is None:
         if relevance.item_costs is None:
@@ -1241,34 +1942,63 @@ def ranking_distribution(
     ``active``: q(x) ∝ p(x)·sqrt(E[(ℓ − Ř)² | x; θ] / λ(x)) (eq. 6.10) for one ranker, or
     q(x) ∝ p(x)·sqrt(E[(δ − Δ̌)² | x; θ] / λ(x)) (eq. 6.11) for a pair, with the intrinsic Ř, Δ̌
     as centres; then the defensive mixture (1 − mix)·q + mix·p keeps every importance weight
-    p/q below 1/mix. p is uniform over the queries unless ``pool_weights`` (e.g. query
-    frequencies) are given — Derivation 1 with a non-uniform test distribution, as Thm 4.1.
-    Variants of Sec. 6.3: ``active_uniD`` (uniform grade distribution instead of the model's),
-    ``active_uniC`` (λ ≡ 1), ``active_lambda`` (q ∝ p·λ^(-1/2)), ``passive`` (q = p).
+    p/q below 1/mix. Variants of Sec. 6.3: ``active_uniD`` (uniform grade distribution instead
+    of the model's), ``active_uniC`` (λ ≡ 1), ``active_lambda`` (q ∝ p·λ^(-1/2)), ``passive``
+    (q = p).
 
     Parameters
     ----------
     relevance : GradedRelevance or a pair of them
         One ranker (absolute estimation) or two (comparison; both need ``items``).
     measure : DCG, ERR, "dcg" or "err"
+        The ranking measure; default ``"dcg"``.
     costs : array-like of shape (m,), optional
         λ(x) > 0 per query; by default the rankers' item costs summed per query
-        (:func:`ranking_query_costs`), else unit costs.
+        (``ranking_query_costs``), else unit costs.
     method : str
-        One of :data:`~activeeval.methods.RANKING_METHODS`.
+        One of ``RANKING_METHODS``; default ``"active"``.
     mix : float
         Defensive-mixture weight ε ∈ [0, 1] (not applied to ``passive``/``active_lambda``).
     pool_weights : array-like of shape (m,), optional
-        Test distribution p(x) over the queries (up to a constant); uniform by default.
+        Test distribution p(x) over the queries (up to a constant), e.g. query frequencies;
+        uniform by default (Derivation 1 with a non-uniform test distribution, as Thm 4.1).
 
     Returns
     -------
     q : ndarray of shape (m,)
         Positive (for mix > 0), sums to one.
 
+    See Also
+    --------
+    activeeval.sampling.draw : Draw query indices from q.
+    activeeval.ranking.ranking_second_moment : The moment of eq. 6.10.
+    activeeval.ranking.ranking_difference_moment : The moment of eq. 6.11.
+
+    Notes
+    -----
+    The dynamic programs that compute the moments (Thm 6.1, Appendix A.1) are on the
+    *Ranking* page of the documentation (``docs/how-it-works/ranking.md``).
+
     References
     ----------
     Thesis eq. 6.10, 6.11 (Derivation 1), Thm 6.1 and Appendix A.1; Sec. 6.3 for the variants.
+
+    Examples
+    --------
+    One ranker, then a comparison of two (their lists share items 10 and 11):
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> p1 = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> r1 = ae.GradedRelevance(p1, offsets=[0, 2, 5], items=[10, 11, 10, 12, 13])
+    >>> p2 = np.array([[0.3, 0.3, 0.4], [0.5, 0.3, 0.2], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    >>> r2 = ae.GradedRelevance(p2, offsets=[0, 2, 4], items=[11, 10, 14, 10])
+    >>> from activeeval.ranking import ranking_distribution
+    >>> ranking_distribution(r1, "dcg").round(3).tolist()
+    [0.477, 0.523]
+    >>> ranking_distribution([r1, r2], "err").round(3).tolist()
+    [0.475, 0.525]
     """
     rels = _as_relevance_list(relevance)
     method = check_option(method, RANKING_METHODS, "method")
@@ -1330,15 +2060,42 @@ def _as_relevance_list(relevance: Any) -> list[GradedRelevance]:
 def ranking_union(
     relevance1: GradedRelevance, relevance2: GradedRelevance, index: ArrayLike | None = None
 ) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """The items to label when comparing two rankers on the queries ``index`` (Sec. 6.2: the
-    union r₁(x) ∪ r₂(x) is annotated): per query, r₁'s items in r₁'s order, then the items only
-    r₂ shows, in r₂'s order.
+    """The items to label when comparing two rankers on the queries ``index``.
+
+    The union r₁(x) ∪ r₂(x) is annotated (Sec. 6.2): per query, r₁'s items in r₁'s order, then
+    the items only r₂ shows, in r₂'s order.
+
+    Parameters
+    ----------
+    relevance1, relevance2 : GradedRelevance
+        The two rankers on the same queries, both with ``items``.
+    index : array-like of int, optional
+        Query indices (repeats allowed); all queries by default.
 
     Returns
     -------
     items : ndarray of shape (total,)
-        Item ids, query after query (the order :func:`ranking_pair_values` expects labels in).
+        Item ids, query after query (the order ``ranking_pair_values`` expects labels in).
     offsets : ndarray of int, shape (len(index) + 1,)
+        Query j's items are ``items[offsets[j]:offsets[j+1]]``.
+
+    See Also
+    --------
+    activeeval.ranking.ranking_pair_values : Both rankers' values from the union's labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> p1 = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> r1 = ae.GradedRelevance(p1, offsets=[0, 2, 5], items=[10, 11, 10, 12, 13])
+    >>> p2 = np.array([[0.3, 0.3, 0.4], [0.5, 0.3, 0.2], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    >>> r2 = ae.GradedRelevance(p2, offsets=[0, 2, 4], items=[11, 10, 14, 10])
+    >>> from activeeval.ranking import ranking_union
+    >>> items, offsets = ranking_union(r1, r2, [1])
+    >>> items.tolist(), offsets.tolist()
+    ([10, 12, 13, 14], [0, 4])
     """
     return _union_layout(relevance1, relevance2, index)[0:2]
 
@@ -1352,9 +2109,46 @@ def ranking_pair_values(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """ℓ(r₁(x), y) and ℓ(r₂(x), y) of the queries ``index`` from the grades of their union.
 
-    ``labels`` are graded labels in the order of :func:`ranking_union` (repeated queries
-    repeated); a shared item's single label scores both rankers. Feed the two arrays to
-    :func:`activeeval.estimators.inference.paired_test` with :class:`QueryValue` (eq. 6.9, 3.21).
+    A shared item's single label scores both rankers. Feed the two arrays to
+    ``activeeval.estimators.inference.paired_test`` with ``QueryValue`` (eq. 6.9, 3.21).
+
+    Parameters
+    ----------
+    relevance1, relevance2 : GradedRelevance
+        The two rankers on the same queries, both with ``items``.
+    measure : DCG, ERR, "dcg" or "err"
+        The ranking measure; an ERR without ``max_grade`` takes the models' top grade.
+    index : array-like of int, shape (n,)
+        The labeled queries (repeats allowed).
+    labels : array-like of int, shape (total,)
+        Grades of the union of both lists of every query in ``index``, in the order of
+        ``ranking_union(relevance1, relevance2, index)`` (repeated queries repeated).
+
+    Returns
+    -------
+    values1, values2 : ndarray of shape (n,)
+        The per-query values of the two rankers.
+
+    See Also
+    --------
+    activeeval.ranking.ranking_union : The order of ``labels``.
+    activeeval.ranking.ranking_values : The values of one ranker.
+
+    Examples
+    --------
+    Query 1's union is items 10, 12, 13 (of r₁) and 14 (of r₂ only):
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> p1 = np.array([[0.1, 0.3, 0.6], [0.5, 0.4, 0.1],
+    ...                [0.2, 0.2, 0.6], [0.7, 0.2, 0.1], [0.8, 0.2, 0.0]])
+    >>> r1 = ae.GradedRelevance(p1, offsets=[0, 2, 5], items=[10, 11, 10, 12, 13])
+    >>> p2 = np.array([[0.3, 0.3, 0.4], [0.5, 0.3, 0.2], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    >>> r2 = ae.GradedRelevance(p2, offsets=[0, 2, 4], items=[11, 10, 14, 10])
+    >>> from activeeval.ranking import ranking_pair_values
+    >>> v1, v2 = ranking_pair_values(r1, r2, "dcg", [1], labels=[2, 1, 0, 2])
+    >>> v1.round(3).tolist(), v2.round(3).tolist()
+    ([3.631], [4.893])
     """
     rel1, rel2 = _check_pair(relevance1, relevance2)
     meas = _bind_pair(measure, rel1, rel2)
@@ -1402,16 +2196,36 @@ class QueryValue(Measure):
     """Adapter that lets the self-normalized estimator average per-query ranking values.
 
     Ranking labels are vectors, so the per-query loss ℓ(r(x), y) is computed first
-    (:func:`ranking_values`) and handed to :func:`~activeeval.estimators.inference.estimate` /
-    :func:`~activeeval.estimators.inference.paired_test` as the *prediction*, with placeholder
-    labels (``from activeeval.estimators import inference``)::
+    (``ranking_values``) and handed to ``activeeval.estimators.inference.estimate`` or
+    ``paired_test`` as the *prediction*, with placeholder labels. ``loss(prediction, y)``
+    returns ``prediction``; the estimator is then eq. 3.31 with w ≡ 1 (the ranking risk,
+    eq. 6.4, is a regular risk), with its sandwich standard error.
 
-        values = ranking_values(ERR(max_grade=4), labels, label_offsets)   # drawn queries
-        est = inference.estimate(QueryValue(ERR()), values, np.zeros(len(values)), q[idx])
-        cmp = inference.paired_test(QueryValue(ERR()), [values1, values2], np.zeros(n), q[idx])
+    Parameters
+    ----------
+    measure : RankingMeasure or str
+        The ranking measure the values were computed with (it names the estimate and sets
+        its range); default ``"dcg"``.
 
-    ``loss(prediction, y)`` returns ``prediction``; the estimator is then eq. 3.31 with w ≡ 1
-    (the ranking risk eq. 6.4 is a regular risk), with its sandwich standard error.
+    See Also
+    --------
+    activeeval.ranking.ranking_values : The per-query values of one ranker.
+    activeeval.ranking.ranking_pair_values : The per-query values of two rankers.
+    activeeval.evaluate : Runs the whole campaign on a GradedRelevance instead.
+
+    Examples
+    --------
+    Three drawn queries, their ERR from the oracle's grades, and their sampling probabilities:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> from activeeval.estimators import inference
+    >>> from activeeval.ranking import QueryValue, ranking_values
+    >>> values = ranking_values(ae.ERR(max_grade=2), [2, 0, 2, 1, 0, 1, 1], [0, 2, 5, 7])
+    >>> q = np.array([0.5, 0.3, 0.2])
+    >>> est = inference.estimate(QueryValue("err"), values, np.zeros(3), q)
+    >>> print(f"{est.estimate:.3f} ± {est.stderr:.2f}")
+    0.564 ± 0.13
     """
 
     categorical = False
@@ -1424,6 +2238,20 @@ class QueryValue(Measure):
         self.name = self.ranking_measure.name
 
     def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """The per-query value itself: ``prediction``, broadcast to the shape of ``y``.
+
+        Parameters
+        ----------
+        prediction : array-like
+            Per-query values ℓ(r(x), y).
+        y : array-like
+            Placeholder labels (ignored except for their shape).
+
+        Returns
+        -------
+        ndarray of float
+            ``prediction`` as floats, broadcast with ``y``.
+        """
         shape = np.broadcast_shapes(np.shape(prediction), np.shape(y))
         return np.broadcast_to(np.asarray(prediction, dtype=float), shape)
 

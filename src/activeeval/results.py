@@ -1,9 +1,8 @@
 """The two results a user gets: one estimate, one comparison.
 
-:func:`~activeeval.evaluate` and :meth:`~activeeval.Session.estimate` both return an
-:class:`EvaluationResult`; :func:`~activeeval.compare` and :meth:`~activeeval.Session.compare`
-both return a :class:`ComparisonResult`. Each has a short repr; an estimate gives any
-interval method by :meth:`EvaluationResult.confidence_interval`.
+``evaluate`` and ``Session.estimate`` both return an ``EvaluationResult``; ``compare`` and
+``Session.compare`` both return a ``ComparisonResult``. Each has a short repr; derived
+quantities (other intervals, one-sided bounds, confidence sequences, tests) are methods.
 """
 
 from __future__ import annotations
@@ -41,59 +40,96 @@ __all__ = ["ComparisonResult", "EvaluationResult"]
 
 @dataclass(frozen=True, eq=False)
 class EvaluationResult:
-    """Outcome of an evaluation: a campaign's (:func:`~activeeval.evaluate`) or a session's
-    (:meth:`~activeeval.Session.estimate`, on the labeled prefix of its draws).
+    """Outcome of an evaluation: one model's estimated measure with its interval.
+
+    Returned by ``evaluate`` (a campaign) and by ``Session.estimate`` (a session, on the
+    labeled prefix of its draws). It prints in a few lines; derived quantities are methods:
+    other interval methods and one-sided bounds (``confidence_interval``), the anytime-valid
+    confidence sequence (``confidence_sequence``).
 
     Attributes
     ----------
-    estimate, stderr : float
-        The performance estimate and its standard error. The estimate is clipped to the
-        measure's range (:attr:`~activeeval.measures.Measure.value_range`): with a handful of
-        labels the model-assisted estimator can leave it (an error rate below 0), and
-        clipping only moves it closer to the truth; ``inference.estimate`` is the unclipped,
-        unbiased value.
+    estimate : float
+        The performance estimate, clipped to the measure's range (an error rate is never
+        below 0); ``inference.estimate`` is the unclipped, unbiased value.
+    stderr : float
+        Its standard error.
     ci : tuple of float
-        Interval at ``level``, clipped to the same range. Which one:
-
-        * the default model-assisted estimator on a static q (``evaluate``, sessions):
-          ``"tempered"`` — the design-based interval (for a measure in [0, 1] with a 0/1
-          loss — error rate, accuracy, F-measures, precision, recall — the Wald interval on
-          the logit scale, :func:`~activeeval.estimators.inference.logit_interval`, joined
-          with Clopper–Pearson on Kish's effective n where the estimate is 0 or 1; else
-          Wald) joined with the score interval of the model's tempered probabilities
-          (:mod:`activeeval.estimators.tempered`), which stays honest when the model is
-          over- or underconfident (``docs/results/robustness.md``);
-        * the model-assisted estimator where that family is not defined (a mixture of
-          models, batch-adaptive q, ranked pools): the design-based interval alone
-          (``"logit"`` or ``"wald"``);
-        * ``estimator="snis"``: the Wald interval (Lemma 3.3, as in the thesis).
-
-        :meth:`confidence_interval` gives the others.
-    n_labels, n_draws : int
-        Distinct instances labeled; draws used (repeats of labeled instances included).
+        Interval at ``level``, clipped to the same range; ``interval`` names its method.
+    level : float
+        Confidence level of ``ci``.
+    n_labels : int
+        Distinct instances labeled.
+    n_draws : int
+        Draws used, repeats of labeled instances included.
     cost : float
-        Labeling cost spent (= n_labels without costs).
-    indices, q, labels : ndarray
-        The draw sequence (pool indices), each draw's sampling probability, each draw's label.
-        For a ranking pool ``labels`` are the drawn queries' grades, flat, and draw ``j``'s
-        grades are ``labels[label_offsets[j]:label_offsets[j + 1]]``.
+        Labeling cost spent (= ``n_labels`` without costs).
+    budget : float
+        The budget, in labels or cost units.
+    method : str
+        The sampling method (``"active"``, ``"passive"``, ``"stratified"``, ...).
+    measure : str
+        The measure's name.
+    indices : ndarray of int
+        The draw sequence: pool indices (query indices on a ranking pool).
+    q : ndarray of float
+        Each draw's sampling probability.
+    labels : ndarray
+        Each draw's label; on a ranking pool the drawn queries' grades, flat.
     inference : Estimate or None
-        The underlying :class:`~activeeval.estimators.inference.Estimate`, for other interval
-        methods (None for a session before its first label).
-    label_offsets : ndarray or None
-        Ranking pools only: offsets of each draw's grades in ``labels``.
+        The underlying [Estimate][activeeval.estimators.inference.Estimate], for other
+        interval methods; None for a session before its first label.
+    label_offsets : ndarray of int or None
+        Ranking pools only: draw ``j``'s grades are
+        ``labels[label_offsets[j]:label_offsets[j + 1]]``.
     interval : str
-        The method of ``ci`` (``"tempered"``, ``"logit"`` or ``"wald"``; ``"anytime"`` when
-        a stopping rule was set, whether or not it ended the campaign early, ``"fixed-width"``
-        under Chow–Robbins' rule).
+        The method of ``ci``: ``"tempered"`` (the default estimator on a static q),
+        ``"logit"`` or ``"wald"`` (where the tempered family is not defined, and with
+        ``estimator="snis"``); ``"anytime"`` when a stopping rule was set, whether or not it
+        ended the campaign early; ``"fixed-width"`` under Chow–Robbins' rule.
+    value_range : tuple of float
+        The measure's range, to which ``estimate`` and ``ci`` are clipped.
     stopped : str or None
-        Why the campaign stopped before spending its budget — the stopping rule that was met
-        (``"target width 0.05 reached"``, ``"claim f1 >= 0.8 established"``, …) — or None
-        when it ran to the budget (or a session still runs).
+        Why the campaign stopped before spending its budget (``"target width 0.05
+        reached"``, ``"claim f1 >= 0.8 established"``, ...), or None when it ran to the
+        budget (or a session still runs).
+    anytime_terms : callable or None
+        Gives the draws' per-draw terms of the anytime-valid sequence, computed once when
+        first asked; None where there are none (a stratified campaign).
     effective_n : float
-        Kish's effective sample size of the estimate's weights, (Σ v·w)²/Σ (v·w)² (the labels'
-        worth in uniform draws; NaN before the first label). Far below ``n_labels``, the
-        weights are uneven and a few labels carry the estimate.
+        Kish's effective sample size of the estimate's weights, (Σ v·w)²/Σ (v·w)² (NaN
+        before the first label); far below ``n_labels``, a few labels carry the estimate.
+
+    See Also
+    --------
+    evaluate : Runs a campaign and returns this result.
+    ComparisonResult : The result of a comparison of models.
+    activeeval.estimators.inference.Estimate : The underlying estimate and its intervals.
+
+    Notes
+    -----
+    Which interval ``ci`` is, why the estimate is clipped, and how much wider the
+    anytime-valid interval is, are explained on the *How it works* page of the
+    documentation (``docs/how-it-works/index.md``, "What a result reports").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, size=500)
+    >>> proba = np.column_stack([1 - p1, p1])
+    >>> y = (rng.uniform(size=500) < p1).astype(int)
+    >>> res = ae.evaluate(proba, lambda idx: y[idx], "error_rate", budget=100, random_state=1)
+    >>> print(res)
+    EvaluationResult(measure='error_rate', method='active', estimate=0.2649, stderr=0.03574,
+        ci=(0.1978, 0.3441), level=0.95, interval='tempered',
+        n_labels=100, n_draws=103, effective_n=98.35, cost=100, budget=100, stopped=None)
+    >>> lo, hi = res.confidence_interval(level=0.9, method="wald")
+    >>> print(f"[{lo:.3f}, {hi:.3f}]")
+    [0.206, 0.324]
+    >>> print(f"error rate <= {res.confidence_interval(alternative='less')[1]:.3f}")
+    error rate <= 0.330
     """
 
     estimate: float
@@ -115,7 +151,7 @@ class EvaluationResult:
     value_range: tuple[float, float] = (-math.inf, math.inf)
     stopped: str | None = None
     #: A function giving the draws' per-draw terms for the anytime-valid sequence
-    #: (:class:`~activeeval.estimators.anytime.DrawTerms`), computed once when first asked.
+    #: (``DrawTerms``), computed once when first asked.
     anytime_terms: Callable[[], DrawTerms] | None = field(default=None, repr=False)
 
     def confidence_interval(
@@ -124,22 +160,41 @@ class EvaluationResult:
         method: str | None = None,
         alternative: str = "two-sided",
     ) -> tuple[float, float]:
-        """Interval by any method of :meth:`Estimate.confidence_interval`, or ``"anytime"``;
-        by default the method of :attr:`ci`; clipped like :attr:`ci` to the measure's
-        ``value_range``.
+        """Interval for the measure by any method, two-sided or one-sided.
 
-        ``"anytime"``: the confidence sequence's running intersection after the last draw
-        (:meth:`confidence_sequence`), valid whenever the campaign was stopped — the interval
-        to report when you looked at the estimate along the way and stopped when it suited
-        you. It is wider than the fixed-n interval at the same labels: on the real tasks
-        1.4–2.3 times at 300 labels, median 1.54 (``docs/results/sequential.md``; more at a
-        handful of labels and near a census; :mod:`activeeval.estimators.anytime`).
-        ``"fixed-width"`` is the reported interval of Chow–Robbins' rule, the design-based
-        one.
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the result's ``level``.
+        method : str, optional
+            An interval method of ``Estimate.confidence_interval`` (``"wald"``, ``"t"``,
+            ``"logit"``, ``"wilson"``, ``"clopper-pearson"``, ``"agresti-coull"``,
+            ``"tempered"``); ``"anytime"``, the confidence sequence's running intersection
+            after the last draw, valid whenever the campaign was stopped — the interval to
+            report when you looked along the way and stopped when it suited you; or
+            ``"fixed-width"``, Chow–Robbins' reported interval (the design-based one).
+            Default: the method of ``ci`` (``interval``).
+        alternative : {"two-sided", "less", "greater"}, default "two-sided"
+            ``"less"``: the one-sided upper bound at ``level``, as the interval from the
+            lowest value of the measure's range to it (e.g. for *error rate ≤ 5%*);
+            ``"greater"``: the lower bound (e.g. for *F1 ≥ 0.80*).
 
-        ``alternative``: ``"two-sided"``, or a one-sided bound at ``level`` — ``"less"`` the
-        upper bound (the interval from the lowest value of the measure's range to it, e.g. for
-        *error rate ≤ 5%*), ``"greater"`` the lower bound (e.g. for *F1 ≥ 0.80*)."""
+        Returns
+        -------
+        tuple of float
+            (lower, upper), clipped to the measure's ``value_range``; (nan, nan) for a
+            session before its first label.
+
+        Raises
+        ------
+        ShapeError
+            ``method="anytime"`` on a result without per-draw terms (a stratified campaign).
+
+        Notes
+        -----
+        The anytime interval is wider than the fixed-n one at the same labels; the measured
+        ratio is on the *How it works* page (``docs/how-it-works/index.md``).
+        """
         if self.inference is None:
             return math.nan, math.nan
         how = self.interval if method is None else method
@@ -155,15 +210,42 @@ class EvaluationResult:
     def confidence_sequence(
         self, level: float | None = None, alternative: str = "two-sided"
     ) -> pd.DataFrame:
-        """The anytime-valid confidence sequence after every draw (up to 4,000 looks; beyond,
-        an even grid): columns ``n_draws``, ``estimate`` (the finite-pool martingale estimate
-        the sequence is centred on — not :attr:`estimate`, the Hájek form, from which it
-        differs by O(1/√n): on a ranked pool stopped at a target width, :attr:`estimate` lay
-        outside the anytime interval in 2% of runs), ``lower``, ``upper`` (running
-        intersection) and ``started``
-        (the start rule held: before, the measure's whole range). Plot ``lower``/``upper``
-        against ``n_draws`` to see when the answer was known.
-        :mod:`activeeval.estimators.anytime` has the construction and its guarantee."""
+        """The anytime-valid confidence sequence after every draw.
+
+        Plot ``lower`` and ``upper`` against ``n_draws`` to see when the answer was known.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level of the sequence (it holds at every draw at once); default the
+            result's ``level``.
+        alternative : {"two-sided", "less", "greater"}, default "two-sided"
+            ``"less"``: a sequence of upper bounds, ``"greater"``: of lower bounds.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per draw (up to 4,000 looks; beyond, an even grid), columns ``n_draws``;
+            ``estimate``, the finite-pool martingale estimate the sequence is centred on (not
+            the attribute ``estimate``, from which it differs by O(1/√n)); ``lower`` and
+            ``upper``, the running intersection; ``started``, whether the start rule held
+            (before, the interval is the measure's whole range).
+
+        Raises
+        ------
+        ShapeError
+            The result carries no per-draw terms (a stratified campaign, or a session before
+            its first label).
+
+        See Also
+        --------
+        confidence_interval : ``method="anytime"`` is the sequence's last interval.
+
+        Notes
+        -----
+        The construction and its guarantee are on the *Anytime-valid inference* page of the
+        documentation (``docs/design/anytime-valid.md``).
+        """
         lv = check_level(self.level if level is None else level)
         terms = self._terms()
         seq = terms.sequence(0, lv, alternative)
@@ -202,24 +284,102 @@ class EvaluationResult:
 
 @dataclass(frozen=True, eq=False)
 class ComparisonResult:
-    """Outcome of a comparison: a campaign's (:func:`~activeeval.compare`, thesis Algorithm 3)
-    or a session's (:meth:`~activeeval.Session.compare`, on the labeled prefix of its draws).
+    """Outcome of a comparison: the difference of the models' measures, its test and interval.
 
-    For two models ``difference`` = Ĝ[f₀] − Ĝ[f₁] with its Wald ``p_value`` (eq. 3.24). For
-    k > 2 models, ``difference`` and ``p_value`` compare the best model with the runner-up
-    (Holm-adjusted over all pairs), and ``comparison`` holds the full
-    :class:`~activeeval.estimators.inference.MultipleComparison` (pairwise table, Tukey range test).
+    Returned by ``compare`` (a campaign, thesis Algorithm 3) and by ``Session.compare`` (a
+    session, on the labeled prefix of its draws). For two models ``difference`` is
+    Δ̂ = Ĝ[f₀] − Ĝ[f₁] with its Wald ``p_value`` (eq. 3.23–3.24). For k > 2 models
+    ``difference`` and ``p_value`` compare the best model with the runner-up, and
+    ``comparison`` holds the full
+    [MultipleComparison][activeeval.estimators.inference.MultipleComparison] (pairwise
+    table, Tukey range test).
 
     Attributes
     ----------
-    estimates : ndarray of shape (k,)
-        Each model's estimate (NaN for ``active_neq``, which identifies only the difference).
-        Unlike :class:`EvaluationResult`'s, they are not clipped to the measure's range, so
-        that ``difference`` stays their difference: with a handful of labels an F1 estimate
-        can exceed 1.
+    difference : float
+        Δ̂, model 0's estimate minus model 1's (k > 2: the best model's minus the
+        runner-up's).
+    stderr : float
+        Standard error of ``difference``.
+    p_value : float
+        Wald p-value of Δ = 0 (k > 2: Holm-adjusted over all pairs).
+    ci : tuple of float
+        Interval for Δ at ``level``; ``interval`` names its method.
     best : int
-        Index of the model with the better estimate (for two models, 0 when ``difference``
-        is NaN: check it).
+        Index of the model with the better estimate (two models: 0 when ``difference`` is
+        NaN; check it).
+    estimates : ndarray of shape (k,)
+        Each model's estimate (NaN for ``active_neq``, which identifies only the
+        difference). Not clipped to the measure's range, so that ``difference`` stays their
+        difference: with a handful of labels an F1 estimate can exceed 1.
+    level : float
+        Confidence level of ``ci``.
+    n_labels : int
+        Distinct instances labeled.
+    n_draws : int
+        Draws used, repeats of labeled instances included.
+    cost : float
+        Labeling cost spent (= ``n_labels`` without costs).
+    budget : float
+        The budget, in labels or cost units.
+    method : str
+        The sampling method (``"active"``, ``"passive"``, ``"active_neq"``, ...).
+    measure : str
+        The measure's name.
+    indices : ndarray of int
+        The draw sequence: pool indices (query indices for two rankers).
+    q : ndarray of float
+        Each draw's sampling probability.
+    labels : ndarray
+        Each draw's label; for two rankers the grades of the union of both lists, flat.
+    comparison : Comparison, MultipleComparison or None
+        The underlying paired test
+        ([Comparison][activeeval.estimators.inference.Comparison]) or multiple comparison.
+    stopped : str or None
+        Why the campaign stopped before its budget (``"decided: model 0 is better"``, a
+        claim settled, the sequential protocol's ``"p < 0.05 (sequential Wald test)"``), or
+        None.
+    label_offsets : ndarray of int or None
+        Two rankers only: draw ``j``'s grades are
+        ``labels[label_offsets[j]:label_offsets[j + 1]]``.
+    value_range : tuple of float
+        The measure's range, to which ``model_intervals`` clips each model's interval.
+    model_scores : callable or None
+        Gives each model's tempered-model score curve on the draws (model-assisted estimator;
+        computed once, when ``model_intervals`` first asks); None where not computed.
+    anytime_terms : callable or None
+        Gives the draws' per-draw terms of the anytime-valid sequences, computed once when
+        first asked; None for ``active_neq``.
+    interval : str
+        The method of ``ci``: ``"wald"``; ``"anytime"`` when a stopping rule was set,
+        whether or not it ended the campaign early; ``"fixed-width"`` under Chow–Robbins'
+        rule (the Wald interval).
+    stderrs : ndarray of shape (k,)
+        Each model's own standard error on the comparison's draws (NaN where the method
+        identifies only the difference, ``active_neq``).
+
+    See Also
+    --------
+    compare : Runs a comparison campaign and returns this result.
+    EvaluationResult : The result of one model's evaluation.
+    activeeval.estimators.inference.MultipleComparison : The table of k > 2 models.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, size=500)
+    >>> y = (rng.uniform(size=500) < p1).astype(int)
+    >>> model_a = np.column_stack([1 - p1, p1])
+    >>> model_b = np.column_stack([1 - p1**2, p1**2])
+    >>> res = ae.compare([model_a, model_b], lambda idx: y[idx], budget=100, random_state=0)
+    >>> print(f"difference {res.difference:.3f}, p = {res.p_value:.4f}, best: model {res.best}")
+    difference -0.043, p = 0.0082, best: model 0
+    >>> print(f"model 0 is better: p = {res.test(alternative='less'):.4f}")
+    model 0 is better: p = 0.0041
+    >>> np.round(res.model_intervals(), 3).tolist()
+    [[0.099, 0.422], [0.142, 0.471]]
     """
 
     difference: float
@@ -243,16 +403,16 @@ class ComparisonResult:
     #: settled, the sequential protocol's ``"p < alpha"``), or None.
     stopped: str | None = None
     label_offsets: NDArray[np.int64] | None = None
-    #: The measure's range (:attr:`~activeeval.measures.Measure.value_range`), to which
-    #: :meth:`model_intervals` clips each model's interval.
+    #: The measure's range (``value_range``), to which
+    #: ``model_intervals`` clips each model's interval.
     value_range: tuple[float, float] = (-math.inf, math.inf)
     #: A function giving each model's tempered-model score curve on the draws (model-assisted
-    #: estimator; computed once, when :meth:`model_intervals` first asks), which
-    #: :meth:`model_intervals` joins to its Wald interval; None where not computed.
+    #: estimator; computed once, when ``model_intervals`` first asks), which
+    #: ``model_intervals`` joins to its Wald interval; None where not computed.
     model_scores: Callable[[], tuple[Any, ...]] | None = None
     #: The draws' per-draw terms for the anytime-valid sequences (computed when first asked).
     anytime_terms: Callable[[], DrawTerms] | None = field(default=None, repr=False)
-    #: The interval method of :attr:`ci`: ``"wald"``; ``"anytime"`` when a stopping rule was
+    #: The interval method of ``ci``: ``"wald"``; ``"anytime"`` when a stopping rule was
     #: set (whether or not it ended the campaign early), ``"fixed-width"`` under Chow–Robbins'
     #: rule (the Wald interval).
     interval: str = "wald"
@@ -274,15 +434,36 @@ class ComparisonResult:
         method: str | None = None,
         alternative: str = "two-sided",
     ) -> tuple[float, float]:
-        """Interval for ``difference`` at ``level`` (default :attr:`level`): ``"wald"`` (two-sided
-        at :attr:`level` it is :attr:`ci` unless a stopping rule ended the campaign), ``"t"``
-        (t_{n−1} on the draws) or ``"anytime"`` (the confidence sequence of Δ after the last
-        draw, valid at a data-dependent stop; :mod:`activeeval.estimators.anytime`); by default
-        :attr:`interval` (``"fixed-width"``, Chow–Robbins' rule's, is the Wald interval). ``alternative="less"`` gives the one-sided upper bound of Δ (a
-        non-inferiority claim Δ ≤ margin), ``"greater"`` the lower bound. For k > 2 models
-        it is the best model against the runner-up: not adjusted for the other pairs, except
-        ``"anytime"``, whose level is Bonferroni-adjusted over all k(k − 1)/2 pairs (so it
-        holds whichever pair the data make best and runner-up)."""
+        """Interval for ``difference``, two-sided or one-sided.
+
+        For k > 2 models it is the best model against the runner-up: not adjusted for the
+        other pairs, except ``"anytime"``, whose level is Bonferroni-adjusted over all
+        k(k − 1)/2 pairs (so it holds whichever pair the data make best and runner-up).
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the result's ``level``.
+        method : {"wald", "t", "anytime", "fixed-width"}, optional
+            ``"wald"`` (two-sided at the result's ``level`` it is ``ci`` unless a stopping
+            rule was set); ``"t"`` (t with n − 1 degrees of freedom on the draws);
+            ``"anytime"`` (the confidence sequence of Δ after the last draw, valid at a
+            data-dependent stop); ``"fixed-width"`` (Chow–Robbins' reported interval, the
+            Wald one). Default: the method of ``ci`` (``interval``).
+        alternative : {"two-sided", "less", "greater"}, default "two-sided"
+            ``"less"``: the one-sided upper bound of Δ (a non-inferiority claim
+            Δ ≤ margin); ``"greater"``: the lower bound.
+
+        Returns
+        -------
+        tuple of float
+            (lower, upper); the open side of a one-sided bound is infinite.
+
+        Raises
+        ------
+        ShapeError
+            ``method="anytime"`` for ``active_neq``, which has no per-draw terms.
+        """
         lv = check_level(self.level if level is None else level)
         how = check_option(
             self.interval if method is None else method,
@@ -299,9 +480,29 @@ class ComparisonResult:
     def confidence_sequence(
         self, level: float | None = None, alternative: str = "two-sided"
     ) -> pd.DataFrame:
-        """The anytime-valid confidence sequence of ``difference`` after every draw, as
-        :meth:`EvaluationResult.confidence_sequence` (k > 2: best against runner-up, level
-        Bonferroni-adjusted over all pairs)."""
+        """The anytime-valid confidence sequence of ``difference`` after every draw.
+
+        As ``EvaluationResult.confidence_sequence``; for k > 2 models the best against the
+        runner-up, at a level Bonferroni-adjusted over all k(k − 1)/2 pairs.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level of the sequence; default the result's ``level``.
+        alternative : {"two-sided", "less", "greater"}, default "two-sided"
+            ``"less"``: a sequence of upper bounds of Δ, ``"greater"``: of lower bounds.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per draw, columns ``n_draws``, ``difference`` (the sequence's centre),
+            ``lower``, ``upper`` (running intersection) and ``started``.
+
+        Raises
+        ------
+        ShapeError
+            For ``active_neq``, which has no per-draw terms.
+        """
         terms = self._terms()
         seq = terms.sequence(self._pair(), self._pair_level(level), alternative)
         return pd.DataFrame(
@@ -356,19 +557,28 @@ class ComparisonResult:
     def model_intervals(
         self, level: float | None = None, alternative: str = "two-sided"
     ) -> NDArray[np.float64]:
-        """Each model's own interval, shape (k, 2), from :attr:`estimates` and
-        :attr:`stderrs` at ``level`` (default :attr:`level`): Wald, joined with the model's
-        tempered-model score interval (:attr:`model_scores`; model-assisted estimator only,
-        as :class:`EvaluationResult`'s ``tempered``); one-sided as :meth:`confidence_interval`,
-        clipped to the measure's :attr:`value_range` (an error rate's interval does not go
-        below 0). The draws follow the comparison's q, chosen for the difference, so a
-        model's own interval is wider than an evaluation of it alone would give: the q leaves
-        few draws where the models agree, and their rare errors are what a Wald interval
-        misses. Measured (error rates, a 3,000-instance calibrated pool): Wald alone covered
-        0.83 / 0.94 / 0.94 at 100 / 200 / 400 labels with the model-assisted estimator (400
-        runs), joined 0.94–0.96 at 100 labels (300 runs, 1.1–1.2× the width); the thesis's
-        estimator keeps Wald, 0.80 / 0.90 / 0.93. For a model's value that must be right,
-        evaluate it alone."""
+        """Each model's own interval from ``estimates`` and ``stderrs``.
+
+        Wald, joined with the model's tempered-model score interval (``model_scores``;
+        model-assisted estimator only, as ``EvaluationResult``'s ``"tempered"``). The draws
+        follow the comparison's q, chosen for the difference, so a model's own interval is
+        wider than an evaluation of it alone would give, and its coverage is measured on the
+        *How it works* page (``docs/how-it-works/index.md``). For a model's value that must
+        be right, evaluate it alone.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the result's ``level``.
+        alternative : {"two-sided", "less", "greater"}, default "two-sided"
+            One-sided bounds as in ``confidence_interval``.
+
+        Returns
+        -------
+        ndarray of shape (k, 2)
+            Row j is model j's (lower, upper), clipped to the measure's ``value_range``
+            (an error rate's interval does not go below 0).
+        """
         lv = check_level(self.level if level is None else level)
         scores = (None,) * len(self.estimates) if self.model_scores is None else self.model_scores()
         out = np.empty((len(self.estimates), 2))
@@ -378,10 +588,23 @@ class ComparisonResult:
         return np.clip(out, lo, hi)
 
     def test(self, null: float = 0.0, alternative: str = "two-sided") -> float:
-        """The Wald p-value of h₀: Δ = ``null`` against Δ ≠ ``null``, Δ < ``null``
-        (``"less"``) or Δ > ``null`` (``"greater"``), Δ = ``difference`` (eq. 3.23–3.24).
-        For two models ``test()`` is :attr:`p_value`; for k > 2 it is not adjusted for the
-        other pairs (:attr:`p_value` is Holm-adjusted)."""
+        """The Wald p-value of h₀: Δ = ``null`` (eq. 3.23–3.24), Δ = ``difference``.
+
+        For two models ``test()`` is ``p_value``; for k > 2 it is not adjusted for the other
+        pairs (``p_value`` is Holm-adjusted).
+
+        Parameters
+        ----------
+        null : float, default 0.0
+            The difference under h₀.
+        alternative : {"two-sided", "less", "greater"}, default "two-sided"
+            h₁: Δ ≠ ``null``, Δ < ``null`` (``"less"``) or Δ > ``null`` (``"greater"``).
+
+        Returns
+        -------
+        float
+            The p-value.
+        """
         alternative = check_option(alternative, ALTERNATIVES, "alternative")
         return _shifted_p(self.difference, self.stderr, _null(null), alternative)
 

@@ -1,36 +1,18 @@
 """Instrumental (sampling) distributions over the pool, and drawing from them.
 
-``optimal_distribution`` implements the variance-optimal rule
+``optimal_distribution`` is the variance-optimal q* of the thesis (Thm 4.1, eq. 4.6; with
+labeling costs Thm 4.2, eq. 4.25), computed with the model's predictive distribution in place
+of p(y | x) and the intrinsic value (eq. 4.21) in place of the measure's true value; the
+closed forms (Cor. 4.2–4.4, eq. 4.23) are fast paths of that one rule.
+``comparison_distribution`` is its analogue for the difference of two or more models
+(Thm 5.1). Two safeguards protect against an overconfident model, both on by default: a
+``floor`` on the intrinsic value of 0/1 losses and a defensive ``mix`` with the pool
+distribution (``DEFAULT_FLOOR``, ``DEFAULT_MIX``). ``draw`` samples pool indices from any q;
+``inclusion_probabilities`` and ``successive_time`` describe the distinct instances those draws
+buy.
 
-    q*(x) ∝ p(x) · sqrt( E_y[w² (ℓ − Ǧ)² | x] / λ(x) )         (Thm 4.1, eq. 4.6; Thm 4.2, eq. 4.25)
-
-with the model's predictive distribution standing in for p(y|x) and the intrinsic value Ǧ
-(eq. 4.21) for G. The conditional moment comes from the measure (closed forms Cor. 4.2–4.4 and
-eq. 4.17/4.23 as fast paths of the general rule).
-
-Safeguards (Sec. 4.2.2, 4.4.2). q* trusts the model; an over-confident or badly calibrated
-model gives near-zero mass to instances that are in fact informative, and importance weights
-then explode. Two guards, both on by default:
-
-* ``floor``: for 0/1 losses the intrinsic value is clipped into [floor, 1 − floor] (the thesis
-  notes Ř acts as a smoothing parameter and suggests bounding it); for regular 0/1 risks every
-  instance then keeps a moment of at least floor², even one the model is certain about. For
-  F-measures the moment of a predicted negative with p(pos | x) = 0 is still zero — flooring it
-  too was measured to cost a third of the label efficiency on the skewed tasks (Default F1
-  7.2 → 4.7) — so there the defensive mixture is what keeps q positive; ``mix=0`` warns when
-  it leaves such instances at zero.
-* ``mix``: the defensive mixture q = (1 − ε)·q* + ε·p|_S, where S is the set of instances whose
-  weight w can be non-zero for some label (everything, except predicted negatives for
-  precision). It bounds every importance weight by 1/ε relative to passive sampling, so the
-  estimator's variance is at most 1/ε times passive's (Hesterberg, 1995).
-
-Defaults, from a grid over floor ∈ {0, 0.05} × mix ∈ {0, 0.05, 0.1} on the real tasks (email
-shift, ISLR Default and Caravan; logistic regression and naive Bayes; error rate and F1;
-300 repetitions, budgets 50–800; see ``docs/results/active_estimation.md``): without the floor,
-naive Bayes makes active estimation lose to passive by up to 1.6× MAE at small budgets
-(Caravan F1 1.60, email error rate 1.37); floor = 0.05 caps the worst case at ≈1.1×, and
-mix = 0.1 bounds every importance weight by 10× passive's at a cost of at most ~10% MAE on
-well-calibrated models.
+The derivation, the safeguards and the measurements behind the defaults are on the *Sampling
+distributions (q*)* page of the documentation (``docs/how-it-works/sampling.md``).
 """
 
 from __future__ import annotations
@@ -79,14 +61,74 @@ __all__ = [
 
 
 def passive_distribution(n: int, pool_weights: ArrayLike | None = None) -> NDArray[np.float64]:
-    """Passive sampling: q = p (uniform over the pool unless ``pool_weights`` are given)."""
+    """Passive sampling: q = p, the test distribution over the pool.
+
+    Parameters
+    ----------
+    n : int
+        Number of pool instances m.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool, up to a constant; uniform by default.
+
+    Returns
+    -------
+    q : ndarray of shape (m,)
+        ``pool_weights`` normalized to sum to one, or 1/m everywhere.
+
+    See Also
+    --------
+    activeeval.sampling.optimal_distribution : The variance-optimal q*.
+    activeeval.sampling.draw : Draw pool indices from a distribution.
+
+    Examples
+    --------
+    >>> from activeeval.sampling import passive_distribution
+    >>> passive_distribution(4).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    >>> passive_distribution(3, pool_weights=[2, 1, 1]).tolist()
+    [0.5, 0.25, 0.25]
+    """
     return _pool_distribution(int(n), pool_weights)
 
 
 def cost_distribution(
     costs: ArrayLike, pool_weights: ArrayLike | None = None
 ) -> NDArray[np.float64]:
-    """Cost-only heuristic q ∝ p(x) · λ(x)^(-1/2) (``active_lambda``, Sec. 4.4.1)."""
+    """Cost-only heuristic q ∝ p(x) · λ(x)^(-1/2), the ``active_lambda`` baseline (Sec. 4.4.1).
+
+    It ignores the model: cheap instances are drawn more often, by the square root of the
+    cost ratio.
+
+    Parameters
+    ----------
+    costs : array-like of shape (m,)
+        Labeling cost λ(x) > 0 of every pool instance.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool, up to a constant; uniform by default.
+
+    Returns
+    -------
+    q : ndarray of shape (m,)
+        Positive, sums to one.
+
+    Raises
+    ------
+    ShapeError
+        When ``costs`` is None.
+
+    See Also
+    --------
+    activeeval.sampling.optimal_distribution : q* with costs (Thm 4.2), which also uses the model.
+    activeeval.sampling.passive_distribution : q = p.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.sampling import cost_distribution
+    >>> q = cost_distribution([1.0, 4.0, 1.0, 4.0])
+    >>> np.round(q, 3).tolist()
+    [0.333, 0.167, 0.333, 0.167]
+    """
     c = check_costs(costs, int(np.size(costs)))
     if c is None:
         raise ShapeError("costs: the cost-only heuristic needs costs.")
@@ -163,12 +205,18 @@ def optimal_distribution(
 ) -> NDArray[np.float64]:
     """Variance-optimal instrumental distribution over the pool (Thm 4.1, 4.2).
 
+    q*(x) ∝ p(x) · sqrt(E[w² (ℓ − Ǧ)² | x] / λ(x)) (eq. 4.6, 4.25), with the model's
+    predictive distribution for p(y | x) and the intrinsic value Ǧ (eq. 4.21) for the
+    measure's value; then the ``floor`` and the defensive ``mix``. See the *Sampling
+    distributions (q*)* page of the documentation (``docs/how-it-works/sampling.md``).
+
     Parameters
     ----------
     predictive : Predictive, (m, K) array, or a list of them
         The model's predictive distribution over the pool (class probabilities, or
         ``Gaussian(mean, var)``); it stands in for p(y | x). A list of two or more models gives
-        the distribution for comparing them (:func:`comparison_distribution`, Thm 5.1).
+        the distribution for comparing them (``comparison_distribution``, Thm 5.1); graded
+        relevances (``GradedRelevance``) give the ranking distribution (eq. 6.10, 6.11).
     measure : Measure or str
         The generalized risk to estimate.
     costs : array-like of shape (m,), optional
@@ -180,7 +228,8 @@ def optimal_distribution(
     floor : float
         Bounds [floor, 1 − floor] on the intrinsic value for 0/1 losses; 0 disables.
     mix : float
-        Weight ε ∈ [0, 1] of the defensive mixture with p; 0 disables.
+        Weight ε ∈ [0, 1] of the defensive mixture with p; 0 disables (and warns when q is
+        then zero where the measure's weight can be positive).
     pos_label : label, optional
         Positive class for F-measures named by string.
     fast : bool
@@ -191,9 +240,29 @@ def optimal_distribution(
     q : ndarray of shape (m,)
         Non-negative, sums to one; zero only where the measure's weight is zero for every label.
 
+    See Also
+    --------
+    activeeval.sampling.comparison_distribution : q* for the difference of models (Thm 5.1).
+    activeeval.sampling.draw : Draw pool indices from q.
+    activeeval.estimators.assisted.assisted_distribution : q for the model-assisted estimator.
+    evaluate : Run a whole campaign, q* included.
+
     References
     ----------
     Thesis Thm 4.1 (eq. 4.6), Thm 4.2 (eq. 4.25), eq. 4.21 (intrinsic value), Cor. 4.2–4.4.
+
+    Examples
+    --------
+    Uncertain instances get more mass, expensive ones less:
+
+    >>> import numpy as np
+    >>> from activeeval.sampling import optimal_distribution
+    >>> proba = np.array([[0.99, 0.01], [0.9, 0.1], [0.6, 0.4], [0.45, 0.55]])
+    >>> np.round(optimal_distribution(proba, "error_rate"), 3).tolist()
+    [0.163, 0.207, 0.308, 0.322]
+    >>> q = optimal_distribution(proba, "error_rate", costs=[1.0, 1.0, 1.0, 4.0])
+    >>> np.round(q, 3).tolist()
+    [0.19, 0.243, 0.364, 0.203]
     """
     if isinstance(predictive, GradedRelevance) or (
         isinstance(predictive, list | tuple)
@@ -271,7 +340,40 @@ def check_support(q: NDArray[Any], required: NDArray[np.bool_], name: str = "q")
 
 
 def draw(q: ArrayLike, n: int, random_state: Any = None) -> NDArray[np.intp]:
-    """Draw ``n`` pool indices i.i.d. from ``q``, with replacement (Algorithm 2, line 3)."""
+    """Draw ``n`` pool indices i.i.d. from ``q``, with replacement (Algorithm 2, line 3).
+
+    Parameters
+    ----------
+    q : array-like of shape (m,)
+        A sampling distribution over the pool: finite, non-negative, summing to one (±1e-8).
+    n : int
+        Number of draws, n ≥ 0.
+    random_state : None, int or numpy.random.Generator
+        Seed or generator of the draws.
+
+    Returns
+    -------
+    indices : ndarray of shape (n,)
+        Pool indices, in draw order; repeats are possible.
+
+    Raises
+    ------
+    InvalidSamplingDistributionError
+        When ``q`` has a negative entry or does not sum to one.
+    BudgetError
+        When ``n`` is negative.
+
+    See Also
+    --------
+    activeeval.sampling.optimal_distribution : The variance-optimal q*.
+    activeeval.sampling.inclusion_probabilities : Which distinct instances n draws reach.
+
+    Examples
+    --------
+    >>> from activeeval.sampling import draw
+    >>> draw([0.1, 0.2, 0.3, 0.4], 6, random_state=0).tolist()
+    [3, 1, 0, 0, 3, 3]
+    """
     qq = check_distribution(q)
     if int(n) < 0:
         raise BudgetError(f"n: cannot draw a negative number of instances ({n}).")
@@ -283,12 +385,41 @@ def draw(q: ArrayLike, n: int, random_state: Any = None) -> NDArray[np.intp]:
 
 
 def successive_time(q: ArrayLike, n: int) -> float:
-    """The t with Σ_i (1 − exp(−q_i t)) = n: the "time" at which i.i.d. draws from q have
-    reached n distinct instances, in expectation (see :func:`inclusion_probabilities`).
+    """The "time" t at which i.i.d. draws from ``q`` reach ``n`` distinct instances, in
+    expectation: the root of Σ_i (1 − exp(−q_i t)) = n.
 
-    inf when n is at least the number of instances with q > 0; 0 for n = 0. The left side is
-    concave and increasing in t and is at most n at t = n (1 − e^(−x) ≤ x), so Newton's method
-    from t = n increases monotonically to the root.
+    It gives the inclusion probabilities π_i = 1 − exp(−q_i t) of ``inclusion_probabilities``.
+    The left side is concave and increasing in t and at most n at t = n (1 − e^(−x) ≤ x), so
+    Newton's method from t = n increases monotonically to the root.
+
+    Parameters
+    ----------
+    q : array-like of shape (m,)
+        A sampling distribution over the pool.
+    n : int
+        Number of distinct instances, n ≥ 0.
+
+    Returns
+    -------
+    t : float
+        0 for n = 0; ``inf`` when n is at least the number of instances with q > 0.
+
+    Raises
+    ------
+    BudgetError
+        When ``n`` is negative or not an integer.
+
+    See Also
+    --------
+    activeeval.sampling.inclusion_probabilities : π_i = 1 − exp(−q_i t).
+
+    Examples
+    --------
+    >>> from activeeval.sampling import successive_time
+    >>> round(successive_time([0.25, 0.25, 0.25, 0.25], 2), 4)
+    2.7726
+    >>> successive_time([0.25, 0.25, 0.25, 0.25], 4)
+    inf
     """
     qq = check_distribution(q)
     if int(n) != n:
@@ -299,7 +430,7 @@ def successive_time(q: ArrayLike, n: int) -> float:
 
 
 def _successive_time(q: NDArray[np.float64], n: int) -> float:
-    """:func:`successive_time` for a validated q and integer n ≥ 0."""
+    """``successive_time`` for a validated q and integer n ≥ 0."""
     qp = q[q > 0]
     if n >= qp.shape[0]:
         return math.inf
@@ -311,7 +442,7 @@ def _time_to_reach(
 ) -> float:
     """The t with Σ_i c_i (1 − exp(−q_i t)) = ``total`` over positive ``qp`` (c = ``price``,
     ones by default: distinct instances; costs: the expected cost of the first distinct
-    draws, :mod:`activeeval.planner`), for 0 ≤ total < Σ c. Newton's method from a point
+    draws, ``activeeval.planner``), for 0 ≤ total < Σ c. Newton's method from a point
     left of the root (1 − e^(−x) ≤ x), where the concave increasing left side makes it
     increase monotonically to the root."""
     if total <= 0:
@@ -336,24 +467,46 @@ def _time_to_reach(
 
 def inclusion_probabilities(q: ArrayLike, n: int) -> NDArray[np.float64]:
     """Probability that each pool instance is among the first ``n`` *distinct* instances of
-    an i.i.d. sequence of draws from ``q`` — the sample a label budget of n buys when repeats
-    of labeled instances are free (Algorithm 2).
+    an i.i.d. sequence of draws from ``q``.
 
-    The distinct instances in order of first appearance are a successive sample (sampling
-    without replacement proportional to q among those not yet drawn). Embedding the draws in
-    a Poisson process of rate one, instance i first appears at an Exp(q_i) time,
-    independently across instances, so the sample is the order sample of the n smallest
-    E_i/q_i (Rosén, 1972; 1997), and
+    That is the sample a label budget of n buys when repeats of labeled instances are free
+    (Algorithm 2). Rosén's approximation π_i ≈ 1 − exp(−q_i t) with Σ_i π_i = n
+    (``successive_time``): exact for uniform q (π_i = n/m, a simple random sample) and when
+    n reaches the support; on small pools the π of rarely drawn instances can be off by a
+    visible fraction. The derivation and its accuracy are on the *Sampling distributions (q*)*
+    page (``docs/how-it-works/sampling.md``).
 
-        π_i ≈ 1 − exp(−q_i t),   Σ_i π_i = n     (:func:`successive_time`),
+    Parameters
+    ----------
+    q : array-like of shape (m,)
+        A sampling distribution over the pool.
+    n : int
+        Number of distinct instances, n ≥ 0.
 
-    Rosén's approximation, asymptotically exact as n and m − n grow (it replaces the random
-    n-th arrival time by its deterministic equivalent t). It is exact for uniform q (π_i =
-    n/m: the sample is then a simple random sample) and when n reaches the support (π = 1 on
-    q > 0). On small pools the π of rarely drawn instances can be off by a visible fraction
-    (measured up to ~20% on π ≈ 0.03, m = 300); the estimators built on it stayed within
-    Monte-Carlo error of unbiased (tests/test_finite_population.py). Returns an (m,) array;
-    0 where q = 0.
+    Returns
+    -------
+    pi : ndarray of shape (m,)
+        Inclusion probabilities, summing to n (to 1 on q > 0 when n reaches the support);
+        0 where q = 0.
+
+    See Also
+    --------
+    activeeval.sampling.successive_time : The t of the approximation.
+    activeeval.estimators.assisted.assisted_estimate : Uses π with ``pool_q`` (finite pools).
+
+    References
+    ----------
+    Rosén (1972), Asymptotic theory for successive sampling; Rosén (1997), On sampling with
+    probability proportional to size.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.sampling import inclusion_probabilities
+    >>> np.round(inclusion_probabilities([0.1, 0.2, 0.3, 0.4], 2), 3).tolist()
+    [0.259, 0.451, 0.593, 0.698]
+    >>> inclusion_probabilities([0.25, 0.25, 0.25, 0.25], 2).tolist()
+    [0.5, 0.5, 0.5, 0.5]
     """
     qq = check_distribution(q)
     t = successive_time(qq, n)  # validates n
@@ -432,24 +585,70 @@ def comparison_distribution(
 ) -> NDArray[np.float64]:
     """Sampling distribution for comparing two or more models (thesis Ch. 5).
 
-    ``active``: q*(x) ∝ p(x)·sqrt(E[(ψ₁ − ψ₂)² | x] / λ(x)) under the mixture of the models'
-    predictive distributions (eq. 5.11) with intrinsic centers (eq. 5.12) — Thm 5.1 for
-    regular risks, and for any generalized risk (F-measures included) through the influence
-    functions ψ_j = w_j(ℓ_j − Ǧ_j)/E[w_j] of the two ratio estimates. Cor. 5.1 (zero-one loss,
-    any number of classes) and Cor. 5.2 (squared loss) are its fast paths. For k > 2 models, the
-    average of the pairwise distributions (eq. 5.16) under the k-component mixture.
+    ``active`` is q*(x) ∝ p(x)·sqrt(E[(ψ₁ − ψ₂)² | x] / λ(x)), the variance-optimal q for the
+    difference (Thm 5.1) under the mixture of the models' predictive distributions (eq. 5.11)
+    with intrinsic centers (eq. 5.12); for k > 2 models the average of the pairwise
+    distributions (eq. 5.16). The defensive ``mix`` keeps ε·p(x) on every instance. The
+    variants and the derivation are on the *Sampling distributions (q*)* page
+    (``docs/how-it-works/sampling.md``).
 
-    Where the models agree, Cor. 5.1 gives mass ∝ |Δ̌|, which is zero when the intrinsic
-    difference Δ̌ = 0 (e.g. two symmetric models, or squared loss, eq. 5.14). The defensive
-    mixture ``mix`` (default ε = 0.1) keeps ε·p(x) on every instance, so the estimates stay
-    consistent for the whole pool.
+    Parameters
+    ----------
+    predictives : list of Predictive or (m, K) arrays
+        Two or more models' predictive distributions over the same pool.
+    measure : Measure or str
+        The generalized risk whose difference is compared.
+    method : str
+        One of ``COMPARISON_METHODS``: ``active`` (q*, default), ``passive`` (q = p),
+        ``active_0`` (q ∝ (f₁ − f₂)², for classifiers 1[f₁ ≠ f₂]), ``active_inf``
+        (q ∝ |f₁ − f₂|), ``active_neq`` (uniform on the disagreements, zero elsewhere, no
+        mixture), ``active_risk`` (the average of the single-model q*), ``active_uniC``
+        (q* ignoring costs), ``active_lambda`` (q ∝ p·λ^(-1/2)). ``active_0``,
+        ``active_inf`` and ``active_neq`` compare exactly two models.
+    costs : array-like of shape (m,), optional
+        Labeling cost λ(x) > 0 of every pool instance.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool, up to a constant; uniform by default.
+    mixture : Predictive, optional
+        The distribution standing in for p(y | x); the equal-weight mixture of
+        ``predictives`` by default.
+    mix : float
+        Weight ε ∈ [0, 1] of the defensive mixture with p; 0 disables.
+    pos_label : label, optional
+        Positive class for F-measures named by string.
+    fast : bool
+        Use the measure's closed form where one exists (Cor. 5.1, 5.2).
 
-    Variants that need no predictive distribution (Sec. 5.2.2): ``active_0`` q ∝ (f₁ − f₂)²
-    (for classifiers 1[f₁ ≠ f₂]); ``active_inf`` q ∝ |f₁ − f₂|; both mixed with p like q*.
-    ``active_neq``: uniform on disagreements and zero elsewhere — the estimator must then be
-    rescaled by the disagreement mass (:func:`activeeval.compare` does); ``active_risk``: the
-    average of the single-model optimal distributions; ``passive``: q = p; ``active_uniC``:
-    q* ignoring costs; ``active_lambda``: q ∝ p·λ^(-1/2).
+    Returns
+    -------
+    q : ndarray of shape (m,)
+        Non-negative, sums to one.
+
+    See Also
+    --------
+    activeeval.sampling.optimal_distribution : q* for one model.
+    compare : Run a whole comparison campaign.
+    activeeval.estimators.inference.paired_test : Test the difference on the labeled draws.
+
+    Notes
+    -----
+    ``active_neq`` samples only where the models disagree, so the estimate is of the
+    difference given disagreement; it must be rescaled by the disagreement mass
+    (``compare`` does; ``paired_test(..., support_mass=)``).
+
+    Examples
+    --------
+    The models disagree on instances 1 and 3, which get most of the mass:
+
+    >>> import numpy as np
+    >>> from activeeval.sampling import comparison_distribution
+    >>> a = np.array([[0.99, 0.01], [0.9, 0.1], [0.6, 0.4], [0.45, 0.55]])
+    >>> b = np.array([[0.99, 0.01], [0.4, 0.6], [0.6, 0.4], [0.55, 0.45]])
+    >>> np.round(comparison_distribution([a, b], "error_rate"), 3).tolist()
+    [0.057, 0.439, 0.057, 0.448]
+    >>> q = comparison_distribution([a, b], "error_rate", method="active_0")
+    >>> np.round(q, 3).tolist()
+    [0.025, 0.475, 0.025, 0.475]
     """
     method = check_option(method, COMPARISON_METHODS, "method")
     preds_in = [as_predictive(pr, f"predictions[{k}]") for k, pr in enumerate(predictives)]

@@ -49,11 +49,11 @@ from .steps import (
     Oracle,
     _Acquisition,
     _bar,
+    _check_step,
     _comparison_result,
     _Look,
     _run_comparison,
     _run_looks,
-    _check_step,
     _stop_step,
 )
 
@@ -87,83 +87,122 @@ def compare(
 ) -> ComparisonResult:
     """Compare two or more models on the pool from labels bought within a budget.
 
+    Draws pool instances from a sampling distribution q chosen for the difference of the
+    models' measures — by default the ``q*`` that maximizes the power of the paired test, under
+    the mixture of the models' predictive distributions — labels them within the budget and
+    tests which model is better (thesis Algorithm 3). Two ranking functions of the same
+    queries are compared the same way.
+
     Parameters
     ----------
     predictions : sequence of predictive distributions
-        Each model's predictions on the same pool (as for :func:`evaluate`), or two
-        GradedRelevance rankers of the same queries (with item ids). Then the union of both
-        lists is labeled (Sec. 6.2): the oracle receives query indices and returns the grades
-        of :func:`~activeeval.ranking.ranking_union`'s items for them, in that order; an item
-        both rankers show takes the mixture of their grade models (eq. 5.11); ``method`` is one
-        of :data:`~activeeval.methods.RANKING_METHODS` (eq. 6.11).
-    oracle, measure, budget, costs, level, random_state, pool_weights, pos_label, mix,
-    max_draws, progress
-        As for :func:`evaluate`.
-    method : str
+        Each model's predictions on the same pool (as for ``evaluate``), or two
+        GradedRelevance rankers of the same queries (with item ids): then the union of both
+        lists is labeled (Sec. 6.2) and the oracle returns the grades of
+        [ranking_union][activeeval.ranking.ranking_union]'s items, in that order.
+    oracle : callable
+        ``oracle(indices) -> labels``, as for ``evaluate``.
+    measure : Measure or str, default "error_rate"
+        As for ``evaluate``; a loss or score of the models' predictions (not a label mean).
+    budget : float, default 300
+        Number of labels, or total cost when ``costs`` are given.
+    method : str, default "active"
         ``"active"`` (Thm 5.1 under the mixture of the models, eq. 5.11; eq. 5.16 for k > 2),
         ``"passive"``, ``"active_0"``, ``"active_inf"``, ``"active_neq"``, ``"active_risk"``,
         ``"active_uniC"``, ``"active_lambda"`` (see
-        :func:`~activeeval.sampling.comparison_distribution`).
-    sequential : bool
-        The thesis's sequential protocol (Table 5.1): label ``step`` more labels (or cost
-        units) at a time and stop as soon as the Wald p-value falls below ``alpha``.
-        **Repeated testing inflates the type I error above alpha** (each look is another
-        chance of a false rejection; ``docs/results/sequential.md`` measures how much); kept
-        to reproduce the thesis. ``decide=True`` is the valid rule.
-    alpha : float
+        [comparison_distribution][activeeval.sampling.comparison_distribution]). Ranking
+        pools: one of [RANKING_METHODS][activeeval.methods.RANKING_METHODS] (eq. 6.11).
+    costs : array-like of shape (m,), optional
+        Labeling cost per pool instance; ``budget`` is then in cost units.
+    level : float, default 0.95
+        Confidence level of ``ci``.
+    random_state : None, int or numpy Generator
+        Seed of the draws.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool (up to a constant); uniform by default.
+    pos_label : label, optional
+        The positive class of an F-measure, precision or recall (as for ``evaluate``).
+    mix : float
+        Weight of the defensive mixture with p in q (as for ``evaluate``).
+    sequential : bool, default False
+        The thesis's sequential protocol (Table 5.1): label ``step`` more labels at a time
+        and stop once the Wald p-value falls below ``alpha``. Repeated testing inflates the
+        type I error above ``alpha``; kept to reproduce the thesis. ``decide=True`` is the
+        valid rule.
+    alpha : float, default 0.05
         Significance level of the sequential protocol.
     step : float, optional
         Labels (or cost) between looks; default budget / 20 for ``sequential``, budget / 100
         under a stopping rule.
-    decide : bool
+    estimator : {"assisted", "snis"}, default "assisted"
+        ``"assisted"`` compares model-assisted estimates, each model's own predictive
+        distribution a control variate; ``"snis"`` is the thesis's paired Wald test
+        (multiple comparison for k > 2). ``method="active_neq"`` always uses ``"snis"``.
+    max_draws : int, optional
+        Cap on draws (repeats of labeled instances are free but count); as for ``evaluate``.
+    progress : bool, optional
+        Show a progress bar; by default one appears only if the campaign runs over a second.
+    features : array-like of shape (m, d), optional
+        Numeric pool features for the model-assisted estimator: each model's smoothed
+        labeled residuals are one more control variate, tuned for the differences.
+    bandwidth : float
+        The smoother's Gaussian kernel bandwidth on the standardized features.
+    prediction : sequence, optional
+        One decision f(x) per model, or None to use that model's mode or mean (as
+        ``evaluate``'s ``prediction``).
+    decide : bool, default False
         Stop once the comparison is decided: the anytime-valid confidence sequence of
-        Δ = G(model 0) − G(model 1) excludes 0 (k > 2: the best model's against every other,
-        each at level 1 − (1 − level)/(k(k − 1)/2)); a level-(1 − ``level``) test at every
-        look (:mod:`activeeval.stopping`).
+        Δ = G(model 0) − G(model 1) excludes 0 (k > 2: the best model's against every other).
     claim : str or Claim, optional
         Two models: stop once a claim about the difference, e.g. ``"difference <= 0.005"``
         (for a loss, model 0 at most 0.005 worse than model 1), is established or refuted.
     target_width : float, optional
         Stop once the interval for Δ is at most this wide.
-    rule : {"anytime", "fixed-width"}
-        As for :func:`evaluate`. With any stopping rule the result's ``ci`` is the anytime
-        interval of Δ (``interval == "anytime"``) and ``stopped`` says why it stopped.
-    estimator : {"assisted", "snis"}
-        ``"assisted"`` (default) compares model-assisted estimates, each model's own
-        predictive distribution a control variate with its coefficient tuned for the
-        differences once 30 labeled instances have differing predictions, the mixture of
-        the models before (:func:`~activeeval.estimators.assisted.assisted_paired_test`, for k > 2
-        :func:`~activeeval.estimators.assisted.assisted_multiple_comparison`; two rankers: each
-        query's expected measure under the rankers' grade models, shared items under their
-        mixture, eq. 5.11, with one coefficient); ``"snis"`` is the thesis's paired Wald
-        test / multiple comparison. ``active_neq`` always uses ``"snis"``.
-    features, bandwidth
-        As for :func:`evaluate`, with the model-assisted estimator: each model's labeled
-        residuals under the mixture of the models, smoothed over the pool's features, are
-        one more control variate with its own coefficient, tuned for the differences
-        (:mod:`activeeval.estimators.assisted`, "Pool features"). It pays where near neighbours
-        share which model is right.
-    prediction : sequence, optional
-        One decision f(x) per model, or None to use that model's mode or mean (as
-        :func:`evaluate`'s ``prediction``).
+    rule : {"anytime", "fixed-width"}, default "anytime"
+        As for ``evaluate``: with any stopping rule ``ci`` is the anytime interval of Δ
+        (``interval == "anytime"``) and ``stopped`` says why the campaign stopped.
 
     Returns
     -------
     ComparisonResult
+        The difference Δ̂ of the first two models (k > 2: best against runner-up), its
+        p-value and interval, each model's estimate, the labels spent and the draws.
+
+    See Also
+    --------
+    evaluate : Estimate one model's measure.
+    Session : The same comparison as a persistent session, for labels that arrive over time.
+    activeeval.sampling.comparison_distribution : The q the comparison draws from.
+    activeeval.estimators.assisted.assisted_paired_test : The default paired test.
 
     Notes
     -----
-    The interval for Δ is Wald, so it needs Δ̂ to be roughly normal. For an F-measure on a
-    rare class that takes a few hundred labels: for logistic regression vs gradient boosting
-    on Default's F1 (1,000 campaigns) the 95% interval covered 0.81 at 100 labels, 0.91 at
-    200 and 0.95 at 400 (the thesis's estimator: 0.82, 0.91, 0.94). The shortfall at 100 is
-    the O(1/n) bias of the ratio estimates (0.4 SD there), not the standard error, which
-    matched the true spread. Error-rate comparisons kept their type I error near or below α
-    from 50–100 labels (``docs/results/active_comparison.md``, label-swap null).
+    The interval for Δ is Wald, so it needs Δ̂ to be roughly normal: for an F-measure on a
+    rare class that takes a few hundred labels. The measured coverage, the sequential
+    protocol's type I error, the stopping rules of k > 2 models, the estimator of a
+    comparison and its pool features are explained on the *How it works* page of the
+    documentation (``docs/how-it-works/index.md``, "Comparing models").
 
     References
     ----------
-    Thesis Algorithm 3, Thm 5.1, Cor. 5.1–5.2, eq. 5.16, Table 5.1.
+    C. Sawade, *Active Evaluation of Predictive Models*, PhD thesis, University of Potsdam,
+    2013: Algorithm 3, eq. 3.23–3.24, Thm 5.1, Cor. 5.1–5.2, eq. 5.11, eq. 5.16,
+    Table 5.1; Sec. 6.2 for ranking functions.
+
+    Examples
+    --------
+    Two models' class probabilities on the same pool of 500 instances:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, size=500)
+    >>> y = (rng.uniform(size=500) < p1).astype(int)
+    >>> model_a = np.column_stack([1 - p1, p1])
+    >>> model_b = np.column_stack([1 - p1**2, p1**2])
+    >>> res = ae.compare([model_a, model_b], lambda idx: y[idx], budget=100, random_state=0)
+    >>> print(f"difference {res.difference:.3f}, p = {res.p_value:.3f}, best: model {res.best}")
+    difference -0.043, p = 0.008, best: model 0
     """
     if _is_ranking(predictions):
         _no_features(features, RankedPool.refuses_features)

@@ -52,10 +52,10 @@ from .steps import (
     Oracle,
     _Acquisition,
     _bar,
+    _check_step,
     _Look,
     _no_label_bought,
     _run_looks,
-    _check_step,
     _stop_step,
 )
 from .stratified import _check_strata, _stratified
@@ -91,123 +91,147 @@ def evaluate(
 ) -> EvaluationResult:
     """Estimate a model's performance on the pool from labels bought within a budget.
 
+    Draws pool instances from a sampling distribution q — by default the variance-optimal
+    ``q*`` computed from the model's own predictive distribution — asks the oracle for the
+    labels of new ones until the budget is spent, and returns the estimate with its
+    standard error and confidence interval (thesis Algorithm 2). A ranking function is
+    evaluated the same way on a pool of queries (thesis Ch. 6).
+
     Parameters
     ----------
     predictions : (m, K) array, Categorical, Gaussian, Mixture or GradedRelevance
-        The model's predictive distribution on every pool instance; for a ranking function,
-        its ranked lists with per-item grade distributions over a pool of m queries
-        (thesis Ch. 6).
+        The model's predictive distribution p(y | x) on every pool instance, e.g. a
+        classifier's ``predict_proba`` output; for a ranking function, its ranked lists with
+        per-item grade distributions over a pool of m queries.
     oracle : callable
-        ``oracle(indices) -> labels`` for pool indices never asked before; deterministic. For
-        a ranking pool it receives query indices and returns the grades of every item of each
-        query, in the ranker's order, concatenated (or a list with one array per query).
-    measure : Measure or str
+        ``oracle(indices) -> labels`` for pool indices never asked before; deterministic.
+        For a ranking pool it receives query indices and returns the grades of every item of
+        each query, in the ranker's order, concatenated (or a list with one array per query).
+    measure : Measure or str, default "error_rate"
         ``"error_rate"``, ``"accuracy"``, ``"mse"``, ``"mae"``, ``"f1"``, ``"precision"``,
         ``"recall"`` or a measure object; for rankings ``"dcg"``, ``"err"``, ``DCG(k)`` or
         ``ERR(k, max_grade)``.
-    budget : float
+    budget : float, default 200
         Number of labels, or total cost Λ when ``costs`` are given (Sec. 4.3). Ranking pools:
-        number of queries, or Λ in query-cost units when the GradedRelevance has item costs
-        (a query costs its items' summed cost, scaled to mean one; Sec. 6.3).
-    method : str
-        ``"active"`` (q*, cost-sensitive with costs; Thm 4.1/4.2), ``"passive"`` (q = p),
+        number of queries, or Λ in query-cost units when the GradedRelevance has item costs.
+    method : str, default "active"
+        ``"active"`` (``q*``, cost-sensitive with costs; Thm 4.1/4.2), ``"passive"`` (q = p),
         ``"stratified"`` (Bennett & Carvalho, 2010), ``"active_lambda"`` (q ∝ λ^(-1/2)),
-        ``"active_uniC"`` (q* ignoring costs). Ranking pools: one of
-        :data:`~activeeval.methods.RANKING_METHODS` (eq. 6.10 and the baselines of Sec. 6.3).
+        ``"active_uniC"`` (``q*`` ignoring costs). Ranking pools: one of
+        [RANKING_METHODS][activeeval.methods.RANKING_METHODS] (eq. 6.10 and the baselines of
+        Sec. 6.3).
     costs : array-like of shape (m,), optional
-        Labeling cost per pool instance; the budget is then in cost units. Ranking pools
+        Labeling cost per pool instance; ``budget`` is then in cost units. Ranking pools
         default to the items' summed costs.
-    level : float
+    level : float, default 0.95
         Confidence level of ``ci``.
     random_state : None, int or numpy Generator
         Seed of the draws.
     pool_weights : array-like of shape (m,), optional
         Test distribution p(x) over the pool (up to a constant); uniform by default.
+    pos_label : label, optional
+        The positive class of ``"f1"``, ``"precision"`` and ``"recall"``; by default the
+        largest label of the model's label space.
     q : array-like of shape (m,), optional
         A sampling distribution of your own, overriding ``method``'s.
-    floor, mix : float
-        Safeguards of :func:`~activeeval.sampling.optimal_distribution`.
-    n_strata : int
-        Strata (≥ 1) for ``method="stratified"``, which estimates the unweighted pool
-        average: it refuses a non-uniform ``pool_weights`` and ``features``.
-    estimator : {"assisted", "snis"}
-        ``"assisted"`` (default): the model-assisted estimator with power tuning
-        (:mod:`activeeval.estimators.assisted`), which uses the model's expected loss on the whole
-        pool as a control variate; ``"snis"``: the thesis's self-normalized estimator (eq. 3.31),
-        for reproduction, which weights every draw by the q it was drawn from. The assisted
-        estimator uses each distinct labeled instance once with weight p/π, π its
-        successive-sampling inclusion probability, and the finite-population factor 1 − π in
-        its variance (:mod:`activeeval.estimators.assisted`, "Finite pools"); after batch-adaptive
-        sampling, whose q changes, it weights every draw by its own q instead. The stratified
-        baseline always uses its own stratified estimator. On ranking pools the assisted
-        estimator's control variate is the model's E[ℓ(r(x), y) | x] per query (App. A.1).
+    floor : float
+        Safeguard of ``q*``: bounds [floor, 1 − floor] on the intrinsic value for 0/1
+        losses; 0 disables (see
+        [optimal_distribution][activeeval.sampling.optimal_distribution]).
+    mix : float
+        Safeguard of ``q*``: weight in [0, 1] of the defensive mixture with p; 0 disables.
+    n_strata : int, default 10
+        Number of strata (≥ 1) for ``method="stratified"``.
+    estimator : {"assisted", "snis"}, default "assisted"
+        ``"assisted"``: the model-assisted estimator, which uses the model's expected loss on
+        the whole pool as a control variate; ``"snis"``: the thesis's self-normalized
+        importance-sampling estimator (eq. 3.31), for reproduction. See Notes.
     batch_size : float, optional
-        Batch-adaptive sampling: buy labels ``batch_size`` (labels, or cost units) at a time,
-        recalibrate the model's predictive distribution on the labels so far
-        (:func:`~activeeval.predictive.recalibrate`, weighted by p/q) and recompute q for the
-        next batch. Every draw keeps the q it was drawn from in the estimator, which keeps it
-        consistent: each draw's importance-weighted term has conditional mean G's numerator
-        (resp. denominator) given the past, so the sums are martingales and the strong law
-        for martingale differences applies (the control variate of the assisted estimator is
-        the initial model's, fixed in advance). The draw that ends a batch (the first its
-        budget cannot pay) is bought in the next, whatever it costs: turning it away would
-        select against expensive instances. With ``features`` the smoother and its
-        coefficient are fitted on all the labels, as in a static campaign; there the
-        argument holds only for the plain difference estimator (an audit measured no added
-        bias). Only for ``"active"`` and ``"active_uniC"`` without ``q``. The recalibrated
-        distribution is shrunk toward the model's, as if the model counted for
-        :data:`RECALIBRATION_PRIOR` labels: an isotonic fit on a first batch with few positives
-        sets p(pos) = 0 on much of the pool, where q then kept only the defensive mix (recall
-        at 100 labels in batches of 20 on a pool with 7.75% positives covered 0.76; shrunk,
-        0.96). Batch-adaptive sampling is not the default: on the benchmark tasks it does not
-        beat the static q* (``docs/results/batch_adaptive.md``).
+        Batch-adaptive sampling: buy ``batch_size`` labels (or cost units) at a time,
+        recalibrate the model on the labels so far and recompute q for the next batch. Only
+        for ``"active"`` and ``"active_uniC"`` without ``q``; not the default (see Notes).
     max_draws : int, optional
-        Cap on draws (repeats of labeled instances are free); default 20·budget + 1000.
+        Cap on draws (repeats of labeled instances are free but count); default 20 per label
+        the budget buys, plus 1,000.
     progress : bool, optional
         Show a progress bar; by default one appears only if the campaign runs over a second.
     features : array-like of shape (m, d), optional
-        The pool's features (numeric, one row per instance) for the model-assisted
-        estimator: the labeled residuals, kernel-smoothed over the standardized features,
-        become a second control variate with its own tuned coefficient
-        (:mod:`activeeval.estimators.assisted`, "Pool features"). It pays where neighbours share
-        labels the model gets wrong (near-duplicates, locally miscalibrated regions) and
-        costs nothing measurable elsewhere; O(m·n·d) time.
+        Numeric pool features, one row per instance, for the model-assisted estimator: the
+        labeled residuals, kernel-smoothed over the standardized features, become a second
+        control variate. O(m·n·d) time.
     bandwidth : float
         The smoother's Gaussian kernel bandwidth on the standardized features; with the
         default, in 10 or more dimensions only near-duplicates are neighbours.
     prediction : array-like of shape (m,), optional
-        The decision f(x) the measure scores — a tuned threshold's labels, a rule's, another
-        model's — when it is not the mode (classifier) or mean (regressor) of
-        ``predictions``, which then stay the beliefs p(y | x) that choose q and the control
-        variate (Thm 4.1 takes f and p(y | x) apart).
+        The decision f(x) the measure scores (a tuned threshold's labels, a rule's, another
+        model's) when it is not the mode (classifier) or mean (regressor) of
+        ``predictions``, which then stay the beliefs p(y | x) that choose q.
     target_width : float, optional
-        Stop once the interval is at most this wide (:mod:`activeeval.stopping`); the budget
-        stays the cap.
+        Stop once the interval is at most this wide; the budget stays the cap.
     claim : str or Claim, optional
         Stop once a claim such as ``"f1 >= 0.80"`` or ``"error_rate <= 5%"`` is settled
         either way (established or refuted by the one-sided bounds at ``level``).
-    rule : {"anytime", "fixed-width"}
-        With a stopping rule: ``"anytime"`` (default) looks at the anytime-valid confidence
-        sequence and reports its interval (``interval == "anytime"``), valid at the
-        data-dependent stop; ``"fixed-width"`` (``target_width`` only) is Chow–Robbins':
-        stops when the fixed-n interval is narrow enough and reports it — fewer labels,
-        coverage only asymptotic.
+    rule : {"anytime", "fixed-width"}, default "anytime"
+        With a stopping rule: ``"anytime"`` reports the anytime-valid interval, valid at the
+        data-dependent stop; ``"fixed-width"`` (``target_width`` only) is Chow–Robbins' rule,
+        which reports the fixed-n interval: fewer labels, coverage only asymptotic.
     step : float, optional
         Labels (or cost) between looks under a stopping rule; default budget / 100. With
         ``batch_size`` the looks are the batches.
 
-    Any stopping rule set makes the reported interval the anytime one, whether or not it
-    stopped the campaign early (the looks were taken); :attr:`EvaluationResult.stopped` says
-    why it stopped. Without one, the fixed-n interval is reported and
-    ``result.confidence_interval(method="anytime")`` gives the anytime one on request.
-
     Returns
     -------
     EvaluationResult
+        The estimate, its standard error and interval, the labels spent and the draws.
+
+    See Also
+    --------
+    compare : Compare two or more models on the same pool.
+    plan : Labels needed for a target interval width, before any is bought.
+    Session : The same campaign as a persistent session, for labels that arrive over time.
+    activeeval.sampling.optimal_distribution : The ``q*`` that ``method="active"`` draws from.
+
+    Notes
+    -----
+    With a stopping rule (``target_width`` or ``claim``) the reported interval is the
+    anytime one (``interval == "anytime"``), whether or not the rule ended the campaign
+    early, and ``stopped`` says why it stopped. Without one the fixed-n interval is
+    reported; ``result.confidence_interval(method="anytime")`` gives the anytime one.
+
+    The default estimator, ``"assisted"``, is beyond the thesis; the stratified baseline
+    always uses its own stratified estimator, which estimates the unweighted pool average
+    and so refuses a non-uniform ``pool_weights``, ``features`` and stopping rules. The
+    estimators, batch-adaptive sampling (why it stays consistent, the shrinkage of its
+    recalibration, what it measured), the stratified baseline, costs on ranking pools and
+    the decision ``prediction`` apart from the beliefs ``predictions`` are explained on the
+    *How it works* page of the documentation (``docs/how-it-works/index.md``); the
+    model-assisted estimator and pool features on the *Model-assisted estimator* page
+    (``docs/how-it-works/model-assisted.md``).
 
     References
     ----------
-    Thesis Algorithm 2, Thm 4.1, Thm 4.2; Bennett & Carvalho (2010) for ``stratified``.
+    C. Sawade, *Active Evaluation of Predictive Models*, PhD thesis, University of Potsdam,
+    2013: Algorithm 2, eq. 3.31, Thm 4.1, Thm 4.2; Ch. 6 for ranking functions.
+
+    P. N. Bennett and V. R. Carvalho, "Online stratified sampling: evaluating classifiers at
+    web-scale", CIKM 2010 (``method="stratified"``).
+
+    Examples
+    --------
+    A pool of 500 instances, a classifier's class probabilities, and an oracle that knows
+    the labels:
+
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, size=500)
+    >>> proba = np.column_stack([1 - p1, p1])
+    >>> y = (rng.uniform(size=500) < p1).astype(int)
+    >>> res = ae.evaluate(proba, lambda idx: y[idx], "error_rate", budget=100, random_state=1)
+    >>> print(f"{res.estimate:.3f} [{res.ci[0]:.3f}, {res.ci[1]:.3f}], {res.n_labels} labels")
+    0.265 [0.198, 0.344], 100 labels
+    >>> print(f"{float((proba.argmax(axis=1) != y).mean()):.3f}")  # the truth, all 500 labels
+    0.260
     """
     if _is_ranking(predictions):
         _no_features(features, RankedPool.refuses_features)

@@ -46,12 +46,12 @@ from .steps import (
     Oracle,
     _Acquisition,
     _bar,
+    _check_step,
     _comparison_result,
     _Look,
     _no_label_bought,
     _run_comparison,
     _run_looks,
-    _check_step,
     _stop_step,
 )
 

@@ -1,326 +1,24 @@
 """Model-assisted (difference) estimation of generalized risks — beyond the thesis.
 
-The thesis's estimator (eq. 3.31) uses the model only to choose q. The model's predictive
-distribution also gives, for every pool instance, the conditional expectations
-
-    m_N(x) = E_model[w ℓ | x],   m_D(x) = E_model[w | x]
-
-whose pool averages μ_N, μ_D are known without labels. Only the residuals between truth and
-model need labels. With a control-variate coefficient λ,
+The thesis's estimator (eq. 3.31) uses the model only to choose q. Here the model's
+conditional expectations m_N(x) = E_model[w ℓ | x], m_D(x) = E_model[w | x], whose pool means
+are known without labels, are also a control variate:
 
     N̂ = λ μ_N + Σ_i v_i (w_i ℓ_i − λ m_N(x_i)) / Σ_i v_i
     D̂ = λ μ_D + Σ_i v_i (w_i − λ m_D(x_i)) / Σ_i v_i           Ĝ = N̂ / D̂,
 
-v_i = p(x_i)/q(x_i). λ = 0 is exactly the thesis's self-normalized estimator; λ = 1 is the
-classical difference estimator of survey sampling (Särndal, Swensson & Wretman, 1992, Ch. 6).
-Parts of w that the model knows exactly (the predicted-positive indicator of an F-measure)
-have zero residual, so they are used exactly.
+with λ ∈ [0, 1] tuned on the sample (λ = 0 is the thesis's SNIS estimator, λ = 1 the
+difference estimator of survey sampling). Its standard error is a jackknife for unequal
+probabilities, ratio measures get a bias correction, comparisons use each model's own
+predictive distribution as a control variate, pool features add a smoothed-residual control
+variate, and with a static q the distinct labeled instances are treated as a sample without
+replacement.
 
-Domain. The means Σ v x / Σ v estimate means over the region q samples. Where q vanishes on
-part of the pool — allowed only where w ≡ 0 for every label, e.g. q* for precision on the
-predicted negatives — they estimate means *given* that region, while μ_N, μ_D average over the
-whole pool: Ĝ would be off by the factor P(region) in the control-variate term (precision of
-0.75 estimated as 2.1 on a pool with 2% predicted positives). So the estimator works on the
-domain D where some compared model's w can be positive: rows drawn outside D (all of whose
-terms are 0) are dropped and μ_N, μ_D are taken under p renormalized on D. G is the same ratio
-on D, since every term vanishes off it; where D is the whole pool nothing changes.
-
-Variance. Linearizing N̂/D̂ around (N, D): Ĝ − G ≈ Σ_i u_i with
-
-    u_i = v_i (z_i − z̄) / (D Σ_j v_j),   z_i = w_i(ℓ_i − G) − λ (m_N(x_i) − G m_D(x_i)),
-
-z̄ the v-weighted mean of z (the pool terms λ(μ_N − G μ_D) are constants). The sandwich
-variance is Σ u_i², and the λ that minimizes it is the weighted regression coefficient
-
-    λ* = Σ v_i² (a_i − ā)(b_i − b̄) / Σ v_i² (b_i − b̄)²,   a = w(ℓ − G),  b = m_N − G m_D,
-
-clipped to [0, 1] ("power tuning", as PPI++ does for prediction-powered inference; Angelopoulos
-et al., 2023). A model whose probabilities carry no information gets λ̂ ≈ 0 and the estimator
-falls back to SNIS; λ is estimated on the same sample, which adds an O(1/n) bias like any
-ratio estimator's.
-
-Standard error. For ratio measures the linearization above drops the curvature of N̂/D̂,
-and with few instances of positive weight in the sample (a rare class at 50–100 labels) the
-sandwich falls well short of the true spread. The default standard error uses Berger &
-Skinner's (2005) jackknife for unequal-probability samples instead: ε_i = (1 − v_i/Σv)·
-(Ĝ − Ĝ₍ᵢ₎), Ĝ₍ᵢ₎ the estimate with row i deleted (same λ, same weights; vectorized, O(n)),
-in place of u_i in the same combination (Σ (ε − ε̄)² with replacement, Hájek's form below
-without). For a linear statistic ε_i = u_i exactly, so means of losses are unchanged.
-``variance="linearized"`` keeps Lemma 3.4's sandwich. When deleting one row would at least
-halve D̂ (that row carries half the denominator, e.g. the only labeled positive of an F1 at
-20 labels), Ĝ₍ᵢ₎ is no small perturbation and ε can be arbitrarily large (a review found a
-standard error of 131 for an F1); such a sample gets the linearized influences, for every
-model of a comparison. The standard error of a bias-corrected estimate is that of the plain
-ratio. Measured (same campaigns, both standard errors): a simulated 4.7%-positive pool, F1
-at 50 labels, 2,000 campaigns: true SD 0.133, mean linearized SE 0.086, jackknife 0.133;
-95% coverage 0.87 → 0.91. The F1 difference of logistic regression and gradient boosting on
-Default (comparison q, 600 campaigns): coverage 0.745 → 0.793 at 100 labels, 0.885 → 0.917
-at 200, 0.938 → 0.957 at 400. Single-model F1 on the real tasks
-(``docs/results/model_assisted.md``, 1,000 repetitions) at 50 labels: email 0.929 → 0.952,
-Default 0.938 → 0.957, Caravan 0.912 → 0.918; from 100 labels on it errs on the conservative
-side (Caravan at 100: 0.946 → 0.962), every cell at n ≥ 200 within 0.940–0.962.
-
-Ratio bias. Multiplying N̂ and D̂ by Σ v shows Ĝ = X/Y exactly, X = Σ v (λμ_N + wℓ − λm_N),
-Y = Σ v (λμ_D + w − λm_D): a ratio of two linear estimators with E[Y] = D (per unit of
-Σ v), so like every ratio estimator it has an O(1/n) bias,
-
-    E[Ĝ] − G ≈ (G·Var(Y) − Cov(X, Y)) / D²
-
-(second-order Taylor expansion of X/Y about (N, D); Cochran, 1977, Sec. 6.8). Writing it
-through N̂ and D̂ instead would also need their own O(1/n) biases as self-normalized means,
-which vanish only for uniform q. For an F-measure on a skewed pool the bias is not small: on
-Caravan (F1 = 0.047) about 0.02 at 50 labels, half the standard deviation. The default
-estimate subtracts its plug-in estimate, with Var(Y) and Cov(X, Y) from the same design
-influences as the standard error (Beale's correction in survey sampling). For means of losses
-(w ≡ 1, m_D ≡ 1) Y is Σ v times a constant and the only term left is the self-normalization's
-own; measured negligible (email error rate at 50 labels: bias −0.0011 before, −0.0012
-after), so they are left as they are and only ratio measures change. The expansion assumes
-draws from one q: a batch-adaptive campaign (q recalibrated between batches) does not use it,
-since there it made the estimate worse (email F1, 200 labels: bias +0.0015 → −0.0081).
-``bias_correction=False`` gives the plain estimator. Measured on the benchmark tasks
-(``docs/results/model_assisted.md``, 1,000 repetitions, same draws): Caravan F1 MAE
-0.0406 → 0.0339 at 50 labels, 0.0207 → 0.0182 at 100, 0.0119 → 0.0110 at 200, coverage
-0.886 → 0.912 at 50; the three other F1 settings −3 % … +1 % (Default F1 at 100: 0.0744 →
-0.0733). The first version of this correction used Var(D̂) and Cov(N̂, D̂), i.e. it left
-out the self-normalization terms; it did as well on Caravan and up to 3 % worse elsewhere.
-Comparisons do not use it by default: on the difference of two F1 values (Default, logistic
-vs gradient boosting, comparison q, 1,000 paired campaigns, jackknife standard error) it
-removed most of the bias of Δ̂ (+0.034 → +0.019 at 100 labels, +0.0104 → +0.0011 at 200,
-+0.0027 → −0.0003 at 400) at equal MAE, but the interval for Δ covered less often
-(0.805 → 0.781, 0.914 → 0.904, 0.946 → 0.934; paired differences 2–5 Monte-Carlo SE; with
-the linearized standard error the same: 0.765 → 0.739 … 0.931 → 0.913): the correction's own
-noise is not in the standard error, and for a test the interval is what counts.
-
-Comparisons. Δ̂ = Ĝ_A − Ĝ_B, each Ĝ_j the estimator above; both models' control variates
-come from the same distributions of p(y | x), so that Var[Δ̂] is that of the *differences* of
-their residuals, and λ is tuned for the difference (λ* regresses Δa = a_A − a_B on Δb). Which
-distribution? The thesis's mixture of the models (eq. 5.11) is symmetric: where the models
-disagree each is confident of its own prediction, and the mixture's predicted loss
-difference averages the two beliefs to about zero — for squared loss and Gaussian models
-exactly zero, (f_B − f_A)(2E[y] − f_A − f_B) with E[y] = (f_A + f_B)/2. So each model's own
-predictive distribution is a control variate of its own, m = Σ_s λ_s m^s over the sources
-s ∈ {A, B}, with λ ∈ [0, 1]² minimizing the sandwich variance of Δ̂: a least-squares
-regression of v(Δa − Δā) on the v(Δb^s − Δb̄^s) with box constraints (the vector form of
-the power tuning above; λ_A = λ_B = λ/2 is the mixture at coefficient λ). The labels decide
-whose beliefs predict the actual differences. For k models the k distributions are the
-sources and one λ serves every model, pooled over the pairs as for one coefficient.
-Measured on the comparison issue's pairs (comparison q of Thm 5.1): the best possible λ
-(fitted on the whole pool's true labels) leaves SD(Δ̂) ÷ SD(SNIS) at 0.97–1.00 with the
-mixture on all five pairs, and at 0.82 (email error rate), 0.94 (email F1), 0.62 (Default
-error rate), 0.88 (Default F1) and 0.82 (diamonds MSE) with the two models' own
-distributions. In 1,000 campaigns (finite-population form, same draws;
-``docs/results/model_assisted.md``) the MAE of Δ̂ ÷ the mixture's at 50 / 100 / 200 labels:
-email error rate 0.73 / 0.76 / 0.82, email F1 0.99 / 0.99 / 1.01, Default error rate
-0.42 / 0.44 / 0.46, diamonds MSE 0.86 / 0.84 / 0.84; Default F1 (a separate run, 1,000
-campaigns) 0.87 / 0.92 / 0.94.
-Standard error. λ is fitted on the sample whose variance it minimizes, so with λ held fixed
-the jackknife is too small exactly where λ overfits: an independent review measured
-coverage 0.929 with tuned λ against 0.964 with λ fixed at its Monte-Carlo mean (error rate,
-100 labels, 2,000 campaigns), and 3.6 points lost on three models. So with several sources
-the jackknife re-tunes λ without the deleted row — one step, from the final round's
-regression without that row's terms: coefficients at a bound stay there, the free ones are
-re-solved and clipped to [0, 1] (:func:`_refit_jackknife`; vectorized, O(n S³)). Coverage
-at 50 / 100 / 200 labels (1,000 campaigns, same draws) went from 0.928 / 0.949 / 0.937 to
-0.939 / 0.958 / 0.938 (email error rate) and from 0.944 / 0.949 / 0.930 to
-0.954 / 0.954 / 0.937 (Default error rate); with uniform draws on diamonds, where
-squared-error differences are heavy-tailed, from 0.60 / 0.55 / 0.44 to 0.74 / 0.73 / 0.74
-(passive: 0.80 / 0.76 / 0.65).
-The gain comes from the instances where the models disagree: there a model's own
-distribution predicts who is right, and the residual of a good prediction is a rare event
-(the confident model was wrong), whose Wald interval needs many such instances. With
-uniform draws on Default (1.7% of the pool disagreements, 1,000 campaigns) the interval
-covered 0.81 at 400 labels (about 7 disagreements labeled; the mixture 0.94), 0.89 at 800
-and 0.94 from about 30 disagreements on. So the models' own distributions are used once at
-least :data:`MIN_DISAGREEMENTS` = 30 distinct labeled instances have predictions that differ
-between some pair of models, and the mixture before. Choosing the sources from the sample
-shrinks Δ̂ slightly toward 0 while the count of disagreements is near the threshold (the
-review measured +0.0003 on Δ = −0.0078, 0.15 SD, uniform draws at 1,600 labels on a pool with
-1.8% disagreements; none under the null, where both choices are unbiased), so it costs a
-little power, not size. The comparison q puts most of its mass on
-disagreements (87% on email), so an active campaign switches within its first 35–50
-labels; a passive one on models that rarely disagree keeps the mixture. A fixed ``power``
-keeps the mixture (eq. 5.11) at that coefficient.
-
-Pool features (beyond the model). The model's m_N, m_D are one prediction of each
-instance's loss; labeled instances *near* an unlabeled one are another, which the model does
-not use: near-duplicates (the same e-mail sent twice) share their label, and a region where
-the model is miscalibrated shows it in its labeled residuals. Given the pool's features x
-(``features=``, one row per instance), a second control variate smooths the labeled residuals
-r_i = (w_i ℓ_i − m_N(x_i), w_i − m_D(x_i)) over the pool,
-
-    s(x) = Σ_{i ≠ x} K(x, x_i) r_i / (Σ_{i ≠ x} K(x, x_i) + κ),
-
-K Gaussian with bandwidth h (:data:`DEFAULT_BANDWIDTH` on features standardized to mean 0 and
-variance 1), κ = 1 a pseudo-count that keeps s near 0 (the model) where few labeled neighbours
-are near. Two random points of d standardized features lie about sqrt(2d) apart, so with
-h = 0.3 and d ≳ 10 only near-duplicates count as neighbours (an independent review measured
-the pool mean of W/(W + 1), W = Σ K, at 0.93 / 0.37 / 0.03 / 0.00 for d = 1 / 3 / 5 / 10
-Gaussian features and 100 labels): exactly what pays on the e-mail pool (20 features, 39
-exact duplicates), nothing elsewhere. For smooth neighbourhoods in many dimensions pass a few
-components (e.g. PCA) or a larger ``bandwidth``. A labeled instance never smooths its own
-residual (the sum skips i = x), so its control variate does not contain its own label: the
-leave-one-out principle of the LOOP estimator (Wu & Gagnon-Bartsch, 2018) and of
-cross-fitting in prediction-powered inference. Both variates enter as sources of the vector
-power tuning above, m + λ_s s with (λ, λ_s) ∈ [0, 1]² fitted by the box-constrained
-regression (the same as a comparison's sources): where the features carry nothing beyond the
-model, λ_s ≈ 0 and the estimate is the one without features (its standard error differs
-slightly, by the jackknife re-tuning λ; features with no variance take the path without
-features exactly); where they do, Var[Ĝ] shrinks by the share of the residual variance that
-the neighbours predict.
-Groups. The sums run only over labeled instances with the same point predictions as x
-(:func:`_prediction_groups`: a classifier's predicted class; for several models the tuple of
-their predicted classes, or for continuous predictions which models predict equal values).
-A residual that is zero whatever the label then stays zero — a difference where the models
-agree, an F-measure's w·ℓ − m_N on the predicted negatives — and a neighbour across the
-decision boundary, whose loss is the opposite event, does not count.
-Comparisons. Each model's residuals under the mixture of the models (eq. 5.11) are smoothed,
-and that source enters the vector power tuning beside the models' own distributions, with
-its coefficient tuned for the differences; the jackknife deletes each row from it as above.
-The groups matter most here: without them, on the e-mail error-rate pair (comparison q, 300
-campaigns of 100 labels) features raised the MAE of Δ̂ 1.66-fold and the interval covered
-0.79, since labeled disagreements smoothed a nonzero residual difference onto agreeing
-neighbours, where it is 0 for every label, and only the rare agreement draws could correct
-it; with them the MAE fell to 0.63 of the estimate without features (coverage 0.947 against
-0.950), and on single models the groups changed the MAE by −1.5% … +0.1% (e-mail error rate,
-F1 and naive Bayes, 100–800 labels, same draws). A known limit: where the models disagree
-on a few tight clusters only (an independent review's simulated pool of 40 clusters, the
-models disagreeing on 6, 16% of the pool), the interval with features covered 0.906 / 0.927
-at 50 / 100 labels under the comparison q (2,000 campaigns; without features 0.934 / 0.953)
-and 0.90–0.92 with uniform draws up to 200 labels, while the MAE fell to 0.45–0.52 of the
-estimate without features: with few labeled units per cluster, Δ̂ is skewed (its standard
-error has the right size, SD ÷ mean SE 0.96–0.98, but the t-statistic's 2.5% and 97.5%
-quantiles were −3.03 and 1.59). A larger pseudo-count does not cure it: on that pool
-(another 800 campaigns, the same draws for each κ) κ = 1 / 2 / 4 covered 0.899 / 0.900 /
-0.916 at 50 labels and 0.932 / 0.929 / 0.938 at 100, while κ = 2 / 4 cost 0–3% / 1–7% of
-the MAE on the e-mail error rate (100–400 labels); the misses are samples that saw no rare
-residual of a disagreeing cluster, which no statistic of that sample reveals (these
-alternatives: ``benchmarks/assisted_alternatives.py``).
-Standard error. Row i's label enters its neighbours' s as well as its own term, so the
-jackknife deletes it from both: it re-tunes (λ, λ_s) without row i, as for comparisons, and
-replaces s by s₍ᵢ₎ ≈ s − ∂s/∂δ_i, δ_i unit i's weight in the smoother (an infinitesimal
-jackknife for that part; :func:`_smoothed`). Measured on a simulated pool of tight clusters
-with nearly pure labels (1,500 instances, error rate, 100 labels, 400–1,000 campaigns):
-holding s fixed, the interval covered 0.913–0.936; deleting unit i from s exactly, 0.95–0.98,
-the standard error 1.15–1.28 times the true spread (with one or two labeled neighbours,
-deleting one halves the smoother's shrinkage, a nonlinearity the jackknife overstates);
-with the derivative, SD ÷ mean SE 0.99 (uniform q) and 0.89 (q*). On the e-mail pool
-(1,000 campaigns, q*, 100–400 labels) SD ÷ SE is 0.98–1.04 with features, 0.96–1.06
-without. The finite-population form only: with draws as rows (batch-adaptive q) a row is
-not a unit, and s is held fixed. Cost: O(m·n·d) for the kernel, in blocks of bounded
-memory, with exp only on the entries within reach; measured (``make bench``) 10 s for 10⁶
-instances with 20 features and 800 labels (18 s before exp was limited to them; 0.1 s
-without features), so under 2 minutes on 10⁷. ``Session.trajectory(features=)`` smooths all
-its points but the last in one pass (:func:`_smoothed_nested`): 60 points on 10⁵ instances
-with 500 labels took 3.1 s, against 0.67 s for one estimate (42 s before, point by point). On the
-benchmark tasks
-(``docs/results/model_assisted.md``, 1,000 campaigns, q*, same draws) the MAE with features
-÷ without, at 50 / 100 / 200 / 400 / 800 labels: e-mail error rate 0.95 / 0.92 / 0.87 /
-0.85 / 0.81 and F1 0.96 / 0.91 / 0.87 / 0.86 / 0.86 (the near-duplicates), e-mail naive
-Bayes error rate 0.96 / 0.95 / 0.90 / 0.85 / 0.78; Default (3 features), Caravan (85) and
-diamonds (9) 0.99–1.00, where the model's own probabilities already carry what the features
-know. Coverage 0.946–0.964 on the e-mail rows, 0.924 for naive Bayes at 50 labels. The
-model pairs (``compare(..., features=X)``, comparison q, same draws): the difference of the
-e-mail error rates 0.69 / 0.63 / 0.58 at 50 / 100 / 200 labels (exact from 400 on: every
-disagreement labeled), of the e-mail F1 0.73 / 0.69 / 0.70 / 0.94 / 0.93, coverage
-0.929–0.955 and 0.932–0.955 (without features 0.938–0.958 and 0.918–0.953); Default's
-error rates and diamonds' MSE 0.99–1.01. Measured alternatives (300 campaigns, q*, 100 /
-200 / 400 labels, MAE ÷ h = 0.3 on the e-mail error rate): h = 0.15 1.00–1.01, h = 0.6
-1.01–1.04, h = 1.0 1.03–1.10, so :data:`DEFAULT_BANDWIDTH` stays. The model's own logits as
-the only feature (a cross-fitted recalibration of m_N, m_D; ``logits`` in
-``benchmarks/assisted_alternatives.py``) gave 0.99–1.02 of the estimate
-without features at 100 / 200 labels on the logistic rows (e-mail error rate and F1,
-Default F1) and 0.91–0.92 on the naive-Bayes error rate: where the model is calibrated,
-recalibrating it adds nothing.
-
-Optimal sampling (the analogue of Thm 4.1). For λ = 1 and a model that is right in
-expectation, E[z | x] = 0, so the asymptotic variance is E_p[(p/q)·Var_y[w(ℓ − G) | x]]/D²
-and the Lagrangian argument of Thm 4.1 / Lemma 4.2 gives
-
-    q(x) ∝ p(x) · sqrt( Var_y[w(ℓ − Ǧ) | x] / λ(x) ),
-    Var_y[w(ℓ − c) | x] = E[w²(ℓ − c)² | x] − (m_N(x) − c m_D(x))²,
-
-a conditional *variance* where Thm 4.1 has a second moment. It vanishes where the model is
-certain, so the floor (here: on the model's certainty, via the measure's 0/1 moment at the
-floor) and the defensive mixture of :mod:`activeeval.sampling` are essential; they are applied
-the same way. Measured (``docs/results/model_assisted.md``, 1,000 campaigns, MAE ÷ the
-default's on q*, 50–800 labels): with its floor this q is 0.96–1.43 (1.32–1.43 on Default's
-error rate: it spends labels on confident instances the floor declares uncertain); without a
-floor and with a 5% mix, 0.81–0.96 on the calibrated error rates (e-mail, Default) but
-1.10–1.21 on Caravan F1 and 1.30–1.90 with coverage 0.81–0.87 up to 400 labels on the
-naive-Bayes error rate, whose confident mistakes it leaves to the mix. A floor at the
-measure's own scale, Var_y + (Ǧ m_D)² (what the second moment of Thm 4.1 keeps where the
-model is certain and right, without its (m_N − Ǧ m_D)² where the model expects a loss), was
-no better (``benchmarks/assisted_alternatives.py floor``, 400 campaigns, 100–400
-labels): with mix 0.1, 0.92–1.10 of q* on e-mail, Default and diamonds, 1.10–1.21 on the
-naive-Bayes error rate, 1.22–1.28 on Caravan F1; with mix 0.05, 0.91–1.10 and 1.17–1.30.
-Nor is power tuning the gap: on the same draws a fixed λ (0.5 … 1.0) was at best 0.6% below
-the tuned one (e-mail error rate, Default F1; 500 campaigns). So ``evaluate``'s default
-stays q* (Thm 4.1), never far from the best of them.
-
-How far any estimator can go on the model's probabilities. If they are right, no
-design-unbiased estimator (to first order for ratio measures) can be expected to have an MSE
-below V = min_π Σ (1/π_i − 1)·p_i²·Var_y[w(ℓ − Ǧ) | x_i]/D̄² with n distinct labels
-(Godambe & Joshi, 1965), reached at the inclusion probabilities π_i = min(1,
-k·p_i·sqrt(Var_y[…])), which the variance q above without floor or mix approximates, by the
-difference estimator with λ = 1.
-``reproduce.assisted.model_limit`` (outside the package) computes √V and the same design's RMSE on
-the pool's labels (a calibration check); ``docs/results/model_assisted.md``, "How far the
-model's probabilities can take any estimator", sets both beside the measured default and
-the best peer. Measured (1,000 campaigns, 100–800 labels): the default's RMSE is 1.02–1.15
-of √V where the pool's labels agree with the model within 15% (e-mail error rate up to 400
-labels, Default error rate, diamonds, Default naive-Bayes F1; 1.54 at 800 on e-mail, the
-finite-pool end), 0.95–0.98 on Default F1, whose labels are 9–10% easier than the model
-expects, 0.47–0.67 on Caravan F1 (36–46% easier), and 1.39–1.74 on the e-mail F1, whose
-labels are 16–35% harder (covariate shift). √V itself is 0.89 of the best peer's RMSE on
-the e-mail error rate at 100 labels and 0.94 / 0.93 of the best peer's MAE (as normal
-errors) on Default F1 at 100 / 200: there a target of 0.85 × the best peer is beyond what
-these probabilities allow any such estimator, and only information beyond them (the pool's
-features) goes further.
-
-Finite pools. Algorithm 2 draws with replacement but pays only for new labels, so a budget
-of n labels buys n *distinct* instances, and an instance drawn twice says nothing new. The
-with-replacement estimator above counts it twice and, at n/m of a third or more, is markedly
-worse than a simple random sample of the same n labels (whose variance carries the factor
-1 − n/m). With ``pool_q`` (what :func:`~activeeval.evaluate` and
-:func:`~activeeval.compare` pass for a static q) the estimator uses each distinct labeled
-instance once, as a sample without replacement:
-
-* Design. Embed the draws in a Poisson process of rate one; instance i first appears at time
-  E_i/q_i with E_i ~ Exp(1) independent, so the n distinct instances are the n smallest
-  E_i/q_i — an order sample (successive sampling; Rosén, 1972, 1997) with inclusion
-  probabilities π_i ≈ 1 − exp(−q_i t), Σ π_i = n
-  (:func:`~activeeval.sampling.inclusion_probabilities`). For uniform q it is exact and the
-  sample is a simple random sample.
-* Estimator. The same N̂/D̂ with v_i = p(x_i)/π_i over the distinct instances (the Hájek
-  form of the difference estimator: Σ_S (p/π)(wℓ − λ m_N) / Σ_S p/π + λ μ_N estimates the
-  pool total of the residual, Särndal et al., 1992, eq. 6.3.1 and Sec. 5.7).
-* Variance. The same influences (u_i, or the jackknife's ε_i), combined by Hájek's
-  approximation for high-entropy fixed-size designs: V̂ = Σ_S (1 − π_i)(u_i − Â)²,
-  Â = Σ (1 − π)u / Σ (1 − π) (Deville & Tillé, 2005). Instances with π = 1 are known
-  exactly and add no variance; a census gives V̂ = 0. λ* is the same regression with these
-  weights.
-
-On the benchmark tasks this lowered the MAE at every budget, most at large n/m (email error
-rate at 800 of 1,295 labels: 0.0045 → 0.0029; email F1: 0.0137 → 0.0074), with coverage
-0.93–0.96 from 200 labels on (``docs/results/model_assisted.md``, 1,000 repetitions). Under a
-cost budget the approximate π ignore that an expensive instance is slightly less likely to
-fit the remaining budget when it arrives: an O(1/n) relative error, like the ratio
-estimator's own bias (measured: F1 with log-normal costs, 1,000 campaigns, the same bias as
-the with-replacement form, 2.2 vs 2.3 MC-SE, and stderr matching the spread, 0.0336 vs
-0.0334). A batch-adaptive campaign changes q between batches, so it keeps the
-with-replacement form, which holds for any sequence of q's.
-
-The draws stay q*'s. π = 1 − exp(−q t) is concave in q, so at large n/m the distinct labels
-fall short of the without-replacement optimum's form, π ∝ σ capped at 1 (Godambe–Joshi,
-above), with q* in place of σ. Drawing from q' ∝ −log(1 − min(0.999, k q*)) makes the π at
-one budget n exactly that. Measured (``benchmarks/assisted_alternatives.py targeted``,
-2,000 campaigns, q' for 800 labels), MAE ÷ q*'s at 100 / 200 / 400 / 800 labels: e-mail
-error rate 1.13 / 1.04 / 0.97 / 0.82 and F1 1.11 / 1.13 / 1.11 / 0.79 (800 of 1,295
-instances), Default F1 1.10 / 1.05 / 1.00 / 0.96, diamonds 1.10 / 1.05 / 1.03 / 0.99,
-naive-Bayes e-mail 1.13 / 1.14 / 1.07 / 0.97, Caravan F1 1.13 / 1.16 / 1.11 / 1.05;
-coverage at 100 labels 0.874 against 0.932 on the e-mail error rate. The gain is at the
-budget alone; before it the capped instances crowd out the rest, and a session's trajectory
-or a sequential comparison reports every n.
+The derivation of each part (the sections "Domain", "Variance", "Standard error", "Ratio
+bias", "Comparisons", "Pool features", "Optimal sampling", "Finite pools") and every figure
+measured while building it are on the *Model-assisted estimator* page of the documentation
+(``docs/how-it-works/model-assisted.md``); the helpers below cite its sections as "the
+model-assisted page".
 """
 
 from __future__ import annotations
@@ -406,13 +104,56 @@ def _pool_moments(
 
 @dataclass(frozen=True, repr=False)
 class AssistedEstimate(Estimate):
-    """An :class:`~activeeval.estimators.inference.Estimate` from the model-assisted estimator, with
-    the control-variate coefficient that was used (0 = the thesis's SNIS estimator), whether
-    it is the finite-population form (one row per distinct labeled instance) and, with pool
-    features, the coefficient λ_s of the smoothed residuals (module docstring, "Pool
-    features"; None without features). A census (every instance with test mass labeled, or,
-    in :func:`~activeeval.evaluate` and a session, every instance that can move the measure)
-    reports the exact value with both coefficients 0: no control variate is used."""
+    """An ``Estimate`` from the model-assisted estimator.
+
+    Adds the control-variate coefficient that was used (0 = the thesis's SNIS estimator),
+    whether it is the finite-population form and, with pool features, the coefficient of the
+    smoothed residuals. A census (every instance with test mass labeled, or, in ``evaluate``
+    and a session, every instance that can move the measure) reports the exact value with
+    both coefficients 0: no control variate is used.
+
+    Attributes
+    ----------
+    estimate, stderr, n_draws, n_labels, effective_n : float or int
+        As in ``Estimate``; ``stderr`` is the jackknife's by default.
+    binary_loss, level, measure, census, unit_weights, score
+        As in ``Estimate``.
+    power : float
+        The control-variate coefficient λ ∈ [0, 1] (tuned on the sample unless fixed).
+    finite : bool
+        True for the finite-population form (``pool_q``): one row per distinct labeled
+        instance, weights p/π and the finite-population factor 1 − π in the variance.
+    feature_power : float or None
+        The coefficient λ_s ∈ [0, 1] of the smoothed residuals with pool features; None
+        without features.
+
+    See Also
+    --------
+    activeeval.estimators.assisted.assisted_estimate : Compute one.
+    activeeval.estimators.inference.Estimate : The base result and its ``confidence_interval``.
+
+    Notes
+    -----
+    See the *Model-assisted estimator* page of the documentation
+    (``docs/how-it-works/model-assisted.md``), sections "Pool features" and "Finite pools".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.sampling import optimal_distribution, draw
+    >>> from activeeval.estimators.assisted import assisted_estimate
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 200)
+    >>> proba = np.column_stack([1 - p1, p1])
+    >>> y = (rng.random(200) < p1).astype(int)
+    >>> q = optimal_distribution(proba, "error_rate")
+    >>> idx = draw(q, 60, random_state=0)
+    >>> print(assisted_estimate("error_rate", proba, idx, y[idx], pool_q=q))
+    AssistedEstimate(measure='error_rate', estimate=0.2305, stderr=0.04375,
+        ci=(0.1447, 0.3162), level=0.95,
+        n_draws=60, n_labels=54, effective_n=52.97, census=False,
+        power=1, finite=True, feature_power=None)
+    """
 
     power: float = 1.0
     finite: bool = False
@@ -449,7 +190,7 @@ def _assisted_parts(
 
 
 def _influence(v: NDArray[np.float64], z: NDArray[np.float64], den: float) -> NDArray[np.float64]:
-    """u_i = v_i (z_i − z̄) / (D̂ Σ v) — the linearized influence of Ĝ (module docstring)."""
+    """u_i = v_i (z_i − z̄) / (D̂ Σ v) — the linearized influence of Ĝ (model-assisted page)."""
     sv = v.sum()
     zbar = float(v @ z) / sv
     return v * (z - zbar) / (den * sv)
@@ -472,7 +213,7 @@ def _jackknife_influence(
     linear: NDArray[np.float64],
     fpc: NDArray[np.float64] | None,
 ) -> NDArray[np.float64] | None:
-    """Per-row influences of Ĝ for its standard error (module docstring, "Standard error").
+    """Per-row influences of Ĝ for its standard error (model-assisted page, "Standard error").
 
     Means of losses (w − λ m_D constant over the rows): Ĝ is linear in the weighted mean, and
     ``linear`` (:func:`_influence`) is returned. Ratio measures: Berger & Skinner's (2005)
@@ -590,14 +331,14 @@ def _refit_jackknife(
     dropped: Sequence[Any] | None = None,
 ) -> NDArray[np.float64] | None:
     """Jackknife influences (n, k) of every model's estimate with the coefficients re-tuned
-    without the deleted row (module docstring, "Comparisons"): ε_i = (1 − v_i/Σv)(Ĝ − Ĝ₍ᵢ₎)
+    without the deleted row (model-assisted page, "Comparisons"): ε_i = (1 − v_i/Σv)(Ĝ − Ĝ₍ᵢ₎)
     as in :func:`_jackknife_influence`, but Ĝ₍ᵢ₎ at λ₍ᵢ₎, the regression of the final round
     (``rows`` = α, β of :func:`_power_regression`) refitted without row i's terms — one
     step: the coefficients at a bound stay there, the others are re-solved and clipped to
     [0, 1]. Fitting λ on the sample whose standard error it then minimizes makes that
     standard error too small exactly where λ overfits; deleting a row with its influence
     on λ puts that variability back. ``rows`` None (a given ``power``): λ stays. A source
-    whose control variate depends on the labels (the smoothed residuals, module docstring
+    whose control variate depends on the labels (the smoothed residuals, model-assisted page
     "Pool features") has per source and model in ``dropped`` the arrays of
     :func:`_smoother_source` for deleting row i from it too. None where the plain jackknife
     does not apply (a row carrying half a denominator)."""
@@ -654,13 +395,13 @@ def _ratio_bias(
     den: float,
     fpc: NDArray[np.float64] | None,
 ) -> float:
-    """Estimated second-order bias of Ĝ (module docstring, "Ratio bias"). Ĝ = X/Y exactly,
+    """Estimated second-order bias of Ĝ (model-assisted page, "Ratio bias"). Ĝ = X/Y exactly,
     with X = Σ v (λμ_N + w ℓ − λ m_N) and Y = Σ v (λμ_D + w − λ m_D) (multiply N̂ and D̂ by
     Σ v), a ratio of two linear estimators; its bias is (G·Var(Y) − Cov(X, Y)) / E[Y]²,
     estimated with Var and Cov from the design influences of X and Y (as the standard error)
     and returned as (Ĝ·V̂ − Ĉ)/Y² in the scale of Σ v = 1. Zero when w and m_D are constant
     over the rows (means of losses, rankings): there only the self-normalization's own O(1/n)
-    term remains, measured negligible (module docstring)."""
+    term remains, measured negligible (model-assisted page)."""
     rd = _denominator_terms(w, md, coef)
     if rd is None:
         return 0.0
@@ -721,7 +462,7 @@ def _successive_rows(
     draws: NDArray[np.intp], q: NDArray[np.float64], p: NDArray[np.float64]
 ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
     """The rows of the finite-population estimator for draws i.i.d. from the pool
-    distribution ``q`` (module docstring, "Finite pools"): the position in ``draws`` of each
+    distribution ``q`` (model-assisted page, "Finite pools"): the position in ``draws`` of each
     distinct instance's first draw, its weight v = p/π and c = 1 − π, with π the successive
     sample's inclusion probabilities (:func:`~activeeval.sampling.inclusion_probabilities`)."""
     units, first = np.unique(draws, return_index=True)
@@ -739,7 +480,7 @@ def _smoother_source(
     v: NDArray[np.float64] | None = None,
     groups: NDArray[np.intp] | None = None,
 ) -> tuple[list[_Terms], list[Any] | None]:
-    """The control-variate source of the smoothed residuals (module docstring, "Pool
+    """The control-variate source of the smoothed residuals (model-assisted page, "Pool
     features"): for each model's terms (w·ℓ, w, m_N, m_D, pool) at the pool instances
     ``rows``, the smoother of its residuals w·ℓ − m_N and w − m_D at the rows, within the
     ``groups`` of :func:`_prediction_groups`, with pool means
@@ -790,7 +531,7 @@ def _with_smoother(
 ) -> tuple[list[Sequence[_Terms]], list[Any] | None]:
     """The control-variate sources with the smoothed residuals of ``reference`` (the terms of
     one model of p(y | x), per compared model) appended as the last source, and the
-    jackknife's deletion arrays per source (None for the model sources; module docstring,
+    jackknife's deletion arrays per source (None for the model sources; model-assisted page,
     "Pool features"; for the smoother too with draws as rows, ``fpc`` None: s held fixed);
     the sources unchanged and None without usable features (none given, or every column
     constant)."""
@@ -809,7 +550,7 @@ def _collapses(pr: Predictive) -> bool:
 def _prediction_groups(
     preds: Sequence[Predictive], predictions: Sequence[NDArray[Any]]
 ) -> NDArray[np.intp] | None:
-    """The smoother's groups (module docstring, "Pool features"): a labeled instance smooths
+    """The smoother's groups (model-assisted page, "Pool features"): a labeled instance smooths
     only instances with the same point predictions — for classifiers the tuple of the
     models' predicted classes, for continuous predictions which models predict equal values
     (for one model, one group: None). A residual that is zero whatever the label (a
@@ -842,7 +583,7 @@ def _check_power(power: float) -> float:
 
 
 def _check_variance(variance: str) -> bool:
-    """True for the jackknife standard error (module docstring, "Standard error")."""
+    """True for the jackknife standard error (model-assisted page, "Standard error")."""
     return check_option(variance, VARIANCE_METHODS, "variance") == "jackknife"
 
 
@@ -876,11 +617,17 @@ def assisted_estimate(
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> AssistedEstimate:
-    """Model-assisted estimate of a generalized risk from labeled draws (module docstring).
+    """Model-assisted estimate of a generalized risk from labeled draws.
+
+    The difference estimator Ĝ = N̂ / D̂ with the model's conditional expectations as a
+    control variate (coefficient tuned on the sample), a jackknife standard error and, for
+    ratio measures, a bias correction. See the *Model-assisted estimator* page of the
+    documentation (``docs/how-it-works/model-assisted.md``).
 
     Parameters
     ----------
     measure : Measure or str
+        The generalized risk, e.g. ``"error_rate"``, ``"f1"`` or ``FMeasure(beta=2)``.
     predictive : Predictive or (m, K) array
         The model's predictive distribution over the WHOLE pool (the control variate needs
         every instance).
@@ -894,29 +641,69 @@ def assisted_estimate(
         Test distribution p(x) over the pool; uniform by default.
     power : float, optional
         Control-variate coefficient λ ∈ [0, 1]; None tunes it on the sample (power tuning).
+    level : float
+        Confidence level of the result's ``ci``.
+    pos_label : label, optional
+        Positive class for F-measures named by string.
     pool_q : array-like of shape (m,), optional
-        The whole-pool distribution the draws came from, instead of ``q``. The estimator then
-        treats the distinct labeled instances as the finite-population sample they are
-        (module docstring, "Finite pools"): each counted once with weight p/π, and the
-        variance carries the finite-population factor 1 − π. Recommended whenever q is static;
-        it is what :func:`~activeeval.evaluate` uses.
+        The whole-pool distribution the draws came from, instead of ``q``. The distinct
+        labeled instances are then treated as the finite-population sample they are
+        (section "Finite pools"): each counted once with weight p/π, and the variance
+        carries the finite-population factor 1 − π. Recommended whenever q is static; it is
+        what ``evaluate`` uses.
     bias_correction : bool, default True
-        Subtract the ratio estimator's estimated second-order bias (module docstring,
-        "Ratio bias"). It changes only ratio measures (F-measures, precision, recall); means
-        of losses are left as they are (their remaining O(1/n) term, the self-normalization's,
-        is negligible). False gives the plain difference estimator.
+        Subtract the ratio estimator's estimated second-order bias (section "Ratio bias").
+        It changes only ratio measures (F-measures, precision, recall). False gives the
+        plain difference estimator.
     variance : {"jackknife", "linearized"}
         Standard error from Berger & Skinner's jackknife influences (default) or from the
-        linearized ones (Lemma 3.4's sandwich; module docstring, "Standard error"). The two
-        are identical for means of losses without ``features``; with them the linearized
-        one holds the smoother fixed and is too small (a review measured coverage 0.88–0.89
+        linearized ones (Lemma 3.4's sandwich; section "Standard error"). The two are
+        identical for means of losses without ``features``; with them the linearized one
+        holds the smoother fixed and is too small (a review measured coverage 0.88–0.89
         against the jackknife's 0.92 on a simulated pair of 100–200 labels).
     features : array-like of shape (m, d), optional
         The pool's features, numeric. The labeled residuals, kernel-smoothed over them, are a
-        second control variate with its own tuned coefficient (module docstring, "Pool
-        features"); it helps where near neighbours share labels the model gets wrong.
+        second control variate with its own tuned coefficient (section "Pool features"); it
+        helps where near neighbours share labels the model gets wrong.
     bandwidth : float
         The smoother's Gaussian kernel bandwidth in standardized feature units.
+
+    Returns
+    -------
+    AssistedEstimate
+        The estimate with its standard error, the coefficients used and whether it is the
+        finite-population form.
+
+    Raises
+    ------
+    ShapeError
+        When indices and labels differ in length, an index lies outside the pool, both
+        ``q`` and ``pool_q`` are given, or ``power`` lies outside [0, 1].
+    InvalidSamplingDistributionError
+        When ``pool_q`` is zero at a drawn instance.
+
+    See Also
+    --------
+    evaluate : Choose q, draw, label and estimate in one call (uses this estimator).
+    activeeval.estimators.inference.estimate : The thesis's estimator (eq. 3.31).
+    activeeval.estimators.assisted.assisted_distribution : The q this estimator prefers.
+
+    Examples
+    --------
+    A pool of 200 instances, 60 draws from q*:
+
+    >>> import numpy as np
+    >>> from activeeval.sampling import optimal_distribution, draw
+    >>> from activeeval.estimators.assisted import assisted_estimate
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 200)
+    >>> proba = np.column_stack([1 - p1, p1])
+    >>> y = (rng.random(200) < p1).astype(int)  # the labels the oracle would give
+    >>> q = optimal_distribution(proba, "error_rate")
+    >>> idx = draw(q, 60, random_state=0)
+    >>> est = assisted_estimate("error_rate", proba, idx, y[idx], pool_q=q)
+    >>> print(f"{est.estimate:.3f} ± {est.stderr:.3f} from {est.n_labels} labels")
+    0.230 ± 0.044 from 54 labels
     """
     pred = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred)
@@ -993,7 +780,7 @@ def _domain(
     pool_q: ArrayLike | None = None,
     stacklevel: int = 3,
 ) -> tuple[NDArray[np.bool_] | None, NDArray[np.float64]]:
-    """The domain D where some model's weight w can be positive (module docstring,
+    """The domain D where some model's weight w can be positive (model-assisted page,
     "Domain") — None when it is the whole pool — and the test distribution renormalized on D
     for the pool moments. Every term (wℓ, w, m_N, m_D) vanishes off D, so G is the same
     ratio on D; but the self-normalized means over the rows estimate means *given the support
@@ -1124,7 +911,7 @@ def _estimate_from_sources(
     dropped: Sequence[Any] | None = None,
 ) -> AssistedEstimate:
     """One model's estimate with its own control variate and the smoothed residuals as two
-    sources (module docstring, "Pool features"): (λ, λ_s) by the box-constrained regression
+    sources (model-assisted page, "Pool features"): (λ, λ_s) by the box-constrained regression
     of the model's a on both b's, the estimate at Σ_s λ_s m^s, and the jackknife that
     re-tunes both without the deleted row (the comparison machinery with one model)."""
     coef, g, u = _fit_sources(
@@ -1182,18 +969,81 @@ def assisted_paired_test(
     """Paired comparison of two models with model-assisted estimates.
 
     Both models' control variates come from the same distributions of p(y | x), with
-    coefficients tuned for the *difference* so that Var[Δ̂] is minimized (module docstring,
-    "Comparisons"): each model's own predictive distribution, with λ ∈ [0, 1]² fitted by
-    box-constrained least squares, once the sample has :data:`MIN_DISAGREEMENTS` instances
-    on which the models' predictions differ; before that, or with a fixed ``power``, the
-    mixture of the two models (eq. 5.11) with one λ. A ``mixture`` given here is always the
-    one distribution (λ* regresses a₀ − a₁ on b₀ − b₁). ``pool_q``, ``variance``,
-    ``features`` and ``bandwidth`` as in :func:`assisted_estimate`; with features, each
-    model's labeled residuals under the mixture, smoothed over the pool, are one more source
-    with its own coefficient (module docstring, "Pool features"). ``bias_correction=True``
-    subtracts each model's estimated ratio bias (:func:`assisted_estimate`); it is off for
-    comparisons because there it lowered the coverage of the interval for Δ (module
-    docstring, "Ratio bias").
+    coefficients tuned for the *difference* so that Var[Δ̂] is minimized: each model's own
+    predictive distribution, with λ ∈ [0, 1]² fitted by box-constrained least squares, once
+    the sample has ``MIN_DISAGREEMENTS`` (30) instances on which the models' predictions
+    differ; before that, or with a fixed ``power``, the mixture of the two models (eq. 5.11)
+    with one λ. See the *Model-assisted estimator* page, section "Comparisons"
+    (``docs/how-it-works/model-assisted.md``).
+
+    Parameters
+    ----------
+    measure : Measure or str
+        The measure compared.
+    predictives : sequence of two Predictive or (m, K) arrays
+        The two models' predictive distributions over the WHOLE pool.
+    indices : array-like of shape (n,)
+        Pool indices of the draws, in draw order (repeats included).
+    labels : array-like of shape (n,)
+        True label of each draw.
+    q : array-like of shape (n,), optional
+        Sampling probability of each draw; None for uniform draws.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool; uniform by default.
+    mixture : Predictive, optional
+        A distribution for p(y | x) to use as the one control-variate source (λ* regresses
+        a₀ − a₁ on b₀ − b₁) instead of the models' own distributions.
+    power : float, optional
+        A fixed coefficient λ ∈ [0, 1] for the mixture; None tunes the coefficients.
+    level : float
+        Confidence level of the result's ``ci``.
+    pos_label : label, optional
+        Positive class for F-measures named by string.
+    pool_q : array-like of shape (m,), optional
+        As in ``assisted_estimate``: the whole-pool q, for the finite-population form.
+    bias_correction : bool, default False
+        Subtract each model's estimated ratio bias (``assisted_estimate``). Off because for
+        comparisons it lowered the coverage of the interval for Δ (section "Ratio bias").
+    variance : {"jackknife", "linearized"}
+        As in ``assisted_estimate``.
+    features : array-like of shape (m, d), optional
+        The pool's features: each model's labeled residuals under the mixture, smoothed over
+        the pool, are one more source with its own coefficient (section "Pool features").
+    bandwidth : float
+        The smoother's Gaussian kernel bandwidth in standardized feature units.
+
+    Returns
+    -------
+    Comparison
+        Δ̂ = Ĝ[f₀] − Ĝ[f₁], its standard error, the Wald p-value and each model's estimate;
+        ``feature_power`` is set with ``features``.
+
+    Raises
+    ------
+    ShapeError
+        When ``predictives`` does not hold exactly two models, or the draws do not fit the pool.
+
+    See Also
+    --------
+    compare : Choose q, draw, label and compare in one call (uses this estimator).
+    activeeval.estimators.inference.paired_test : The thesis's paired test (eq. 3.21–3.24).
+    activeeval.estimators.assisted.assisted_multiple_comparison : k models.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.sampling import comparison_distribution, draw
+    >>> from activeeval.estimators.assisted import assisted_paired_test
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 200)
+    >>> y = (rng.random(200) < p1).astype(int)
+    >>> p2 = np.clip(p1 + rng.normal(0, 0.25, 200), 0.01, 0.99)
+    >>> models = [np.column_stack([1 - p, p]) for p in (p1, p2)]
+    >>> q = comparison_distribution(models, "error_rate")
+    >>> idx = draw(q, 60, random_state=2)
+    >>> res = assisted_paired_test("error_rate", models, idx, y[idx], pool_q=q)
+    >>> print(f"Δ = {res.difference:.3f} ± {res.stderr:.3f}, best model {res.best}")
+    Δ = -0.094 ± 0.016, best model 0
     """
     preds = [as_predictive(pr, f"predictives[{k}]") for k, pr in enumerate(predictives)]
     if len(preds) != 2:
@@ -1297,7 +1147,7 @@ def _combined(by_source: Sequence[Sequence[_Terms]], coef: NDArray[np.float64]) 
 
 
 #: Labeled instances on which the models' predictions differ that a comparison needs before
-#: each model's own predictive distribution serves as a control variate (module docstring,
+#: each model's own predictive distribution serves as a control variate (model-assisted page,
 #: "Comparisons"); with fewer, the mixture of the models is the one control variate.
 MIN_DISAGREEMENTS = 30
 
@@ -1309,7 +1159,7 @@ def _sources(
     rows: NDArray[Any],
     power: float | None,
 ) -> Sequence[Predictive]:
-    """The control-variate sources of a comparison (module docstring, "Comparisons"): every
+    """The control-variate sources of a comparison (model-assisted page, "Comparisons"): every
     model's own predictive distribution when λ is tuned and at least
     :data:`MIN_DISAGREEMENTS` labeled rows have predictions that differ between some pair of
     models; otherwise the mixture alone (eq. 5.11), as with a fixed ``power``."""
@@ -1337,7 +1187,7 @@ def _source_powers(
     fpc: NDArray[np.float64] | None = None,
     smoothers: int = 0,
 ) -> tuple[NDArray[np.float64], tuple[NDArray[np.float64], NDArray[np.float64]] | None]:
-    """The coefficients λ_s of a comparison's control variates (module docstring,
+    """The coefficients λ_s of a comparison's control variates (model-assisted page,
     "Comparisons"): with a given ``power``, λ_s = power/S for each of the S sources (for the
     models' own distributions, the equal mixture of eq. 5.11 at coefficient ``power``);
     otherwise two rounds (from λ = 0) of the box-constrained regression
@@ -1542,25 +1392,88 @@ def assisted_multiple_comparison(
     features: ArrayLike | None = None,
     bandwidth: float = DEFAULT_BANDWIDTH,
 ) -> MultipleComparison:
-    """All pairwise comparisons of k ≥ 2 models with model-assisted estimates (thesis
-    Sec. 3.2.3 with the estimator of this module).
+    """All pairwise comparisons of k ≥ 2 models with model-assisted estimates.
 
-    The control variates of every model come from the same sources as for
-    :func:`assisted_paired_test`: the k models' own predictive distributions once
-    :data:`MIN_DISAGREEMENTS` labeled instances get different predictions from some pair of
+    Thesis Sec. 3.2.3 (Holm, Bonferroni, Tukey) with the estimator of
+    ``assisted_estimate``. The control variates come from the same sources as for
+    ``assisted_paired_test``: the k models' own predictive distributions once
+    ``MIN_DISAGREEMENTS`` labeled instances get different predictions from some pair of
     models, else (or with a fixed ``power``) the mixture of the k models (eq. 5.11). One
-    coefficient vector λ serves all models, so that every pairwise difference is a difference
-    of the same estimates; it minimizes the summed sandwich variance of all k(k−1)/2
-    differences with Ĝ_j and D̂_j held at the previous round's values (the paired test's
-    regression pooled over the pairs; for one source
-    Σ_pairs Σ_i v_i²(Δa − Δā)(Δb − Δb̄) / Σ_pairs Σ_i v_i²(Δb − Δb̄)², clipped to [0, 1];
-    two rounds, from λ = 0). Since D̂ moves with λ, this is not the exact minimizer of the
-    plug-in variance; on F1 the tuned λ still lowered the true (Monte-Carlo) variance of the
-    differences below both λ = 0 and λ = 1 in an independent check.
-    Model j's influence is u_j = v (z_j − z̄_j) / (D̂_j Σ v), z_j = a_j − Σ_s λ_s b^s_j, and the
-    table (Holm, Bonferroni, Tukey) is built from them exactly as for the thesis's estimator.
-    ``pool_q``, ``variance``, ``features``, ``bandwidth`` and ``bias_correction`` (off by
-    default) as in :func:`assisted_paired_test`.
+    coefficient vector λ serves all models, so that every pairwise difference is a
+    difference of the same estimates.
+
+    Parameters
+    ----------
+    measure : Measure or str
+        The measure compared.
+    predictives : sequence of k ≥ 2 Predictive or (m, K) arrays
+        The models' predictive distributions over the WHOLE pool.
+    indices : array-like of shape (n,)
+        Pool indices of the draws, in draw order (repeats included).
+    labels : array-like of shape (n,)
+        True label of each draw.
+    q : array-like of shape (n,), optional
+        Sampling probability of each draw; None for uniform draws.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool; uniform by default.
+    power : float, optional
+        A fixed coefficient λ ∈ [0, 1] for the mixture; None tunes the coefficients.
+    pos_label : label, optional
+        Positive class for F-measures named by string.
+    pool_q : array-like of shape (m,), optional
+        As in ``assisted_estimate``: the whole-pool q, for the finite-population form.
+    bias_correction : bool, default False
+        As in ``assisted_paired_test``.
+    variance : {"jackknife", "linearized"}
+        As in ``assisted_estimate``.
+    features : array-like of shape (m, d), optional
+        The pool's features, as in ``assisted_paired_test``.
+    bandwidth : float
+        The smoother's Gaussian kernel bandwidth in standardized feature units.
+
+    Returns
+    -------
+    MultipleComparison
+        The k estimates, the pairwise table with adjusted p-values and the range test.
+
+    Raises
+    ------
+    ShapeError
+        When fewer than two models are given, or the draws do not fit the pool.
+
+    See Also
+    --------
+    compare : Compare k models in one call (uses this estimator).
+    activeeval.estimators.inference.multiple_comparison : The thesis's estimator.
+    activeeval.estimators.assisted.assisted_paired_test : Two models.
+
+    Notes
+    -----
+    λ minimizes the summed sandwich variance of all k(k−1)/2 differences with Ĝ_j and D̂_j
+    held at the previous round's values (the paired test's regression pooled over the
+    pairs; for one source Σ_pairs Σ_i v_i²(Δa − Δā)(Δb − Δb̄) / Σ_pairs Σ_i v_i²(Δb − Δb̄)²,
+    clipped to [0, 1]; two rounds, from λ = 0). Since D̂ moves with λ, this is not the
+    exact minimizer of the plug-in variance; on F1 the tuned λ still lowered the true
+    (Monte-Carlo) variance of the differences below both λ = 0 and λ = 1 in an independent
+    check. Model j's influence is u_j = v (z_j − z̄_j) / (D̂_j Σ v),
+    z_j = a_j − Σ_s λ_s b^s_j, and the table is built from them exactly as for the thesis's
+    estimator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.sampling import comparison_distribution, draw
+    >>> from activeeval.estimators.assisted import assisted_multiple_comparison
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 200)
+    >>> y = (rng.random(200) < p1).astype(int)
+    >>> ps = [p1] + [np.clip(p1 + rng.normal(0, s, 200), 0.01, 0.99) for s in (0.25, 0.4)]
+    >>> models = [np.column_stack([1 - p, p]) for p in ps]
+    >>> q = comparison_distribution(models, "error_rate")
+    >>> idx = draw(q, 60, random_state=2)
+    >>> res = assisted_multiple_comparison("error_rate", models, idx, y[idx], pool_q=q)
+    >>> np.round(res.estimates, 3).tolist(), res.best
+    ([0.334, 0.403, 0.519], 0)
     """
     preds = [as_predictive(pr, f"predictives[{k}]") for k, pr in enumerate(predictives)]
     k = len(preds)
@@ -1603,13 +1516,49 @@ def assisted_distribution(
     mix: float = DEFAULT_MIX,
     pos_label: Any = None,
 ) -> NDArray[np.float64]:
-    """Variance-optimal q for the model-assisted estimator: q ∝ p·sqrt(Var_y[w(ℓ−Ǧ)|x]/λ(x))
-    (module docstring), with the floor and defensive mixture of
-    :func:`~activeeval.sampling.optimal_distribution`.
+    """Variance-optimal q for the model-assisted estimator (the analogue of Thm 4.1).
 
-    The conditional variance is zero where the model is certain; the floor keeps at least
-    floor·(1 − floor) of Bernoulli variance on every instance of a 0/1 loss, i.e. the model is
-    never trusted beyond certainty 1 − floor.
+    q ∝ p·sqrt(Var_y[w(ℓ − Ǧ) | x] / λ(x)): a conditional *variance* where q* has a second
+    moment, with the floor and defensive mixture of ``optimal_distribution``. The variance is
+    zero where the model is certain; the floor keeps at least floor·(1 − floor) of Bernoulli
+    variance on every instance of a 0/1 loss, i.e. the model is never trusted beyond
+    certainty 1 − floor. It is not ``evaluate``'s default: measured, q* does as well or
+    better (section "Optimal sampling" of ``docs/how-it-works/model-assisted.md``).
+
+    Parameters
+    ----------
+    predictive : Predictive or (m, K) array
+        The model's predictive distribution over the pool.
+    measure : Measure or str
+        The generalized risk to estimate.
+    costs : array-like of shape (m,), optional
+        Labeling cost λ(x) > 0 of every pool instance.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool, up to a constant; uniform by default.
+    floor : float
+        Certainty bound for 0/1 losses (see above); 0 disables.
+    mix : float
+        Weight ε ∈ [0, 1] of the defensive mixture with p; 0 disables.
+    pos_label : label, optional
+        Positive class for F-measures named by string.
+
+    Returns
+    -------
+    q : ndarray of shape (m,)
+        Non-negative, sums to one.
+
+    See Also
+    --------
+    activeeval.sampling.optimal_distribution : q* (Thm 4.1, 4.2), the default.
+    activeeval.estimators.assisted.assisted_estimate : The estimator this q is optimal for.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.estimators.assisted import assisted_distribution
+    >>> proba = np.array([[0.99, 0.01], [0.9, 0.1], [0.6, 0.4], [0.45, 0.55]])
+    >>> np.round(assisted_distribution(proba, "error_rate"), 3).tolist()
+    [0.155, 0.204, 0.318, 0.322]
     """
     pred = as_predictive(predictive)
     meas = get_measure(measure, pos_label=pos_label).bind(pred)

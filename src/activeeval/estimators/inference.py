@@ -13,6 +13,10 @@ so the sandwich variance is Σ u_i² (= S²_{n,q} / n after Lemma 3.4; eq. 3.14 
 difference of two generalized risks on the same draws has influence u₁ − u₂ (eq. 3.21–3.22 for
 regular risks; the same linearization covers F-measures), and k models give a k-column
 influence matrix whose pairwise differences feed Holm, Bonferroni and Tukey (Sec. 3.2.3).
+
+The intervals built on it (Wald, t, logit, Wilson and the other binomial ones, one-sided bounds,
+the default's tempered interval) are derived on the *Intervals* page of the documentation
+(``docs/how-it-works/intervals.md``).
 """
 
 from __future__ import annotations
@@ -63,13 +67,18 @@ def proportion_confint(
 ) -> tuple[Any, Any]:
     """Two-sided confidence interval for a binomial proportion ``count / nobs``.
 
+    The intervals are clipped to [0, 1], as statsmodels' ``proportion_confint`` clips its
+    normal-approximation ones. See the *Intervals* page of the documentation
+    (``docs/how-it-works/intervals.md``).
+
     Parameters
     ----------
     count, nobs : array-like
-        Successes and trials (non-integer values are accepted, as effective counts).
+        Successes and trials (non-integer values are accepted, as effective counts);
+        0 ≤ count ≤ nobs, nobs > 0.
     level : float
         Confidence level 1 − α.
-    method : {"wald", "t", "wilson", "clopper-pearson", "agresti-coull"}
+    method : {"wilson", "wald", "t", "clopper-pearson", "agresti-coull"}
         ``wald``: p̂ ± z √(p̂(1−p̂)/n) (Lemma 3.3); ``t``: the one-sample t interval on 0/1 data,
         p̂ ± t_{n−1} √(p̂(1−p̂)/(n−1)); ``wilson``: eq. 3.19–3.20 (Wilson, 1927);
         ``clopper-pearson``: exact inversion of the binomial (Clopper & Pearson, 1934);
@@ -77,12 +86,36 @@ def proportion_confint(
 
     Returns
     -------
-    (low, high) : floats or arrays
+    low, high : float or ndarray
+        The interval's ends; floats for scalar inputs, arrays (elementwise) otherwise.
+
+    Raises
+    ------
+    ShapeError
+        When a count is negative or above its nobs, or nobs ≤ 0.
+
+    See Also
+    --------
+    activeeval.estimators.inference.logit_interval : Logit-scale interval for weighted estimates.
+    activeeval.estimators.inference.Estimate : Its ``confidence_interval`` applies these to the
+        effective count of an importance-weighted sample.
 
     References
     ----------
     Brown, Cai & DasGupta (2001), Interval estimation for a binomial proportion. Statistical
     Science 16(2). Thesis Sec. 3.1.2.
+
+    Examples
+    --------
+    Three errors in 50 uniformly drawn labels:
+
+    >>> from activeeval.estimators.inference import proportion_confint
+    >>> low, high = proportion_confint(3, 50)
+    >>> print(f"({low:.3f}, {high:.3f})")
+    (0.021, 0.162)
+    >>> low, high = proportion_confint(3, 50, method="clopper-pearson")
+    >>> print(f"({low:.3f}, {high:.3f})")
+    (0.013, 0.165)
     """
     lv = check_level(level)
     method = check_option(method, PROPORTION_METHODS, "method")
@@ -138,6 +171,33 @@ def importance_weights(
         None means p(x) is uniform over the pool.
     n : int, optional
         Number of draws, needed when both are None.
+
+    Returns
+    -------
+    v : ndarray of shape (n,)
+        p / q; 1 / q when ``p`` is None (uniform pool, up to the constant 1/m, which cancels
+        in every self-normalized estimate); ``p`` scaled to mean 1 when ``q`` is None; ones
+        when both are None.
+
+    Raises
+    ------
+    InvalidSamplingDistributionError
+        When an entry of ``q`` lies outside (0, 1].
+    ShapeError
+        When both are None and ``n`` is not given, ``p`` is negative, or the lengths differ.
+
+    See Also
+    --------
+    activeeval.estimators.inference.estimate : The self-normalized estimate built on these weights.
+    activeeval.sampling.draw : Draws whose ``q[idx]`` is passed here.
+
+    Examples
+    --------
+    >>> from activeeval.estimators.inference import importance_weights
+    >>> importance_weights([0.5, 0.25, 0.25]).tolist()
+    [2.0, 4.0, 4.0]
+    >>> importance_weights([0.5, 0.25, 0.25], p=[0.25, 0.25, 0.5]).tolist()
+    [0.5, 1.0, 2.0]
     """
     if q is None and p is None:
         if n is None:
@@ -326,7 +386,8 @@ def _sided(
     two-sided interval at 1 − 2α; the other end is infinite (scipy's convention). Each side
     then covers as that method's end does: Clopper–Pearson at least 1 − α exactly; Wald's
     upper bound of a rare error rate and Wilson's lower bound less (exact enumeration, n =
-    100: down to 0.39 and 0.91 at 95%)."""
+    100, 95%, error rate R: Wald's upper bound 0.39 at R = 0.005 and 0.095 at R = 0.001;
+    Wilson's lower bound 0.91 at R = 0.005, 0.80 at its worst, R ≈ 0.002)."""
     alternative = check_option(alternative, ALTERNATIVES, "alternative")
     if alternative == "two-sided":
         return interval(level)
@@ -395,14 +456,50 @@ def _shifted_p(d: float, se: float, null: float, alternative: str) -> float:
 # ---------------------------------------------------------------------- score curve
 @dataclass(frozen=True, eq=False)
 class ScoreCurve:
-    """The estimator's variance as a function of the measure's value along a one-parameter
-    family of distributions for p(y | x), member by member: ``values`` the measure's expected
-    value on the pool under the member, ``variances`` the estimator's variance given the
-    pool's labels, ``spreads`` the variance of the pool's own value around ``values`` (the
-    labels of a finite pool are one draw), ``loglik`` the acquired labels' log-likelihood
-    (:mod:`activeeval.estimators.tempered` builds it from the model's tempered
-    probabilities). Between members they are interpolated (:data:`REFINE` points per step;
-    the variances through their square roots)."""
+    """The estimator's variance along a one-parameter family of distributions for p(y | x).
+
+    The ``tempered`` interval's ingredient: for each member of the family (the model's
+    probabilities tempered, logits × a; built by ``activeeval.estimators.tempered``), the
+    measure's value on the pool, the estimator's variance, the pool value's own spread and
+    the labels' log-likelihood. Between members the fields are interpolated (``REFINE``
+    points per step; the variances through their square roots). See the *Intervals* page of
+    the documentation (``docs/how-it-works/intervals.md``).
+
+    Attributes
+    ----------
+    values : ndarray of shape (k,)
+        The measure's expected value G_a on the pool under each member.
+    variances : ndarray of shape (k,)
+        The estimator's variance V_a given the pool's labels, under each member.
+    spreads : ndarray of shape (k,)
+        The variance S_a of the pool's own value around ``values`` (the labels of a finite
+        pool are one draw).
+    loglik : ndarray of shape (k,)
+        The acquired labels' log-likelihood under each member.
+    REFINE : int
+        Interpolated members per step of the family's grid (class constant, 4).
+
+    See Also
+    --------
+    activeeval.estimators.inference.Estimate : Carries a curve in ``score`` for the
+        ``tempered`` interval.
+
+    Examples
+    --------
+    A family of three members; the labels make the first implausible:
+
+    >>> import numpy as np
+    >>> from activeeval.estimators.inference import ScoreCurve
+    >>> curve = ScoreCurve(values=np.array([0.05, 0.10, 0.20]),
+    ...                    variances=np.array([0.0004, 0.0009, 0.0025]),
+    ...                    spreads=np.array([0.0001, 0.0002, 0.0004]),
+    ...                    loglik=np.array([-40.0, -31.0, -30.0]))
+    >>> curve.plausible(0.95).tolist()
+    [False, True, True]
+    >>> low, high = curve.join((0.09, 0.15), estimate=0.12, level=0.95)
+    >>> print(f"({low:.3f}, {high:.3f})")
+    (0.072, 0.218)
+    """
 
     values: NDArray[np.float64]
     variances: NDArray[np.float64]
@@ -428,19 +525,46 @@ class ScoreCurve:
         return np.isfinite(loglik) & (loglik >= loglik.max() - cut)
 
     def plausible(self, level: float) -> NDArray[np.bool_]:
-        """The grid's members the labels do not reject at ``level`` (the likelihood-ratio
-        set: log-likelihood within the χ²₁ quantile / 2 of the best member's)."""
+        """The family's members the labels do not reject at ``level``.
+
+        The likelihood-ratio set: members whose log-likelihood is within the χ²₁ quantile / 2
+        of the best member's.
+
+        Parameters
+        ----------
+        level : float
+            Confidence level in (0, 1).
+
+        Returns
+        -------
+        ndarray of bool, shape (k,)
+            True for the plausible members of the grid (not the interpolated ones).
+        """
         return self._plausible(self.loglik, level)
 
     def bounds(
         self, estimate: ArrayLike, level: float
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The lowest and highest pool value θ the labels leave plausible, for each estimate
-        Ĝ (elementwise; NaN where none): θ is kept when for some plausible member a
-        (:meth:`plausible`, on the interpolated members) both |Ĝ − θ| ≤ z·√V_a (the score
-        test at θ with the variance the member gives) and |θ − G_a| ≤ z·√S_a (θ a likely
-        realization of the pool's value under the member), z the two-sided normal quantile
-        at ``level``."""
+        """The lowest and highest pool value θ the labels leave plausible, for each estimate.
+
+        θ is kept when for some plausible member a (``plausible``, on the interpolated
+        members) both |Ĝ − θ| ≤ z·√V_a (the score test at θ with the variance the member
+        gives) and |θ − G_a| ≤ z·√S_a (θ a likely realization of the pool's value under the
+        member), z the two-sided normal quantile at ``level``.
+
+        Parameters
+        ----------
+        estimate : array-like
+            Estimates Ĝ; the bounds are computed elementwise.
+        level : float
+            Confidence level in (0, 1).
+
+        Returns
+        -------
+        low, high : ndarray
+            Of the shape of ``estimate``; NaN where no θ is kept (or no member fits the
+            labels).
+        """
         values, variances, spreads, loglik = self._dense()
         on = self._plausible(loglik, level)
         g = np.asarray(estimate, dtype=float)[..., None]
@@ -458,8 +582,23 @@ class ScoreCurve:
         return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 
     def join(self, base: tuple[float, float], estimate: float, level: float) -> tuple[float, float]:
-        """The interval ``base`` joined with the score set's bounds at ``estimate`` (``base``
-        itself where the set is empty or the estimate is NaN)."""
+        """The interval ``base`` joined with the score set's bounds at ``estimate``.
+
+        Parameters
+        ----------
+        base : tuple of float
+            The design-based interval (logit or Wald).
+        estimate : float
+            The estimate Ĝ.
+        level : float
+            Confidence level in (0, 1).
+
+        Returns
+        -------
+        low, high : float
+            The smallest interval containing ``base`` and the score set (``bounds``);
+            ``base`` itself where the set is empty or the estimate is NaN.
+        """
         if math.isnan(estimate):
             return base
         sl, sh = (float(x) for x in self.bounds(estimate, level))
@@ -470,6 +609,9 @@ class ScoreCurve:
 @dataclass(frozen=True)
 class Estimate:
     """A point estimate of a performance measure with its asymptotic standard error.
+
+    Returned by ``estimate`` (and, as ``AssistedEstimate``, by the model-assisted
+    estimator); ``confidence_interval`` gives its intervals.
 
     Attributes
     ----------
@@ -486,19 +628,36 @@ class Estimate:
     binary_loss : bool
         Whether ℓ ∈ {0, 1}, which admits binomial intervals.
     level : float
-        Confidence level of :attr:`ci`.
+        Confidence level of ``ci``.
     measure : str
         Name of the measure.
     census : bool
         True when every pool instance that can move the measure was labeled, so the value is
         computed exactly (stderr 0, a point interval, no warning).
     unit_weights : tuple of float or None
-        The measure's :attr:`~activeeval.measures.Measure.unit_weights` (F_β), for the
-        logit interval's fallback at Ĝ ∈ {0, 1}.
+        The measure's ``Measure.unit_weights`` (F_β), for the logit interval's fallback at
+        Ĝ ∈ {0, 1}.
     score : ScoreCurve or None
         The estimator's variance along the tempered family of the model's probabilities, for
-        the ``tempered`` interval (:mod:`activeeval.estimators.tempered`); None where it is
-        not computed.
+        the ``tempered`` interval; None where it is not computed.
+
+    See Also
+    --------
+    activeeval.estimators.inference.estimate : Compute one from labeled draws.
+    activeeval.estimators.inference.Comparison : The paired result for two models.
+    EvaluationResult : What ``evaluate`` returns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.estimators.inference import estimate
+    >>> proba = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]])
+    >>> est = estimate("error_rate", proba, [0, 1, 1, 0, 1])
+    >>> print(f"{est.estimate:.2f} ± {est.stderr:.2f}")
+    0.20 ± 0.18
+    >>> low, high = est.confidence_interval(method="wilson")
+    >>> print(f"({low:.3f}, {high:.3f})")
+    (0.036, 0.624)
     """
 
     estimate: float
@@ -516,26 +675,42 @@ class Estimate:
     def confidence_interval(
         self, level: float | None = None, method: str = "wald", alternative: str = "two-sided"
     ) -> tuple[float, float]:
-        """Interval at ``level`` (default: :attr:`level`), two-sided or one-sided.
+        """Interval at ``level``, two-sided or one-sided.
 
-        ``alternative`` (scipy's convention): ``"two-sided"``; ``"less"`` the one-sided upper
-        bound, the interval (−∞, upper]; ``"greater"`` the lower bound, [lower, ∞). Each method
-        below puts α/2 in each tail, so a one-sided bound at 1 − α is the end of its
-        two-sided interval at 1 − 2α.
+        Every method puts α/2 in each tail, so a one-sided bound at 1 − α is the end of its
+        two-sided interval at 1 − 2α. The methods are derived on the *Intervals* page of the
+        documentation (``docs/how-it-works/intervals.md``).
 
-        ``wald``: Ĝ ± z·stderr (Lemma 3.3). ``t``: Ĝ ± t_{n−1}·stderr·√(n/(n−1)), which is
-        the one-sample t interval when q = p (Bessel's correction). ``logit``: for a measure
-        in [0, 1] (0/1 loss), the Wald interval on the logit scale mapped back,
-        expit(logit Ĝ ± z·stderr/(Ĝ(1 − Ĝ))) (delta method; :func:`logit_interval`); at
-        Ĝ ∈ {0, 1}, where it does not exist, joined with the Clopper–Pearson interval
-        (below; for F-measures on the share of true positives among their units,
-        :func:`logit_interval`).
-        ``wilson``, ``clopper-pearson``, ``agresti-coull``: binomial intervals for a 0/1
-        loss, applied to the effective count Ĝ·n_eff out of n_eff (Kish's effective sample
-        size; exactly the textbook intervals for uniform draws, w = 1).
-        ``tempered``: the logit interval (0/1 loss) or the Wald one, joined with the score
-        interval along the tempered model (:attr:`score`; :mod:`activeeval.estimators.tempered`)
-        — the default's; the logit or Wald interval alone where :attr:`score` is None.
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level in (0, 1); the result's ``level`` by default. A one-sided bound
+            needs a level above 0.5.
+        method : str
+            ``wald`` (default): Ĝ ± z·stderr (Lemma 3.3). ``t``: Ĝ ± t_{n−1}·stderr·√(n/(n−1)),
+            the one-sample t interval when q = p. ``logit``: for a measure in [0, 1], the Wald
+            interval on the logit scale (``logit_interval``), Clopper–Pearson at Ĝ ∈ {0, 1}.
+            ``wilson``, ``clopper-pearson``, ``agresti-coull``: binomial intervals for a 0/1
+            loss on the effective count Ĝ·n_eff out of n_eff. ``tempered``: the logit (0/1
+            loss) or Wald interval joined with the score interval along the tempered model
+            (``score``), the default's; the logit or Wald interval alone where ``score`` is
+            None.
+        alternative : {"two-sided", "less", "greater"}
+            scipy's convention: ``"less"`` gives the one-sided upper bound, the interval
+            (−∞, upper]; ``"greater"`` the lower bound, [lower, ∞).
+
+        Returns
+        -------
+        low, high : float
+            The interval's ends (infinite on the open side of a one-sided bound; NaN for an
+            undefined estimate; the point (Ĝ, Ĝ) on a census).
+
+        Raises
+        ------
+        ShapeError
+            When a binomial or logit method is asked of a measure with a continuous loss.
+        InvalidLevelError
+            When a one-sided bound is asked at a level of 0.5 or less.
         """
         lv = check_level(self.level if level is None else level)
         method = check_option(method, INTERVAL_METHODS, "method")
@@ -576,7 +751,7 @@ class Estimate:
 
     @property
     def ci(self) -> tuple[float, float]:
-        """Wald interval at :attr:`level`."""
+        """Wald interval at ``level``."""
         return self.confidence_interval()
 
     @property
@@ -612,24 +787,52 @@ def logit_interval(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Wald interval on the logit scale for estimates of a measure in [0, 1], elementwise.
 
-    logit Ĝ ± z·se/(Ĝ(1 − Ĝ)) (the delta method: d logit G / dG = 1/(G(1 − G))), mapped back
-    with the logistic function. It stays inside (0, 1) and is asymmetric, wider away from the
-    nearer bound — where the sampling distribution of a rare-error estimate has its long
-    tail, and where a symmetric Wald interval loses coverage because its standard error is
-    small exactly when few errors were seen. Elsewhere (Ĝ outside (0, 1), no logit) the Wald
-    interval clipped to [0, 1] is returned: a point when se = 0.
+    logit Ĝ ± z·se/(Ĝ(1 − Ĝ)) (delta method), mapped back with the logistic function: it stays
+    inside (0, 1) and is wider away from the nearer bound. Outside (0, 1) the Wald interval
+    clipped to [0, 1] is returned. With ``effective_n``, an estimate of exactly 0 or 1 is
+    joined with the Clopper–Pearson interval of the count Ĝ·n_eff out of n_eff. The
+    derivation and the reasons for these choices are on the *Intervals* page of the
+    documentation (``docs/how-it-works/intervals.md``).
 
-    With ``effective_n``, an estimate of exactly 0 or 1 — e.g. no error among the first few
-    labels, where se = 0 — gets the Clopper–Pearson interval for the count Ĝ·n_eff out of
-    n_eff (:func:`proportion_confint`) joined with the clipped Wald one: after 20 error-free
-    draws [0, 1 − (α/2)^(1/20)] = [0, 0.168] instead of the point [0, 0]. Clopper–Pearson
-    rather than Wilson because the boundary is where Wilson undercovers at small n (after one
-    labeled unit with ℓ = 1 its lower end is 0.21, Clopper–Pearson's α/2), and n_eff can be
-    that small. For a measure whose units are not equally weighted (``unit_weights`` =
-    (c_min, c_max) of :attr:`~activeeval.measures.Measure.unit_weights`, e.g. F_β, whose units
-    are true positives, false positives and false negatives) the interval is for the share u
-    of units with ℓ = 1 and is mapped to the measure's scale by u/(u + c(1 − u)), with c_min
-    for the upper end and c_max for the lower one (F1: 2u/(1 + u)).
+    Parameters
+    ----------
+    estimate : array-like
+        Estimates Ĝ in [0, 1].
+    stderr : array-like
+        Their standard errors, broadcastable against ``estimate``.
+    level : float
+        Confidence level 1 − α.
+    effective_n : array-like, optional
+        Effective sample sizes (Kish's n_eff), for the Clopper–Pearson fallback at Ĝ ∈ {0, 1};
+        without it such an estimate with se = 0 gets a point.
+    unit_weights : tuple of float, optional
+        (c_min, c_max) of ``Measure.unit_weights`` for a measure whose units are not equally
+        weighted (F_β): the fallback interval is then for the share u of units with ℓ = 1,
+        mapped to the measure's scale by u/(u + c(1 − u)), c_min for the upper end and
+        c_max for the lower one.
+
+    Returns
+    -------
+    low, high : ndarray
+        The interval's ends, of the broadcast shape of the inputs (0-d arrays for scalars).
+
+    See Also
+    --------
+    activeeval.estimators.inference.proportion_confint : Binomial intervals for a count.
+    activeeval.estimators.inference.Estimate : ``confidence_interval(method="logit")`` uses this.
+
+    Examples
+    --------
+    >>> from activeeval.estimators.inference import logit_interval
+    >>> low, high = logit_interval(0.05, 0.02)
+    >>> print(f"({float(low):.3f}, {float(high):.3f})")
+    (0.023, 0.107)
+
+    No error among 20 draws: Clopper–Pearson instead of the point [0, 0].
+
+    >>> low, high = logit_interval(0.0, 0.0, effective_n=20)
+    >>> print(f"({float(low):.3f}, {float(high):.3f})")
+    (0.000, 0.168)
     """
     n_arr = None if effective_n is None else np.asarray(effective_n, dtype=float)
     shape = np.broadcast_shapes(
@@ -672,6 +875,10 @@ def estimate(
 ) -> Estimate:
     """Estimate a generalized risk from labeled draws with known sampling probabilities.
 
+    The self-normalized importance-sampling estimate Ĝ = Σ v w ℓ / Σ v w (eq. 3.31) with
+    its sandwich standard error (Lemma 3.4), for draws from any q whose probabilities are
+    known.
+
     Parameters
     ----------
     measure : Measure or str
@@ -693,10 +900,36 @@ def estimate(
     Returns
     -------
     Estimate
+        The estimate, its standard error and sample sizes; NaN (with an
+        ``UndefinedEstimateWarning``) when no draw has positive weight, e.g. recall before
+        the first positive label.
+
+    See Also
+    --------
+    evaluate : Choose q, draw, label and estimate in one call.
+    activeeval.estimators.assisted.assisted_estimate : The model-assisted estimator.
+    activeeval.estimators.inference.paired_test : Compare two models on the same draws.
 
     References
     ----------
     Thesis eq. 3.31 (estimator), Lemma 3.4 and S²_{n,q} after it (standard error).
+
+    Examples
+    --------
+    A pool of 200 instances, 60 draws from q*:
+
+    >>> import numpy as np
+    >>> from activeeval.sampling import optimal_distribution, draw
+    >>> from activeeval.estimators.inference import estimate
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 200)
+    >>> proba = np.column_stack([1 - p1, p1])
+    >>> y = (rng.random(200) < p1).astype(int)  # the labels the oracle would give
+    >>> q = optimal_distribution(proba, "error_rate")
+    >>> idx = draw(q, 60, random_state=0)
+    >>> est = estimate("error_rate", proba[idx], y[idx], q=q[idx], indices=idx)
+    >>> print(f"{est.estimate:.3f} ± {est.stderr:.3f} from {est.n_labels} labels")
+    0.222 ± 0.052 from 54 labels
     """
     s = _sample(measure, [predictions], labels, q, p, indices)
     lv = check_level(level)
@@ -766,6 +999,9 @@ def _better(diff: float, greater_is_better: bool) -> int:
 class Comparison:
     """Paired comparison of two models on the same draws: Δ = G[f₀] − G[f₁].
 
+    Returned by ``paired_test`` and ``assisted_paired_test``; ``confidence_interval`` and
+    ``test`` give intervals and p-values for other levels, sides and null values.
+
     Attributes
     ----------
     estimates : tuple of float
@@ -777,12 +1013,47 @@ class Comparison:
         functions).
     p_value : float
         Two-sided Wald p-value of h₀: Δ = 0 (eq. 3.24).
+    n_draws : int
+        Draws used, repeats included.
+    n_labels : int
+        Distinct instances labeled.
+    greater_is_better : bool
+        Whether a larger value of the measure is better (for ``best``).
+    level : float
+        Confidence level of ``ci``.
+    measure : str
+        Name of the measure.
     feature_power : float or None
         With the model-assisted estimator given the pool's features: the tuned coefficient
         λ_s ∈ [0, 1] of the smoothed residuals (0 = not used: also when every feature is
         constant, or on a census, whose values are exact). None without features. λ_s > 0
         does not by itself show that the features are informative: the smoother works
         within groups of equal predictions, whose residual means it can pick up too.
+    stderrs : tuple of float or None
+        Each model's own standard error, from its influences on the same draws (the
+        comparison's control variates and weights: valid, though tuned for Δ, not for it).
+    census : bool
+        Every unit with test mass is labeled: the values are exact.
+
+    See Also
+    --------
+    activeeval.estimators.inference.paired_test : Compute one from labeled draws.
+    activeeval.estimators.inference.MultipleComparison : The result for k models.
+    ComparisonResult : What ``compare`` returns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.estimators.inference import paired_test
+    >>> y = np.array([0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0])
+    >>> a = np.array([0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0])
+    >>> b = np.array([1, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0])
+    >>> res = paired_test("error_rate", [a, b], y)
+    >>> print(f"{res.difference:.3f} ± {res.stderr:.3f}, best model {res.best}")
+    -0.333 ± 0.136, best model 0
+    >>> low, high = res.confidence_interval(alternative="less")  # upper bound of Δ
+    >>> print(f"Δ ≤ {high:.3f}; p-value of Δ ≥ 0.1: {res.test(0.1, alternative='less'):.3f}")
+    Δ ≤ -0.109; p-value of Δ ≥ 0.1: 0.001
     """
 
     estimates: tuple[float, float]
@@ -820,17 +1091,45 @@ class Comparison:
     def confidence_interval(
         self, level: float | None = None, method: str = "wald", alternative: str = "two-sided"
     ) -> tuple[float, float]:
-        """Interval for Δ: ``wald`` (Sec. 3.2.2) or ``t`` (t_{n−1}, Bessel-corrected);
-        ``alternative`` as :meth:`Estimate.confidence_interval` (``"less"``: the upper bound
-        of Δ, e.g. for a non-inferiority claim Δ ≤ margin)."""
+        """Interval for Δ at ``level``, two-sided or one-sided.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level in (0, 1); the result's ``level`` by default.
+        method : {"wald", "t"}
+            ``wald``: Δ̂ ± z·stderr (Sec. 3.2.2); ``t``: Δ̂ ± t_{n−1}·stderr·√(n/(n−1))
+            (Bessel-corrected; infinite for n < 2).
+        alternative : {"two-sided", "less", "greater"}
+            As in ``Estimate.confidence_interval``: ``"less"`` is the upper bound of Δ, e.g.
+            for a non-inferiority claim Δ ≤ margin; ``"greater"`` the lower bound.
+
+        Returns
+        -------
+        low, high : float
+            The interval's ends (infinite on the open side of a one-sided bound).
+        """
         lv = check_level(self.level if level is None else level)
         method = check_option(method, ("wald", "t"), "method")
         return _sided(lambda lv: self._two_sided(lv, method), lv, alternative)
 
     def test(self, null: float = 0.0, alternative: str = "two-sided") -> float:
-        """The Wald p-value of h₀: Δ = ``null`` (eq. 3.23–3.24 shifted by ``null``) against
-        Δ ≠ ``null`` (``"two-sided"``; with ``null=0`` it is :attr:`p_value`), Δ < ``null``
-        (``"less"``) or Δ > ``null`` (``"greater"``)."""
+        """The Wald p-value of h₀: Δ = ``null`` (eq. 3.23–3.24 shifted by ``null``).
+
+        Parameters
+        ----------
+        null : float
+            The difference under h₀, a finite number.
+        alternative : {"two-sided", "less", "greater"}
+            h₁: Δ ≠ ``null`` (with ``null=0`` the result is ``p_value``), Δ < ``null``
+            or Δ > ``null``.
+
+        Returns
+        -------
+        float
+            The p-value; with a zero standard error 0 or 1 by the sign of Δ̂ − ``null``
+            (½ on an exact tie of a one-sided test).
+        """
         alternative = check_option(alternative, ALTERNATIVES, "alternative")
         return _shifted_p(self.difference, self.stderr, _null(null), alternative)
 
@@ -839,7 +1138,7 @@ class Comparison:
 
     @property
     def ci(self) -> tuple[float, float]:
-        """Wald interval for Δ at :attr:`level`."""
+        """Wald interval for Δ at ``level``."""
         return self.confidence_interval()
 
     def __repr__(self) -> str:
@@ -874,18 +1173,67 @@ def paired_test(
 ) -> Comparison:
     """Paired Wald test of two models evaluated on the same labeled draws.
 
-    Parameters are those of :func:`estimate`, with ``predictions`` a pair. The influence of
-    Δ̂ on draw i is u₀ᵢ − u₁ᵢ, so models that agree on every draw give Δ̂ = 0 and p = 1.
+    The influence of Δ̂ on draw i is u₀ᵢ − u₁ᵢ, so models that agree on every draw give
+    Δ̂ = 0 and p = 1.
 
-    ``support_mass`` is the pool mass P_p(q > 0) when q is zero on part of the pool. For a
-    regular risk whose loss difference δ vanishes there (``active_neq`` samples only where the
-    models disagree), the self-normalized Δ̂ estimates E[δ | q > 0], and multiplying Δ̂ and its
-    standard error by the mass gives the whole-pool difference (thesis Sec. 5.2.2); the
-    p-value is unchanged.
+    Parameters
+    ----------
+    measure : Measure or str
+        The measure compared, e.g. ``"error_rate"`` or ``"f1"``.
+    predictions : sequence of two
+        Each model's output at the drawn instances, as in ``estimate``.
+    labels : array-like of shape (n,)
+        True labels of the draws, in draw order (repeats included).
+    q : array-like of shape (n,), optional
+        Probability with which each draw was sampled; None for uniform draws.
+    p : array-like of shape (n,), optional
+        Pool weight of each draw; None for a uniform pool.
+    indices : array-like of shape (n,), optional
+        Pool indices of the draws, to count distinct labeled instances.
+    level : float
+        Confidence level of the result's ``ci``.
+    support_mass : float
+        The pool mass P_p(q > 0) when q is zero on part of the pool (see Notes); 1 by
+        default.
+
+    Returns
+    -------
+    Comparison
+        Δ̂ = Ĝ[f₀] − Ĝ[f₁], its standard error and the two-sided p-value.
+
+    Raises
+    ------
+    ShapeError
+        When ``predictions`` does not hold exactly two models, ``support_mass`` is outside
+        (0, 1], or it is below 1 for a measure that is not a regular risk.
+
+    See Also
+    --------
+    compare : Choose q, draw, label and compare in one call.
+    activeeval.estimators.inference.multiple_comparison : k models at once.
+    activeeval.estimators.assisted.assisted_paired_test : The model-assisted comparison.
+
+    Notes
+    -----
+    For a regular risk whose loss difference δ vanishes where q = 0 (``active_neq`` samples
+    only where the models disagree), the self-normalized Δ̂ estimates E[δ | q > 0], and
+    multiplying Δ̂ and its standard error by ``support_mass`` gives the whole-pool difference
+    (thesis Sec. 5.2.2); the p-value is unchanged.
 
     References
     ----------
     Thesis eq. 3.21 (Δ̂), eq. 3.22 (its variance), eq. 3.24 (p-value).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.estimators.inference import paired_test
+    >>> y = np.array([0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0])
+    >>> a = np.array([0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0])
+    >>> b = np.array([1, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0])
+    >>> res = paired_test("error_rate", [a, b], y)
+    >>> print(f"Δ = {res.difference:.3f}, p = {res.p_value:.3f}")
+    Δ = -0.333, p = 0.014
     """
     if len(predictions) != 2:
         raise ShapeError(
@@ -938,6 +1286,8 @@ def holm_adjust(p_values: ArrayLike) -> NDArray[np.float64]:
 class MultipleComparison:
     """All pairwise comparisons of k models on the same draws (thesis Sec. 3.2.3).
 
+    Returned by ``multiple_comparison`` and ``assisted_multiple_comparison``.
+
     Attributes
     ----------
     estimates, stderrs : ndarray of shape (k,)
@@ -947,11 +1297,40 @@ class MultipleComparison:
         unadjusted Wald ``p_value`` and the adjusted ``p_holm``, ``p_bonferroni``,
         ``p_tukey`` (studentized range with n − 1 degrees of freedom).
     range_statistic, range_p_value : float
-        Tukey's range test of h₀: all k measures equal — √2·(max Ĝ − min Ĝ)/S_k with
-        S_k² the mean squared pairwise standard error.
+        Tukey's range test of h₀: all k measures equal — √2·(max Ĝ − min Ĝ)/(S_k·√(n/(n−1)))
+        with S_k² the mean squared pairwise standard error (Bessel-corrected, as the ``t``
+        intervals).
+    n_draws : int
+        Draws used, repeats included.
+    n_labels : int
+        Distinct instances labeled.
+    greater_is_better : bool
+        Whether a larger value of the measure is better (for ``ranking`` and ``best``).
+    measure : str
+        Name of the measure.
     feature_power : float or None
-        As for :class:`Comparison`: λ_s of the pool features' smoothed residuals, tuned for
+        As for ``Comparison``: λ_s of the pool features' smoothed residuals, tuned for
         all pairwise differences at once; None without features.
+
+    See Also
+    --------
+    activeeval.estimators.inference.multiple_comparison : Compute one from labeled draws.
+    activeeval.estimators.inference.Comparison : The result for two models.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.estimators.inference import multiple_comparison
+    >>> y = np.array([0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0])
+    >>> models = [np.array([0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0]),
+    ...           np.array([1, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0]),
+    ...           np.array([1, 0, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1])]
+    >>> res = multiple_comparison("error_rate", models, y)
+    >>> res.ranking.tolist()
+    [0, 1, 2]
+    >>> holm, tukey = res.adjusted_p_value(0, 1), res.adjusted_p_value(0, 1, "tukey")
+    >>> print(f"Holm {holm:.3f}, Tukey {tukey:.3f}")
+    Holm 0.029, Tukey 0.091
     """
 
     estimates: NDArray[np.float64]
@@ -967,6 +1346,7 @@ class MultipleComparison:
 
     @property
     def k(self) -> int:
+        """Number of models compared."""
         return int(self.estimates.shape[0])
 
     @property
@@ -981,7 +1361,25 @@ class MultipleComparison:
         return int(self.ranking[0])
 
     def adjusted_p_value(self, a: int, b: int, method: str = "holm") -> float:
-        """Adjusted p-value of the pair (a, b) under ``method`` (holm, bonferroni, tukey, none)."""
+        """Adjusted p-value of the pair (a, b).
+
+        Parameters
+        ----------
+        a, b : int
+            Indices of the two models, in either order.
+        method : {"holm", "bonferroni", "tukey", "none"}
+            The adjustment; ``none`` gives the unadjusted Wald p-value.
+
+        Returns
+        -------
+        float
+            The pair's p-value from ``pairwise``.
+
+        Raises
+        ------
+        ShapeError
+            When (a, b) is not a pair of distinct models among the k.
+        """
         method = check_option(method, ADJUSTMENTS, "method")
         col = "p_value" if method == "none" else f"p_{method}"
         lo, hi = min(a, b), max(a, b)
@@ -991,7 +1389,20 @@ class MultipleComparison:
         return float(row[col].iloc[0])
 
     def best_is_significant(self, alpha: float = 0.05, method: str = "holm") -> bool:
-        """Whether the best model beats every other one at family-wise level ``alpha``."""
+        """Whether the best model beats every other one at family-wise level ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            Family-wise significance level in (0, 1).
+        method : {"holm", "bonferroni", "tukey", "none"}
+            The adjustment of the pairwise p-values (``adjusted_p_value``).
+
+        Returns
+        -------
+        bool
+            True when every pair (best, j) has an adjusted p-value below ``alpha``.
+        """
         alpha = check_level(alpha, "alpha")
         best = self.best
         return all(
@@ -1017,13 +1428,60 @@ def multiple_comparison(
     p: ArrayLike | None = None,
     indices: ArrayLike | None = None,
 ) -> MultipleComparison:
-    """Compare k ≥ 2 models on the same labeled draws: pairwise Wald tests with Holm and
-    Bonferroni adjustment, and the Tukey range test (thesis Sec. 3.2.3).
+    """Compare k ≥ 2 models on the same labeled draws (thesis Sec. 3.2.3).
+
+    Pairwise Wald tests with Holm and Bonferroni adjustment, and the Tukey range test, from
+    the k-column influence matrix of the models' estimates on the same draws.
+
+    Parameters
+    ----------
+    measure : Measure or str
+        The measure compared.
+    predictions : sequence of k ≥ 2
+        Each model's output at the drawn instances, as in ``estimate``.
+    labels : array-like of shape (n,)
+        True labels of the draws, in draw order (repeats included).
+    q : array-like of shape (n,), optional
+        Probability with which each draw was sampled; None for uniform draws.
+    p : array-like of shape (n,), optional
+        Pool weight of each draw; None for a uniform pool.
+    indices : array-like of shape (n,), optional
+        Pool indices of the draws, to count distinct labeled instances.
+
+    Returns
+    -------
+    MultipleComparison
+        Estimates, the pairwise table with adjusted p-values, and the range test.
+
+    Raises
+    ------
+    ShapeError
+        When fewer than two models are given.
+
+    See Also
+    --------
+    activeeval.estimators.inference.paired_test : Two models.
+    activeeval.estimators.assisted.assisted_multiple_comparison : The model-assisted version.
+    compare : Choose q, draw, label and compare in one call.
 
     References
     ----------
     Holm (1979), A simple sequentially rejective multiple test procedure. Tukey (1953);
     ``scipy.stats.studentized_range``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.estimators.inference import multiple_comparison
+    >>> y = np.array([0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0])
+    >>> models = [np.array([0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0]),
+    ...           np.array([1, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0]),
+    ...           np.array([1, 0, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1])]
+    >>> res = multiple_comparison("error_rate", models, y)
+    >>> np.round(res.estimates, 3).tolist()
+    [0.083, 0.417, 0.667]
+    >>> res.best, res.best_is_significant(0.05), res.best_is_significant(0.05, method="tukey")
+    (0, True, False)
     """
     k = len(predictions)
     if k < 2:

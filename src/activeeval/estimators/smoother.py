@@ -2,8 +2,9 @@
 
 A Gaussian-kernel smoother of the labeled draws' residuals over standardized pool features,
 fitted leave-one-out so that each draw's control variate is free of its own label; see
-:mod:`activeeval.estimators.assisted`'s docstring, "Pool features", for the estimator and
-what was measured.
+the *Model-assisted estimator* page of the documentation
+(``docs/how-it-works/model-assisted.md``), "Pool features", for the estimator and what was
+measured.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from .._validation import check_finite_array, real_number
 from ..errors import ShapeError
 
 #: Bandwidth h of the residual smoother's Gaussian kernel K(x, x') = exp(−|x − x'|²/(2h²)) on
-#: standardized features (module docstring, "Pool features").
+#: standardized features (model-assisted page, "Pool features").
 DEFAULT_BANDWIDTH = 0.3
-#: The residual smoother's pseudo-count κ (module docstring, "Pool features").
+#: The residual smoother's pseudo-count κ (model-assisted page, "Pool features").
 SMOOTHER_PRIOR = 1.0
 #: Kernel entries computed at once by the smoother (32 MB of float64; with the squared
 #: distances and the mask of near entries about 70 MB at peak).
@@ -122,16 +123,16 @@ def _smoothed(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], Any]:
     """The residual smoother s(x) = Σ_{i ≠ x} K(x, x_i) r_i / (Σ_{i ≠ x} K(x, x_i) + κ) of the
     labeled ``units`` (sorted, distinct) with residual columns ``resid`` (n, c): its p-weighted
-    pool mean (c,) and its values at the units (n, c), each unit's own term left out (module
-    docstring, "Pool features"). With ``groups`` (a code per pool instance), K(x, x_i) = 0
-    unless x and x_i share their group.
+    pool mean (c,) and its values at the units (n, c), each unit's own term left out
+    (model-assisted page, "Pool features"). With ``groups`` (a code per pool instance),
+    K(x, x_i) = 0 unless x and x_i share their group.
 
     With the units' estimator weights ``v``, also what the jackknife needs to delete unit i
     from the smoother: with δ_i unit i's weight in both sums, ∂s(x)/∂δ_i = K(x, x_i)(r_i −
     s(x)) / (W(x) + κ), W = Σ K, and s₍ᵢ₎ ≈ s − ∂s/∂δ_i (the infinitesimal jackknife), giving
     the pool mean of s₍ᵢ₎ (n, c) and Σ_{j ≠ i} v_j s₍ᵢ₎(x_j) (n, c). Linearized, not exact:
     the exact deletion overstated the standard error where a unit has one or two labeled
-    neighbours, whose shrinkage it halves (module docstring, "Pool features"). Each is a
+    neighbours, whose shrinkage it halves (model-assisted page, "Pool features"). Each is a
     vector-matrix product with the kernel block, so the pass stays O(m·n·(d + c)). Blocks of
     pool rows keep memory bounded; squared distances come from |a|² + |b|² − 2a·b (BLAS)."""
     m, n = z.shape[0], units.shape[0]

@@ -1,69 +1,20 @@
 """The tempered-model score interval: honest intervals when the model's probabilities are wrong.
 
-Why. The default's standard error is estimated from the labels. When the model is
-overconfident, the instances it is sure of hold errors it does not expect; q* draws them
-rarely, and a sample that happens to miss them reports both a low estimate and a small
-standard error — the two move together (their correlation over repeated campaigns is 0.9 on
-the digits case of ``docs/results/robustness.md``), so the logit interval misses on the low
-side (0.84 at 100 labels there). A bootstrap cannot help: the sample has not seen what it
-misses. What can: the pool. Under the hypothesis that the measure's value is θ, the variance
-of the estimator is a pool-level formula of the true p(y | x); the score interval keeps every θ
-whose distance to the estimate is within z standard deviations *computed at θ* (Wilson's
-construction, Wilson 1927, for a proportion). The true p(y | x) is unknown; the tempered family
-stands in for it.
+The default's standard error is estimated from the labels, so an overconfident model's
+campaign that misses its unexpected errors reports a low estimate with a small standard error.
+The score interval instead takes the estimator's variance from the pool, under a one-parameter
+family standing in for the true p(y | x): the model's logits times a, p_a(y | x) ∝ p(y | x)^a,
+for each a on :data:`GRID`. For each member it computes the value G_a (eq. 4.21 under p_a), the
+finite-population variance V_a at the campaign's distinct labels, the spread S_a of the pool's
+own value and the labels' log-likelihood (a :class:`~.inference.ScoreCurve`). The reported
+interval joins the design-based one (logit or Wald) with every θ that some plausible member
+does not reject (|Ĝ − θ| ≤ z·√V_a and |θ − G_a| ≤ z·√S_a). Not computed for the thesis
+estimator, batch-adaptive campaigns, comparisons, mixtures, ranked pools and a census; pools
+above :data:`MAX_POOL` are summarized on a fixed subsample.
 
-The family. The model's logits times a, p_a(y | x) ∝ p(y | x)^a (temperature 1/a; a < 1 less
-confident, a > 1 more), the one-parameter form of the miscalibration real models show
-(over- and underconfidence; Guo et al. 2017); for a Gaussian, the variance divided by a.
-For each a on :data:`GRID`:
-
-* the value G_a = Σ p m_N^a / D_a, D_a = Σ p m_D^a (eq. 4.21 under p_a);
-* the linearized term z = w(ℓ − G_a)/D_a has, under p_a, mean μ_a = (m_N^a − G_a m_D^a)/D_a
-  and variance s_a = Var_a[w(ℓ − G_a) | x]/D_a² at x; the estimator's control variate is the
-  *model's* b = (m_N − G_a m_D)/D_a, centred on its p-mean over the estimator's domain (the
-  Hájek form centres it; the mean is 0 only at a = 1), with the coefficient λ it tunes, here
-  the minimizer of the variance below, clipped to [0, 1] as the estimator clips it;
-* the finite-population (Hájek) variance at the campaign's n distinct labels, π_i = 1 −
-  exp(−q_i t) with Σ π = n (:func:`~activeeval.sampling.successive_time`):
-
-      V_a = Σ_i (1 − π_i)/π_i · p_i² · (s_a,i + (μ_a,i − λ b_i)²),
-
-  which at a = 1 (the model right, λ = 1) is the planner's prediction
-  (:mod:`activeeval.planner`).
-
-The interval. The labels say which members are plausible: those whose log-likelihood of the
-acquired labels (each labeled instance once; the design selects on x only, so the
-conditional likelihood is valid) is within χ²₁(level)/2 of the best member's. A pool value θ
-is kept when, for some plausible member a, both |Ĝ − θ| ≤ z·√V_a (the score test at θ with
-the variance that member gives) and |θ − G_a| ≤ z·√S_a, where S_a = Σ p_i² s_a,i is the
-variance of the pool's own value under the member (a finite pool's labels are one draw: on
-a pool of 3,000 with few positives its F1 was 0.10 where the true p(y | x) expects 0.14).
-Members are interpolated between grid points (:class:`~.inference.ScoreCurve`). The
-reported interval joins that set with the design-based one (logit or Wald on the estimated
-standard error): it covers when either does — the design-based one when the variance is
-estimated well (a calibrated model, or enough labels), the score one when the model's error
-is a temperature — and never shrinks the design-based interval. Nothing adjusts for asking
-three things at once (plausible member, score test, pool band), so its coverage is
-measured, not guaranteed by construction. Its price is width where the labels cannot yet
-tell a right model from a wrong one (``docs/results/robustness.md``): over the stress suite a
-median 1.08–1.12× the design-based width up to 400 labels (the controls 1.0–1.3×), F1 on the
-1,258-instance digits pool 1.5–2.6×, and far more near a census of a small pool (digits F1
-at 800 of 1,258 labels), where the design-based variance is small and right and the family
-still allows positives among the few unlabeled instances — coverage 1.0 there: over-cautious,
-not wrong. Conditioning V_a on the labeled units would remove that; it is not done. For F1
-the curve's variance under-predicts the campaigns' by about a quarter when the truth is a
-tempered member (0.68–0.76 over several label draws, a review's measurement); for the error
-rate it is within 5%.
-
-With the pool's features (the smoother's residuals as a second control variate) the curve's
-variances are scaled by the share of variance the smoother leaves on the campaign's draws
-(:func:`activeeval.estimators.report._score`).
-
-Where it is not computed (the design-based interval alone): the thesis estimator, batch-adaptive
-campaigns (q changed between batches), comparisons, mixtures of models, ranked pools, and a
-census. Pools above :data:`MAX_POOL` instances are summarized on a fixed uniform subsample of
-that size (sums scaled back); G_a is then itself an estimate, and its sampling variance,
-(1 − k/m)/k times the mean of (m·p·μ_a)² over the subsample, joins S_a (the pool's spread).
+The derivation, the formulas for V_a and S_a and the measured coverage and width are in the
+section "The default: the tempered interval" of the *Intervals* page of the documentation
+(``docs/how-it-works/intervals.md``).
 """
 
 from __future__ import annotations
@@ -159,8 +110,8 @@ def score_curve(
 ) -> ScoreCurve | None:
     """(G_a, V_a) over :data:`GRID` for a static campaign that labeled the distinct pool
     instances ``units`` (with ``labels``) by draws from ``q``, and the labels'
-    log-likelihood under each member (module docstring); None where the family is not
-    defined (module docstring), a Gaussian has a zero variance, or the campaign labeled
+    log-likelihood under each member (docs/how-it-works/intervals.md); None where the family
+    is not defined (same page), a Gaussian has a zero variance, or the campaign labeled
     every instance q can draw."""
     n_labels = int(units.shape[0])
     if type(pred) not in (Categorical, Gaussian) or n_labels < 1:
@@ -200,7 +151,7 @@ def variance_curve(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(G_a, V_a, S_a) for each a of ``grid`` (NaN where the measure is undefined under p_a)
     at ``n_labels`` distinct labels drawn from ``q``, fewer than the instances q can draw
-    (module docstring)."""
+    (docs/how-it-works/intervals.md)."""
     t = successive_time(q, n_labels)
     m = q.shape[0]
     keep = np.arange(m)

@@ -1,5 +1,5 @@
-"""The :class:`Session` facade: every public method delegates to the package's modules
-(:mod:`.planning`, :mod:`.handout`, :mod:`.intake`, :mod:`.report`, over :mod:`.schema`)."""
+"""The ``Session`` facade: every public method delegates to the package's modules
+(``planning``, ``handout``, ``intake``, ``report``, over ``schema``)."""
 
 from __future__ import annotations
 
@@ -38,13 +38,81 @@ __all__ = ["Session"]
 class Session:
     """A persistent labeling campaign on one SQLite file.
 
-    Create one with :meth:`create`, reopen it (in this or any later process) with :meth:`open`.
-    The loop is ``ids = s.next_batch(k)`` → label them → ``s.record({id: label, ...})``, until
-    :meth:`next_batch` returns nothing; :meth:`estimate` (evaluation) or :meth:`compare`
-    (comparison) may be called at any time, :meth:`progress` tells where the campaign stands.
+    Create one with ``Session.create``, reopen it (in this or any later process) with
+    ``Session.open``. The loop is ``ids = s.next_batch(k)`` → label them →
+    ``s.record({id: label, ...})``, until ``next_batch`` returns nothing; ``estimate``
+    (evaluation) or ``compare`` (comparison) may be called at any time, ``progress`` tells
+    where the campaign stands. The campaign is fixed in advance by its plan (q, seed, costs,
+    budget): every hand-out schedule, crash or restart gives the same ids in the same order,
+    and a reopened store gives bit-identical estimates.
 
     A session object holds the immutable plan in memory and reads all mutable state from the
     store inside each transaction, so any number of processes may work on one store at once.
+    Use it as a context manager, or call ``close``, to close the store.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The store file.
+    conn : sqlite3.Connection
+        An open connection to it. Not called directly: use ``Session.create`` or
+        ``Session.open``.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The store file.
+    plan : SessionPlan
+        What the session was created with (measure, method, budget, seed, ...).
+    ids : ndarray of shape (m,)
+        The pool ids, in the pool's order at creation.
+    costs : ndarray of shape (m,) or None
+        Labeling cost per pool instance, if costs were given.
+    q : ndarray of shape (m,)
+        The stored sampling distribution.
+    predictives : list
+        Each model's predictive distribution over the pool.
+    measure : Measure or RankingMeasure
+        The measure, bound to the pool's label space.
+
+    See Also
+    --------
+    activeeval.evaluate : The same campaign in one call, with an oracle function.
+    activeeval.compare : Compare models in one call, with an oracle function.
+    activeeval.session.SessionProgress : What ``progress`` returns.
+    activeeval.io.read_pools : Read pool files into what ``Session.create`` takes.
+
+    Notes
+    -----
+    The *Labeling campaigns* page of the user guide (``docs/guide/campaigns.md``) describes
+    the store, the draw sequence, the stopping rule and the command line.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 200)
+    >>> proba = np.column_stack([1 - p1, p1])        # the model's class probabilities
+    >>> y = (rng.uniform(size=200) < p1).astype(int)  # the labels annotators would give
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> s = ae.Session.create(os.path.join(tmp.name, "campaign.db"), proba, "error_rate",
+    ...                       budget=40, seed=0)
+    >>> ids = s.next_batch(10)
+    >>> ids[:5]
+    [127, 53, 8, 3, 162]
+    >>> s.record({i: int(y[i]) for i in ids}, annotator="ann")
+    RecordSummary(n_new=10, n_unchanged=0, n_overwritten=0)
+    >>> while ids := s.next_batch(10):
+    ...     _ = s.record({i: int(y[i]) for i in ids})
+    >>> s.progress().complete
+    True
+    >>> res = s.estimate()
+    >>> print(f"{res.estimate:.3f} with {res.n_labels} labels")
+    0.256 with 40 labels
+    >>> s.close()
+    >>> tmp.cleanup()
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
@@ -87,7 +155,7 @@ class Session:
 
         Parameters
         ----------
-        path : path-like
+        path : str or os.PathLike
             The store file; must not exist yet. It is built under a temporary name and linked
             into place when complete, so a crash never leaves a half-created store.
         pools : predictive or list of predictives
@@ -104,18 +172,18 @@ class Session:
         method : str
             Evaluation: ``"active"`` (q*, Thm 4.1/4.2), ``"passive"``, ``"active_uniC"``,
             ``"active_lambda"``; comparison: also ``"active_0"``, ``"active_inf"``,
-            ``"active_risk"`` (see :func:`~activeeval.sampling.comparison_distribution`).
-            Ranked pools: one of :data:`~activeeval.methods.RANKING_METHODS` (eq. 6.10, 6.11).
+            ``"active_risk"`` (see ``activeeval.sampling.comparison_distribution``).
+            Ranked pools: one of ``activeeval.methods.RANKING_METHODS`` (eq. 6.10, 6.11).
         seed : int
             Non-negative seed of the draw sequence, at most 2**63 − 1 (what the store holds).
         costs : array-like of shape (m,), optional
             Labeling cost per pool instance, strictly positive. A ranked pool defaults to
-            its items' summed costs (:func:`~activeeval.ranking.ranking_query_costs`).
+            its items' summed costs (``activeeval.ranking.ranking_query_costs``).
         level : float
             Confidence level of the reported intervals.
         pos_label : label, optional
             Positive class of F-measures, precision and recall (default: the largest label).
-        labels : array-like, optional
+        labels : array_like, optional
             Class label of each probability column when ``pools`` are arrays (default
             ``0..K-1``).
         ids : array-like of shape (m,), optional
@@ -127,24 +195,42 @@ class Session:
         block_size : int
             Draws generated per block of the draw sequence.
         estimator : {"assisted", "snis"}
-            The estimator the session reports, as :func:`~activeeval.evaluate`'s: the
-            model-assisted one (default; its finite-population form, the tempered interval:
-            logit for measures in [0, 1] or Wald, joined with the tempered-model score
-            interval) or the thesis's (eq. 3.31, Wald interval), for reproduction.
-            Stored in the plan; :meth:`estimate` and :meth:`compare` can override it.
-        target_width, claim, decide, rule
-            A stopping rule, part of the plan (:func:`~activeeval.evaluate`'s and
-            :func:`~activeeval.compare`'s arguments, :mod:`activeeval.stopping`): once it is
-            met on the labeled prefix, :meth:`next_batch` hands out nothing more,
-            :attr:`stopped` says why, and :meth:`estimate` / :meth:`compare` report the
-            anytime-valid interval (under ``rule="anytime"``) whenever the rule is set.
-            Looking after every batch is then honest: a session stopped this way reports
-            what :func:`~activeeval.evaluate` with the same rule and seed reports when its
-            ``step`` is the batch size.
+            The estimator the session reports, as ``evaluate``'s: the model-assisted one
+            (default; its finite-population form, the tempered interval: logit for measures
+            in [0, 1] or Wald, joined with the tempered-model score interval) or the thesis's
+            (eq. 3.31, Wald interval), for reproduction. Stored in the plan; ``estimate`` and
+            ``compare`` can override it.
+        target_width : float, optional
+            Stopping rule: stop once the interval (of the difference, for a comparison) is at
+            most this wide, as ``evaluate``'s ``target_width``.
+        claim : str or Claim, optional
+            Stopping rule: stop once a claim such as ``"f1 >= 0.80"`` (for two models, e.g.
+            ``"difference <= 0.005"``) is established or refuted, as ``evaluate``'s and
+            ``compare``'s ``claim``.
+        decide : bool
+            Stopping rule of a comparison: stop once the anytime-valid confidence sequence
+            of the difference excludes 0, as ``compare``'s ``decide``.
+        rule : {"anytime", "fixed-width"}
+            How the stopping rule looks: the anytime-valid confidence sequence (default) or,
+            with ``target_width`` only, the fixed-n interval (Chow–Robbins).
 
         Returns
         -------
         Session
+            The new session, open on its store.
+
+        Raises
+        ------
+        StoreError
+            ``path`` exists already or cannot be written.
+
+        Notes
+        -----
+        A stopping rule is part of the plan: once it is met on the labeled prefix,
+        ``next_batch`` hands out nothing more, ``stopped`` says why, and ``estimate`` /
+        ``compare`` report the anytime-valid interval (under ``rule="anytime"``). Looking
+        after every batch is then honest: a session stopped this way reports what
+        ``evaluate`` with the same rule and seed reports when its ``step`` is the batch size.
         """
         request = CreateRequest(
             pools, measure, budget, method=method, seed=seed, costs=costs, level=level,
@@ -157,6 +243,17 @@ class Session:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
         """Open an existing store (resuming its campaign), migrating an older schema.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The store file, as written by ``Session.create`` (or ``activeeval session init``).
+
+        Returns
+        -------
+        Session
+            The session, open on its store; close it with ``close`` (or use it in a ``with``
+            block).
 
         Raises
         ------
@@ -176,7 +273,7 @@ class Session:
             raise
 
     def close(self) -> None:
-        """Close the store (the campaign stays on disk; reopen it with :meth:`open`)."""
+        """Close the store (the campaign stays on disk; reopen it with ``Session.open``)."""
         self._store.close()
 
     def __enter__(self) -> Session:
@@ -206,7 +303,7 @@ class Session:
     # ------------------------------------------------------------------ hand-outs
     def next_batch(self, k: int) -> list[Any]:
         """Ids to label next: at most ``k``, in draw order; none once the plan's stopping rule
-        is met (:attr:`stopped` says why).
+        is met (``stopped`` says why).
 
         Ids handed out earlier and not labeled yet come first (so calling it again before
         recording returns the same ids — it is idempotent), then new ones from the draw
@@ -230,11 +327,28 @@ class Session:
         return _next_batch(self._store, self._stored, k)
 
     def items_to_grade(self, ids: Sequence[Any]) -> pd.DataFrame:
-        """A ranked pool's grading sheet for the queries ``ids`` (e.g. from :meth:`next_batch`):
-        one row ``id, item`` per item to grade, in the stored order (the ranker's list; for a
-        comparison both lists' union, :func:`~activeeval.ranking.ranking_union`), and an empty
-        ``grade`` column to fill in and :meth:`record`. Items are the item ids, or the 0-based
-        rank when the ranker has none."""
+        """A ranked pool's grading sheet for the queries ``ids``.
+
+        One row ``id, item`` per item to grade, in the stored order (the ranker's list; for a
+        comparison both lists' union, ``activeeval.ranking.ranking_union``), and an empty
+        ``grade`` column to fill in and pass to ``record``. Items are the item ids, or the
+        0-based rank when the ranker has none.
+
+        Parameters
+        ----------
+        ids : sequence
+            Query ids handed out by ``next_batch``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``id``, ``item``, ``grade`` (empty).
+
+        Raises
+        ------
+        ShapeError
+            The session's pool is not ranked.
+        """
         return _items_to_grade(self._stored, ids)
 
     # --------------------------------------------------------------------- labels
@@ -252,13 +366,8 @@ class Session:
         """Store labels of handed-out ids.
 
         Everything is validated before anything is written, and invalid input leaves the
-        store unchanged: ids not in the pool or never handed out by :meth:`next_batch`
-        (:class:`~activeeval.errors.UnknownIdError`), labels outside the label space
-        (:class:`~activeeval.errors.LabelSpaceError`), one id twice with different labels, and a
-        ``session_id`` column naming another session
-        (:class:`~activeeval.errors.SessionMismatchError`). Recording a label identical to the
-        stored one is a no-op, so a labels file can be recorded again safely; a *different* label is
-        refused (:class:`~activeeval.errors.LabelConflictError`, naming the id) unless
+        store unchanged. Recording a label identical to the stored one is a no-op, so a labels
+        file can be recorded again safely; a *different* label is refused unless
         ``overwrite=True``. Refused and accepted relabels are both written to the audit table.
 
         Labels are committed ``chunk_size`` rows per transaction: if the process dies, every
@@ -281,13 +390,30 @@ class Session:
             Rows per transaction.
         progress : bool, optional
             Progress bar; by default shown only on a terminal.
-        source, row_label : str
-            How error messages name the input and its rows (the command line passes the file
-            name and ``"line"``, with the DataFrame indexed by line number).
+        source : str
+            How error messages name the input (the command line passes the file name).
+        row_label : str
+            How error messages name the input's rows, by the DataFrame's index (the command
+            line passes ``"line"``, with the DataFrame indexed by line number).
 
         Returns
         -------
         RecordSummary
+            How many labels were new, unchanged (identical relabels) and overwritten.
+
+        Raises
+        ------
+        UnknownIdError
+            An id is not in the pool or was never handed out by ``next_batch``.
+        LabelSpaceError
+            A label is outside the label space.
+        DuplicateIdError
+            One id appears twice with different labels.
+        SessionMismatchError
+            A ``session_id`` column names another session.
+        LabelConflictError
+            A label differs from the stored one and ``overwrite`` is False (the message names
+            the id).
         """
         return _record(
             self._store, self._stored, labels, annotator, overwrite, chunk_size=chunk_size,
@@ -305,23 +431,11 @@ class Session:
     ) -> EvaluationResult:
         """The performance estimate from the labels recorded so far.
 
-        The estimate :func:`~activeeval.evaluate` reports for the same draws (bit for bit), on
-        the longest *prefix* of the draw sequence whose instances are all labeled: by default
-        the model-assisted estimator (:mod:`activeeval.estimators.assisted`) in its
-        finite-population form — the distinct instances of a prefix of i.i.d. draws from q are a
-        successive sample — with the tempered interval (:class:`~activeeval.EvaluationResult`'s
-        ``ci``); ``"snis"``: the thesis's
-        eq. 3.31 with the sandwich standard error of Lemma 3.4, every draw weighted by its q;
-        once every instance that can move the measure is labeled, the exact value. Taking a
-        prefix keeps the argument behind the estimator valid while labels arrive out of
-        order: the draws are i.i.d. from q, and the prefix ends at a point decided by the
-        draws themselves and the order of labeling, so the estimate is that of an i.i.d.
-        sample stopped at a stopping time — *provided* whether a handed-out instance is
-        labeled yet does not depend on its label. If hard instances come back later, the
-        prefix under-represents them (a review measured −0.06 on an error rate when 40% of
-        the errors, and no correct instance, were still pending): estimate once the pending
-        ids are in. Using every labeled draw instead would let which labels came back first
-        decide which draws count, whatever the delays.
+        What ``evaluate`` reports for the same draws (bit for bit), on the longest *prefix*
+        of the draw sequence whose instances are all labeled: by default the model-assisted
+        estimator in its finite-population form with the tempered interval; ``"snis"``: the
+        thesis's eq. 3.31 with the sandwich standard error of Lemma 3.4; once every instance
+        that can move the measure is labeled, the exact value.
 
         Parameters
         ----------
@@ -332,17 +446,34 @@ class Session:
         features : array-like of shape (m, d), optional
             The pool's features, one row per instance in the pool's order at creation, for
             the model-assisted estimator's second control variate (as
-            :func:`~activeeval.evaluate`'s ``features``); not stored.
+            ``evaluate``'s ``features``); not stored.
         bandwidth : float
-            The smoother's kernel bandwidth (as :func:`~activeeval.evaluate`'s).
+            The smoother's kernel bandwidth (as ``evaluate``'s).
 
         Returns
         -------
         EvaluationResult
-            The result :func:`~activeeval.evaluate` returns, with ``cost`` the labeling cost
-            of the prefix's distinct instances, ``budget`` and ``method`` the plan's, and
-            ``indices``, ``q``, ``labels`` the prefix's draws. NaN values before the first
-            label of the prefix (``inference`` None, empty arrays).
+            The result ``evaluate`` returns, with ``cost`` the labeling cost of the prefix's
+            distinct instances, ``budget`` and ``method`` the plan's, and ``indices``, ``q``,
+            ``labels`` the prefix's draws. NaN values before the first label of the prefix
+            (``inference`` None, empty arrays).
+
+        Raises
+        ------
+        ShapeError
+            ``model`` is not one of the session's models.
+
+        Notes
+        -----
+        Taking a prefix keeps the argument behind the estimator valid while labels arrive out
+        of order: the draws are i.i.d. from q, and the prefix ends at a point decided by the
+        draws themselves and the order of labeling, so the estimate is that of an i.i.d.
+        sample stopped at a stopping time — *provided* whether a handed-out instance is
+        labeled yet does not depend on its label. If hard instances come back later, the
+        prefix under-represents them (a review measured −0.06 on an error rate when 40% of
+        the errors, and no correct instance, were still pending): estimate once the pending
+        ids are in. Using every labeled draw instead would let which labels came back first
+        decide which draws count, whatever the delays.
         """
         return _estimate(self._store, self._stored, model, estimator, features, bandwidth)
 
@@ -353,17 +484,35 @@ class Session:
         features: ArrayLike | None = None,
         bandwidth: float = DEFAULT_BANDWIDTH,
     ) -> ComparisonResult:
-        """The comparison of the session's models from the labels recorded so far: what
-        :func:`~activeeval.compare` reports for the same draws, on the labeled prefix of the
-        draws (see :meth:`estimate`).
+        """The comparison of the session's models from the labels recorded so far.
 
-        Two models: Δ = G[f₀] − G[f₁] with the paired Wald test (eq. 3.21–3.24) — by default
-        from the model-assisted estimator with each model's own predictive distribution as a
-        control variate (:func:`~activeeval.estimators.assisted.assisted_paired_test`), ``"snis"``
-        the thesis's paired test; k > 2: the multiple comparison (Holm), reporting the best model
-        against the runner-up with its Holm-adjusted p-value. ``estimator`` overrides the
-        session's (``plan.estimator``); ``features``, ``bandwidth`` as in :meth:`estimate`
-        (:func:`~activeeval.compare`'s).
+        What ``compare`` reports for the same draws, on the labeled prefix of the draws (see
+        ``estimate``). Two models: Δ = G[f₀] − G[f₁] with the paired Wald test
+        (eq. 3.21–3.24) — by default from the model-assisted estimator with each model's own
+        predictive distribution as a control variate (``assisted_paired_test``), ``"snis"``
+        the thesis's paired test; k > 2: the multiple comparison (Holm), reporting the best
+        model against the runner-up with its Holm-adjusted p-value.
+
+        Parameters
+        ----------
+        estimator : {"assisted", "snis"}, optional
+            Overrides the session's estimator (``plan.estimator``).
+        features : array-like of shape (m, d), optional
+            The pool's features, one row per instance in the pool's order at creation (as
+            ``compare``'s ``features``); not stored.
+        bandwidth : float
+            The smoother's kernel bandwidth (as ``compare``'s).
+
+        Returns
+        -------
+        ComparisonResult
+            The result ``compare`` returns for the labeled prefix; NaN values before its first
+            label.
+
+        Raises
+        ------
+        ShapeError
+            The session evaluates one model (use ``estimate``).
         """
         return _compare(self._store, self._stored, estimator, features, bandwidth)
 
@@ -378,33 +527,71 @@ class Session:
         """The estimate recomputed on growing labeled prefixes of the draws, for plots.
 
         Each point is a prefix that ends just before the first draw of a not-yet-counted
-        instance (a stopping time of the draw sequence). Columns: ``n_labels``, ``cost``,
-        ``n_draws``, ``estimate``, ``stderr``, ``low``, ``high`` — for comparisons the
-        difference, its standard error and interval, plus ``p_value``. ``estimator`` overrides
-        the session's; ``features``, ``bandwidth`` as in :meth:`estimate`. The band
-        (``low``, ``high``) is the design-based interval (logit or Wald): the tempered-model
-        score interval that :meth:`estimate` joins to it costs a pass over the pool per point
-        (a 60-point trajectory on 5,000 instances took 1 s with it, 0.04 s without).
+        instance (a stopping time of the draw sequence).
+
+        Parameters
+        ----------
+        max_points : int
+            At most this many prefixes, spread evenly over the labeled instances.
+        estimator : {"assisted", "snis"}, optional
+            Overrides the session's estimator (``plan.estimator``).
+        features : array-like of shape (m, d), optional
+            The pool's features, as in ``estimate``.
+        bandwidth : float
+            The smoother's kernel bandwidth, as in ``estimate``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per point; columns ``n_labels``, ``cost``, ``n_draws``, ``estimate``,
+            ``stderr``, ``low``, ``high`` — for comparisons the difference, its standard
+            error and interval, plus ``p_value``. Empty before the first label.
+
+        Notes
+        -----
+        The band (``low``, ``high``) is the design-based interval (logit or Wald): the
+        tempered-model score interval that ``estimate`` joins to it costs a pass over the
+        pool per point (a 60-point trajectory on 5,000 instances took 1 s with it, 0.04 s
+        without).
         """
         return _trajectory(self._store, self._stored, max_points, estimator, features, bandwidth)
 
     # ------------------------------------------------------------------- reporting
     def progress(self) -> SessionProgress:
-        """Labels and cost spent against the budget, draws, pending ids."""
+        """Where the campaign stands: labels and cost spent against the budget, draws,
+        pending ids.
+
+        Returns
+        -------
+        SessionProgress
+            Counts and whether the campaign is finished (nothing more to hand out) and
+            complete (finished and nothing pending: the estimate is final).
+        """
         return _progress(self._store, self._stored)
 
     def labels_frame(self) -> pd.DataFrame:
         """Every recorded label with its hand-out and draw information, in hand-out order.
 
-        Columns: ``id``, ``label``, ``annotator``, ``timestamp`` (UTC, ISO 8601), ``order``
-        (1-based hand-out rank), ``batch``, ``first_draw`` (0-based index of the instance's
-        first draw in the sequence), ``times_drawn`` (draws of it in the campaign so far),
-        ``q`` (its sampling probability) and ``session_id``. A ranked pool has one row per
-        item of each labeled query, with ``item`` and ``grade`` in place of ``label`` (the
-        columns id,item,grade a ranked labels input takes).
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``id``, ``label``, ``annotator``, ``timestamp`` (UTC, ISO 8601),
+            ``order`` (1-based hand-out rank), ``batch``, ``first_draw`` (0-based index of the
+            instance's first draw in the sequence), ``times_drawn`` (draws of it in the
+            campaign so far), ``q`` (its sampling probability) and ``session_id``. A ranked
+            pool has one row per item of each labeled query, with ``item`` and ``grade`` in
+            place of ``label`` (the columns id,item,grade a ranked labels input takes). The
+            table is a valid labels input: ``record`` accepts it again.
         """
         return _labels_frame(self._store, self._stored)
 
     def audit_frame(self) -> pd.DataFrame:
-        """The audit table: every refused or accepted relabel, oldest first."""
+        """The audit table: every refused or accepted relabel, oldest first.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``at`` (UTC time), ``action`` (``"overwrite"`` or ``"refused"``), ``id``,
+            ``old_label``, ``new_label``, ``old_annotator``, ``annotator``.
+        """
         return _audit_frame(self._store, self._stored)

@@ -34,14 +34,44 @@ from .schema import StoreFile, _now
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "RecordSummary", "items_to_grade", "record"]
 
-#: Label rows committed per transaction by :meth:`Session.record <activeeval.Session.record>`.
 DEFAULT_CHUNK_SIZE = 5000
+"""Label rows committed per transaction by ``Session.record`` (its ``chunk_size``): a killed
+process keeps every committed chunk, never half of one."""
 
 
 @dataclass(frozen=True)
 class RecordSummary:
-    """What :meth:`Session.record` did: labels stored for the first time, identical relabels
-    skipped, and labels replaced (``overwrite=True``)."""
+    """What ``Session.record`` did with the labels it was given.
+
+    Attributes
+    ----------
+    n_new : int
+        Labels stored for the first time.
+    n_unchanged : int
+        Labels identical to the stored ones, skipped (recording a labels file again is safe).
+    n_overwritten : int
+        Stored labels replaced by different ones (``overwrite=True``).
+
+    See Also
+    --------
+    activeeval.Session : ``Session.record`` returns it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> proba = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.7, 0.3], [0.4, 0.6]])
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> s = ae.Session.create(os.path.join(tmp.name, "c.db"), proba, "error_rate", budget=3)
+    >>> ids = s.next_batch(2)
+    >>> s.record({i: 0 for i in ids})
+    RecordSummary(n_new=2, n_unchanged=0, n_overwritten=0)
+    >>> s.record({ids[0]: 0, ids[1]: 1}, overwrite=True)
+    RecordSummary(n_new=0, n_unchanged=1, n_overwritten=1)
+    >>> s.close()
+    >>> tmp.cleanup()
+    """
 
     n_new: int
     n_unchanged: int

@@ -89,8 +89,9 @@ __all__ = [
     "load_plan",
 ]
 
-#: Draws materialized at a time; block b is ``default_rng([seed, b])``'s next ``block_size``.
 DEFAULT_BLOCK_SIZE = 1024
+"""Draws materialized at a time (``Session.create``'s ``block_size``): block b of the draw
+sequence is ``block_size`` uniforms from ``numpy.random.default_rng([seed, b])``."""
 #: Name of the rule that turns (q, seed, block) into draws; stored with the plan.
 DRAW_RULE = "inverse-cdf(cumsum(q)/sum, default_rng([seed, block]).random(block_size))"
 
@@ -99,43 +100,90 @@ DRAW_RULE = "inverse-cdf(cumsum(q)/sum, default_rng([seed, block]).random(block_
 class SessionPlan:
     """What a session was created with; never changes afterwards.
 
+    A session's ``plan`` attribute: the arguments of ``Session.create`` after validation,
+    and how the draw sequence is generated.
+
     Attributes
     ----------
     session_id : str
         Random identifier; a labels input with a ``session_id`` column must carry this one.
     kind : {"evaluation", "comparison"}
+        One model evaluated, or two or more compared.
     measure : str
-        The measure's name (``"f1"``, ``"error_rate"``, ...); ``measure_spec`` holds its class
-        and parameters, ``pos_label`` and ``beta`` those of F-measures.
-    method, budget, seed, level
-        Sampling method, budget (labels, or cost units with costs), seed, confidence level.
-    pool_size, n_models, model_names, predictive_kind, label_space
-        The pool and the models' predictive distributions (``label_space`` is None for
-        regressors).
+        The measure's name (``"f1"``, ``"error_rate"``, ...).
+    measure_spec : dict
+        The measure's class and parameters, as stored.
+    pos_label : label or None
+        Positive class of F-measures, precision and recall.
+    beta : float or None
+        β of an F-measure.
+    method : str
+        Sampling method.
+    budget : float
+        Labels to buy, or total cost when ``cost_sensitive``.
+    seed : int
+        Seed of the draw sequence.
+    level : float
+        Confidence level of the reported intervals.
+    pool_size : int
+        Instances in the pool (queries, for a ranked pool).
+    n_models : int
+        Models evaluated (1) or compared.
+    model_names : tuple of str
+        A name per model.
+    predictive_kind : {"categorical", "gaussian"}
+        The models' predictive distributions.
+    label_space : tuple or None
+        The class labels (the grades, for a ranked pool); None for regressors.
     cost_sensitive : bool
         Whether per-instance labeling costs were given (the budget is then in cost units).
     fingerprint : str
         SHA-256 over the pool ids, every model's predictions and the costs.
-    block_size, max_draws, draw_rule
-        How the draw sequence is generated, and the cap on its length (that of
-        :func:`~activeeval.evaluate`: 20·budget + 1000 draws, the budget in labels).
+    block_size : int
+        Draws generated per block of the draw sequence.
+    max_draws : int
+        Cap on the length of the draw sequence (that of ``evaluate``: 20·budget + 1000
+        draws, the budget in labels).
+    draw_rule : str
+        Name of the rule that turns (q, seed, block) into draws.
+    created_at : str
+        Creation time (UTC, ISO 8601).
+    schema_version : int
+        The store's schema version.
     ranking : bool
         A pool of ranked queries (``GradedRelevance`` models, DCG/ERR): ids are query ids, a
-        label is the grade of every item of the query (labels input ``id,item,grade``);
-        ``label_space`` holds the grades.
+        label is the grade of every item of the query (labels input ``id,item,grade``).
     estimator : {"assisted", "snis"}
-        The estimator the session reports (:meth:`Session.estimate`); stores written before
+        The estimator the session reports (``Session.estimate``); stores written before
         sessions had a choice report the thesis's, ``"snis"``.
     stopping : StoppingRule or None
-        The stopping rule (:mod:`activeeval.stopping`): once it is met on the labeled prefix,
-        :meth:`Session.next_batch` hands out nothing more and the reports say why.
-    window : float or None
-        A target-width rule's window (:func:`~activeeval.stopping.window_draws`), fixed
-        at creation.
+        The stopping rule: once it is met on the labeled prefix, ``Session.next_batch`` hands
+        out nothing more and the reports say why.
     horizon : float
-        t* of the anytime-valid sequences, in draws, fixed at creation
-        (:func:`~activeeval.stopping.horizon_draws`; for stores from before, the same
-        function of the stored plan).
+        t* of the anytime-valid sequences, in draws, fixed at creation (for stores from
+        before, the same function of the stored plan).
+    window : float or None
+        A target-width rule's window, fixed at creation.
+
+    See Also
+    --------
+    activeeval.Session : The session whose ``plan`` this is.
+    activeeval.session.SessionProgress : The session's mutable state, summarized.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> proba = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.7, 0.3], [0.4, 0.6]])
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> s = ae.Session.create(os.path.join(tmp.name, "c.db"), proba, "f1", budget=4, seed=1)
+    >>> s.plan.kind, s.plan.measure, s.plan.method, s.plan.estimator
+    ('evaluation', 'f1', 'active', 'assisted')
+    >>> s.plan.budget, s.plan.pool_size, s.plan.label_space
+    (4.0, 5, (0, 1))
+    >>> s.close()
+    >>> tmp.cleanup()
     """
 
     session_id: str

@@ -44,7 +44,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SessionProgress:
-    """Where a campaign stands.
+    """Where a campaign stands: what ``Session.progress`` returns.
 
     Attributes
     ----------
@@ -55,20 +55,45 @@ class SessionProgress:
     committed : float
         ``cost_spent`` plus the cost of ids handed out but not labeled yet.
     budget : float
+        The plan's budget (labels, or cost units with costs).
     n_draws : int
         Draws the campaign has walked through (repeats of handed-out instances included).
-    n_handed_out, n_pending : int
-        Ids handed out so far, and those of them still waiting for a label.
+    n_handed_out : int
+        Ids handed out so far.
+    n_pending : int
+        Ids handed out and still waiting for a label.
     n_estimation_draws : int
         Length of the longest fully labeled prefix of the draws, which the estimate uses.
     finished : bool
         No further id will be handed out: the next new instance in the draw sequence costs more
         than is left (``stop_reason="budget"``), every instance q can draw is handed out
         (``"pool"``), the draw cap is reached (``"max_draws"``), or the plan's stopping rule
-        is met on the labels so far (``"stopping rule"``; :attr:`Session.stopped
-        <activeeval.Session.stopped>` says how).
+        is met on the labels so far (``"stopping rule"``; ``Session.stopped`` says how).
     complete : bool
         Finished and nothing pending: the campaign's estimate is final.
+    stop_reason : {"budget", "pool", "max_draws", "stopping rule"} or None
+        Why the campaign is finished; None while it is not.
+
+    See Also
+    --------
+    activeeval.Session : ``Session.progress`` returns it.
+    activeeval.session.SessionPlan : What the campaign was created with.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> proba = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.7, 0.3], [0.4, 0.6]])
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> s = ae.Session.create(os.path.join(tmp.name, "c.db"), proba, "error_rate", budget=3)
+    >>> ids = s.next_batch(2)
+    >>> _ = s.record({ids[0]: 0})
+    >>> p = s.progress()
+    >>> p.n_labels, p.n_pending, p.committed, p.finished
+    (1, 1, 2.0, False)
+    >>> s.close()
+    >>> tmp.cleanup()
     """
 
     n_labels: int
@@ -293,10 +318,9 @@ def trajectory(
     """:meth:`Session.trajectory <activeeval.Session.trajectory>` on the stored labels."""
     how = _check_estimator(stored, estimator, features, bandwidth)
     idx, dq, y = _data(store, stored)
-    if idx.size == 0:
-        return pd.DataFrame(
-            columns=["n_labels", "cost", "n_draws", "estimate", "stderr", "low", "high"]
-        )
+    if idx.size == 0:  # the same columns as once labels arrive (a comparison's p-value too)
+        columns = ["n_labels", "cost", "n_draws", "estimate", "stderr", "low", "high"]
+        return pd.DataFrame(columns=columns + (["p_value"] if stored.plan.n_models > 1 else []))
     _, first = np.unique(idx, return_index=True)
     first = np.sort(first)
     ends = np.append(first[1:], idx.shape[0])  # prefix j holds the first j + 1 instances

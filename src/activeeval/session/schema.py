@@ -49,9 +49,10 @@ __all__ = [
     "open_store",
 ]
 
-#: Version of the store layout written by this package (``meta.schema_version``). Version 2
-#: added the ``ranking`` table (ranked pools, thesis Ch. 6).
 SCHEMA_VERSION = 2
+"""Version of the store layout written by this package (``meta.schema_version``). Version 2
+added the ``ranking`` table (ranked pools, thesis Ch. 6). A store of a newer version is
+refused (``SchemaVersionError``); an older one is upgraded by ``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
 APPLICATION_ID = 0x41455653
 #: SQLite's own wait for a lock, in seconds, before :func:`_with_retry` backs off and retries.
@@ -151,9 +152,10 @@ def _add_ranking_table(conn: sqlite3.Connection) -> None:
     conn.execute(_SCHEMA_V2)
 
 
-#: ``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1 (run inside the open
-#: transaction of :meth:`Session.open`; it must not commit).
 MIGRATIONS: dict[int, Migration] = {1: _add_ranking_table}
+"""``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1: a function of the SQLite
+connection, run inside the open transaction of ``Session.open`` (it must not commit). A store
+is brought to ``SCHEMA_VERSION`` in one transaction when it is opened."""
 
 _T = TypeVar("_T")
 
