@@ -312,6 +312,8 @@ def _report(results: dict[str, Any], out: Path) -> None:
         "(interpolated in log Λ; a value at the grid floor means active is already there at "
         "the smallest budget).",
         "",
+        "![The tables of this page against the budget Λ](ranking.png)",
+        "",
         "## Estimation: mean absolute error vs Λ (RF-regression ranker)",
         "",
     ]

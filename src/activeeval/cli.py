@@ -534,15 +534,21 @@ def session_init(
     help="Write the ids to this CSV file (header 'id'; a ranked pool: a sheet id,item,grade "
     "with the grades to fill in) instead of stdout; Parquet for a .parquet or .pq name.",
 )
-def session_next(store: Path, k: int, out: Path | None) -> None:
+@click.option(
+    "--annotator",
+    default=None,
+    help="Hand out to this annotator: their pending ids first, then ids no one holds; never "
+    "ids another annotator holds, so several annotators split the one budget.",
+)
+def session_next(store: Path, k: int, out: Path | None, annotator: str | None) -> None:
     """Ids to label next: pending ones first (idempotent), then new draws, within budget."""
     from .session import Session
 
     with _command():
         if out is not None:
             _check_output(out, store, "--out", tuple(TABLE_FORMATS))
-        with Session.open(store) as s:
-            ids = s.next_batch(k)
+        with Session.open(store) as s, _as_flags({"annotator": "--annotator", "k": "--k"}):
+            ids = s.next_batch(k, annotator=annotator)
             frame = (
                 s.items_to_grade(ids)  # a sheet id,item,grade with the grades to fill in
                 if s.plan.ranking
@@ -572,6 +578,26 @@ def session_next(store: Path, k: int, out: Path | None) -> None:
                     f"{prog.committed:g} of "
                     f"{_budget_text(prog.budget, s.plan.cost_sensitive, s.plan.ranking)} committed)"
                 )
+
+
+@session.command("release")
+@click.argument("store", type=_STORE)
+@click.option("--annotator", required=True, help="Whose pending ids to release.")
+@click.option(
+    "--to",
+    "to",
+    default=None,
+    help="Hand them to this annotator instead of freeing them for whoever asks next.",
+)
+def session_release(store: Path, annotator: str, to: str | None) -> None:
+    """Free an annotator's pending ids (or reassign them with --to); labels are kept."""
+    from .session import Session
+
+    flags = {"annotator": "--annotator", "to": "--to"}
+    with _command(), Session.open(store) as s, _as_flags(flags):
+        ids = s.release(annotator, to=to)
+        whom = "anyone" if to is None else to
+        click.echo(f"released {len(ids)} pending ids of {annotator} to {whom}")
 
 
 @session.command("record")
@@ -683,12 +709,25 @@ def _status_dict(
             best=None if math.isnan(c.difference) else int(c.best),
             interval=None if inf is None else c.interval,
         )
+    if prog.n_waiting or any(k is not None for k in prog.pending_by_annotator):
+        out["pending_by_annotator"] = _by_holder(prog.pending_by_annotator)
+        out["waiting"] = {"labels": prog.n_waiting,
+                          "behind": _by_holder(prog.blocking_by_annotator)}  # fmt: skip
     if plan.stopping is not None:  # the rule's keys appear with a rule, as "gate" with --gate
         out["stopping"] = str(plan.stopping)
         out["stopped"] = result.stopped
     if features is not None:  # λ_s of the smoothed residuals; None before the first label
         out["feature_power"] = None if inf is None else _nan_to_none(inf.feature_power)
     return out
+
+
+def _by_holder(counts: dict[str | None, int]) -> dict[str, int]:
+    """Counts per holder for JSON: ids held by nobody in particular under ``"(unassigned)"``."""
+    return {("(unassigned)" if k is None else k): v for k, v in counts.items()}
+
+
+def _holders_text(counts: dict[str | None, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in _by_holder(counts).items())
 
 
 def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> None:
@@ -907,6 +946,14 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
         f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)} ({pct}); "
         f"{prog.n_draws} draws; {state}",
     ]
+    if any(k is not None for k in prog.pending_by_annotator):
+        lines.append(f"pending:  {_holders_text(prog.pending_by_annotator)}")
+    if prog.n_waiting:
+        lines.append(
+            f"waiting:  {prog.n_waiting} recorded labels are not in the estimate yet: they wait "
+            f"behind {sum(prog.blocking_by_annotator.values())} unreturned ids "
+            f"({_holders_text(prog.blocking_by_annotator)}) handed out before them"
+        )
     lv = f"{plan.level:.0%}"
     pending = _why_no_estimate(prog)
     if pending is not None:

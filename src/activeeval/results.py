@@ -355,8 +355,10 @@ class ComparisonResult:
         whether or not it ended the campaign early; ``"fixed-width"`` under Chow–Robbins'
         rule (the Wald interval).
     stderrs : ndarray of shape (k,)
-        Each model's own standard error on the comparison's draws (NaN where the method
-        identifies only the difference, ``active_neq``).
+        Each model's own design-based standard error on the comparison's draws (NaN where
+        the method identifies only the difference, ``active_neq``). It rests on the labeled
+        residuals alone and can be far too small where the draws missed a model's errors;
+        ``model_intervals`` is the interval to read.
 
     See Also
     --------
@@ -546,8 +548,10 @@ class ComparisonResult:
 
     @property
     def stderrs(self) -> NDArray[np.float64]:
-        """Each model's own standard error on the comparison's draws (NaN where the method
-        identifies only the difference, ``active_neq``, or for results without them)."""
+        """Each model's own design-based standard error on the comparison's draws (NaN where
+        the method identifies only the difference, ``active_neq``, or for results without
+        them). It can be far too small where the draws missed a model's errors: read each
+        model's value from ``model_intervals``."""
         k = len(self.estimates)
         own = getattr(self.comparison, "stderrs", None)
         if own is None:

@@ -1,122 +1,17 @@
 """Anytime-valid intervals: confidence sequences over the draws, to stop when the answer is known.
 
-Why. A fixed-n interval covers with probability ``level`` at *one* number of labels fixed in
-advance. Looking after every batch and stopping when the interval is narrow enough, or when
-a comparison looks decided, makes the stopping time depend on the data; repeated Wald
-intervals then cover far less (0.52–0.62 when looking after every draw up to 1,000 on a
-simulated pool; ``docs/design/anytime-valid.md``). A *confidence sequence* (CS) C_1, C_2, …
-covers the target at every t at once with probability ≥ ``level``, so the interval at any
-data-dependent stopping time covers too.
+Each draw of a campaign gives the terms (a, b, c, d) of the estimator's numerator,
+denominator and the model's control variates, in their *predictable finite-pool* form; the
+sequence is Ĝ_t ± σ̂_t·B_t with Robbins' normal-mixture boundary B_t (two-sided) or the
+half-normal mixture (one-sided), tuned at ``TUNE_SHARE`` of the horizon, an asymptotic
+confidence sequence by Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas (Thm 2.2). Guards for
+the early looks: no interval before ``MIN_DRAWS`` draws, the logit (0/1 losses) or log scale
+(non-negative unbounded losses), σ̂_t shrunk toward the largest σ₀ the model's plausible
+tempered members imply (``PSEUDO_DRAWS`` pseudo-draws), and the running intersection.
 
-The estimators as ratios of per-draw terms. Draws x_1, x_2, … from q, v_i = p(x_i)/q(x_i);
-for one model with loss ℓ, weight w (eq. 3.27) and the model's m_N = E[wℓ | x], m_D = E[w | x]
-with pool means μ_N, μ_D, every draw gives
-
-    a_i = v_i w_i ℓ_i,  b_i = v_i w_i,  c_i = v_i (μ_N − m_N(x_i)),  d_i = v_i (μ_D − m_D(x_i)),
-
-and Ĝ_t(λ) = Σ(a + λc)/Σ(b + λd) over the first t draws: λ = 0 is the thesis's
-self-normalized estimator (eq. 3.31), λ ∈ [0, 1] the model-assisted estimator with the model
-as its control variate (``assisted``: E c = E d = 0, so every λ targets G = N/D) in its
-with-replacement form — every draw a term, which is what a time-uniform argument needs (the
-Hájek finite-population form's weights change with every new label; it is not a running
-mean; "Finite pools" below gives the terms the sequence uses).
-With ψ_i = (X_i − G Y_i)/D, X = a + λc, Y = b + λd, Ĝ_t − G = ψ̄_t + O(log log t / t) a.s.
-(a ratio's remainder, by the law of the iterated logarithm), and the sandwich
-σ̂_t² = t Σ(X − Ĝ_t Y)²/(ΣY)² (Lemma 3.4's, every draw a row) → Var ψ a.s.; λ̂_t, the
-variance-minimizing coefficient on the first t draws clipped to [0, 1] as the estimator clips
-it, converges at the LIL rate and moves Ĝ_t by O(log log t / t). Hence (Waudby-Smith, Arbour,
-Sinha, Kennedy & Ramdas, *Time-uniform central limit theory and asymptotic confidence
-sequences*, Thm 2.2) Ĝ_t ± σ̂_t B_t is an asymptotic CS for G, with Robbins' normal-mixture
-boundary
-
-    B_t = sqrt(2 (t ρ² + 1) / (t² ρ²) · log(sqrt(t ρ² + 1) / α)),
-    ρ² = (−2 log α + log(−2 log α + 1)) / t*,
-
-tightest at t = t*, fixed before the first look: :data:`TUNE_SHARE` of the *horizon* (the
-budget in draws). A boundary tuned early costs little late and much less than the reverse
-(the design note's measurement, the multiplier ÷ Wald's at t = 100 / 1,000 draws: t* = 100
-1.55 / 1.65, t* = 300 1.62 / 1.59, t* = 1,000 1.97 / 1.55), and decisions and claims are
-settled early when they are clear (``docs/results/sequential.md`` compares t* at a fifth of
-the budget with t* at the budget).
-One-sided bounds use the half-normal mixture at α — 2/sqrt(1 + ρ²t)·exp(ρ²S²/(2(1 + ρ²t)))·
-Φ(ρS/sqrt(1 + ρ²t)) = 1/α solved for S, B_t = S/t — which Ville's inequality makes exactly
-level α for a Brownian motion (not the end of the two-sided sequence at 2α). Differences of
-models on the same draws, Δ = G_0 − G_1, have the i.i.d. terms ψ⁰ − ψ¹ and the same CS.
-Under batch-adaptive q the terms are martingale differences with changing variance; the
-same formula is then the design note's pooled-variance form, measured, not a theorem.
-
-The guarantee is asymptotic in the first look: the early looks, where users stop, need
-guards. On by default (the design note's simulation: 0.961–0.986 time-uniform coverage in
-every cell with them, 0.60 for F1 without any):
-
-* no interval before :data:`MIN_DRAWS` draws and :data:`MIN_DRAWS` draws of positive weight
-  (an F-measure's units) or, for a difference, draws on which the models' terms differ;
-  before then the whole range of the measure;
-* for a measure in [0, 1] with a 0/1 loss the interval is built on the logit scale (delta
-  method, as :func:`~.inference.logit_interval`), which keeps its long tail on the side
-  where few errors have been seen; a mean of non-negative, unbounded losses (squared or
-  absolute error) on the log scale, for the same reason: its rare large losses make the
-  estimate right-skewed, low exactly when its σ̂ is low. On diamonds' Bayesian ridge (MSE,
-  kurtosis of the residuals 103: ten of 20,000 instances hold a fifth of the MSE; looks
-  every 10 labels to 1,000, 300 runs) the one-sided 95% upper bound missed the truth at
-  some look in 0.070 of runs on the raw scale, 0.043 on the log scale (the lower bound
-  0.003 both), the two-sided time-uniform coverage 0.937 → 0.980, at 2–6% more width;
-* σ̂_t is shrunk toward a per-draw σ₀ implied by the model, with :data:`PSEUDO_DRAWS`
-  pseudo-draws, which keeps σ̂ = 0 (no error among the first draws) from giving a point. σ₀
-  is the largest over the members of the model's tempered family
-  (:mod:`~activeeval.estimators.tempered`: logits × a) that the labels so far leave
-  plausible (likelihood ratio within χ²₁(level)/2), each member's σ the per-draw σ of
-  the estimator were the labels drawn from it (as q* is planned): on an overconfident model
-  the labels soon rule out a = 1 and σ₀ grows to what the errors the model does not expect
-  imply. With the model's own σ₀ and 30 pseudo-draws (the design note's guard), the
-  overconfident digits case of ``docs/results/robustness.md`` (error rate, looks every 10
-  labels to 1,000) covered 0.875 over 1,000 runs; with the plausible σ₀ 0.93 (200 runs), and
-  with 100 pseudo-draws 0.946 (1,000 runs), at 4–13% more width at 300 labels on the other
-  real tasks and none at 1,000;
-* the running intersection of the sequence (valid: every C_t covers at once); where it is
-  empty — the sequence missed at some look — the look's own C_t is reported.
-
-The guards' margin depends on the pool: a review's harsh case (a rare error, the model's
-logits 2.9× too large) measured 0.949 ± 0.003 (the model-assisted error rate, 4,000 runs)
-where calibrated and mildly wrong models gave 0.962–0.990.
-
-What it costs: near t* the CS is ×1.55–1.62 the width of the fixed-n Wald interval at the
-same t (√t·B_t = 3.03 against 1.96 at α = 0.05), i.e. ≈ 2.4× the labels for the same
-width; the running intersection gives back 13–16%. ``rule="fixed-width"`` (Chow & Robbins
-1965) instead stops when the fixed-n interval is narrow enough and reports it: about 1× the
-labels, valid only as the width goes to 0 (its coverage at the stopping time is measured in
-``docs/results/sequential.md``).
-
-Finite pools. A campaign labels each instance once; repeats are free. The terms above treat
-every draw as new, which forfeits the finite-population gain the reported estimator has. The
-sequence uses instead the *predictable finite-pool* terms (``docs/design/anytime-valid.md``,
-option 2): with L_{i−1} the labeled units before draw i (each counted once) and 1{new_i} that
-draw i labels a unit not labeled before,
-
-    a_i = Σ_{j ∈ L_{i−1}} p_j w_j ℓ_j + v_i w_i ℓ_i 1{new_i},
-    c_i = (μ_N − Σ_{j ∈ L_{i−1}} p_j m_N(x_j)) − v_i m_N(x_i) 1{new_i},
-
-and b_i, d_i the same with w and m_D. Given the past, E[a_i] = N and E[c_i] = 0 exactly
-(the labeled units enter with their labels, the unlabeled remainder by importance sampling),
-for any q, including one that changes between batches; so a_i + λc_i − G(b_i + λd_i) are
-martingale differences whose conditional variance shrinks as the pool is labeled. The
-theorem's martingale form bounds their sum by the normal mixture in *intrinsic time* V_t
-(the summed conditional variances) with ρ fixed in advance; the sequence plugs σ̂_t² = V̂_t/t
-into the same σ̂_t·B_t instead, which is that mixture with a ρ that moves with the data. A
-review measured what this costs on a Gaussian martingale (looks 30–1,000, α = 0.05): where the
-variance falls, as it does here, the plug-in crosses less often than the intrinsic form
-(0.015 against 0.012 two-sided); where it rises 100-fold halfway, it is not valid (0.060
-against 0.034) — a batch-adaptive q that moved to a much worse design would be such a case;
-static q never is. The design note's simulation measured these terms at 0.965–0.968
-time-uniform coverage, 15–30% narrower than every-draw-a-term terms near a census, as precise
-as the Hájek estimator. Repeats of labeled units add a term with no noise. The sequence's centre,
-Σ(a + λc)/Σ(b + λd), is not the reported estimate (the Hájek finite-population form): the
-two target the same G and differ by O(1/√n).
-
-Not covered: the pool-features smoother (a label enters other draws' control variates; the
-sequence uses the model's control variate alone, so it is valid but does not get the
-smoother's gain). The derivation, the simulation behind each guard and the options weighed
-are in ``docs/design/anytime-valid.md``.
+The derivation, the guards' measured effect and the cost in width are on the *Anytime-valid
+inference* page of the documentation (``docs/how-it-works/anytime.md``); the study that chose
+this design is ``docs/design/anytime-valid.md``.
 """
 
 from __future__ import annotations
@@ -144,9 +39,9 @@ __all__ = [
 #: Draws (and draws of positive weight, or on which compared models differ) before the
 #: first interval of a sequence.
 MIN_DRAWS = 30
-#: σ₀ counts for this many draws in the shrunk σ̂_t (module docstring, guards).
+#: σ₀ counts for this many draws in the shrunk σ̂_t (docs/how-it-works/anytime.md, guards).
 PSEUDO_DRAWS = 100
-#: The normal mixture is tuned at this share of the horizon (module docstring).
+#: The normal mixture is tuned at this share of the horizon (docs/how-it-works/anytime.md).
 TUNE_SHARE = 0.2
 #: The share of α a window boundary spends on its window (:func:`window_boundary`).
 WINDOW_SHARE = 0.8
@@ -193,7 +88,7 @@ def boundary(
 ) -> NDArray[np.float64]:
     """B_t, the multiplier of σ̂_t (half-width σ̂_t·B_t; the fixed-n Wald one is z/√t):
     two-sided the normal mixture, one-sided (``"less"``/``"greater"``) the half-normal one,
-    each at α = 1 − ``level`` (module docstring)."""
+    each at α = 1 − ``level`` (docs/how-it-works/anytime.md)."""
     alpha = 1.0 - check_level(level)
     alternative = check_option(alternative, ALTERNATIVES, "alternative")
     tt = np.asarray(t, dtype=float)
@@ -233,7 +128,7 @@ def window_boundary(
 class DrawTerms:
     """Per-draw terms of k models on one draw sequence, for their confidence sequences.
 
-    ``z``: shape (n, 4k), per model the columns (a, b, c, d) of the module docstring;
+    ``z``: shape (n, 4k), per model the columns (a, b, c, d) of docs/how-it-works/anytime.md;
     ``tune``: λ tuned on the draws (model-assisted) or 0 (the thesis's estimator);
     ``positive``: per draw and model, whether the draw labels a new unit of positive weight
     (the start rule); ``raw``: per draw and model w·ℓ and w of a new unit (0 for a repeat),
@@ -258,7 +153,7 @@ class DrawTerms:
     @property
     def log_scale(self) -> bool:
         """A mean of non-negative losses with no upper bound (squared, absolute error): its
-        sequence is built on the log scale (module docstring, guards)."""
+        sequence is built on the log scale (docs/how-it-works/anytime.md, guards)."""
         return not self.logit and self.value_range == (0.0, math.inf)
 
     @property

@@ -652,7 +652,7 @@ class Pool(ABC):
         cols, pos, raw, sig0 = [], [], [], []
         for j, (wl, w, mn, md, pool) in enumerate(parts):
             sig0.append(self._sigma0_path(j, sig_grid[:, j], draws, labels, first, rep.level))
-            # The finite-pool martingale terms (module docstring of anytime): what the
+            # The finite-pool martingale terms (docs/how-it-works/anytime.md): what the
             # labeled units hold exactly, plus the importance-weighted new unit.
             cols += [
                 _before(p * wl * first) + v * wl * first,

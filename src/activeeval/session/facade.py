@@ -18,6 +18,7 @@ from ..measures import Measure
 from ..ranking import RankingMeasure
 from ..results import ComparisonResult, EvaluationResult
 from .handout import next_batch as _next_batch
+from .handout import release as _release
 from .intake import DEFAULT_CHUNK_SIZE, RecordSummary
 from .intake import items_to_grade as _items_to_grade
 from .intake import record as _record
@@ -301,7 +302,7 @@ class Session:
         return _stop_reason(self._store, self._stored)
 
     # ------------------------------------------------------------------ hand-outs
-    def next_batch(self, k: int) -> list[Any]:
+    def next_batch(self, k: int, annotator: str | None = None) -> list[Any]:
         """Ids to label next: at most ``k``, in draw order; none once the plan's stopping rule
         is met (``stopped`` says why).
 
@@ -316,15 +317,57 @@ class Session:
         ----------
         k : int
             Maximum number of ids to return, ≥ 1.
+        annotator : str, optional
+            Hand out to this annotator: their own pending ids first, then pending ids nobody
+            holds, then new ones, all held by them from now on. Ids another annotator holds
+            are never handed out (until ``release`` frees them), so annotators working in
+            parallel split the campaign within its one budget. Without it (None), ids held by
+            nobody in particular, as before annotators were named.
 
         Returns
         -------
         list
             Pool ids (as given at creation), never one already labeled.
+
+        See Also
+        --------
+        release : Free or reassign an annotator's pending ids.
+        progress : Pending ids per annotator (``pending_by_annotator``).
         """
         if self._stored.plan.stopping is not None and self.stopped is not None:
             return []
-        return _next_batch(self._store, self._stored, k)
+        return _next_batch(self._store, self._stored, k, annotator)
+
+    def release(
+        self, annotator: str, ids: Sequence[Any] | None = None, to: str | None = None
+    ) -> list[Any]:
+        """Release an annotator's pending ids, or reassign them to another annotator.
+
+        Labels already recorded are untouched; only ids handed out to ``annotator`` and not
+        labeled yet change holder.
+
+        Parameters
+        ----------
+        annotator : str
+            The annotator who holds the ids (as passed to ``next_batch``).
+        ids : sequence, optional
+            Only these of their pending ids (others of ``ids`` are ignored); all by default.
+        to : str, optional
+            The annotator who takes them over; None frees them for whoever asks next.
+
+        Returns
+        -------
+        list
+            The ids that changed holder, in draw order.
+
+        Raises
+        ------
+        ShapeError
+            ``annotator`` or ``to`` is not a non-empty string, or both name the same one.
+        UnknownIdError
+            An id of ``ids`` is not in the pool.
+        """
+        return _release(self._store, self._stored, annotator, ids, to)
 
     def items_to_grade(self, ids: Sequence[Any]) -> pd.DataFrame:
         """A ranked pool's grading sheet for the queries ``ids``.

@@ -13,43 +13,73 @@ import sqlite3
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from ..acquisition import _budget_room, _walk_block
-from ..errors import ShapeError
+from ..errors import ShapeError, UnknownIdError
 from .codec import _py
 from .planning import StoredPlan, _draw_block
 from .schema import StoreFile, _now
 
-__all__ = ["next_batch"]
+__all__ = ["check_annotator", "next_batch", "release"]
 
 
-def next_batch(store: StoreFile, stored: StoredPlan, k: int) -> list[Any]:
+def check_annotator(annotator: Any, name: str = "annotator") -> str | None:
+    """None (nobody in particular) or a non-empty name."""
+    if annotator is None:
+        return None
+    if not isinstance(annotator, str) or not annotator.strip():
+        raise ShapeError(
+            f"{name}: an annotator is named by a non-empty string, got {annotator!r}; leave it "
+            "out to hand out to nobody in particular."
+        )
+    return annotator
+
+
+def next_batch(store: StoreFile, stored: StoredPlan, k: int, annotator: Any = None) -> list[Any]:
     """At most ``k`` ids to label next, in draw order: the pending ones first, then new ones
-    (see :meth:`Session.next_batch <activeeval.Session.next_batch>`)."""
+    (see :meth:`Session.next_batch <activeeval.Session.next_batch>`). With ``annotator``,
+    only ids no other annotator holds, and those handed out are held by ``annotator``."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ShapeError(f"k: must be a positive integer, got {k!r}.")
-    positions = store.write(lambda c: _hand_out(c, stored, int(k)))
+    who = check_annotator(annotator)
+    positions = store.write(lambda c: _hand_out(c, stored, int(k), who))
     return [_py(v) for v in stored.ids[np.asarray(positions, dtype=np.intp)].tolist()]
 
 
-def _pending(c: sqlite3.Connection) -> list[int]:
+def _pending(c: sqlite3.Connection, holder: str | None) -> list[int]:
+    """Pending hand-outs (no label yet) held by ``holder`` (None: held by nobody), in draw
+    order."""
     rows = c.execute(
         "SELECT h.position FROM handouts h LEFT JOIN labels l ON l.position = h.position "
-        "WHERE l.position IS NULL ORDER BY h.seq"
+        "WHERE l.position IS NULL AND h.holder IS ? ORDER BY h.seq",
+        (holder,),
     ).fetchall()
     return [r[0] for r in rows]
 
 
-def _hand_out(c: sqlite3.Connection, stored: StoredPlan, k: int) -> list[int]:
-    pending = _pending(c)
+def _hand_out(c: sqlite3.Connection, stored: StoredPlan, k: int, who: str | None) -> list[int]:
+    """The holder's own pending ids, then (for a named annotator) pending ids nobody holds,
+    which become theirs, then new ones from the walk, held by them."""
+    pending = _pending(c, who)
+    if who is not None and len(pending) < k:
+        claimed = _pending(c, None)[: k - len(pending)]
+        c.executemany("UPDATE handouts SET holder = ? WHERE position = ?",
+                      ((who, p) for p in claimed))  # fmt: skip
+        pending = sorted(pending + claimed, key=_seq_of(c))
     if len(pending) >= k:
         return pending[:k]
-    fresh = _walk(c, stored, k - len(pending))
+    fresh = _walk(c, stored, k - len(pending), who)
     return pending + fresh
 
 
-def _walk(c: sqlite3.Connection, stored: StoredPlan, need: int) -> list[int]:
+def _seq_of(c: sqlite3.Connection) -> Any:
+    seq = dict(c.execute("SELECT position, seq FROM handouts").fetchall())
+    return seq.__getitem__
+
+
+def _walk(c: sqlite3.Connection, stored: StoredPlan, need: int, who: str | None) -> list[int]:
     """Extend the campaign by up to ``need`` new instances: Algorithm 2's walk
     (:func:`~activeeval.acquisition._walk_block`) over the stored draws from the cursor on,
     materializing and persisting a block of draws whenever the walk needs more."""
@@ -108,8 +138,43 @@ def _walk(c: sqlite3.Connection, stored: StoredPlan, need: int) -> list[int]:
     seq = np.concatenate(new_seq) if new_seq else np.empty(0, np.intp)
     now = _now()
     c.executemany(
-        "INSERT INTO handouts (position, seq, batch, handed_out_at) VALUES (?, ?, ?, ?)",
-        ((p, s, batch, now) for p, s in zip(pos.tolist(), seq.tolist(), strict=True)),
+        "INSERT INTO handouts (position, seq, batch, handed_out_at, holder) VALUES (?, ?, ?, ?, ?)",
+        ((p, s, batch, now, who) for p, s in zip(pos.tolist(), seq.tolist(), strict=True)),
     )
     c.execute("UPDATE state SET cursor = ?, finished = ?", (cursor, finished))
     return [int(p) for p in pos.tolist()]
+
+
+def release(
+    store: StoreFile, stored: StoredPlan, annotator: Any, ids: Any = None, to: Any = None
+) -> list[Any]:
+    """:meth:`Session.release <activeeval.Session.release>`: ``annotator``'s pending ids (all,
+    or those among ``ids``) to nobody in particular, or to the annotator ``to``."""
+    who = check_annotator(annotator)
+    if who is None:
+        raise ShapeError("annotator: name whose pending ids to release, e.g. 'alice'.")
+    new = check_annotator(to, "to")
+    if new == who:
+        raise ShapeError(f"to: {to!r} already holds them; name another annotator, or None.")
+    wanted = None if ids is None else set(_positions_of(stored, ids))
+
+    def write(c: sqlite3.Connection) -> list[int]:
+        mine = [p for p in _pending(c, who) if wanted is None or p in wanted]
+        c.executemany("UPDATE handouts SET holder = ? WHERE position = ?",
+                      ((new, p) for p in mine))  # fmt: skip
+        return mine
+
+    positions = store.write(write)
+    return [_py(v) for v in stored.ids[np.asarray(positions, dtype=np.intp)].tolist()]
+
+
+def _positions_of(stored: StoredPlan, ids: Any) -> list[int]:
+    """Pool positions of ``ids`` (refused by name when one is not in the pool)."""
+    if isinstance(ids, str | bytes) or not hasattr(ids, "__iter__"):
+        raise ShapeError(f"ids: a list of pool ids, got {ids!r}.")
+    keys = [_py(v) for v in ids]
+    pos = np.asarray(stored.index.get_indexer(pd.Index(keys, dtype=object)), dtype=np.intp)
+    if (pos < 0).any():
+        bad = keys[int(np.flatnonzero(pos < 0)[0])]
+        raise UnknownIdError(f"ids: {bad!r} is not an id of this session's pool.")
+    return pos.tolist()

@@ -73,6 +73,16 @@ class SessionProgress:
         Finished and nothing pending: the campaign's estimate is final.
     stop_reason : {"budget", "pool", "max_draws", "stopping rule"} or None
         Why the campaign is finished; None while it is not.
+    pending_by_annotator : dict
+        Pending ids per holder: the annotator's name, or None for ids handed out to nobody
+        in particular (``Session.next_batch(k, annotator=...)``); holders with none pending
+        are left out.
+    n_waiting : int
+        Labels recorded but not yet in the estimate: their instances lie beyond the longest
+        fully labeled prefix of the draws, behind ids still pending.
+    blocking_by_annotator : dict
+        Who holds the pending ids that keep those labels waiting (handed out before the
+        last waiting label's instance), per holder as in ``pending_by_annotator``.
 
     See Also
     --------
@@ -107,14 +117,19 @@ class SessionProgress:
     finished: bool
     complete: bool
     stop_reason: str | None
+    pending_by_annotator: dict[str | None, int] = dataclasses.field(default_factory=dict)
+    n_waiting: int = 0
+    blocking_by_annotator: dict[str | None, int] = dataclasses.field(default_factory=dict)
 
     def __repr__(self) -> str:
-        return _result_repr(
-            self,
+        lines = [
             ("n_labels", "cost_spent", "committed", "budget"),
             ("n_draws", "n_handed_out", "n_pending", "n_estimation_draws"),
             ("finished", "complete", "stop_reason"),
-        )
+        ]
+        if self.n_waiting or any(k is not None for k in self.pending_by_annotator):
+            lines.append(("pending_by_annotator", "n_waiting", "blocking_by_annotator"))
+        return _result_repr(self, *lines)
 
 
 # ----------------------------------------------------------------- the labeled prefix
@@ -357,7 +372,9 @@ def progress(store: StoreFile, stored: StoredPlan) -> SessionProgress:
 
     def read(c: sqlite3.Connection) -> tuple[Any, ...]:
         cursor, finished = c.execute("SELECT cursor, finished FROM state").fetchone()
-        handed = np.array([r[0] for r in c.execute("SELECT position FROM handouts")], np.intp)
+        rows = c.execute("SELECT position, seq, holder FROM handouts ORDER BY seq").fetchall()
+        handed = np.array([r[0] for r in rows], np.intp)
+        holders = [r[2] for r in rows]
         labeled = np.array([r[0] for r in c.execute("SELECT position FROM labels")], np.intp)
         draws = np.array(
             [
@@ -368,9 +385,9 @@ def progress(store: StoreFile, stored: StoredPlan) -> SessionProgress:
             ],
             dtype=np.intp,
         )
-        return cursor, finished, handed, labeled, draws
+        return cursor, finished, handed, holders, labeled, draws
 
-    cursor, finished, handed, labeled, draws = store.read(read)
+    cursor, finished, handed, holders, labeled, draws = store.read(read)
     plan, price = stored.plan, stored.price
     spent = float(price[labeled].sum())
     committed = float(price[handed].sum())
@@ -389,6 +406,8 @@ def progress(store: StoreFile, stored: StoredPlan) -> SessionProgress:
         elif stop_reason(store, stored) is not None:
             finished = "stopping rule"
     n_pending = int(handed.shape[0] - labeled.shape[0])
+    n_prefix = _labeled_prefix(draws, mask)
+    pending_by, waiting, blocking_by = _holders(handed, holders, mask, draws[:n_prefix])
     return SessionProgress(
         n_labels=int(labeled.shape[0]),
         cost_spent=spent,
@@ -397,11 +416,35 @@ def progress(store: StoreFile, stored: StoredPlan) -> SessionProgress:
         n_draws=int(cursor),
         n_handed_out=int(handed.shape[0]),
         n_pending=n_pending,
-        n_estimation_draws=_labeled_prefix(draws, mask),
+        n_estimation_draws=n_prefix,
         finished=finished is not None,
         complete=finished is not None and n_pending == 0,
         stop_reason=finished,
+        pending_by_annotator=pending_by,
+        n_waiting=waiting,
+        blocking_by_annotator=blocking_by,
     )
+
+
+def _holders(
+    handed: NDArray[np.intp], holders: list[str | None], labeled: NDArray[np.bool_],
+    prefix: NDArray[np.intp],
+) -> tuple[dict[str | None, int], int, dict[str | None, int]]:  # fmt: skip
+    """Pending ids per holder; the labels beyond the estimate's prefix; and per holder the
+    pending ids handed out before the last of those labels (in hand-out order, ``handed``),
+    which hold them back."""
+    done = labeled[handed]
+    in_prefix = np.zeros(labeled.shape[0], dtype=bool)
+    in_prefix[prefix] = True
+    waits = done & ~in_prefix[handed]
+    last = int(np.flatnonzero(waits)[-1]) if waits.any() else -1
+    pending_by: dict[str | None, int] = {}
+    blocking_by: dict[str | None, int] = {}
+    for j in np.flatnonzero(~done).tolist():
+        pending_by[holders[j]] = pending_by.get(holders[j], 0) + 1
+        if j < last:
+            blocking_by[holders[j]] = blocking_by.get(holders[j], 0) + 1
+    return pending_by, int(waits.sum()), blocking_by
 
 
 def labels_frame(store: StoreFile, stored: StoredPlan) -> pd.DataFrame:

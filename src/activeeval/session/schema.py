@@ -49,10 +49,12 @@ __all__ = [
     "open_store",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the store layout written by this package (``meta.schema_version``). Version 2
-added the ``ranking`` table (ranked pools, thesis Ch. 6). A store of a newer version is
-refused (``SchemaVersionError``); an older one is upgraded by ``MIGRATIONS``."""
+added the ``ranking`` table (ranked pools, thesis Ch. 6); version 3 the ``holder`` of each
+hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``). A store
+of a newer version is refused (``SchemaVersionError``); an older one is upgraded by
+``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
 APPLICATION_ID = 0x41455653
 #: SQLite's own wait for a lock, in seconds, before :func:`_with_retry` backs off and retries.
@@ -145,6 +147,13 @@ CREATE TABLE ranking (
 )
 """
 
+# Version 3: annotators. A hand-out is held by the annotator it was handed to (NULL: by nobody
+# in particular, as every hand-out of an older store); no other annotator is handed it while it
+# is pending, until it is released or reassigned.
+_SCHEMA_V3 = """
+ALTER TABLE handouts ADD COLUMN holder TEXT
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -152,7 +161,11 @@ def _add_ranking_table(conn: sqlite3.Connection) -> None:
     conn.execute(_SCHEMA_V2)
 
 
-MIGRATIONS: dict[int, Migration] = {1: _add_ranking_table}
+def _add_holders(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA_V3)
+
+
+MIGRATIONS: dict[int, Migration] = {1: _add_ranking_table, 2: _add_holders}
 """``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1: a function of the SQLite
 connection, run inside the open transaction of ``Session.open`` (it must not commit). A store
 is brought to ``SCHEMA_VERSION`` in one transaction when it is opened."""
@@ -396,7 +409,7 @@ def build_store(target: Path, fill: Callable[[sqlite3.Connection], None]) -> Non
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             _configure(conn)
             with _transaction(conn, write=True):
-                for stmt in (_SCHEMA_V1 + ";" + _SCHEMA_V2).split(";"):
+                for stmt in ";".join((_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3)).split(";"):
                     if stmt.strip():
                         conn.execute(stmt)
                 fill(conn)
