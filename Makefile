@@ -20,7 +20,7 @@ STAMP_DOCS := $(VENV)/.installed-docs
 TEST_SEED ?= 20261124
 PYTEST_ORDER := $(if $(filter random,$(TEST_SEED)),,--randomly-seed=$(TEST_SEED))
 
-.PHONY: demo test test-latest test-min lock bench reproduce glide-env lint docs docs-check clean
+.PHONY: demo test test-latest test-min lock bench reproduce glide-env lint docs docs-check integration clean
 
 # The interpreter check runs first in every recipe that makes a virtual environment.
 define check_python
@@ -131,6 +131,22 @@ reproduce: $(STAMP_BENCH)
 	@$(MAKE) --no-print-directory glide-env || echo "note: GLIDE not installed; the robustness report will say so"
 	$(BIN)/python -m reproduce --out docs/results
 
+# Label Studio (a Django application, ~1 GB) in its own environment, pinned by its own lock;
+# tests/integration starts its server on a loopback port, runs the round trip through its REST
+# API and stops it. Network at install time only.
+LS_VENV := .venv-labelstudio
+LS_LOCK := requirements/label-studio-lock.txt
+STAMP_LS := $(LS_VENV)/.installed
+
+$(STAMP_LS): $(LS_LOCK)
+	$(check_python)
+	$(PYTHON) -m venv $(LS_VENV)
+	$(LS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(LS_LOCK)
+	@touch $@
+
+integration: $(STAMP_TEST) $(STAMP_LS)
+	LABEL_STUDIO=$(CURDIR)/$(LS_VENV)/bin/label-studio $(BIN)/python -m pytest -q -p no:randomly -m integration tests/integration
+
 # The documentation site, built into site/ (git-ignored) with warnings as errors (mkdocs.yml
 # sets strict): a broken link, an unresolved reference, a docstring griffe cannot parse or a
 # failing executed example stops it. Examples run with the venv's commands on PATH. (Not
@@ -152,4 +168,4 @@ lint: $(STAMP_LINT)
 	$(BIN)/mypy
 
 clean:
-	rm -rf site $(VENV) $(GLIDE_VENV) .venv-latest .venv-min .venv-lock build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf site $(VENV) $(GLIDE_VENV) $(LS_VENV) .venv-latest .venv-min .venv-lock build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

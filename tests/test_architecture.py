@@ -30,6 +30,7 @@ FLOORS: dict[str, float] = {
     "activeeval.sampling": 5,
     "activeeval.datasets": 5,
     "activeeval.io": 5,
+    "activeeval.labelstudio": 5.5,
     "activeeval.estimators.assisted": 6,
     "activeeval.estimators.tempered": 6.5,
     "activeeval.acquisition": 6,

@@ -29,6 +29,7 @@ PUBLIC_MODULES = (
     "activeeval.estimators.assisted",
     "activeeval.estimators.inference",
     "activeeval.io",
+    "activeeval.labelstudio",
     "activeeval.measures",
     "activeeval.methods",
     "activeeval.planner",

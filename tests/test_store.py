@@ -901,6 +901,7 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE ranking")
     conn.execute("ALTER TABLE handouts DROP COLUMN holder")
+    conn.execute("DROP TABLE agreement")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()

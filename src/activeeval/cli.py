@@ -540,15 +540,43 @@ def session_init(
     help="Hand out to this annotator: their pending ids first, then ids no one holds; never "
     "ids another annotator holds, so several annotators split the one budget.",
 )
-def session_next(store: Path, k: int, out: Path | None, annotator: str | None) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "label-studio"]),
+    default="table",
+    show_default=True,
+    help="label-studio: write Label Studio import tasks to --out (.json) and a labeling "
+    "configuration beside them (<name>.config.xml).",
+)
+@click.option(
+    "--data",
+    type=_FILE,
+    default=None,
+    help="With --format label-studio: a CSV or Parquet file with an 'id' column and the "
+    "data to show (e.g. 'text'), copied into each task.",
+)
+def session_next(
+    store: Path, k: int, out: Path | None, annotator: str | None, fmt: str, data: Path | None
+) -> None:
     """Ids to label next: pending ones first (idempotent), then new draws, within budget."""
     from .session import Session
 
+    if fmt == "label-studio" and (out is None or out.suffix.lower() != ".json"):
+        raise click.UsageError("--format label-studio writes tasks to a .json file: give --out.")
+    if data is not None and fmt != "label-studio":
+        raise click.UsageError("--data goes with --format label-studio.")
+
     with _command():
         if out is not None:
-            _check_output(out, store, "--out", tuple(TABLE_FORMATS))
+            _check_output(
+                out, store, "--out", (".json",) if fmt != "table" else tuple(TABLE_FORMATS)
+            )
         with Session.open(store) as s, _as_flags({"annotator": "--annotator", "k": "--k"}):
             ids = s.next_batch(k, annotator=annotator)
+            if fmt == "label-studio":
+                _write_label_studio(s, ids, out, data)  # type: ignore[arg-type]
+                return
             frame = (
                 s.items_to_grade(ids)  # a sheet id,item,grade with the grades to fill in
                 if s.plan.ranking
@@ -578,6 +606,28 @@ def session_next(store: Path, k: int, out: Path | None, annotator: str | None) -
                     f"{prog.committed:g} of "
                     f"{_budget_text(prog.budget, s.plan.cost_sensitive, s.plan.ranking)} committed)"
                 )
+
+
+def _write_label_studio(s: Any, ids: list[Any], out: Path, data: Path | None) -> None:
+    """``session next --format label-studio``: the tasks, the configuration, one line."""
+    from .io import _read_table
+    from .labelstudio import write_tasks
+
+    if s.plan.ranking or s.plan.label_space is None:
+        raise UnknownOptionError(
+            "--format: label-studio tasks carry one choice per task, for a classification "
+            "session; this one's labels are "
+            + ("a ranked pool's grades." if s.plan.ranking else "numbers (a regressor's).")
+        )
+    frame = None if data is None else _read_table(data)[0]
+    with _as_flags({"data": "--data"}):
+        tasks, config = write_tasks(ids, out, s.plan.label_space, data=frame)
+    prog = s.progress()
+    click.echo(
+        f"wrote {len(ids)} tasks to {tasks} and the labeling configuration to {config} "
+        f"({prog.n_pending} pending in all); import both into a Label Studio project, then "
+        f"activeeval session record {s.path} <its JSON export>"
+    )
 
 
 @session.command("release")
@@ -612,14 +662,39 @@ def session_release(store: Path, annotator: str, to: str | None) -> None:
     show_default=True,
     help="Labels committed per transaction.",
 )
+@click.option(
+    "--overlap",
+    type=click.Choice(["refuse", "majority", "adjudicator"]),
+    default="refuse",
+    show_default=True,
+    help="A Label Studio export (.json) whose task has several annotations that disagree: "
+    "refuse it, take the majority, or the --adjudicator's choice.",
+)
+@click.option("--adjudicator", default=None, help="With --overlap adjudicator: whose choice.")
 def session_record(
-    store: Path, labels: Path, annotator: str | None, overwrite: bool, chunk_size: int
+    store: Path,
+    labels: Path,
+    annotator: str | None,
+    overwrite: bool,
+    chunk_size: int,
+    overlap: str,
+    adjudicator: str | None,
 ) -> None:
-    """Record a labels file (id,label). Idempotent; conflicting relabels are refused."""
+    """Record a labels file (id,label), or a Label Studio JSON export (.json). Idempotent;
+    conflicting relabels are refused."""
     from .session import Session
 
     with _command(), Session.open(store) as s:
-        frame, row_label = read_labels_file(labels, ranking=s.plan.ranking)
+        if labels.suffix.lower() == ".json":
+            frame, row_label, export = _label_studio_labels(labels, s, overlap, adjudicator)
+        else:
+            if overlap != "refuse" or adjudicator is not None:
+                raise UnknownOptionError(
+                    "--overlap: settles a Label Studio export's overlapping annotations; "
+                    f"{labels} is a labels table (one label per id)."
+                )
+            frame, row_label = read_labels_file(labels, ranking=s.plan.ranking)
+            export = None
         done = s.record(
             frame,
             annotator=annotator,
@@ -636,6 +711,42 @@ def session_record(
             f"{_budget_text(prog.budget, s.plan.cost_sensitive, s.plan.ranking)}, "
             f"{prog.n_pending} pending"
         )
+        if export is not None:
+            click.echo(_label_studio_summary(export))
+
+
+def _label_studio_labels(
+    path: Path, s: Any, overlap: str, adjudicator: str | None
+) -> tuple[pd.DataFrame, str, Any]:
+    """A Label Studio export as the labels table ``record`` takes (one row per task)."""
+    from .labelstudio import read_export
+
+    if s.plan.ranking or s.plan.label_space is None:
+        raise UnknownOptionError(
+            f"{path}: Label Studio exports are read for classification sessions (one choice "
+            "per task); this session's labels are "
+            + ("a ranked pool's grades." if s.plan.ranking else "numbers (a regressor's).")
+        )
+    with _as_flags({"overlap": "--overlap", "adjudicator": "--adjudicator"}):
+        export = read_export(path, overlap=overlap, adjudicator=adjudicator)
+    frame = export.labels.copy()
+    frame.index = pd.RangeIndex(len(frame))
+    return frame, "task", export
+
+
+def _label_studio_summary(export: Any) -> str:
+    several = int((export.labels["n_annotations"] > 1).sum())
+    text = f"label studio: {export.n_tasks} tasks, policy {export.policy}"
+    if export.n_cancelled:
+        text += f", {export.n_cancelled} cancelled annotations skipped"
+    if several:
+        agreed = int((export.labels["n_agreeing"] == export.labels["n_annotations"]).sum())
+        agreed -= int((export.labels["n_annotations"] == 1).sum())
+        text += (
+            f"; {several} with several annotations, all agreeing on {agreed} "
+            f"({agreed / several:.0%})"
+        )
+    return text
 
 
 def _nan_to_none(x: Any) -> Any:
@@ -713,6 +824,8 @@ def _status_dict(
         out["pending_by_annotator"] = _by_holder(prog.pending_by_annotator)
         out["waiting"] = {"labels": prog.n_waiting,
                           "behind": _by_holder(prog.blocking_by_annotator)}  # fmt: skip
+    if prog.n_overlapping:
+        out["agreement"] = {"labels": prog.n_overlapping, "unanimous": prog.n_unanimous}
     if plan.stopping is not None:  # the rule's keys appear with a rule, as "gate" with --gate
         out["stopping"] = str(plan.stopping)
         out["stopped"] = result.stopped
@@ -953,6 +1066,11 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
             f"waiting:  {prog.n_waiting} recorded labels are not in the estimate yet: they wait "
             f"behind {sum(prog.blocking_by_annotator.values())} unreturned ids "
             f"({_holders_text(prog.blocking_by_annotator)}) handed out before them"
+        )
+    if prog.n_overlapping:
+        lines.append(
+            f"agreement: {prog.n_unanimous} of {prog.n_overlapping} labels with several "
+            f"annotations were unanimous ({prog.n_unanimous / prog.n_overlapping:.0%})"
         )
     lv = f"{plan.level:.0%}"
     pending = _why_no_estimate(prog)

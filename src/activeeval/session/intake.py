@@ -226,8 +226,8 @@ def _label_input(stored: StoredPlan, labels: Any, source: str) -> pd.DataFrame:
                     f"{', '.join(map(str, labels.columns))}); a labels table has columns "
                     "id,label."
                 )
-        cols = ["id", "label"] + (["session_id"] if "session_id" in labels.columns else [])
-        return labels[cols]
+        optional = ("session_id", "annotator", "n_annotations", "n_agreeing")
+        return labels[["id", "label"] + [c for c in optional if c in labels.columns]]
     if isinstance(labels, Mapping):
         return pd.DataFrame(
             {
@@ -380,33 +380,67 @@ def record(
     _check_session_ids(stored, frame, source, row_label)
     if frame.shape[0] == 0:
         return RecordSummary(0, 0, 0)
-    if stored.plan.ranking:
+    if stored.plan.ranking:  # a query's grades come from one annotator
         pos, values = _grade_values(stored, frame, source, row_label)
+        who: dict[int, str | None] = dict.fromkeys(pos.tolist(), annotator)
+        agree: dict[int, tuple[int, int]] = {}
     else:
         pos = _positions(stored, frame["id"], source, row_label)
         values = _label_values(stored, frame["label"], source, row_label)
-        pos, values = _dedupe(stored, frame, pos, values, source, row_label)
-    todo = _to_write(store, stored, pos, values, annotator, overwrite, source)
+        frame, pos, values = _dedupe(stored, frame, pos, values, source, row_label)
+        who, agree = _row_annotators(frame, pos, annotator, source, row_label)
+    todo = _to_write(store, stored, pos, values, who, overwrite, source)
     n_unchanged = len(values) - len(todo)
     n_new = n_over = 0
     step = int(chunk_size)
+    groups: dict[str | None, list[tuple[int, Any]]] = {}
+    for p, v in todo:  # one annotator per written chunk: rows of a labeling tool's export differ
+        groups.setdefault(who[p], []).append((p, v))
     with tqdm(
         total=len(todo),
         unit="labels",
         disable=None if progress is None else not progress,
         leave=False,
     ) as bar:
-        for start in range(0, len(todo), step):
-            chunk = todo[start : start + step]
+        for name, rows in groups.items():
+            for start in range(0, len(rows), step):
+                chunk = rows[start : start + step]
 
-            def write(c: sqlite3.Connection, ch: list[tuple[int, Any]] = chunk) -> Any:
-                return _write_chunk(stored, c, ch, annotator, overwrite, source)
+                def write(
+                    c: sqlite3.Connection, ch: list[tuple[int, Any]] = chunk, by: Any = name
+                ) -> Any:
+                    return _write_chunk(stored, c, ch, by, overwrite, source, agree)
 
-            a, b = store.write(write)
-            n_new += a
-            n_over += b
-            bar.update(len(chunk))
+                a, b = store.write(write)
+                n_new += a
+                n_over += b
+                bar.update(len(chunk))
     return RecordSummary(n_new, n_unchanged, n_over)
+
+
+def _row_annotators(
+    frame: pd.DataFrame, pos: NDArray[np.intp], annotator: str | None, source: str,
+    row_label: str,
+) -> tuple[dict[int, str | None], dict[int, tuple[int, int]]]:  # fmt: skip
+    """Who labeled each position (a labels table's ``annotator`` column, else ``annotator``)
+    and, where the table has ``n_annotations`` and ``n_agreeing``, how many annotations the
+    label was settled from and how many agreed with it."""
+    keys = pos.tolist()
+    if "annotator" in frame.columns:
+        names = [None if pd.isna(v) or str(v) == "" else str(v) for v in frame["annotator"]]
+        who = {p: (n if n is not None else annotator) for p, n in zip(keys, names, strict=True)}
+    else:
+        who = dict.fromkeys(keys, annotator)
+    agree: dict[int, tuple[int, int]] = {}
+    if {"n_annotations", "n_agreeing"} <= set(frame.columns):
+        counts = frame[["n_annotations", "n_agreeing"]].apply(pd.to_numeric, errors="coerce")
+        n, k = (counts[c].to_numpy(dtype=float, na_value=np.nan) for c in counts.columns)
+        ok = np.isfinite(n) & np.isfinite(k) & (k >= 1) & (n >= k) & (n == np.floor(n))
+        ok &= k == np.floor(k)
+        _refuse_cells(ok, source, row_label, frame["n_agreeing"], "n_agreeing",
+                      "a whole number of agreeing annotations, 1 to n_annotations")  # fmt: skip
+        agree = {p: (int(a), int(b)) for p, a, b in zip(keys, n, k, strict=True)}
+    return who, agree
 
 
 def _check_session_ids(
@@ -430,7 +464,7 @@ def _to_write(
     stored: StoredPlan,
     pos: NDArray[np.intp],
     values: list[Any],
-    annotator: str | None,
+    who: Mapping[int, str | None],
     overwrite: bool,
     source: str,
 ) -> list[tuple[int, Any]]:
@@ -461,7 +495,7 @@ def _to_write(
         if p in recorded and recorded[p][0] != v
     ]
     if conflicts and not overwrite:
-        _audit_refused(store, conflicts, recorded, annotator)
+        _audit_refused(store, conflicts, recorded, who)
         p0, v0 = conflicts[0]
         raise LabelConflictError(
             f"{source}: id {_py(stored.ids[p0])!r} is already labeled {recorded[p0][0]!r}"
@@ -483,11 +517,11 @@ def _dedupe(
     values: list[Any],
     source: str,
     row_label: str,
-) -> tuple[NDArray[np.intp], list[Any]]:
-    """One row per id; an id given twice with different labels is refused."""
+) -> tuple[pd.DataFrame, NDArray[np.intp], list[Any]]:
+    """One row per id (the first); an id given twice with different labels is refused."""
     dup = pd.Index(pos).duplicated()
     if not dup.any():
-        return pos, values
+        return frame, pos, values
     first: dict[int, int] = {}
     for i, p in enumerate(pos.tolist()):
         j = first.setdefault(p, i)
@@ -498,17 +532,17 @@ def _dedupe(
                 f"({values[j]!r}, {values[i]!r}); keep one row per id."
             )
     keep = ~dup
-    return pos[keep], [v for v, k in zip(values, keep, strict=True) if k]
+    return frame[keep], pos[keep], [v for v, k in zip(values, keep, strict=True) if k]
 
 
 def _audit_refused(
     store: StoreFile,
     conflicts: list[tuple[int, Any]],
     recorded: Mapping[int, Any],
-    annotator: str | None,
+    who: Mapping[int, str | None],
 ) -> None:
     now = _now()
-    rows = [(now, "refused", p, recorded[p][0], v, recorded[p][1], annotator) for p, v in conflicts]
+    rows = [(now, "refused", p, recorded[p][0], v, recorded[p][1], who[p]) for p, v in conflicts]
     store.write(
         lambda c: c.executemany(
             "INSERT INTO audit (at, action, position, old_label, new_label, old_annotator, "
@@ -525,6 +559,7 @@ def _write_chunk(
     annotator: str | None,
     overwrite: bool,
     source: str,
+    agree: Mapping[int, tuple[int, int]],
 ) -> tuple[int, int]:
     positions = json.dumps([p for p, _ in chunk])
     current = {
@@ -559,4 +594,8 @@ def _write_chunk(
             "UPDATE labels SET label = ?, annotator = ?, recorded_at = ? WHERE position = ?",
             [(v, annotator, now, p) for p, v in changed],
         )
+    c.executemany(  # where the label was settled from several annotations: how they agreed
+        "INSERT OR REPLACE INTO agreement (position, n_annotations, n_agreeing) VALUES (?, ?, ?)",
+        [(p, *agree[p]) for p, _ in chunk if p in agree],
+    )
     return len(new), len(changed)

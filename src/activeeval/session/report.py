@@ -83,6 +83,12 @@ class SessionProgress:
     blocking_by_annotator : dict
         Who holds the pending ids that keep those labels waiting (handed out before the
         last waiting label's instance), per holder as in ``pending_by_annotator``.
+    n_overlapping : int
+        Labels settled from several annotations (a labeling tool's overlap, e.g. a Label
+        Studio export).
+    n_unanimous : int
+        Of those, the labels on which every annotation agreed (the agreement rate is
+        ``n_unanimous / n_overlapping``).
 
     See Also
     --------
@@ -120,6 +126,8 @@ class SessionProgress:
     pending_by_annotator: dict[str | None, int] = dataclasses.field(default_factory=dict)
     n_waiting: int = 0
     blocking_by_annotator: dict[str | None, int] = dataclasses.field(default_factory=dict)
+    n_overlapping: int = 0
+    n_unanimous: int = 0
 
     def __repr__(self) -> str:
         lines = [
@@ -129,6 +137,8 @@ class SessionProgress:
         ]
         if self.n_waiting or any(k is not None for k in self.pending_by_annotator):
             lines.append(("pending_by_annotator", "n_waiting", "blocking_by_annotator"))
+        if self.n_overlapping:
+            lines.append(("n_overlapping", "n_unanimous"))
         return _result_repr(self, *lines)
 
 
@@ -385,9 +395,13 @@ def progress(store: StoreFile, stored: StoredPlan) -> SessionProgress:
             ],
             dtype=np.intp,
         )
-        return cursor, finished, handed, holders, labeled, draws
+        several, unanimous = c.execute(
+            "SELECT COUNT(*), COALESCE(SUM(n_agreeing = n_annotations), 0) FROM agreement "
+            "WHERE n_annotations > 1"
+        ).fetchone()
+        return cursor, finished, handed, holders, labeled, draws, (several, unanimous)
 
-    cursor, finished, handed, holders, labeled, draws = store.read(read)
+    cursor, finished, handed, holders, labeled, draws, overlap = store.read(read)
     plan, price = stored.plan, stored.price
     spent = float(price[labeled].sum())
     committed = float(price[handed].sum())
@@ -423,6 +437,8 @@ def progress(store: StoreFile, stored: StoredPlan) -> SessionProgress:
         pending_by_annotator=pending_by,
         n_waiting=waiting,
         blocking_by_annotator=blocking_by,
+        n_overlapping=int(overlap[0]),
+        n_unanimous=int(overlap[1]),
     )
 
 

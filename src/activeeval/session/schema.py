@@ -52,7 +52,8 @@ __all__ = [
 SCHEMA_VERSION = 3
 """Version of the store layout written by this package (``meta.schema_version``). Version 2
 added the ``ranking`` table (ranked pools, thesis Ch. 6); version 3 the ``holder`` of each
-hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``). A store
+hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``) and the
+``agreement`` of labels settled from several annotations. A store
 of a newer version is refused (``SchemaVersionError``); an older one is upgraded by
 ``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
@@ -149,9 +150,15 @@ CREATE TABLE ranking (
 
 # Version 3: annotators. A hand-out is held by the annotator it was handed to (NULL: by nobody
 # in particular, as every hand-out of an older store); no other annotator is handed it while it
-# is pending, until it is released or reassigned.
+# is pending, until it is released or reassigned. ``agreement`` keeps, for a label settled from
+# several annotations (a labeling tool's overlap), how many there were and how many agreed.
 _SCHEMA_V3 = """
-ALTER TABLE handouts ADD COLUMN holder TEXT
+ALTER TABLE handouts ADD COLUMN holder TEXT;
+CREATE TABLE agreement (
+    position      INTEGER PRIMARY KEY REFERENCES labels (position),
+    n_annotations INTEGER NOT NULL CHECK (n_annotations >= 1),
+    n_agreeing    INTEGER NOT NULL CHECK (n_agreeing >= 1 AND n_agreeing <= n_annotations)
+)
 """
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -161,11 +168,12 @@ def _add_ranking_table(conn: sqlite3.Connection) -> None:
     conn.execute(_SCHEMA_V2)
 
 
-def _add_holders(conn: sqlite3.Connection) -> None:
-    conn.execute(_SCHEMA_V3)
+def _add_annotators(conn: sqlite3.Connection) -> None:
+    for stmt in _SCHEMA_V3.split(";"):
+        conn.execute(stmt)
 
 
-MIGRATIONS: dict[int, Migration] = {1: _add_ranking_table, 2: _add_holders}
+MIGRATIONS: dict[int, Migration] = {1: _add_ranking_table, 2: _add_annotators}
 """``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1: a function of the SQLite
 connection, run inside the open transaction of ``Session.open`` (it must not commit). A store
 is brought to ``SCHEMA_VERSION`` in one transaction when it is opened."""
