@@ -341,11 +341,88 @@ def test_one_undefined_estimate_keeps_the_other_models_interval(binary) -> None:
     assert np.all(np.isfinite(res.model_intervals()[0]))
 
 
-def test_a_session_refuses_a_decision_it_cannot_store(binary, tmp_path) -> None:
+def _run_session(session, y) -> ae.EvaluationResult | ae.ComparisonResult:  # type: ignore[no-untyped-def]
+    while ids := session.next_batch(40):
+        session.record({i: int(y[i]) for i in ids})
+    return session.estimate() if session.plan.n_models == 1 else session.compare()
+
+
+def test_a_session_scores_a_decision_apart_from_its_beliefs_as_evaluate_does(
+    binary, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """F1 of the threshold 0.3 (not the argmax): the session stores the decision beside the
+    beliefs, draws from the q planned for it and reports what evaluate reports, reopened."""
+    s, y = binary
+    proba, f = np.c_[1 - s, s], (s > 0.3).astype(int)
+    want = ae.evaluate(proba, lambda i: y[i], "f1", budget=120, random_state=2, prediction=f)
+    with ae.Session.create(tmp_path / "s.db", proba, "f1", 120, seed=2, prediction=f) as ses:
+        got = _run_session(ses, y)
+    assert (got.estimate, got.ci, got.n_labels) == (want.estimate, want.ci, want.n_labels)
+    with ae.Session.open(tmp_path / "s.db") as again:  # the decision is read back
+        assert again.estimate().estimate == want.estimate
+    argmax = ae.evaluate(proba, lambda i: y[i], "f1", budget=120, random_state=2)
+    assert argmax.estimate != want.estimate  # the decision matters on this pool
+    # a Categorical that already carries the decision is stored the same way
+    carried = ae.Categorical(proba).with_decision(f)
+    with ae.Session.create(tmp_path / "t.db", carried, "f1", 120, seed=2) as ses:
+        assert _run_session(ses, y).estimate == want.estimate
+
+
+def test_a_comparison_session_takes_one_decision_per_model(binary, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    s, y = binary
+    proba = np.c_[1 - s, s]
+    fs = [(s > 0.3).astype(int), None]
+    want = ae.compare([proba, proba], lambda i: y[i], "f1", budget=150, random_state=1,
+                      prediction=fs)  # fmt: skip
+    with ae.Session.create(tmp_path / "s.db", [proba, proba], "f1", 150, seed=1,
+                           prediction=fs) as ses:  # fmt: skip
+        got = _run_session(ses, y)
+    assert (got.difference, got.ci) == (want.difference, want.ci)
+    with pytest.raises(ShapeError, match=r"^prediction: a comparison takes one decision array"):
+        ae.Session.create(tmp_path / "u.db", [proba, proba], "f1", 50, prediction=fs[0])
+    with pytest.raises(ShapeError, match=r"^prediction: expected one decision per pool"):
+        ae.Session.create(tmp_path / "v.db", proba, "f1", 50, prediction=fs[0][:10])
+
+
+def test_a_stored_decision_is_part_of_the_fingerprint(binary, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
     s, _ = binary
-    decided = ae.Categorical(np.c_[1 - s, s]).with_decision((s > 0.3).astype(int))
-    with pytest.raises(ShapeError, match="a session cannot store one yet"):
-        ae.Session.create(tmp_path / "s.db", decided, "f1", 50)
+    f = (s > 0.3).astype(int)
+    ae.Session.create(tmp_path / "s.db", np.c_[1 - s, s], "f1", 50, prediction=f).close()
+    conn = sqlite3.connect(tmp_path / "s.db")
+    conn.execute("UPDATE models SET decision = ?", ((1.0 - f).astype("<f8").tobytes(),))
+    conn.commit()
+    conn.close()
+    with pytest.raises(ae.errors.StoreError, match="does not match its fingerprint"):
+        ae.Session.open(tmp_path / "s.db")
+
+
+def test_cli_session_init_reads_the_decision_from_a_pool_column(binary, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from activeeval.cli import main
+
+    s, y = binary
+    f = (s > 0.3).astype(int)
+    pool = tmp_path / "pool.csv"
+    rows = enumerate(zip(s.tolist(), f.tolist(), strict=True))
+    pool.write_text(
+        "id,p_0,p_1,at_0_3\n" + "".join(f"{i},{1 - v!r},{v!r},{d}\n" for i, (v, d) in rows)
+    )
+    run = CliRunner().invoke(main, ["session", "init", str(tmp_path / "s.db"), "--pool", str(pool),
+                                    "--measure", "f1", "--budget", "80", "--seed", "5",
+                                    "--prediction-column", "at_0_3"])  # fmt: skip
+    assert run.exit_code == 0, run.stderr
+    with ae.Session.open(tmp_path / "s.db") as ses:
+        got = _run_session(ses, y)
+    want = ae.evaluate(np.c_[1 - s, s], lambda i: y[i], "f1", budget=80, random_state=5,
+                       prediction=f)  # fmt: skip
+    assert got.estimate == pytest.approx(want.estimate, rel=1e-12)
+    bad = CliRunner().invoke(main, ["session", "init", str(tmp_path / "t.db"), "--pool",
+                                    str(pool), "--measure", "f1", "--budget", "80",
+                                    "--prediction-column", "p_1"])  # fmt: skip
+    assert bad.exit_code == 2 and "is not a class of the model" in bad.stderr
 
 
 def test_hard_labels_as_probabilities_are_warned_about(binary) -> None:

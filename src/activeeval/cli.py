@@ -36,6 +36,7 @@ from .errors import (
 from .io import (
     TABLE_FORMATS,
     _replacing,
+    read_decision_column,
     read_features_file,
     read_labels_file,
     read_pools,
@@ -448,6 +449,13 @@ def _budget_text(budget: float, cost_sensitive: bool, ranking: bool = False) -> 
     help="anytime (the anytime-valid confidence sequence) or fixed-width (Chow-Robbins: "
     "the fixed-n interval, --target-width only; coverage only asymptotic).",
 )
+@click.option(
+    "--prediction-column",
+    default=None,
+    help="A column of each pool file holding the model's decision f(x) to score (a tuned "
+    "threshold's class, a rule's), where it is not the most probable class (or the mean); "
+    "the p_<label> (mean, var) columns stay the beliefs that choose q.",
+)
 def session_init(
     store: Path,
     pools: tuple[Path, ...],
@@ -464,6 +472,7 @@ def session_init(
     claim: str | None,
     decide: bool,
     rule: str,
+    prediction_column: str | None,
 ) -> None:
     """Plan a campaign: read the pool file(s) and create STORE."""
     from .estimators.report import pool_class
@@ -484,7 +493,17 @@ def session_init(
         preds: list[Any] = list(read.predictives)
         if depth is not None:  # only the top items count, so only they are graded and paid
             preds = [r.truncated(depth) for r in preds]
-        with _as_flags(_RULE_FLAGS):
+        decisions = None
+        if prediction_column is not None:
+            if key in ("dcg", "err"):
+                raise UnknownOptionError(
+                    "--prediction-column: a ranked pool's decision is its ranking; drop it."
+                )
+            decisions = [
+                read_decision_column(path, prediction_column, read.ids, getattr(p, "labels", None))
+                for path, p in zip(pools, preds, strict=True)
+            ]
+        with _as_flags({**_RULE_FLAGS, "prediction": "--prediction-column"}):
             s = Session.create(
                 store,
                 preds[0] if len(preds) == 1 else preds,
@@ -503,6 +522,7 @@ def session_init(
                 claim=claim,
                 decide=decide,
                 rule=rule,
+                prediction=decisions if decisions is None or len(decisions) > 1 else decisions[0],
             )
         with s:
             plan = s.plan

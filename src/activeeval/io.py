@@ -89,6 +89,7 @@ __all__ = [
     "TABLE_FORMATS",
     "PoolFile",
     "Pools",
+    "read_decision_column",
     "read_features_file",
     "read_labels_file",
     "read_pool_file",
@@ -241,6 +242,80 @@ def _ids(series: pd.Series, path: Path, row_label: str) -> NDArray[Any]:
             f"already appears on {row_label} {series.index[where[0]]}; ids must be unique."
         )
     return ids
+
+
+def read_decision_column(
+    path: str | Path, column: str, pool_ids: NDArray[Any], labels: Sequence[Any] | None
+) -> NDArray[Any]:
+    """One model's decisions f(x) from a column of its pool file, in the pool's order.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The model's pool file (or any CSV or Parquet file with an ``id`` column).
+    column : str
+        The column holding the decision: a class label per instance for a classifier (a
+        tuned threshold's, a rule's), a number for a regressor.
+    pool_ids : ndarray
+        The pool's ids, in the order the decisions are returned.
+    labels : sequence or None
+        The classifier's classes, which every cell must name; None for a regressor.
+
+    Returns
+    -------
+    ndarray of shape (len(pool_ids),)
+        The decisions: the classes themselves, or floats.
+
+    Raises
+    ------
+    InputFileError
+        No such column, an empty cell, an id of the pool missing from the file, or (a
+        regressor) a cell that is not a number; each naming file, line and column.
+    LabelSpaceError
+        A cell that names no class.
+
+    See Also
+    --------
+    read_pool_file : The beliefs beside them.
+    activeeval.Session : ``Session.create(prediction=...)`` takes them.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from activeeval.io import read_decision_column
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = Path(tmp.name) / "pool.csv"
+    >>> _ = path.write_text("id,p_0,p_1,at_0.3\\n1,0.8,0.2,0\\n2,0.6,0.4,1\\n")
+    >>> read_decision_column(path, "at_0.3", np.array([2, 1]), [0, 1]).tolist()
+    [1, 0]
+    >>> tmp.cleanup()
+    """
+    p = Path(path)
+    frame, row_label = _read_table(p)
+    _require(frame, p, ("id", column), "the decision column names a column of the file.")
+    ids = _ids(frame["id"], p, row_label)
+    pos = pd.Index(ids).get_indexer(pd.Index(np.asarray(pool_ids, dtype=object)))
+    if (pos < 0).any():
+        missing = np.asarray(pool_ids, dtype=object)[pos < 0]
+        raise InputFileError(
+            f"{p}: no row for pool id {_scalar(missing[0])!r} ({missing.size} ids in all); "
+            f"the file must give column '{column}' for every instance of the pool."
+        )
+    rows = frame.iloc[pos]
+    if labels is None:
+        return _numbers(rows[column], p, row_label, column)
+    cells = _cells(rows[column], p, row_label, column).map(str)
+    by_text = {str(_scalar(v)): _scalar(v) for v in labels}
+    known = cells.isin(list(by_text)).to_numpy()
+    if not known.all():
+        i = int(np.flatnonzero(~known)[0])
+        raise LabelSpaceError(
+            f"{p}: {row_label} {rows.index[i]}, column '{column}': {cells.iloc[i]!r} is not "
+            f"a class of the model ({', '.join(map(str, by_text))})."
+        )
+    return np.array([by_text[c] for c in cells.tolist()], dtype=np.asarray(labels).dtype)
 
 
 def read_features_file(path: str | Path, pool_ids: NDArray[Any]) -> NDArray[np.float64]:

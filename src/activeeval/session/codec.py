@@ -185,9 +185,11 @@ def _fingerprint(
     predictions: Sequence[NDArray[np.float64]],
     costs: NDArray[Any] | None,
     ranking: Sequence[tuple[NDArray[np.int64], str | None]] | None = None,
+    decisions: Sequence[NDArray[np.float64] | None] = (),
 ) -> str:
     """SHA-256 over the pool ids, every model's prediction array and the costs (and, for a
-    ranked pool, every model's query offsets and item ids)."""
+    ranked pool, every model's query offsets and item ids; and any model's stored decision,
+    which a store without one leaves out, so its fingerprint is unchanged)."""
     h = hashlib.sha256()
     if ids.dtype.kind == "i":
         h.update(b"activeeval-pool-v1\x00int64 ids\x00")
@@ -204,6 +206,10 @@ def _fingerprint(
         h.update(f"\x00ranking {j}\x00".encode())
         h.update(np.ascontiguousarray(offsets, dtype="<i8").tobytes())
         h.update(b"\x00items\x00" + (b"none" if items is None else items.encode()))
+    for j, f in enumerate(decisions):
+        if f is not None:
+            h.update(f"\x00decision {j}\x00".encode())
+            h.update(_f64(f))
     return h.hexdigest()
 
 

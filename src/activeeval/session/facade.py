@@ -151,6 +151,7 @@ class Session:
         claim: Any = None,
         decide: bool = False,
         rule: str = "anytime",
+        prediction: Any = None,
     ) -> Session:
         """Plan a campaign and write it to a new store at ``path``.
 
@@ -214,6 +215,12 @@ class Session:
         rule : {"anytime", "fixed-width"}
             How the stopping rule looks: the anytime-valid confidence sequence (default) or,
             with ``target_width`` only, the fixed-n interval (Chow–Robbins).
+        prediction : array-like of shape (m,), or a list of them (one per model, or None)
+            The decision f(x) the measure scores — a tuned threshold's labels, a rule's,
+            another model's — where it is not the mode (classifier) or mean (regressor) of
+            ``pools``, which stay the beliefs p(y | x) that choose q and the control variate
+            (Thm 4.1 takes f and p(y | x) apart), as in ``evaluate(..., prediction=)``. The
+            store keeps it beside the beliefs.
 
         Returns
         -------
@@ -237,7 +244,7 @@ class Session:
             pools, measure, budget, method=method, seed=seed, costs=costs, level=level,
             pos_label=pos_label, labels=labels, ids=ids, beta=beta, names=names,
             block_size=block_size, estimator=estimator,
-            stopping=(target_width, claim, decide, rule),
+            stopping=(target_width, claim, decide, rule), prediction=prediction,
         )  # fmt: skip
         return cls.open(create_store(path, request))
 

@@ -40,7 +40,7 @@ from ..estimators.inference import _result_repr
 from ..estimators.report import Pool, RankedPool, pool_class, pool_for
 from ..measures import FMeasure, Measure, check_fits, get_measure
 from ..methods import ESTIMATORS
-from ..predictive import Categorical, Mixture, Predictive, as_predictive
+from ..predictive import Categorical, Mixture, Predictive, as_predictive, decided
 from ..ranking import (
     GradedRelevance,
     RankingMeasure,
@@ -254,6 +254,8 @@ class CreateRequest:
     estimator: str
     #: The stopping rule's arguments as given: (target_width, claim, decide, rule).
     stopping: tuple[Any, ...] = (None, None, False, "anytime")
+    #: The decisions f(x) the measure scores, as given (``Session.create(prediction=)``).
+    prediction: Any = None
 
 
 @dataclass(frozen=True)
@@ -269,6 +271,9 @@ class _NewStore:
     ranking_rows: list[tuple[NDArray[np.int64], str | None]] | None
     costs: NDArray[np.float64] | None
     pool_ids: NDArray[Any]
+    #: Per model, its decision f(x) where it is not the mode (mean) of its beliefs: the
+    #: class index (classifier) or value (regressor) per instance; None for the mode.
+    decisions: list[NDArray[np.float64] | None]
 
 
 def create_store(path: str | os.PathLike[str], request: CreateRequest) -> Path:
@@ -293,6 +298,8 @@ def _validated(r: CreateRequest) -> _NewStore:
     preds, arrays, kind_name, label_space, ranking_rows, lam = _pool_models(
         models, ranked, r.labels, r.pos_label, r.beta, r.costs
     )
+    preds = _with_decisions(preds, r.prediction, ranked)
+    decisions = [_decision_array(p) for p in preds]
     m = preds[0].n
     pool_ids = _canonical_ids(r.ids, m)
     b = check_budget(r.budget, lam)
@@ -313,7 +320,7 @@ def _validated(r: CreateRequest) -> _NewStore:
         if comparison
         else stopping_rule(width, claim, decide, rule, measure=meas)
     )
-    fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows)
+    fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows, decisions)
     max_draws = check_max_draws(None, b, lam)
     spec = _measure_spec(meas)
     session_id = uuid.uuid4().hex
@@ -355,7 +362,42 @@ def _validated(r: CreateRequest) -> _NewStore:
         DRAW_RULE,
         created,
     )
-    return _NewStore(meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids)
+    return _NewStore(meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids, decisions)
+
+
+def _with_decisions(preds: list[Any], prediction: Any, ranked: bool) -> list[Any]:
+    """The models with the decisions ``prediction`` (one array for one model; a list with one
+    array, or None, per model for several), as ``evaluate`` and ``compare`` take them."""
+    if prediction is None:
+        return preds
+    if ranked:
+        raise ShapeError("prediction: a ranked pool's decision is its ranking; drop prediction=.")
+    if len(preds) == 1:
+        return [decided(preds[0], prediction, "prediction")]
+    if not isinstance(prediction, list | tuple) or len(prediction) != len(preds):
+        raise ShapeError(
+            f"prediction: a comparison takes one decision array (or None) per model, a list "
+            f"of {len(preds)}; got {type(prediction).__name__}."
+        )
+    pairs = enumerate(zip(preds, prediction, strict=True))
+    return [decided(p, f, f"prediction[{j}]") for j, (p, f) in pairs]
+
+
+def _decision_array(pred: Any) -> NDArray[np.float64] | None:
+    """A model's stored decision: None where it is the mode (mean) of its beliefs."""
+    if pred.__dict__.get("_decision") is None:
+        return None
+    if isinstance(pred, Categorical):
+        return np.asarray(pred.predicted_index, dtype=np.float64)
+    return np.asarray(pred.point_prediction(), dtype=np.float64)
+
+
+def _restore_decision(pred: Any, stored: NDArray[np.float64] | None) -> Any:
+    if stored is None:
+        return pred
+    if isinstance(pred, Categorical):
+        return pred.with_decision(pred.labels[stored.astype(np.intp)])
+    return pred.with_decision(stored)
 
 
 def _stopping_spec(stop: StoppingRule) -> dict[str, Any]:
@@ -410,8 +452,11 @@ def _write_plan(conn: sqlite3.Connection, new: _NewStore) -> None:
         new.plan_row,
     )
     conn.executemany(
-        "INSERT INTO models (model, name, n_columns, predictions) VALUES (?, ?, ?, ?)",
-        [(j, new.model_names[j], arr.shape[1], _f64(arr)) for j, arr in enumerate(new.arrays)],
+        "INSERT INTO models (model, name, n_columns, predictions, decision) VALUES (?, ?, ?, ?, ?)",
+        [
+            (j, new.model_names[j], arr.shape[1], _f64(arr), None if f is None else _f64(f))
+            for j, (arr, f) in enumerate(zip(new.arrays, new.decisions, strict=True))
+        ],
     )
     if new.ranking_rows is not None:
         conn.executemany(
@@ -534,14 +579,7 @@ def _classic_models(
                 f"labels: {name} already carries its own labels; pass labels only with "
                 "probability arrays."
             )
-        pred = as_predictive(pool, name)
-        if getattr(pred, "_decision", None) is not None:
-            raise ShapeError(
-                f"{name}: carries a decision apart from its beliefs (with_decision); a session "
-                "cannot store one yet — pass the beliefs whose mode (or mean) is the decision, "
-                "or use evaluate(..., prediction=)."
-            )
-        preds.append(pred)
+        preds.append(as_predictive(pool, name))
     m = preds[0].n
     arrays: list[NDArray[np.float64]] = []
     kinds: set[str] = set()
@@ -717,7 +755,8 @@ def load_plan(store: StoreFile) -> StoredPlan:
     ) = plan
     label_space = None if space is None else tuple(json.loads(space))
     ids, costs, arrays, structure = _read_pool(store.path, m, models, pool, ranking)
-    if _fingerprint(ids, arrays, costs, structure or None) != fingerprint:
+    decisions = [None if r[3] is None else _from_f64(r[3], (m,)) for r in models]
+    if _fingerprint(ids, arrays, costs, structure or None, decisions) != fingerprint:
         raise StoreError(
             f"{store.path}: the stored pool does not match its fingerprint; the file was "
             "altered outside activeeval."
@@ -729,6 +768,7 @@ def load_plan(store: StoreFile) -> StoredPlan:
     predictives, meas = _bind_models(
         _measure_from(spec_dict), arrays, structure, pkind, label_space
     )
+    predictives = [_restore_decision(p, f) for p, f in zip(predictives, decisions, strict=True)]
     pw = np.full(m, 1.0 / m)
     pool = pool_for(predictives, meas, pw)
     grade_keys, grade_offsets = (
@@ -804,7 +844,7 @@ def _read_plan(store: StoreFile) -> tuple[Any, ...]:
             "block_size, max_draws, draw_rule, created_at FROM plan"
         ).fetchone()
         models = c.execute(
-            "SELECT name, n_columns, predictions FROM models ORDER BY model"
+            "SELECT name, n_columns, predictions, decision FROM models ORDER BY model"
         ).fetchall()
         pool = c.execute("SELECT id, cost FROM pool ORDER BY position").fetchall()
         ranking = c.execute("SELECT offsets, items FROM ranking ORDER BY model").fetchall()
@@ -835,7 +875,7 @@ def _read_pool(
         raise StoreError(f"{path}: the ranking table does not cover every model.")
     rows = [int(off[-1]) for off, _ in structure if off.size] if ranking else [m] * len(models)
     try:
-        arrays = [_from_f64(blob, (r, k)) for (_, k, blob), r in zip(models, rows, strict=True)]
+        arrays = [_from_f64(blob, (r, k)) for (_, k, blob, _), r in zip(models, rows, strict=True)]
     except ValueError as exc:
         raise StoreError(
             f"{path}: the stored predictions do not fit the pool ({exc}); the file was "

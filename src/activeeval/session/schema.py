@@ -52,8 +52,9 @@ __all__ = [
 SCHEMA_VERSION = 3
 """Version of the store layout written by this package (``meta.schema_version``). Version 2
 added the ``ranking`` table (ranked pools, thesis Ch. 6); version 3 the ``holder`` of each
-hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``) and the
-``agreement`` of labels settled from several annotations. A store
+hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``), the
+``agreement`` of labels settled from several annotations and each model's ``decision``
+(``Session.create(prediction=...)``). A store
 of a newer version is refused (``SchemaVersionError``); an older one is upgraded by
 ``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
@@ -152,8 +153,11 @@ CREATE TABLE ranking (
 # in particular, as every hand-out of an older store); no other annotator is handed it while it
 # is pending, until it is released or reassigned. ``agreement`` keeps, for a label settled from
 # several annotations (a labeling tool's overlap), how many there were and how many agreed.
+# Decisions: ``models.decision`` holds a model's decision f(x) where it is not the mode (mean)
+# of its beliefs (float64: the class index, or a regressor's value; NULL: the mode).
 _SCHEMA_V3 = """
 ALTER TABLE handouts ADD COLUMN holder TEXT;
+ALTER TABLE models ADD COLUMN decision BLOB;
 CREATE TABLE agreement (
     position      INTEGER PRIMARY KEY REFERENCES labels (position),
     n_annotations INTEGER NOT NULL CHECK (n_annotations >= 1),
