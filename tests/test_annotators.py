@@ -198,8 +198,8 @@ def test_cli_hands_out_per_annotator_releases_and_reports(tmp_path: Path) -> Non
     assert "waiting:  4 recorded labels" in out and "(alice 4)" in out
     code, out, _ = _run("session", "status", store, "--json")
     status = json.loads(out)
-    assert status["pending_by_annotator"] == {"alice": 4}
-    assert status["waiting"] == {"labels": 4, "behind": {"alice": 4}}
+    assert status["pending_by_annotator"] == [{"annotator": "alice", "ids": 4}]
+    assert status["waiting"] == {"labels": 4, "behind": [{"annotator": "alice", "ids": 4}]}
     code, out, _ = _run("session", "release", store, "--annotator", "alice", "--to", "carol")
     assert code == 0 and "released 4 pending ids of alice to carol" in out
     code, out, _ = _run("session", "next", store, "--k", 4, "--annotator", "carol")

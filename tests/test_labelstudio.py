@@ -81,25 +81,65 @@ def test_agreeing_annotations_give_their_choice_and_cancelled_ones_are_skipped(t
 
 def test_the_overlap_policies_settle_a_disagreement_or_refuse_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = _export(tmp_path, [_task(1, _ann(1, "1"), _ann(2, "0"), _ann(3, "1"))])
-    with pytest.raises(LabelConflictError, match=r"task 101 \(entry 0\) \(id 1\): the annotations"
-                       r" disagree \(1: '1', 2: '0', 3: '1'\); nothing was recorded"):  # fmt: skip
+    with pytest.raises(LabelConflictError, match=r"task 101 \(id 1\): the annotations disagree "
+                       r"\(1: '1', 2: '0', 3: '1'\); nothing was recorded"):  # fmt: skip
         read_export(path)
     majority = read_export(path, overlap="majority").labels.iloc[0]
     assert (majority["label"], majority["annotator"], majority["n_agreeing"]) == ("1", "1+3", 2)
     judged = read_export(path, overlap="adjudicator", adjudicator="2").labels.iloc[0]
     assert (judged["label"], judged["annotator"], judged["n_annotations"]) == ("0", "2", 3)
-    with pytest.raises(LabelConflictError, match="the adjudicator '9' has not annotated it"):
+    with pytest.raises(UnknownOptionError, match=r"^adjudicator: '9' annotated no task .* 1, 2, 3"):
         read_export(path, overlap="adjudicator", adjudicator="9")
+    two = _export(tmp_path, [_task(1, _ann(1, "1"), _ann(2, "0")), _task(2, _ann(3, "1"),
+                  _ann(1, "0"))], "two.json")  # fmt: skip
+    with pytest.raises(LabelConflictError, match=r"task 102 .* adjudicator '2' has not annotated"):
+        read_export(two, overlap="adjudicator", adjudicator="2")
     tie = _export(tmp_path, [_task(1, _ann(1, "1"), _ann(2, "0"))], "tie.json")
     with pytest.raises(LabelConflictError, match="the annotations tie"):
         read_export(tie, overlap="majority")
 
 
+def test_skipped_tasks_give_no_label_and_one_annotator_counts_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A task whose annotations are all cancelled (Label Studio's "skip") or that has none
+    stays unlabeled; an annotator who annotated a task twice counts once, with their latest
+    choice; one pool id imported as two tasks is one task."""
+    path = _export(tmp_path, [
+        _task(1, _ann(1, "1", cancelled=True)),
+        _task(2),
+        _task(3, _ann(1, "0"), _ann(1, "1"), _ann(2, "1")),
+        {"id": 7, "data": {"id": 4}, "annotations": [_ann(1, "0")]},
+        {"id": 8, "data": {"id": 4}, "annotations": [_ann(2, "1")]},
+    ])  # fmt: skip
+    got = read_export(path, overlap="adjudicator", adjudicator="2")
+    columns = ["id", "label", "annotator", "n_annotations", "n_agreeing"]
+    assert got.labels[columns].values.tolist() == [[3, "1", "1+2", 2, 2], [4, "1", "2", 2, 1]]
+    assert got.labels.index.tolist() == [103, 7]  # the Label Studio task ids
+    assert (got.n_tasks, got.n_unlabeled, got.n_cancelled) == (4, 2, 1)
+
+
+def test_an_adjudicator_is_named_by_user_id_or_by_e_mail(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bob = {"id": 2, "email": "bob@x.org"}
+    path = _export(tmp_path, [_task(1, _ann({"id": 1, "email": "al@x.org"}, "1"), _ann(bob, "0"))])
+    for name in ("2", "bob@x.org"):
+        got = read_export(path, overlap="adjudicator", adjudicator=name).labels.iloc[0]
+        assert (got["label"], got["annotator"]) == ("0", "bob@x.org")
+
+
+def test_task_data_is_written_as_json_label_studio_accepts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    data = pd.DataFrame({"id": [1, 2], "score": [0.5, np.nan],
+                         "at": pd.to_datetime(["2026-01-02", None])})  # fmt: skip
+    tasks, _ = write_tasks([1, 2], tmp_path / "t.json", [0, 1], data=data, session_id="abc")
+    text = tasks.read_text()
+    assert "NaN" not in text
+    assert json.loads(text) == [
+        {"data": {"id": 1, "session_id": "abc", "score": 0.5, "at": "2026-01-02T00:00:00"}},
+        {"data": {"id": 2, "session_id": "abc", "score": None, "at": None}},
+    ]
+
+
 @pytest.mark.parametrize(
     ("tasks", "err", "match"),
     [
-        ([_task(1)], InputFileError, r"no annotation that is not cancelled"),
-        ([_task(1, _ann(1, "1", cancelled=True))], InputFileError, r"no annotation that is not"),
         ([_task(1, _ann(1, ["0", "1"]))], InputFileError, r"more than one choice for the control"),
         ([{"id": 5, "data": {"text": "x"}, "annotations": []}], InputFileError, r"no data\.id"),
         ({"tasks": []}, InputFileError, r"a Label Studio JSON export is a list of tasks"),
@@ -221,3 +261,75 @@ def test_a_labels_table_may_name_each_row_s_annotator(tmp_path: Path) -> None:
         s.record(table, annotator="default")
         got = s.labels_frame().set_index("id")["annotator"].to_dict()
     assert got == {ids[0]: "ann", ids[1]: "default", ids[2]: "bo", ids[3]: "bo"}
+
+
+def test_agreement_follows_the_latest_record_of_each_label(tmp_path: Path) -> None:
+    """A label re-recorded from a later export (now with a second annotation), or replaced
+    from a CSV, carries the agreement of what settled it last."""
+    pool, _, y = _pool_files(tmp_path)
+    proba = pd.read_csv(pool)[["p_0", "p_1"]].to_numpy()
+    with Session.create(tmp_path / "s.db", proba, "error_rate", 10, seed=1) as s:
+        i = s.next_batch(1)[0]
+        truth = str(int(y[i]))
+        other = str(1 - int(y[i]))
+
+        def export(name: str, *annotations: dict) -> Path:
+            task = {"id": 1, "data": {"id": i}, "annotations": list(annotations)}
+            return _export(tmp_path, [task], name)
+
+        s.record(read_export(export("1.json", _ann(1, truth))).labels)
+        assert (s.progress().n_overlapping, s.progress().n_unanimous) == (0, 0)
+        twice = export("2.json", _ann(1, truth), _ann(2, other))
+        s.record(read_export(twice, overlap="adjudicator", adjudicator="1").labels)
+        assert (s.progress().n_overlapping, s.progress().n_unanimous) == (1, 0)
+        s.record(read_export(export("3.json", _ann(1, truth), _ann(2, truth))).labels)
+        assert (s.progress().n_overlapping, s.progress().n_unanimous) == (1, 1)
+        s.record({i: int(other)}, annotator="carol", overwrite=True)  # one source now
+        assert (s.progress().n_overlapping, s.progress().n_unanimous) == (0, 0)
+
+
+def test_cli_export_rules_skipped_tasks_sessions_and_refused_formats(tmp_path: Path) -> None:
+    pool, _, y = _pool_files(tmp_path)
+    store, other = tmp_path / "s.db", tmp_path / "o.db"
+    for path in (store, other):
+        _run("session", "init", path, "--pool", pool, "--measure", "error_rate", "--budget", 30)
+    tasks = tmp_path / "tasks.json"
+    _run(
+        "session",
+        "next",
+        store,
+        "--k",
+        6,
+        "--format",
+        "label-studio",
+        "--out",
+        tasks,
+        "--data",
+        pool,
+    )  # fmt: skip  (the pool file as data: its p_ columns stay out)
+    written = json.loads(tasks.read_text())
+    assert set(written[0]["data"]) == {"id", "session_id"}
+    answered = _answer(tasks, y)
+    answered[0]["annotations"] = [_ann(1, "1", cancelled=True)]  # skipped in Label Studio
+    export = _export(tmp_path, answered)
+    code, _, err = _run("session", "record", store, export, "--annotator", "bob")
+    assert code == 2 and "--annotator: a Label Studio export names who gave each label" in err
+    code, out, err = _run("session", "record", store, export)
+    assert code == 0, err
+    assert "1 without a label (skipped or not annotated: still pending)" in out
+    with Session.open(store) as s:
+        assert (s.progress().n_labels, s.progress().n_pending) == (5, 1)
+    with Session.open(other) as s:  # the same pool, another session: refused by its id
+        s.next_batch(30)
+    code, _, err = _run("session", "record", other, export)
+    assert code == 2 and "column 'session_id'" in err and "is another session" in err
+    mean = np.full(400, 0.5)
+    regressor = tmp_path / "reg.csv"
+    pd.DataFrame({"id": np.arange(400), "mean": mean, "var": mean}).to_csv(regressor, index=False)
+    _run("session", "init", tmp_path / "r.db", "--pool", regressor, "--measure", "mse",
+         "--budget", 10)  # fmt: skip
+    code, _, err = _run("session", "next", tmp_path / "r.db", "--k", 2, "--format",
+                        "label-studio", "--out", tmp_path / "r.json")  # fmt: skip
+    assert code == 2 and "numbers (a regressor's)" in err
+    with Session.open(tmp_path / "r.db") as s:
+        assert s.progress().n_handed_out == 0  # refused before anything was handed out

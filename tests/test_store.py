@@ -902,6 +902,7 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
     conn.execute("DROP TABLE ranking")
     conn.execute("ALTER TABLE handouts DROP COLUMN holder")
     conn.execute("DROP TABLE agreement")
+    conn.execute("ALTER TABLE models DROP COLUMN decision")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()

@@ -30,6 +30,7 @@ from ._validation import MAX_STORED_SEED, check_seed
 from .errors import (
     ActiveEvalError,
     ActiveEvalWarning,
+    InputFileError,
     OutputFileError,
     UnknownOptionError,
 )
@@ -593,9 +594,10 @@ def session_next(
                 out, store, "--out", (".json",) if fmt != "table" else tuple(TABLE_FORMATS)
             )
         with Session.open(store) as s, _as_flags({"annotator": "--annotator", "k": "--k"}):
+            frame = _label_studio_data(s, data) if fmt == "label-studio" else None
             ids = s.next_batch(k, annotator=annotator)
             if fmt == "label-studio":
-                _write_label_studio(s, ids, out, data)  # type: ignore[arg-type]
+                _write_label_studio(s, ids, out, frame)  # type: ignore[arg-type]
                 return
             frame = (
                 s.items_to_grade(ids)  # a sheet id,item,grade with the grades to fill in
@@ -628,10 +630,10 @@ def session_next(
                 )
 
 
-def _write_label_studio(s: Any, ids: list[Any], out: Path, data: Path | None) -> None:
-    """``session next --format label-studio``: the tasks, the configuration, one line."""
+def _label_studio_data(s: Any, data: Path | None) -> pd.DataFrame | None:
+    """Before anything is handed out: a session Label Studio tasks can label, and the data
+    file to show (without the model's beliefs and costs: annotators should not see them)."""
     from .io import _read_table
-    from .labelstudio import write_tasks
 
     if s.plan.ranking or s.plan.label_space is None:
         raise UnknownOptionError(
@@ -639,9 +641,23 @@ def _write_label_studio(s: Any, ids: list[Any], out: Path, data: Path | None) ->
             "session; this one's labels are "
             + ("a ranked pool's grades." if s.plan.ranking else "numbers (a regressor's).")
         )
-    frame = None if data is None else _read_table(data)[0]
+    if data is None:
+        return None
+    frame = _read_table(data)[0]
+    if "id" not in frame.columns:
+        raise InputFileError(f"{data}: no column 'id'; --data is keyed by the pool's ids.")
+    hidden = [c for c in frame.columns if c.startswith("p_") or c in ("mean", "var", "cost")]
+    return frame.drop(columns=hidden)
+
+
+def _write_label_studio(s: Any, ids: list[Any], out: Path, data: pd.DataFrame | None) -> None:
+    """``session next --format label-studio``: the tasks, the configuration, one line."""
+    from .labelstudio import write_tasks
+
     with _as_flags({"data": "--data"}):
-        tasks, config = write_tasks(ids, out, s.plan.label_space, data=frame)
+        tasks, config = write_tasks(
+            ids, out, s.plan.label_space, data=data, session_id=s.plan.session_id
+        )
     prog = s.progress()
     click.echo(
         f"wrote {len(ids)} tasks to {tasks} and the labeling configuration to {config} "
@@ -706,6 +722,11 @@ def session_record(
 
     with _command(), Session.open(store) as s:
         if labels.suffix.lower() == ".json":
+            if annotator is not None:
+                raise UnknownOptionError(
+                    "--annotator: a Label Studio export names who gave each label (its "
+                    "completed_by); drop --annotator."
+                )
             frame, row_label, export = _label_studio_labels(labels, s, overlap, adjudicator)
         else:
             if overlap != "refuse" or adjudicator is not None:
@@ -749,14 +770,14 @@ def _label_studio_labels(
         )
     with _as_flags({"overlap": "--overlap", "adjudicator": "--adjudicator"}):
         export = read_export(path, overlap=overlap, adjudicator=adjudicator)
-    frame = export.labels.copy()
-    frame.index = pd.RangeIndex(len(frame))
-    return frame, "task", export
+    return export.labels, "task", export  # indexed by the Label Studio task id
 
 
 def _label_studio_summary(export: Any) -> str:
     several = int((export.labels["n_annotations"] > 1).sum())
     text = f"label studio: {export.n_tasks} tasks, policy {export.policy}"
+    if export.n_unlabeled:
+        text += f", {export.n_unlabeled} without a label (skipped or not annotated: still pending)"
     if export.n_cancelled:
         text += f", {export.n_cancelled} cancelled annotations skipped"
     if several:
@@ -840,12 +861,9 @@ def _status_dict(
             best=None if math.isnan(c.difference) else int(c.best),
             interval=None if inf is None else c.interval,
         )
-    if prog.n_waiting or any(k is not None for k in prog.pending_by_annotator):
-        out["pending_by_annotator"] = _by_holder(prog.pending_by_annotator)
-        out["waiting"] = {"labels": prog.n_waiting,
-                          "behind": _by_holder(prog.blocking_by_annotator)}  # fmt: skip
-    if prog.n_overlapping:
-        out["agreement"] = {"labels": prog.n_overlapping, "unanimous": prog.n_unanimous}
+    out["pending_by_annotator"] = _by_holder(prog.pending_by_annotator)
+    out["waiting"] = {"labels": prog.n_waiting, "behind": _by_holder(prog.blocking_by_annotator)}
+    out["agreement"] = {"labels": prog.n_overlapping, "unanimous": prog.n_unanimous}
     if plan.stopping is not None:  # the rule's keys appear with a rule, as "gate" with --gate
         out["stopping"] = str(plan.stopping)
         out["stopped"] = result.stopped
@@ -854,13 +872,13 @@ def _status_dict(
     return out
 
 
-def _by_holder(counts: dict[str | None, int]) -> dict[str, int]:
-    """Counts per holder for JSON: ids held by nobody in particular under ``"(unassigned)"``."""
-    return {("(unassigned)" if k is None else k): v for k, v in counts.items()}
+def _by_holder(counts: dict[str | None, int]) -> list[dict[str, Any]]:
+    """Counts per holder for JSON, ids held by nobody in particular under a null name."""
+    return [{"annotator": k, "ids": v} for k, v in counts.items()]
 
 
 def _holders_text(counts: dict[str | None, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in _by_holder(counts).items())
+    return ", ".join(f"{'(unassigned)' if k is None else k} {v}" for k, v in counts.items())
 
 
 def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> None:

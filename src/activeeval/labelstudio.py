@@ -11,7 +11,9 @@ The result is what ``Session.record`` takes (``activeeval session record STORE e
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -90,6 +92,7 @@ def write_tasks(
     labels: Sequence[Any],
     data: pd.DataFrame | None = None,
     show: str | None = None,
+    session_id: str | None = None,
 ) -> tuple[Path, Path]:
     """Write ids as Label Studio import tasks, with the labeling configuration beside them.
 
@@ -109,6 +112,9 @@ def write_tasks(
     show : str, optional
         The column shown as text; by default ``"text"`` if ``data`` has it, else the first
         other column of ``data``, else the id.
+    session_id : str, optional
+        The session's id, carried in each task's ``data`` so that its export is refused by
+        any other session (``Session.record`` checks it).
 
     Returns
     -------
@@ -142,10 +148,13 @@ def write_tasks(
     """
     out = Path(out)
     rows: list[dict[str, Any]] = [{"id": _plain(i)} for i in ids]
+    if session_id is not None:
+        for r in rows:
+            r["session_id"] = session_id
     if data is not None:
         if "id" not in data.columns:
             raise ShapeError(f"data: no column 'id' (columns: {', '.join(map(str, data))}).")
-        extra = [c for c in data.columns if c != "id"]
+        extra = [c for c in data.columns if c not in ("id", "session_id")]
         by_id = data.assign(_key=data["id"].map(str)).drop_duplicates("_key").set_index("_key")
         missing = [r["id"] for r in rows if str(r["id"]) not in by_id.index]
         if missing:
@@ -183,6 +192,9 @@ class LabelStudioExport:
         Annotations skipped because they were cancelled (Label Studio's "skip").
     policy : str
         The overlap policy applied (``OVERLAP_POLICIES``).
+    n_unlabeled : int
+        Tasks with no annotation that is not cancelled (skipped in Label Studio, or not
+        annotated yet): they give no label, and their ids stay pending in the session.
 
     See Also
     --------
@@ -202,6 +214,7 @@ class LabelStudioExport:
     n_tasks: int
     n_cancelled: int
     policy: str
+    n_unlabeled: int = 0
 
     @property
     def agreement(self) -> float:
@@ -219,10 +232,12 @@ def read_export(
 ) -> LabelStudioExport:
     """Read a Label Studio JSON export: one label per task, from its choice under ``label``.
 
-    Each task's ``data.id`` is the pool id; its non-cancelled annotations each give one
-    choice of the control ``label``. A task without any, an annotation without a choice for
-    ``label``, or one with several choices is refused naming the task, and so is a
-    disagreement the policy cannot settle: nothing is returned, so nothing is recorded.
+    Each task's ``data.id`` is the pool id (tasks imported twice for one id count as one);
+    its non-cancelled annotations each give one choice of the control ``label``, an
+    annotator's latest where they annotated it twice. A task with none (skipped, or not
+    annotated yet) gives no label: its id stays pending. An annotation without a choice for
+    ``label``, or with several, is refused naming the task, and so is a disagreement the
+    policy cannot settle: nothing is returned, so nothing is recorded.
 
     Parameters
     ----------
@@ -232,24 +247,28 @@ def read_export(
         How one label is chosen where a task has several annotations that disagree
         (``OVERLAP_POLICIES``); annotations that agree always give their common choice.
     adjudicator : str, optional
-        With ``overlap="adjudicator"``: the annotator (as in ``completed_by``: an email, or
-        the user id as text) whose choice settles a disagreement.
+        With ``overlap="adjudicator"``: the annotator whose choice settles a disagreement,
+        as the export names them in ``completed_by``: the user id as text (what Label Studio
+        exports), or the e-mail where the export carries one. A name that annotated no task
+        of the export is refused.
 
     Returns
     -------
     LabelStudioExport
         The labels (columns ``id``, ``label``, ``annotator``, ``n_annotations``,
-        ``n_agreeing``) and the agreement.
+        ``n_agreeing``, and ``session_id`` where the tasks carry it; indexed by the Label
+        Studio task id) and the agreement.
 
     Raises
     ------
     InputFileError
-        The file is not JSON, not a list of tasks, or a task has no ``data.id``; a task
-        without a usable annotation.
+        The file is not JSON, not a list of tasks, or a task has no ``data.id``; an
+        annotation without exactly one choice for ``label``.
     LabelConflictError
         Annotations of a task disagree and the policy cannot settle it.
     UnknownOptionError
-        ``overlap`` is not a policy, or ``adjudicator`` is missing or given without it.
+        ``overlap`` is not a policy, or ``adjudicator`` is missing, given without it, or
+        annotated no task.
 
     See Also
     --------
@@ -287,31 +306,33 @@ def read_export(
             "only then."
         )
     path = Path(path)
-    tasks = _tasks(path)
-    rows, cancelled = [], 0
-    for k, task in enumerate(tasks):
-        where = f"{path}: task {task.get('id', k)!r} (entry {k})"
-        data = task.get("data")
-        if not isinstance(data, dict) or "id" not in data:
-            raise InputFileError(
-                f"{where}: no data.id; the tasks must be those activeeval session next "
-                "--format label-studio wrote (their data carries the pool id)."
+    merged, cancelled = _merged_tasks(path, _tasks(path))
+    if adjudicator is not None:
+        seen = {x for t in merged.values() for who in t["given"] for x in who if x is not None}
+        if str(adjudicator) not in seen:
+            raise UnknownOptionError(
+                f"adjudicator: {adjudicator!r} annotated no task of {path} (its annotators: "
+                f"{', '.join(sorted(seen)) or 'none'}; Label Studio exports the user id, or "
+                "the e-mail where it has it)."
             )
-        given = []
-        for ann in task.get("annotations") or []:
-            if ann.get("was_cancelled"):
-                cancelled += 1
-                continue
-            given.append((_who(ann.get("completed_by")), _choice(ann, where)))
-        if not given:
-            raise InputFileError(
-                f"{where} (id {data['id']!r}): no annotation that is not cancelled; label it "
-                "in Label Studio, or export only annotated tasks."
-            )
-        label, who, agreeing = _settle(given, overlap, adjudicator, f"{where} (id {data['id']!r})")
-        rows.append((data["id"], label, who, len(given), agreeing))
-    frame = pd.DataFrame(rows, columns=["id", "label", "annotator", "n_annotations", "n_agreeing"])
-    return LabelStudioExport(frame, len(tasks), cancelled, overlap)
+    rows, index, unlabeled = [], [], 0
+    for t in merged.values():
+        given = [(who, choice) for who, choice in t["given"].items()]
+        if not given:  # skipped or not annotated yet: stays pending in the session
+            unlabeled += 1
+            continue
+        where = f"{path}: task {t['task']!r} (id {t['id']!r})"
+        label, who, agreeing = _settle(given, overlap, adjudicator, where)
+        rows.append((t["id"], label, who, len(given), agreeing, t["session"]))
+        index.append(t["task"])
+    frame = pd.DataFrame(
+        rows,
+        columns=["id", "label", "annotator", "n_annotations", "n_agreeing", "session_id"],
+        index=pd.Index(index, name="task"),
+    )
+    if frame["session_id"].isna().all():
+        frame = frame.drop(columns="session_id")
+    return LabelStudioExport(frame, len(merged), cancelled, overlap, unlabeled)
 
 
 def _tasks(path: Path) -> list[dict[str, Any]]:
@@ -327,11 +348,45 @@ def _tasks(path: Path) -> list[dict[str, Any]]:
     return tasks
 
 
-def _who(completed_by: Any) -> str:
-    """The annotator of an annotation: the email where the export has it, else the user id."""
+_Who = tuple[str, str | None]  # an annotator: the user id as text, and the e-mail if exported
+
+
+def _merged_tasks(path: Path, tasks: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
+    """Per pool id (tasks imported twice for one id are one), the first task's id and each
+    annotator's last non-cancelled choice; and the number of cancelled annotations."""
+    merged: dict[str, Any] = {}
+    cancelled = 0
+    for k, task in enumerate(tasks):
+        where = f"{path}: task {task.get('id', f'#{k + 1} of the file')!r}"
+        data = task.get("data")
+        if not isinstance(data, dict) or "id" not in data:
+            raise InputFileError(
+                f"{where}: no data.id; the tasks must be those activeeval session next "
+                "--format label-studio wrote (their data carries the pool id)."
+            )
+        key = json.dumps(data["id"])
+        first = {"id": data["id"], "task": task.get("id", k + 1), "given": {},
+                 "session": data.get("session_id")}  # fmt: skip
+        entry = merged.setdefault(key, first)
+        for ann in task.get("annotations") or []:
+            if ann.get("was_cancelled"):
+                cancelled += 1
+                continue
+            who = _who(ann.get("completed_by"))
+            entry["given"].pop(who, None)  # one annotator, one choice: their latest
+            entry["given"][who] = _choice(ann, f"{where} (id {data['id']!r})")
+    return merged, cancelled
+
+
+def _who(completed_by: Any) -> _Who:
+    """An annotation's annotator: the user id as text, and the e-mail where the export has it."""
     if isinstance(completed_by, dict):
-        return str(completed_by.get("email") or completed_by.get("id"))
-    return str(completed_by)
+        return str(completed_by.get("id")), completed_by.get("email")
+    return str(completed_by), None
+
+
+def _name(who: _Who) -> str:
+    return who[1] or who[0]
 
 
 def _choice(ann: dict[str, Any], where: str) -> str:
@@ -342,26 +397,27 @@ def _choice(ann: dict[str, Any], where: str) -> str:
     ]
     if len(picks) != 1 or not isinstance(picks[0], list) or len(picks[0]) != 1:
         raise InputFileError(
-            f"{where}: annotation {ann.get('id', '?')!r} by {_who(ann.get('completed_by'))} "
-            f"has {'no' if not picks else 'more than one'} choice for the control "
-            f"{CONTROL!r}; each annotation must pick exactly one class."
+            f"{where}: annotation {ann.get('id', '?')!r} by "
+            f"{_name(_who(ann.get('completed_by')))} has "
+            f"{'no' if not picks else 'more than one'} choice for the control {CONTROL!r}; "
+            "each annotation must pick exactly one class."
         )
     return str(picks[0][0])
 
 
 def _settle(
-    given: list[tuple[str, str]], overlap: str, adjudicator: str | None, where: str
+    given: list[tuple[_Who, str]], overlap: str, adjudicator: str | None, where: str
 ) -> tuple[str, str, int]:
     """One label from a task's (annotator, choice) pairs: (label, who, how many agree)."""
     counts = Counter(c for _, c in given)
     (top, n_top), *rest = counts.most_common()
 
     def by(choice: str) -> str:
-        return "+".join(w for w, c in given if c == choice)
+        return "+".join(_name(w) for w, c in given if c == choice)
 
     if not rest:
         return top, by(top), n_top
-    said = ", ".join(f"{w}: {c!r}" for w, c in given)
+    said = ", ".join(f"{_name(w)}: {c!r}" for w, c in given)
     if overlap == "majority":
         if rest[0][1] == n_top:
             raise LabelConflictError(
@@ -370,13 +426,14 @@ def _settle(
             )
         return top, by(top), n_top
     if overlap == "adjudicator":
-        final = [c for w, c in given if w == adjudicator]
+        final = [(w, c) for w, c in given if str(adjudicator) in w]
         if not final:
             raise LabelConflictError(
                 f"{where}: the annotations disagree ({said}) and the adjudicator "
-                f"{adjudicator!r} has not annotated it."
+                f"{adjudicator!r} has not annotated this task."
             )
-        return final[-1], str(adjudicator), counts[final[-1]]
+        who, choice = final[-1]
+        return choice, _name(who), counts[choice]
     raise LabelConflictError(
         f"{where}: the annotations disagree ({said}); nothing was recorded. Settle it in Label "
         "Studio, or choose an overlap policy, 'majority' or 'adjudicator' (overlap=, or "
@@ -385,5 +442,14 @@ def _settle(
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-ready scalar (numpy scalars as Python ones)."""
-    return value.item() if hasattr(value, "item") else value
+    """A JSON-ready scalar: numpy scalars as Python ones, a missing value as null, a time as
+    ISO 8601 text, anything else JSON has no type for as its text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
+        return None
+    if isinstance(value, pd.Timestamp | datetime.date | datetime.time):
+        return value.isoformat()
+    if hasattr(value, "item"):
+        return _plain(value.item())
+    if isinstance(value, bool | int | float | str):
+        return value
+    return str(value)

@@ -34,7 +34,7 @@ def check_annotator(annotator: Any, name: str = "annotator") -> str | None:
             f"{name}: an annotator is named by a non-empty string, got {annotator!r}; leave it "
             "out to hand out to nobody in particular."
         )
-    return annotator
+    return annotator.strip()  # " alice" is alice
 
 
 def next_batch(store: StoreFile, stored: StoredPlan, k: int, annotator: Any = None) -> list[Any]:

@@ -415,7 +415,18 @@ def record(
                 n_new += a
                 n_over += b
                 bar.update(len(chunk))
+    written = {p for p, _ in todo}
+    settled = [(p, *agree[p]) for p in pos.tolist() if p in agree and p not in written]
+    if settled:  # an unchanged label now settled from other annotations: how they agreed
+        store.write(lambda c: _write_agreement(c, settled))
     return RecordSummary(n_new, n_unchanged, n_over)
+
+
+def _write_agreement(c: sqlite3.Connection, rows: list[tuple[int, int, int]]) -> None:
+    c.executemany(
+        "INSERT OR REPLACE INTO agreement (position, n_annotations, n_agreeing) VALUES (?, ?, ?)",
+        rows,
+    )
 
 
 def _row_annotators(
@@ -594,8 +605,10 @@ def _write_chunk(
             "UPDATE labels SET label = ?, annotator = ?, recorded_at = ? WHERE position = ?",
             [(v, annotator, now, p) for p, v in changed],
         )
-    c.executemany(  # where the label was settled from several annotations: how they agreed
-        "INSERT OR REPLACE INTO agreement (position, n_annotations, n_agreeing) VALUES (?, ?, ?)",
-        [(p, *agree[p]) for p, _ in chunk if p in agree],
+    # How the labels written were settled: from several annotations (their agreement), or
+    # from one source (a relabel replaces an earlier overlap's record)
+    _write_agreement(c, [(p, *agree[p]) for p, _ in chunk if p in agree])
+    c.executemany(
+        "DELETE FROM agreement WHERE position = ?", [(p,) for p, _ in chunk if p not in agree]
     )
     return len(new), len(changed)
