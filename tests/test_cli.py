@@ -41,6 +41,9 @@ JSON_KEYS = {
     "level",
     "interval",
     "effective_n",
+    "pending_by_annotator",
+    "waiting",
+    "agreement",
 }
 
 

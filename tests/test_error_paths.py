@@ -533,13 +533,14 @@ def test_status_before_any_label_says_so_and_its_json_is_valid(
     status = _strict_json(out)
     keys = {"measure", "n_labels", "n_draws", "cost_spent", "budget", "estimate", "stderr",
             "ci", "level"}  # fmt: skip
-    keys |= {"interval"}
+    keys |= {"interval", "pending_by_annotator", "waiting", "agreement"}
     if models == 2:
         keys |= {"difference", "p_value", "best", "estimate_ci"}
     else:
         keys |= {"effective_n"}
     assert set(status) == keys
     assert status.get("interval") is None and status.get("effective_n") is None
+    assert status["pending_by_annotator"] == [] and status["agreement"]["labels"] == 0
     assert status["n_labels"] == 0 and status["stderr"] is None and status["ci"] == [None, None]
     assert status["estimate"] == (None if models == 1 else [None, None])
     assert status.get("estimate_ci", [[None, None]] * 2) == [[None, None]] * 2
