@@ -353,7 +353,7 @@ BAD_POOLS = [
         "pos-label-not-a-class",
         (HEAD + GOOD_ROWS).encode(),
         ["--pos-label", "7"],
-        r"pos_label: '7' is not in the label space \[0, 1\]",
+        r"--pos-label: '7' is not in the label space \[0, 1\]",
     ),
 ]
 

@@ -78,7 +78,7 @@ def test_pool_files_are_aligned_on_the_first_files_ids(
 
 def test_a_labels_file_is_read_as_written(task: dict[str, Path], tmp_path: Path) -> None:
     """CSV cells stay the text written (stripped), indexed by line; the same table written as
-    Parquet is indexed by row; a session_id column is kept, other columns are dropped."""
+    Parquet is indexed by row; session_id and annotator columns are kept, others dropped."""
     frame, row_label = read_labels_file(task["truth"])
     truth = pd.read_csv(task["truth"])
     assert row_label == "line" and list(frame.columns) == ["id", "label"]
@@ -86,10 +86,11 @@ def test_a_labels_file_is_read_as_written(task: dict[str, Path], tmp_path: Path)
     assert frame["id"].tolist() == truth["id"].astype(str).tolist()
     assert frame["label"].tolist() == truth["label"].astype(str).tolist()
 
-    extra = truth.assign(annotator="ann", session_id="s-1")
+    extra = truth.assign(annotator="ann", session_id="s-1", note="dropped")
     write_table(extra, tmp_path / "labels.parquet")
     frame, row_label = read_labels_file(tmp_path / "labels.parquet")
-    assert row_label == "row" and list(frame.columns) == ["id", "label", "session_id"]
+    assert row_label == "row"
+    assert list(frame.columns) == ["id", "label", "session_id", "annotator"]
     assert frame.index.tolist() == list(range(1, 1 + truth.shape[0]))
     assert frame["label"].tolist() == truth["label"].tolist()
 

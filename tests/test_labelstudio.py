@@ -333,3 +333,39 @@ def test_cli_export_rules_skipped_tasks_sessions_and_refused_formats(tmp_path: P
     assert code == 2 and "numbers (a regressor's)" in err
     with Session.open(tmp_path / "r.db") as s:
         assert s.progress().n_handed_out == 0  # refused before anything was handed out
+
+
+def test_review_fixes_data_columns_flags_and_annotator_names(tmp_path: Path) -> None:
+    """Missing values and list cells become JSON; --data must cover the pool before anything
+    is handed out; a labels file's annotator column is read, names trimmed; refusals spell
+    flags with their values."""
+    data = pd.DataFrame({"id": [1, 2], "n": pd.array([3, None], dtype="Int64"),
+                         "tags": [np.array(["a", "b"]), np.array([], dtype=str)]})  # fmt: skip
+    tasks, _ = write_tasks([1, 2], tmp_path / "t.json", [0, 1], data=data)
+    assert [t["data"] for t in json.loads(tasks.read_text())] == [
+        {"id": 1, "n": 3, "tags": ["a", "b"]}, {"id": 2, "n": None, "tags": []},
+    ]  # fmt: skip
+    pool, data_file, y = _pool_files(tmp_path)
+    store = tmp_path / "s.db"
+    _run("session", "init", store, "--pool", pool, "--measure", "error_rate", "--budget", 20)
+    partial = tmp_path / "partial.csv"
+    pd.read_csv(data_file).head(10).to_csv(partial, index=False)
+    out = tmp_path / "x.json"
+    code, _, err = _run("session", "next", store, "--k", 5, "--annotator", "amy", "--format",
+                        "label-studio", "--out", out, "--data", partial)  # fmt: skip
+    assert code == 2 and "no row for pool id 10 (390 ids in all)" in err
+    with Session.open(store) as s:
+        assert s.progress().n_handed_out == 0
+        ids = s.next_batch(3)
+    labels = tmp_path / "labels.csv"
+    names = ["7", " bob ", "  "]
+    labels.write_text("id,label,annotator\n" + "".join(
+        f"{i},{y[i]},{n}\n" for i, n in zip(ids, names, strict=True)
+    ))  # fmt: skip
+    assert _run("session", "record", store, labels, "--annotator", " carol ")[0] == 0
+    with Session.open(store) as s:
+        got = s.labels_frame().set_index("id")["annotator"].to_dict()
+    assert got == {ids[0]: "7", ids[1]: "bob", ids[2]: "carol"}
+    export = _export(tmp_path, [_task(1, _ann(1, "1"))])
+    code, _, err = _run("session", "record", store, export, "--adjudicator", "2")
+    assert code == 2 and "with --overlap 'adjudicator', and only then" in err

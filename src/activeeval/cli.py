@@ -208,6 +208,7 @@ _PLAN_FLAGS = {
 _RULE_FLAGS = {
     "target_width": "--target-width", "claim": "--claim", "decide": "--decide",
     "rule": "--rule", "method": "--method", "level": "--level", "estimator": "--estimator",
+    "pos_label": "--pos-label", "beta": "--beta", "measure": "--measure",
 }  # fmt: skip
 
 
@@ -222,7 +223,7 @@ def _as_flags(flags: dict[str, str] = _PLAN_FLAGS) -> Iterator[None]:
         if not (sep and head in flags):
             raise
         for name, flag in flags.items():
-            rest = re.sub(rf"\b{name}=(?!\w)", flag, rest)
+            rest = re.sub(rf"\b{name}=(?!\w)", flag + " ", rest)
         raise type(exc)(f"{flags[head]}:{rest}") from None
 
 
@@ -646,6 +647,13 @@ def _label_studio_data(s: Any, data: Path | None) -> pd.DataFrame | None:
     frame = _read_table(data)[0]
     if "id" not in frame.columns:
         raise InputFileError(f"{data}: no column 'id'; --data is keyed by the pool's ids.")
+    have = set(frame["id"].map(lambda v: str(v).strip()))
+    missing = [i for i in s.ids.tolist() if str(i) not in have]
+    if missing:  # refused before any id is handed out
+        raise InputFileError(
+            f"{data}: no row for pool id {missing[0]!r} ({len(missing)} ids in all); --data "
+            "must hold every id of the session's pool."
+        )
     hidden = [c for c in frame.columns if c.startswith("p_") or c in ("mean", "var", "cost")]
     return frame.drop(columns=hidden)
 

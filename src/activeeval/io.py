@@ -16,7 +16,8 @@ File formats (part of the contract):
   same document, which is then labeled once), the item's grade probabilities ``p_0`` …
   ``p_<G−1>``, and optionally a labeling ``cost`` per item (a query costs the sum).
 * **Labels file**, CSV or Parquet: columns ``id,label``; optionally ``session_id``, which must
-  then be the session's own. Other columns are ignored, so an ``export`` can be recorded again.
+  then be the session's own, and ``annotator``, who gave that row's label (a blank cell: the
+  one ``record`` names). Other columns are ignored, so an ``export`` can be recorded again.
   For a ranked pool: columns ``id,item,grade``, one row for every item of each labeled query
   (for a comparison, every item either ranker lists).
 * **Features file**, CSV or Parquet: an ``id`` column and one numeric column per feature, one
@@ -865,7 +866,8 @@ def read_labels_file(path: str | Path, ranking: bool = False) -> tuple[pd.DataFr
     """Read a labels file for ``Session.record``.
 
     A CSV or Parquet file with columns ``id``, ``label`` (a ranked pool: ``id``, ``item``,
-    ``grade``, one row per item) and optionally ``session_id``; other columns are dropped.
+    ``grade``, one row per item) and optionally ``session_id`` and (not for a ranked pool)
+    ``annotator``; other columns are dropped.
     Cells are kept as read (CSV: strings); ``Session.record`` converts them to the session's
     ids and labels.
 
@@ -879,7 +881,8 @@ def read_labels_file(path: str | Path, ranking: bool = False) -> tuple[pd.DataFr
     Returns
     -------
     frame : pandas.DataFrame
-        The ``id``, ``label`` (or ``item``, ``grade``) and ``session_id`` columns, indexed by
+        The ``id``, ``label`` (or ``item``, ``grade``), ``session_id`` and ``annotator``
+        columns, indexed by
         line number (CSV; the header is line 1) or row number (Parquet).
     row_label : str
         ``"line"`` or ``"row"``: what the index counts, for ``Session.record``'s
@@ -918,7 +921,8 @@ def read_labels_file(path: str | Path, ranking: bool = False) -> tuple[pd.DataFr
         else "a labels file has columns id,label."
     )
     _require(frame, p, need, what)
-    cols = [*need] + (["session_id"] if "session_id" in frame.columns else [])
+    optional = ("session_id",) if ranking else ("session_id", "annotator")
+    cols = [*need] + [c for c in optional if c in frame.columns]
     out = frame[cols].copy()
     for col in need:
         out[col] = _cells(out[col], p, row_label, col)

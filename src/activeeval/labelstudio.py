@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+import numpy as np
 import pandas as pd
 
 from .errors import InputFileError, LabelConflictError, ShapeError, UnknownOptionError
@@ -444,12 +445,16 @@ def _settle(
 def _plain(value: Any) -> Any:
     """A JSON-ready scalar: numpy scalars as Python ones, a missing value as null, a time as
     ISO 8601 text, anything else JSON has no type for as its text."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, pd.Timestamp | datetime.date | datetime.time):
         return value.isoformat()
-    if hasattr(value, "item"):
+    if isinstance(value, np.generic):
         return _plain(value.item())
+    if isinstance(value, np.ndarray | list | tuple):  # e.g. a Parquet list column's cell
+        return [_plain(v) for v in value]
     if isinstance(value, bool | int | float | str):
         return value
     return str(value)

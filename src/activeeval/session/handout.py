@@ -155,7 +155,9 @@ def release(
         raise ShapeError("annotator: name whose pending ids to release, e.g. 'alice'.")
     new = check_annotator(to, "to")
     if new == who:
-        raise ShapeError(f"to: {to!r} already holds them; name another annotator, or None.")
+        raise ShapeError(
+            f"to: {to!r} already holds them; name another annotator, or none to free them."
+        )
     wanted = None if ids is None else set(_positions_of(stored, ids))
 
     def write(c: sqlite3.Connection) -> list[int]:

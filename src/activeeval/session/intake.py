@@ -382,7 +382,7 @@ def record(
         return RecordSummary(0, 0, 0)
     if stored.plan.ranking:  # a query's grades come from one annotator
         pos, values = _grade_values(stored, frame, source, row_label)
-        who: dict[int, str | None] = dict.fromkeys(pos.tolist(), annotator)
+        who: dict[int, str | None] = dict.fromkeys(pos.tolist(), _trimmed(annotator))
         agree: dict[int, tuple[int, int]] = {}
     else:
         pos = _positions(stored, frame["id"], source, row_label)
@@ -429,6 +429,14 @@ def _write_agreement(c: sqlite3.Connection, rows: list[tuple[int, int, int]]) ->
     )
 
 
+def _trimmed(name: Any) -> str | None:
+    """An annotator's name without surrounding blanks (as hand-outs name holders); a blank or
+    missing one is None."""
+    if name is None or (not isinstance(name, str) and pd.isna(name)):
+        return None
+    return str(name).strip() or None
+
+
 def _row_annotators(
     frame: pd.DataFrame, pos: NDArray[np.intp], annotator: str | None, source: str,
     row_label: str,
@@ -437,8 +445,9 @@ def _row_annotators(
     and, where the table has ``n_annotations`` and ``n_agreeing``, how many annotations the
     label was settled from and how many agreed with it."""
     keys = pos.tolist()
+    annotator = _trimmed(annotator)
     if "annotator" in frame.columns:
-        names = [None if pd.isna(v) or str(v) == "" else str(v) for v in frame["annotator"]]
+        names = [_trimmed(v) for v in frame["annotator"]]
         who = {p: (n if n is not None else annotator) for p, n in zip(keys, names, strict=True)}
     else:
         who = dict.fromkeys(keys, annotator)
