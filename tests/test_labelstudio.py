@@ -88,8 +88,11 @@ def test_the_overlap_policies_settle_a_disagreement_or_refuse_it(tmp_path) -> No
     assert (majority["label"], majority["annotator"], majority["n_agreeing"]) == ("1", "1+3", 2)
     judged = read_export(path, overlap="adjudicator", adjudicator="2").labels.iloc[0]
     assert (judged["label"], judged["annotator"], judged["n_annotations"]) == ("0", "2", 3)
-    with pytest.raises(UnknownOptionError, match=r"^adjudicator: '9' annotated no task .* 1, 2, 3"):
+    with pytest.raises(LabelConflictError, match=r"\(1: '1', 2: '0', 3: '1'\) and the adjudicator "
+                       r"'9' has not annotated this task"):  # fmt: skip
         read_export(path, overlap="adjudicator", adjudicator="9")
+    agreeing = _export(tmp_path, [_task(1, _ann(1, "1"), _ann(2, "1"))], "agree.json")
+    assert read_export(agreeing, overlap="adjudicator", adjudicator="9").labels.shape[0] == 1
     two = _export(tmp_path, [_task(1, _ann(1, "1"), _ann(2, "0")), _task(2, _ann(3, "1"),
                   _ann(1, "0"))], "two.json")  # fmt: skip
     with pytest.raises(LabelConflictError, match=r"task 102 .* adjudicator '2' has not annotated"):

@@ -250,8 +250,8 @@ def read_export(
     adjudicator : str, optional
         With ``overlap="adjudicator"``: the annotator whose choice settles a disagreement,
         as the export names them in ``completed_by``: the user id as text (what Label Studio
-        exports), or the e-mail where the export carries one. A name that annotated no task
-        of the export is refused.
+        exports), or the e-mail where the export carries one. A disagreement the adjudicator
+        did not annotate is refused, naming the task and its annotators.
 
     Returns
     -------
@@ -268,8 +268,7 @@ def read_export(
     LabelConflictError
         Annotations of a task disagree and the policy cannot settle it.
     UnknownOptionError
-        ``overlap`` is not a policy, or ``adjudicator`` is missing, given without it, or
-        annotated no task.
+        ``overlap`` is not a policy, or ``adjudicator`` is missing or given without it.
 
     See Also
     --------
@@ -308,14 +307,6 @@ def read_export(
         )
     path = Path(path)
     merged, cancelled = _merged_tasks(path, _tasks(path))
-    if adjudicator is not None:
-        seen = {x for t in merged.values() for who in t["given"] for x in who if x is not None}
-        if str(adjudicator) not in seen:
-            raise UnknownOptionError(
-                f"adjudicator: {adjudicator!r} annotated no task of {path} (its annotators: "
-                f"{', '.join(sorted(seen)) or 'none'}; Label Studio exports the user id, or "
-                "the e-mail where it has it)."
-            )
     rows, index, unlabeled = [], [], 0
     for t in merged.values():
         given = [(who, choice) for who, choice in t["given"].items()]
@@ -428,10 +419,10 @@ def _settle(
         return top, by(top), n_top
     if overlap == "adjudicator":
         final = [(w, c) for w, c in given if str(adjudicator) in w]
-        if not final:
+        if not final:  # (the export names annotators by user id, or e-mail where it has one)
             raise LabelConflictError(
                 f"{where}: the annotations disagree ({said}) and the adjudicator "
-                f"{adjudicator!r} has not annotated this task."
+                f"{adjudicator!r} has not annotated this task; nothing was recorded."
             )
         who, choice = final[-1]
         return choice, _name(who), counts[choice]
