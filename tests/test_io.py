@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import activeeval.io as aio
-from activeeval.errors import OutputFileError
+from activeeval.errors import InputFileError, OutputFileError
 from activeeval.io import (
     read_features_file,
     read_labels_file,
@@ -111,3 +111,17 @@ def test_write_table_refuses_a_name_of_another_type(task: dict[str, Path], tmp_p
     with pytest.raises(OutputFileError, match=r"out\.xlsx: must end in \.csv, \.parquet or \.pq"):
         write_table(_written(task["truth"]), tmp_path / "out.xlsx")
     assert sorted(tmp_path.iterdir()) == before
+
+
+def test_a_decision_column_is_read_in_the_pool_s_order_and_must_cover_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from activeeval.errors import LabelSpaceError
+    from activeeval.io import read_decision_column
+
+    path = tmp_path / "pool.csv"
+    path.write_text("id,p_0,p_1,at\n3,0.8,0.2,0\n1,0.6,0.4,1\n2,0.1,0.9,1\n")
+    assert read_decision_column(path, "at", np.array([1, 2, 3]), [0, 1]).tolist() == [1, 1, 0]
+    with pytest.raises(InputFileError, match=r"no row for 1 of the pool's 4 ids \(e\.g\. 4\); "
+                       r"the file needs one row with column 'at' per pool instance"):  # fmt: skip
+        read_decision_column(path, "at", np.array([1, 2, 3, 4]), [0, 1])
+    with pytest.raises(LabelSpaceError, match=r"line 3, column 'at': '1' is not a class of the"):
+        read_decision_column(path, "at", np.array([1, 2, 3]), ["a", "b"])

@@ -182,7 +182,7 @@ def plan_command(
             if meas != "f1":
                 raise UnknownOptionError(f"--beta: only the F-measure (f1) has a β, not {meas!r}.")
             meas, pos = FMeasure(beta=beta, pos_label=pos), None
-        with _as_flags():
+        with _as_flags(*_PLAN_ARGS):
             p = plan(
                 preds[0] if len(preds) == 1 else preds, meas, grid, method=method,
                 estimator=estimator, costs=read.costs, level=level, target_width=target_width,
@@ -197,25 +197,20 @@ def plan_command(
 
 
 #: plan()'s arguments that activeeval plan takes as flags.
-_PLAN_FLAGS = {
-    "alternative": "--alternative", "level": "--level", "target_width": "--target-width",
-    "budgets": "--budgets", "power": "--power", "effect": "--effect", "method": "--method",
-    "estimator": "--estimator", "null": "--null", "pos_label": "--pos-label",
-}  # fmt: skip
+_PLAN_ARGS = ("alternative", "level", "target_width", "budgets", "power", "effect", "method",
+              "estimator", "null", "pos_label")  # fmt: skip
 
-
-#: Session.create()'s stopping-rule arguments that session init takes as flags.
-_RULE_FLAGS = {
-    "target_width": "--target-width", "claim": "--claim", "decide": "--decide",
-    "rule": "--rule", "method": "--method", "level": "--level", "estimator": "--estimator",
-    "pos_label": "--pos-label", "beta": "--beta", "measure": "--measure",
-}  # fmt: skip
+#: Session.create()'s arguments that session init takes as flags.
+_INIT_ARGS = ("target_width", "claim", "decide", "rule", "method", "level", "estimator",
+              "pos_label", "beta", "measure")  # fmt: skip
 
 
 @contextmanager
-def _as_flags(flags: dict[str, str] = _PLAN_FLAGS) -> Iterator[None]:
-    """An error naming one of the API's arguments names the command's flag instead: the
-    argument that leads the message, and every ``argument=`` its advice spells."""
+def _as_flags(*names: str, **renamed: str) -> Iterator[None]:
+    """An error naming one of the API's arguments ``names`` names the command's flag instead
+    (``pos_label`` → ``--pos-label``; ``renamed`` for a flag spelled otherwise): the argument
+    that leads the message, and every ``argument=`` its advice spells."""
+    flags = {name: "--" + name.replace("_", "-") for name in names} | renamed
     try:
         yield
     except ActiveEvalError as exc:
@@ -505,7 +500,7 @@ def session_init(
                 read_decision_column(path, prediction_column, read.ids, getattr(p, "labels", None))
                 for path, p in zip(pools, preds, strict=True)
             ]
-        with _as_flags({**_RULE_FLAGS, "prediction": "--prediction-column"}):
+        with _as_flags(*_INIT_ARGS, prediction="--prediction-column"):
             s = Session.create(
                 store,
                 preds[0] if len(preds) == 1 else preds,
@@ -594,7 +589,7 @@ def session_next(
             _check_output(
                 out, store, "--out", (".json",) if fmt != "table" else tuple(TABLE_FORMATS)
             )
-        with Session.open(store) as s, _as_flags({"annotator": "--annotator", "k": "--k"}):
+        with Session.open(store) as s, _as_flags("annotator", "k"):
             frame = _label_studio_data(s, data) if fmt == "label-studio" else None
             ids = s.next_batch(k, annotator=annotator)
             if fmt == "label-studio":
@@ -631,17 +626,21 @@ def session_next(
                 )
 
 
+def _one_choice_per_task(s: Any, what: str) -> None:
+    """Label Studio's tasks and exports hold one class per task: a classification session."""
+    if s.plan.ranking or s.plan.label_space is None:
+        raise UnknownOptionError(
+            f"{what} one choice per task, for a classification session; this one's labels "
+            "are " + ("a ranked pool's grades." if s.plan.ranking else "numbers (a regressor's).")
+        )
+
+
 def _label_studio_data(s: Any, data: Path | None) -> pd.DataFrame | None:
     """Before anything is handed out: a session Label Studio tasks can label, and the data
     file to show (without the model's beliefs and costs: annotators should not see them)."""
     from .io import _read_table
 
-    if s.plan.ranking or s.plan.label_space is None:
-        raise UnknownOptionError(
-            "--format: label-studio tasks carry one choice per task, for a classification "
-            "session; this one's labels are "
-            + ("a ranked pool's grades." if s.plan.ranking else "numbers (a regressor's).")
-        )
+    _one_choice_per_task(s, "--format: label-studio tasks carry")
     if data is None:
         return None
     frame = _read_table(data)[0]
@@ -662,7 +661,7 @@ def _write_label_studio(s: Any, ids: list[Any], out: Path, data: pd.DataFrame | 
     """``session next --format label-studio``: the tasks, the configuration, one line."""
     from .labelstudio import write_tasks
 
-    with _as_flags({"data": "--data"}):
+    with _as_flags("data"):
         tasks, config = write_tasks(
             ids, out, s.plan.label_space, data=data, session_id=s.plan.session_id
         )
@@ -687,8 +686,7 @@ def session_release(store: Path, annotator: str, to: str | None) -> None:
     """Free an annotator's pending ids (or reassign them with --to); labels are kept."""
     from .session import Session
 
-    flags = {"annotator": "--annotator", "to": "--to"}
-    with _command(), Session.open(store) as s, _as_flags(flags):
+    with _command(), Session.open(store) as s, _as_flags("annotator", "to"):
         ids = s.release(annotator, to=to)
         whom = "anyone" if to is None else to
         click.echo(f"released {len(ids)} pending ids of {annotator} to {whom}")
@@ -770,13 +768,8 @@ def _label_studio_labels(
     """A Label Studio export as the labels table ``record`` takes (one row per task)."""
     from .labelstudio import read_export
 
-    if s.plan.ranking or s.plan.label_space is None:
-        raise UnknownOptionError(
-            f"{path}: Label Studio exports are read for classification sessions (one choice "
-            "per task); this session's labels are "
-            + ("a ranked pool's grades." if s.plan.ranking else "numbers (a regressor's).")
-        )
-    with _as_flags({"overlap": "--overlap", "adjudicator": "--adjudicator"}):
+    _one_choice_per_task(s, f"{path}: Label Studio exports carry")
+    with _as_flags("overlap", "adjudicator"):
         export = read_export(path, overlap=overlap, adjudicator=adjudicator)
     return export.labels, "task", export  # indexed by the Label Studio task id
 

@@ -296,15 +296,8 @@ def read_decision_column(
     p = Path(path)
     frame, row_label = _read_table(p)
     _require(frame, p, ("id", column), "the decision column names a column of the file.")
-    ids = _ids(frame["id"], p, row_label)
-    pos = pd.Index(ids).get_indexer(pd.Index(np.asarray(pool_ids, dtype=object)))
-    if (pos < 0).any():
-        missing = np.asarray(pool_ids, dtype=object)[pos < 0]
-        raise InputFileError(
-            f"{p}: no row for pool id {_scalar(missing[0])!r} ({missing.size} ids in all); "
-            f"the file must give column '{column}' for every instance of the pool."
-        )
-    rows = frame.iloc[pos]
+    need = f"the file needs one row with column '{column}' per pool instance"
+    rows = frame.iloc[_pool_rows(frame, pool_ids, p, row_label, need)]
     if labels is None:
         return _numbers(rows[column], p, row_label, column)
     cells = _cells(rows[column], p, row_label, column).map(str)
@@ -374,6 +367,16 @@ def read_features_file(path: str | Path, pool_ids: NDArray[Any]) -> NDArray[np.f
     names = [c for c in frame.columns if c != "id"]
     if not names:
         raise InputFileError(f"{p}: no feature column besides 'id'; {what}")
+    need = "the features file needs one row per pool instance"
+    order = _pool_rows(frame, pool_ids, p, row_label, need)
+    return np.column_stack([_numbers(frame[c], p, row_label, c) for c in names])[order]
+
+
+def _pool_rows(
+    frame: pd.DataFrame, pool_ids: NDArray[Any], p: Path, row_label: str, need: str
+) -> NDArray[np.intp]:
+    """The row of ``frame`` that holds each pool id, in the pool's order: every row's id must
+    be a pool id (once: ``_ids``) and every pool id on a row (``need`` says so otherwise)."""
     ids = _ids(frame["id"], p, row_label)
     pos = pd.Index(pool_ids).get_indexer(ids)
     if (pos < 0).any():
@@ -388,12 +391,11 @@ def read_features_file(path: str | Path, pool_ids: NDArray[Any]) -> NDArray[np.f
         have[pos] = True
         first = _scalar(pool_ids[np.flatnonzero(~have)[0]])
         raise InputFileError(
-            f"{p}: no row for {m - pos.shape[0]} of the pool's {m} ids (e.g. {first!r}); the "
-            "features file needs one row per pool instance."
+            f"{p}: no row for {m - pos.shape[0]} of the pool's {m} ids (e.g. {first!r}); {need}."
         )
-    x = np.empty((m, len(names)))
-    x[pos] = np.column_stack([_numbers(frame[c], p, row_label, c) for c in names])
-    return x
+    order = np.empty(m, dtype=np.intp)
+    order[pos] = np.arange(pos.shape[0])
+    return order
 
 
 def _class_labels(columns: list[str]) -> NDArray[Any]:
