@@ -3,7 +3,8 @@ active estimation (Ch. 4.4), active comparison (Ch. 5.4), the model-assisted est
 against the thesis's and the peers, ranking functions (Sec. 6.3), the stress suite of
 models whose probabilities are wrong (issue 26) and the budget planner's predictions with the
 one-sided bounds' coverage (issue 28) and the anytime-valid intervals and stopping rules
-(issue 29); ``--only`` runs one.
+(issue 29), and the multi-class averages and per-class measures (issue 27); ``--only`` runs
+one.
 ``make reproduce`` (1,000 repetitions into ``docs/results``) or ``python -m reproduce --smoke``
 from the repository's root.
 """
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> None:
             "planning",
             "label_mean",
             "sequential",
+            "classwise",
         ),
         default=None,
     )
@@ -78,6 +80,10 @@ def main(argv: list[str] | None = None) -> None:
         from . import sequential
 
         sequential.run(args.out, reps, smoke=args.smoke)
+    if args.only in (None, "classwise"):
+        from . import classwise
+
+        classwise.run(args.out, reps, smoke=args.smoke)
 
 
 if __name__ == "__main__":

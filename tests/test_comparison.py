@@ -416,7 +416,7 @@ def test_f_measure_difference_moment_equals_enumerated_influence_functions(kind,
     q = ae.sampling.comparison_distribution(models, meas, mix=0.0)
     np.testing.assert_allclose(q, _normalized_sqrt(moment), rtol=1e-9, atol=1e-12)
     # ae names resolve to the same distribution
-    q_named = ae.sampling.comparison_distribution(models, kind, mix=0.0)
+    q_named = ae.sampling.comparison_distribution(models, kind, mix=0.0, pos_label=pos)
     np.testing.assert_allclose(q_named, q, rtol=0, atol=0)
 
 
@@ -511,7 +511,7 @@ def test_three_model_f1_and_mse_distributions_are_averages_of_pairwise():
         mom, _, _ = _f_influence_moment_by_enumeration(mixed, labels, preds[i], preds[j], "z", 0.5)
         expected += _normalized_sqrt(mom) / 3.0
     models = [ae.Categorical(pr, labels=labels) for pr in probas]
-    got = ae.sampling.comparison_distribution(models, "f1", mix=0.0)
+    got = ae.sampling.comparison_distribution(models, "f1", mix=0.0, pos_label="z")
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
     # MSE: Cor. 5.2 per pair with the 3-mixture's raw moments (eq. 5.13 with k = 3); now
     # Δ̌_ij ≠ 0 in general because the third model shifts the mixture mean.

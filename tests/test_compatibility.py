@@ -50,6 +50,10 @@ MEASURES: dict[str, Any] = {
     "mae": "mae",
     "mean": "mean",
     "proportion": "proportion",
+    "macro_f1": "macro_f1",
+    "weighted_f1": "weighted_f1",
+    "balanced_accuracy": "balanced_accuracy",
+    "per_class_f1": "per_class_f1",
     "dcg": "dcg",
     "err": "err",
 }
@@ -61,9 +65,14 @@ FITS: dict[str, set[str]] = {
     "accuracy": CLASSIFY,
     # C is 2 × 2, rows and columns the classes in order: a 3-class model is refused
     "cost matrix": CLASSIFY - {"multiclass"},
-    "f1": CLASSIFY,
-    "precision": CLASSIFY,
-    "recall": CLASSIFY,
+    # one class's measure: with three classes pos_label must name it (refused without)
+    "f1": CLASSIFY - {"multiclass"},
+    "precision": CLASSIFY - {"multiclass"},
+    "recall": CLASSIFY - {"multiclass"},
+    "macro_f1": CLASSIFY,
+    "weighted_f1": CLASSIFY,
+    "balanced_accuracy": CLASSIFY,
+    "per_class_f1": CLASSIFY,
     "mse": {"gaussian", "mixture of gaussians"},
     "mae": {"gaussian", "mixture of gaussians"},
     "mean": (CLASSIFY - {"string classes"}) | {"gaussian", "mixture of gaussians"},
@@ -104,10 +113,13 @@ def test_each_cell_of_the_compatibility_table(measure: str, kind: str) -> None:
     run = lambda: ae.evaluate(KINDS[kind], oracle, MEASURES[measure], budget=30, random_state=1)  # noqa: E731
     if kind in FITS[measure]:
         res = run()
-        assert res.n_labels > 0 and np.isfinite(res.estimate)
+        value = res.estimates if isinstance(res, ae.PerClassResult) else res.estimate
+        assert res.n_labels > 0 and np.all(np.isfinite(value))
     else:
         with pytest.raises((UnknownOptionError, LabelSpaceError, ShapeError)) as refused:
             run()
         assert not asked, "refused only after asking the oracle"
         head = str(refused.value).split(":")[0]
-        assert head in ("measure", "predictions", "labels", "cost_matrix"), str(refused.value)
+        assert head in ("measure", "predictions", "labels", "cost_matrix", "pos_label"), str(
+            refused.value
+        )

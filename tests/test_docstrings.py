@@ -27,6 +27,7 @@ PUBLIC_MODULES = (
     "activeeval.datasets",
     "activeeval.errors",
     "activeeval.estimators.assisted",
+    "activeeval.estimators.classwise",
     "activeeval.estimators.inference",
     "activeeval.io",
     "activeeval.labelstudio",

@@ -360,3 +360,14 @@ def test_sequential_smoke_reproduction_writes_report(tmp_path: Path) -> None:
     assert set(s["rules"]) == {sequential.RULE_WINDOW, sequential.RULE_MIXTURE, sequential.RULE_CR}
     assert 0.0 <= s["time_uniform_coverage"]["anytime"] <= 1.0
     assert "type1" in res["pairs"][0]
+
+
+def test_classwise_smoke_reproduction_writes_report(tmp_path: Path) -> None:
+    from reproduce import classwise
+
+    res = classwise.run(tmp_path, 6, budgets=(100,), smoke=True, log=lambda _: None)
+    text = (tmp_path / "classwise.md").read_text()
+    assert "| digits | logistic | macro_f1 | 100 |" in text
+    row = res["rows"][0]
+    assert set(row["arms"]) == {f"{m}/{e}" for m, e in classwise.ARMS}
+    assert 0.0 <= row["arms"]["active/assisted"]["coverage"] <= 1.0

@@ -178,11 +178,11 @@ def test_uniform_categorical_with_explicit_string_labels_matches_sklearn():
     assert ae.estimators.inference.estimate("error_rate", model, y).estimate == pytest.approx(
         1 - acc, abs=1e-12
     )
-    # the positive class of an F-measure defaults to the largest label: "spam"
+    # the positive class of an F-measure is named: "spam"
     f1_spam = metrics.f1_score(y, pred, labels=["spam"], average=None)[0]
-    assert ae.estimators.inference.estimate("f1", model, y).estimate == pytest.approx(
-        f1_spam, abs=1e-12
-    )
+    assert ae.estimators.inference.estimate(
+        ae.FMeasure(pos_label="spam"), model, y
+    ).estimate == pytest.approx(f1_spam, abs=1e-12)
     for pos in labels:
         expected = metrics.fbeta_score(y, pred, beta=2.0, labels=[pos], average=None)[0]
         got = ae.estimators.inference.estimate(

@@ -10,6 +10,7 @@ compared with both the closed forms (fast=True) and the library's general rule (
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -205,14 +206,24 @@ def test_f_measure_closed_form_equals_cor_4_4_by_hand():
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-15)
 
 
-def test_f_measure_positive_class_defaults_to_largest_label_including_strings():
-    proba = np.array([[0.2, 0.5, 0.3], [0.6, 0.2, 0.2]])
-    for labels, largest in [([3, 10, -1], 10), (["cat", "emu", "dog"], "emu")]:
+def test_f_measure_positive_class_defaults_to_the_larger_of_two_labels_including_strings():
+    proba = np.array([[0.2, 0.8], [0.6, 0.4]])
+    for labels, largest in [([10, -1], 10), (["emu", "cat"], "emu")]:
         model = ae.Categorical(proba, labels=labels)
         assert ae.FMeasure().bind(model).pos_label == largest
         assert ae.Recall().bind(model).pos_label == largest
         mix = ae.Mixture([model, model], weights=[0.3, 0.7])
         assert ae.FMeasure(beta=2.0).bind(mix).pos_label == largest
+
+
+@pytest.mark.parametrize("meas", [ae.FMeasure(), ae.Precision(), ae.Recall()])
+def test_one_class_measure_on_many_classes_needs_its_class(meas):
+    """With three classes 'f1' used to score the largest label one-vs-rest without a word;
+    now the positive class must be named, or an average or per-class measure chosen."""
+    model = ae.Categorical(np.array([[0.2, 0.5, 0.3], [0.6, 0.2, 0.2]]), labels=["a", "b", "c"])
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"pos_label.*per_class"):
+        meas.bind(model)
+    assert replace(meas, pos_label="b").bind(model).pos_label == "b"
 
 
 def test_f_measure_eta_maps_beta_to_thesis_trade_off():

@@ -132,16 +132,18 @@ def _intrinsic_f(p1: np.ndarray, predicted_pos: np.ndarray, eta: float, p=None) 
 MEASURE_KINDS = ["error_rate", "accuracy", "f:0.5", "f:1", "f:2", "precision", "recall"]
 
 
-def _measure(kind: str):
+def _measure(kind: str, pos_label=None):
+    """The measure of ``kind``; F-measures one-vs-rest for ``pos_label`` (the binary
+    default, the larger label, when None)."""
     if kind == "error_rate":
         return ae.ErrorRate()
     if kind == "accuracy":
         return ae.Accuracy()
     if kind == "precision":
-        return ae.Precision()
+        return ae.Precision(pos_label=pos_label)
     if kind == "recall":
-        return ae.Recall()
-    return ae.FMeasure(beta=float(kind.split(":")[1]))
+        return ae.Recall(pos_label=pos_label)
+    return ae.FMeasure(beta=float(kind.split(":")[1]), pos_label=pos_label)
 
 
 def _support_mask(kind: str, proba: np.ndarray) -> np.ndarray:
@@ -172,7 +174,7 @@ def _optimal(*args, **kwargs) -> np.ndarray:
     ),
 )
 def test_categorical_closed_form_distribution_equals_general_rule(kind, pool, safeguards):
-    # K = 2..5 classes; F-measures one-vs-rest with the default positive class (largest label).
+    # K = 2..5 classes; F-measures one-vs-rest for the largest label.
     proba, costs, weights = pool
     floor, mix = safeguards
     model = ae.Categorical(proba)
@@ -180,7 +182,7 @@ def test_categorical_closed_form_distribution_equals_general_rule(kind, pool, sa
     for fast in (True, False):
         got[fast] = _optimal(
             model,
-            _measure(kind),
+            _measure(kind, pos_label=proba.shape[1] - 1),
             costs=costs,
             pool_weights=weights,
             floor=floor,
@@ -197,8 +199,9 @@ def test_multiclass_closed_form_distribution_equals_general_rule(kind, proba, co
     # Error rate with many classes (Cor. 4.2 holds for any K) and F1 one-vs-rest.
     lam = np.linspace(0.5, 3.0, proba.shape[0]) if costs else None
     model = ae.Categorical(proba, labels=["b", "a", "zeta", "mu", "c"][: proba.shape[1]])
-    fast = _optimal(model, _measure(kind), costs=lam, floor=0.0, mix=0.0, fast=True)
-    general = _optimal(model, _measure(kind), costs=lam, floor=0.0, mix=0.0, fast=False)
+    meas = _measure(kind, pos_label="zeta" if kind != "error_rate" else None)
+    fast = _optimal(model, meas, costs=lam, floor=0.0, mix=0.0, fast=True)
+    general = _optimal(model, meas, costs=lam, floor=0.0, mix=0.0, fast=False)
     np.testing.assert_allclose(fast, general, rtol=0, atol=1e-10)
 
 

@@ -30,13 +30,17 @@ from .errors import (
 from .measures import (
     AbsoluteError,
     Accuracy,
+    BalancedAccuracy,
     CostMatrixLoss,
     ErrorRate,
     FMeasure,
+    MacroF1,
     Measure,
+    PerClass,
     Precision,
     Recall,
     SquaredError,
+    WeightedF1,
     get_measure,
 )
 from .planner import Plan, plan
@@ -57,7 +61,7 @@ from .ranking import (
     grades_from_classifier,
     grades_from_regression,
 )
-from .results import ComparisonResult, EvaluationResult
+from .results import ComparisonResult, EvaluationResult, PerClassResult
 from .session import Session
 
 __all__ = [
@@ -67,6 +71,7 @@ __all__ = [
     "Accuracy",
     "ActiveEvalError",
     "ActiveEvalWarning",
+    "BalancedAccuracy",
     "Categorical",
     "ComparisonResult",
     "CostMatrixLoss",
@@ -77,9 +82,12 @@ __all__ = [
     "FMeasure",
     "Gaussian",
     "GradedRelevance",
+    "MacroF1",
     "Measure",
     "Mixture",
     "OracleError",
+    "PerClass",
+    "PerClassResult",
     "Plan",
     "Precision",
     "Predictive",
@@ -88,6 +96,7 @@ __all__ = [
     "Session",
     "SquaredError",
     "UndefinedEstimateWarning",
+    "WeightedF1",
     "as_predictive",
     "calibrate_scores",
     "compare",

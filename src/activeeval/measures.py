@@ -9,6 +9,11 @@ the general rule).
 
 F-measures: the thesis writes F_η with η ∈ [0, 1] (eq. 3.26); the usual F_β has
 η = 1 / (1 + β²). Precision is η = 1 (β = 0), recall η = 0 (β → ∞).
+
+Multi-class averages (macro and weighted F_β, balanced accuracy) and per-class vectors are
+not one ratio but smooth functions of the confusion counts' pool means
+(:class:`ClasswiseMeasure`); they give their value and gradient, and the estimators and q*
+use their influence function (the section "multi-class functions of several ratios" below).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from ._validation import check_finite_array, check_option
+from ._validation import check_finite_array, check_option, pool_distribution
 from .errors import (
     DegenerateIntervalWarning,
     LabelSpaceError,
@@ -35,15 +40,21 @@ from .predictive import Categorical, Gaussian, Mixture, Predictive, first_part, 
 __all__ = [
     "AbsoluteError",
     "Accuracy",
+    "BalancedAccuracy",
+    "ClasswiseMeasure",
     "CostMatrixLoss",
+    "Counts",
     "ErrorRate",
     "FMeasure",
     "LabelMean",
     "LabelProportion",
+    "MacroF1",
     "Measure",
+    "PerClass",
     "Precision",
     "Recall",
     "SquaredError",
+    "WeightedF1",
     "check_fits",
     "get_measure",
 ]
@@ -976,12 +987,18 @@ class FMeasure(Measure):
     beta : float, default 1.0
         β ≥ 0; ``beta=0`` is precision, ``beta=inf`` recall.
     pos_label : label, optional
-        The positive class; defaults to the largest label of the model's label space.
+        The positive class; defaults to the larger of a binary model's two classes
+        (required with more classes).
+    average : {"binary", "macro", "weighted", None}, default "binary"
+        As scikit-learn's: one class's F_β, or (returning that measure) ``MacroF1(beta)``,
+        ``WeightedF1(beta)`` or ``PerClass("f1", beta)``.
 
     Raises
     ------
     ShapeError
         When ``beta`` is negative or NaN.
+    UnknownOptionError
+        For ``average="micro"`` (the accuracy) or an unknown ``average``.
 
     See Also
     --------
@@ -1003,12 +1020,49 @@ class FMeasure(Measure):
 
     beta: float = 1.0
     pos_label: Any = None
+    #: ``"binary"``: one class's F_β; the averages are other measures (see ``__new__``).
+    average: str = field(default="binary", repr=False, compare=False)
     name: str = field(default="f1", init=False)
     greater_is_better: bool = field(default=True, init=False)
     binary_loss: bool = field(default=True, init=False)
     regular: bool = field(default=False, init=False)
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """scikit-learn's ``average=`` (by keyword): ``"macro"``, ``"weighted"`` and None
+        (per class) give :class:`MacroF1`, :class:`WeightedF1` and :class:`PerClass`;
+        ``"binary"`` (the default) one class's F_β."""
+        average = kwargs.get("average", "binary")
+        if average == "binary":
+            return super().__new__(cls)
+        beta = kwargs.get("beta", args[0] if args and cls is FMeasure else 1.0)
+        pos_label = kwargs.get("pos_label")
+        what = "precision" if cls is Precision else "recall" if cls is Recall else "f1"
+        if average == "micro":
+            raise UnknownOptionError(
+                f"average: micro-averaged {what} over every class of a single-label problem "
+                "equals the accuracy; use measure='accuracy'."
+            )
+        if what != "f1" and average is None:
+            return PerClass(what)
+        if what == "f1" and average in (None, "macro", "weighted"):
+            if pos_label is not None:
+                raise UnknownOptionError(
+                    f"pos_label: an average over classes has no positive class; drop "
+                    f"pos_label={pos_label!r} or use average='binary'."
+                )
+            if average is None:
+                return PerClass("f1", beta)
+            return (MacroF1 if average == "macro" else WeightedF1)(beta)
+        raise UnknownOptionError(
+            f"average: expected 'binary', 'macro', 'weighted', None or 'micro' for {what}, got "
+            f"{average!r}" + ("; per-class values: average=None." if what != "f1" else ".")
+        )
+
     def __post_init__(self) -> None:
+        if self.average != "binary":
+            raise UnknownOptionError(
+                f"average: pass average={self.average!r} by keyword (average=...)."
+            )
         b = float(self.beta)
         if not (b >= 0.0) or math.isnan(b):
             raise ShapeError(f"beta: must be ≥ 0 (0 = precision, inf = recall), got {self.beta}.")
@@ -1043,9 +1097,10 @@ class FMeasure(Measure):
     def bind(self, predictive: Predictive | None = None, values: Any = None) -> FMeasure:
         """The measure with ``pos_label`` resolved.
 
-        An unset positive class becomes the largest class of a Categorical predictive
+        An unset positive class becomes the larger class of a binary Categorical predictive
         distribution (or of a mixture of them), else 1 when the observed ``values`` are all
-        0 or 1. A set one is checked against the model's label space.
+        0 or 1; with more than two classes it must be given. A set one is checked against
+        the model's label space.
 
         Parameters
         ----------
@@ -1070,6 +1125,14 @@ class FMeasure(Measure):
             return self
         if isinstance(predictive, Mixture):
             predictive = predictive.collapse()
+        if isinstance(predictive, Categorical) and predictive.labels.shape[0] > 2:
+            base = type(self).__name__.lower() if type(self) is not FMeasure else "f1"
+            raise LabelSpaceError(
+                f"pos_label: {self.name} is one class's {base} (one-vs-rest), and the model has "
+                f"{predictive.labels.shape[0]} classes; pass pos_label=... for one class, or "
+                f"use measure='per_class_{base}' for every class"
+                + (", 'macro_f1' or 'weighted_f1' for an average." if base == "f1" else ".")
+            )
         if isinstance(predictive, Categorical):
             # np.max has no loop for string labels; the sorted label space has one.
             # .item(): a Python scalar, so the measure's repr reads the same on every numpy.
@@ -1202,7 +1265,8 @@ class Precision(FMeasure):
     Parameters
     ----------
     pos_label : label, optional
-        The positive class; defaults to the largest label of the model's label space.
+        The positive class; defaults to the larger of a binary model's two classes
+        (required with more classes).
 
     See Also
     --------
@@ -1234,7 +1298,8 @@ class Recall(FMeasure):
     Parameters
     ----------
     pos_label : label, optional
-        The positive class; defaults to the largest label of the model's label space.
+        The positive class; defaults to the larger of a binary model's two classes
+        (required with more classes).
 
     See Also
     --------
@@ -1368,7 +1433,579 @@ class LabelProportion(LabelMean):
         return super().bind(predictive, values)
 
 
-_NAMED: dict[str, type[Measure]] = {
+# ------------------------------------------------ multi-class functions of several ratios
+# Multi-class measures that are functions of several ratios: macro and weighted F_β,
+# balanced accuracy, and per-class precision, recall and F_β.
+#
+# A K-class model's decision f(x) and the label y give three vectors of pool means (the
+# confusion counts, with the test distribution p(x) over the pool)::
+#
+#     TP_k = Σ_x p(x) 1[f(x) = k] 1[y = k]      true positives of class k
+#     PP_k = Σ_x p(x) 1[f(x) = k]               predicted positives (known from f alone)
+#     T_k  = Σ_x p(x) 1[y = k]                  true members (the support)
+#
+# and every measure here is a smooth function G = g(TP, PP, T) of them:
+#
+# - F_β of class k: F_k = (1 + β²) TP_k / (β² T_k + PP_k), 0 where the denominator is 0;
+# - ``macro_f1``: the mean of F_k over the model's K classes;
+# - ``weighted_f1``: Σ_k T_k F_k / Σ_k T_k;
+# - ``balanced_accuracy``: the mean recall TP_k / T_k over the classes with T_k > 0;
+# - ``per_class_precision`` / ``per_class_recall`` / ``per_class_f1``: the vector of
+#   TP_k / PP_k, TP_k / T_k or F_k (NaN where the denominator is 0).
+#
+# On a census these equal scikit-learn's ``f1_score(y, f, labels=classes, average="macro" |
+# "weighted" | None, zero_division=0)``, ``balanced_accuracy_score`` and
+# ``precision_score`` / ``recall_score(..., average=None)``.
+#
+# The thesis's rule for a generalized risk (Thm 4.1) extends to any smooth function of
+# ratio estimates through its influence function: the estimator Ĝ = g(Ŝ) of the pool means
+# Ŝ behaves as G + ∇g · (Ŝ − S), so its variance under draws from q is that of the
+# importance-weighted mean of the linearized term ψ(x, y) = ∇g · (c(x, y) − S), where
+# c(x, y) are the instance's confusion indicators. The optimal q is then
+# q*(x) ∝ p(x) · sqrt(E[ψ(x, y)² | x]) (eq. 4.6 with ψ in place of w(ℓ − G)), computed with
+# the model's p(y | x) and its own expected counts (the intrinsic value, eq. 4.21); a
+# per-class vector takes the sum of its K variances. The *Multi-class measures* section of
+# ``docs/how-it-works/sampling.md`` writes the derivation out.
+
+#: The per-class metrics a :class:`PerClass` measure reports.
+PER_CLASS_METRICS = ("f1", "precision", "recall")
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The pool means of the confusion counts, one entry per class (the section "multi-class
+    functions of several ratios" of this module).
+
+    Attributes
+    ----------
+    tp : ndarray
+        True positives Σ p(x) 1[f(x) = k] 1[y = k].
+    pp : ndarray
+        Predicted positives Σ p(x) 1[f(x) = k].
+    t : ndarray
+        True members (the support) Σ p(x) 1[y = k].
+
+    See Also
+    --------
+    ClasswiseMeasure.value_and_grad : A measure's value and gradient at counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.measures import Counts
+    >>> c = Counts(tp=np.array([0.4, 0.3]), pp=np.array([0.5, 0.5]), t=np.array([0.6, 0.4]))
+    >>> float(c.t.sum())
+    1.0
+    """
+
+    tp: NDArray[Any]
+    pp: NDArray[Any]
+    t: NDArray[Any]
+
+
+Gradient = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+
+
+def _safe_div(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.float64]:
+    """num / den, 0 where den is 0 (and num, a count below it, is 0 too)."""
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _f_beta(c: Counts, beta2: float) -> tuple[NDArray[np.float64], ...]:
+    """F_k, its denominator D_k and its partial derivatives (∂/∂TP, ∂/∂PP, ∂/∂T) per class."""
+    d = beta2 * c.t + c.pp
+    f = _safe_div((1.0 + beta2) * c.tp, d)
+    ratio = _safe_div(f, d)
+    return f, d, _safe_div(np.full_like(d, 1.0 + beta2), d), -ratio, -beta2 * ratio
+
+
+def _check_beta(beta: float) -> float:
+    b = float(beta)
+    if not (b >= 0.0) or math.isinf(b):
+        raise ShapeError(f"beta: must be a finite number ≥ 0, got {beta}.")
+    return b
+
+
+class ClasswiseMeasure(Measure):
+    """A multi-class measure G = g(TP, PP, T) of the confusion counts' pool means.
+
+    The base class of :class:`MacroF1`, :class:`WeightedF1`, :class:`BalancedAccuracy` and
+    :class:`PerClass`. Unlike a generalized risk (eq. 3.27), such a measure is not one
+    ratio of a per-instance loss and weight, so it has no ``loss`` or ``weight``; it gives
+    its value and gradient at counts (``value_and_grad``), which the estimators
+    linearize (the influence-function rule; module docstring). It needs a classifier's
+    class probabilities, whose classes (``classes``, set by ``bind``) it averages over.
+
+    Attributes
+    ----------
+    classes : tuple or None
+        The model's classes in column order, once bound.
+    vector : bool
+        True when the value is one number per class (:class:`PerClass`).
+
+    See Also
+    --------
+    evaluate : Estimates these with ``measure="macro_f1"`` and the other names.
+    activeeval.estimators.classwise.classwise_estimate : The estimators.
+
+    Examples
+    --------
+    The value and gradient at given counts (two classes, as pool means):
+
+    >>> import numpy as np
+    >>> from activeeval.measures import Counts
+    >>> import activeeval as ae
+    >>> c = Counts(tp=np.array([0.4, 0.3]), pp=np.array([0.5, 0.5]), t=np.array([0.6, 0.4]))
+    >>> value, (d_tp, d_pp, d_t) = ae.BalancedAccuracy().value_and_grad(c)
+    >>> round(float(value), 4)  # (0.4 / 0.6 + 0.3 / 0.4) / 2
+    0.7083
+    """
+
+    categorical = True
+    regular = False
+    binary_loss = False
+    greater_is_better = True
+    #: True when the value is one number per class.
+    vector: bool = False
+
+    @property
+    def value_range(self) -> tuple[float, float]:
+        """``(0, 1)``: every measure here is a mean of proportions."""
+        return (0.0, 1.0)
+
+    @property
+    def n_classes(self) -> int:
+        """K, the number of the model's classes (the measure must be bound)."""
+        return len(self._classes())
+
+    def _classes(self) -> tuple[Any, ...]:
+        classes = getattr(self, "classes", None)
+        if classes is None:
+            raise LabelSpaceError(
+                f"measure: {self.name} averages over the model's classes; bind it to the "
+                "model's Categorical predictions first (measure.bind(predictive))."
+            )
+        return tuple(classes)
+
+    def bind(self, predictive: Predictive | None = None, values: Any = None) -> ClasswiseMeasure:
+        """The measure with the model's classes set.
+
+        Parameters
+        ----------
+        predictive : Predictive
+            The model's class probabilities (a Categorical, or a mixture of them).
+        values : Any, optional
+            Ignored: the classes are the model's, not the labels seen.
+
+        Returns
+        -------
+        ClasswiseMeasure
+            A copy with ``classes`` set.
+
+        Raises
+        ------
+        UnknownOptionError
+            When the predictions are not class probabilities.
+        """
+        cat = as_categorical(predictive, self.name)
+        return _with_classes(self, tuple(cat.labels.tolist()))
+
+    def value_and_grad(self, c: Counts) -> tuple[Any, Gradient]:
+        """G at the counts ``c`` and its partial derivatives (∂G/∂TP, ∂G/∂PP, ∂G/∂T).
+
+        Parameters
+        ----------
+        c : Counts
+            Pool means of the confusion counts, one entry per class (the last axis; leading
+            axes are batches, e.g. the jackknife's leave-one-out counts).
+
+        Returns
+        -------
+        value : ndarray of shape (...) or, for a per-class measure, (..., K)
+            G(c).
+        gradient : tuple of three ndarrays of shape (K,)
+            The derivatives with respect to TP_k, PP_k and T_k. For a per-class measure
+            class k's value depends on class k's counts only, so entry k is the derivative
+            of G_k (the Jacobian's diagonal).
+        """
+        raise NotImplementedError
+
+    def intrinsic_value(
+        self,
+        predictive: Predictive,
+        prediction: ArrayLike | None = None,
+        *,
+        pool_weights: ArrayLike | None = None,
+        fast: bool = True,
+    ) -> Any:
+        """Ǧ: the measure's value if p(y | x) were the model's (eq. 4.21).
+
+        Parameters
+        ----------
+        predictive : Predictive
+            The model's class probabilities over the pool's ``m`` instances.
+        prediction : array-like of shape (m,), optional
+            The decision f(x) the measure scores; the model's most probable class by default.
+        pool_weights : array-like of shape (m,), optional
+            Non-negative weights of the pool instances; uniform by default.
+        fast : bool, default True
+            Unused (there is one rule), kept for the signature of :class:`Measure`.
+
+        Returns
+        -------
+        float, or ndarray of shape (K,) for a per-class measure
+            Ǧ at the model's expected confusion counts.
+        """
+        cat = as_categorical(predictive, self.name)
+        meas = self if getattr(self, "classes", None) is not None else self.bind(cat)
+        p = pool_distribution(cat.n, pool_weights)
+        value = intrinsic(meas, cat.proba, decision_index(cat, prediction), p)
+        return value if self.vector else float(value)
+
+    def weight_can_be_positive(self, prediction: ArrayLike) -> NDArray[np.bool_]:
+        """Every instance can move the measure (its label enters T).
+
+        Parameters
+        ----------
+        prediction : array-like of shape (m,)
+            The decisions f(x).
+
+        Returns
+        -------
+        ndarray of bool, shape (m,)
+            All True.
+        """
+        return np.ones(np.shape(prediction)[0], dtype=bool)
+
+    def loss(self, prediction: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """Not defined: the measure is a function of several ratios, not a mean loss.
+
+        Parameters
+        ----------
+        prediction, y : array-like
+            Predictions and labels (not used).
+
+        Returns
+        -------
+        ndarray
+            Never: the call is refused.
+
+        Raises
+        ------
+        UnknownOptionError
+            Always, naming what estimates the measure.
+        """
+        raise UnknownOptionError(
+            f"measure: {self.name} is a function of several ratios (the confusion counts), "
+            "not a mean of per-instance losses; estimate it with evaluate() or "
+            "activeeval.estimators.classwise.classwise_estimate."
+        )
+
+    weight = loss
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _with_classes(meas: ClasswiseMeasure, classes: tuple[Any, ...]) -> ClasswiseMeasure:
+    return replace(meas, classes=classes)  # type: ignore[type-var]
+
+
+def as_categorical(predictive: Any, name: str) -> Categorical:
+    """The class probabilities a multi-class measure needs (a mixture collapsed), or a
+    refusal naming the measure and what fits."""
+    pred = predictive.collapse() if isinstance(predictive, Mixture) else predictive
+    if not isinstance(pred, Categorical):
+        kind = type(first_part(predictive)).__name__
+        raise UnknownOptionError(
+            f"measure: {name} averages over a classifier's classes and needs its class "
+            f"probabilities (an (m, K) array or a Categorical), not a {kind}; for a "
+            "regressor use mse or mae."
+        )
+    return pred
+
+
+@dataclass(frozen=True, repr=False)
+class MacroF1(ClasswiseMeasure):
+    """The macro-averaged F_β: the mean of the per-class F_β over the model's K classes.
+
+    F_k = (1 + β²) TP_k / (β² T_k + PP_k), 0 for a class neither predicted nor present,
+    as scikit-learn's ``f1_score(y, f, labels=classes, average="macro",
+    zero_division=0)`` (``fbeta_score`` for β ≠ 1).
+
+    Parameters
+    ----------
+    beta : float, default 1.0
+        β ≥ 0 (0 averages the precisions).
+    classes : tuple, optional
+        The model's classes in column order; ``bind`` sets them from the predictions.
+
+    See Also
+    --------
+    WeightedF1 : The support-weighted average.
+    PerClass : Every class's F_β with its own interval.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> proba = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
+    >>> meas = ae.MacroF1().bind(ae.Categorical(proba))
+    >>> round(meas.intrinsic_value(ae.Categorical(proba)), 4)
+    0.5364
+    """
+
+    beta: float = 1.0
+    classes: tuple[Any, ...] | None = field(default=None, compare=False)
+    name: str = field(default="macro_f1", init=False)
+
+    def __post_init__(self) -> None:
+        b = _check_beta(self.beta)
+        if b != 1.0:
+            object.__setattr__(self, "name", f"macro_f_beta({b:g})")
+
+    def value_and_grad(self, c: Counts) -> tuple[Any, Gradient]:
+        k = c.tp.shape[-1]
+        f, _d, dtp, dpp, dt = _f_beta(c, float(self.beta) ** 2)
+        return f.mean(axis=-1), (dtp / k, dpp / k, dt / k)
+
+    def __repr__(self) -> str:
+        return f"MacroF1(beta={float(self.beta)!r})"
+
+
+@dataclass(frozen=True, repr=False)
+class WeightedF1(ClasswiseMeasure):
+    """The support-weighted F_β: Σ_k T_k F_k / Σ_k T_k.
+
+    As scikit-learn's ``f1_score(y, f, labels=classes, average="weighted",
+    zero_division=0)``; 0 where no class has support.
+
+    Parameters
+    ----------
+    beta : float, default 1.0
+        β ≥ 0.
+    classes : tuple, optional
+        The model's classes in column order; ``bind`` sets them from the predictions.
+
+    See Also
+    --------
+    MacroF1 : The unweighted mean over classes.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> ae.get_measure("weighted_f1")
+    WeightedF1(beta=1.0)
+    """
+
+    beta: float = 1.0
+    classes: tuple[Any, ...] | None = field(default=None, compare=False)
+    name: str = field(default="weighted_f1", init=False)
+
+    def __post_init__(self) -> None:
+        b = _check_beta(self.beta)
+        if b != 1.0:
+            object.__setattr__(self, "name", f"weighted_f_beta({b:g})")
+
+    def value_and_grad(self, c: Counts) -> tuple[Any, Gradient]:
+        f, _d, dtp, dpp, dt = _f_beta(c, float(self.beta) ** 2)
+        total = c.t.sum(axis=-1, keepdims=True)
+        g = _safe_div((c.t * f).sum(axis=-1, keepdims=True), total)
+        # ∂/∂T_k of Σ T F / Σ T: (F_k + T_k ∂F_k/∂T_k − G) / Σ T.
+        grad = (_safe_div(c.t * dtp, total), _safe_div(c.t * dpp, total),
+                _safe_div(f + c.t * dt - g, total))  # fmt: skip
+        return g[..., 0], grad
+
+    def __repr__(self) -> str:
+        return f"WeightedF1(beta={float(self.beta)!r})"
+
+
+@dataclass(frozen=True, repr=False)
+class BalancedAccuracy(ClasswiseMeasure):
+    """Balanced accuracy: the mean recall TP_k / T_k over the classes present (T_k > 0).
+
+    As scikit-learn's ``balanced_accuracy_score``. An estimate averages over the classes
+    the labels so far contain (on a census, every class present in the pool).
+
+    Parameters
+    ----------
+    classes : tuple, optional
+        The model's classes in column order; ``bind`` sets them from the predictions.
+
+    See Also
+    --------
+    PerClass : Each class's recall with its own interval.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.estimators.classwise import classwise_estimate
+    >>> proba = np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.4, 0.6]])
+    >>> est = classwise_estimate("balanced_accuracy", proba, [0, 1, 2, 3], [0, 1, 1, 1])
+    >>> round(est.estimate, 4)  # balanced_accuracy_score([0, 1, 1, 1], [0, 1, 0, 1])
+    0.8333
+    """
+
+    classes: tuple[Any, ...] | None = field(default=None, compare=False)
+    name: str = field(default="balanced_accuracy", init=False)
+
+    def value_and_grad(self, c: Counts) -> tuple[Any, Gradient]:
+        present = c.t > 0
+        n = present.sum(axis=-1, keepdims=True)
+        recall = _safe_div(c.tp, c.t)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            g = np.where(n[..., 0] > 0, (recall * present).sum(axis=-1) / n[..., 0], math.nan)
+            dtp = _safe_div(np.ones_like(c.t), c.t) / n
+            dt = -_safe_div(recall, c.t) / n
+        return g, (dtp, np.zeros_like(c.t), dt)
+
+
+@dataclass(frozen=True, repr=False)
+class PerClass(ClasswiseMeasure):
+    """Every class's precision, recall or F_β, each with its own interval.
+
+    A vector measure: ``evaluate`` returns a
+    :class:`~activeeval.results.PerClassResult` with one estimate and interval per class
+    (marginal intervals; ``adjust="bonferroni"`` makes them simultaneous). Its q minimizes
+    the sum of the K variances. Precision is NaN for a class the model never predicts,
+    recall for a class the labels have not shown.
+
+    Parameters
+    ----------
+    metric : {"f1", "precision", "recall"}, default "f1"
+        The per-class metric.
+    beta : float, default 1.0
+        β of F_β (``metric="f1"`` only).
+    classes : tuple, optional
+        The model's classes in column order; ``bind`` sets them from the predictions.
+
+    See Also
+    --------
+    MacroF1 : The mean of the per-class F_β as one number.
+
+    Examples
+    --------
+    >>> import activeeval as ae
+    >>> ae.PerClass("recall")
+    PerClass(metric='recall')
+    """
+
+    metric: str = "f1"
+    beta: float = 1.0
+    classes: tuple[Any, ...] | None = field(default=None, compare=False)
+    name: str = field(default="per_class_f1", init=False)
+    vector: bool = field(default=True, init=False)
+
+    def __post_init__(self) -> None:
+        metric = check_option(self.metric, PER_CLASS_METRICS, "metric")
+        b = _check_beta(self.beta)
+        if metric != "f1" and b != 1.0:
+            raise ShapeError(f"beta: only metric='f1' takes a beta; drop beta={self.beta}.")
+        name = f"per_class_{metric}" if b == 1.0 else f"per_class_f_beta({b:g})"
+        object.__setattr__(self, "name", name)
+
+    def value_and_grad(self, c: Counts) -> tuple[Any, Gradient]:
+        z = np.zeros_like(c.t)
+        if self.metric == "f1":
+            f, _d, dtp, dpp, dt = _f_beta(c, float(self.beta) ** 2)
+            return f, (dtp, dpp, dt)
+        den = c.pp if self.metric == "precision" else c.t
+        value = np.where(den > 0, _safe_div(c.tp, den), math.nan)
+        dden = -_safe_div(np.nan_to_num(value), den)
+        dtp = _safe_div(np.ones_like(den), den)
+        return value, (dtp, dden, z) if self.metric == "precision" else (dtp, z, dden)
+
+    def __repr__(self) -> str:
+        if self.metric == "f1" and float(self.beta) != 1.0:
+            return f"PerClass(metric='f1', beta={float(self.beta)!r})"
+        return f"PerClass(metric={self.metric!r})"
+
+
+# ----------------------------------------------------------------------------- the math
+def decision_index(cat: Categorical, prediction: ArrayLike | None = None) -> NDArray[np.intp]:
+    """The column of each instance's decision f(x): ``prediction``, else the model's own."""
+    pred = cat.point_prediction() if prediction is None else np.asarray(prediction)
+    return cat.label_index(pred, "prediction")
+
+
+def model_counts(proba: NDArray[np.float64], f: NDArray[np.intp], p: NDArray[np.float64]) -> Counts:
+    """The counts the model expects of itself (eq. 4.21): E_p(y|x)[TP], PP (exact) and
+    E[T], with the test distribution ``p`` (summing to one) over the pool."""
+    k = proba.shape[1]
+    pp = np.bincount(f, weights=p, minlength=k)
+    tp = np.bincount(f, weights=p * proba[np.arange(f.shape[0]), f], minlength=k)
+    return Counts(tp=tp, pp=pp, t=p @ proba)
+
+
+def intrinsic(meas: ClasswiseMeasure, proba: NDArray[np.float64], f: NDArray[np.intp],
+              p: NDArray[np.float64]) -> Any:  # fmt: skip
+    """Ǧ: the measure's value if p(y | x) were the model's (eq. 4.21)."""
+    return meas.value_and_grad(model_counts(proba, f, p))[0]
+
+
+def _influences(
+    meas: ClasswiseMeasure, proba: NDArray[np.float64], f: NDArray[np.intp],
+    p: NDArray[np.float64],
+) -> NDArray[np.float64]:  # fmt: skip
+    """ψ(x, j) = ∇G·(c(x, j) − S) for every instance and label, (m, K), at the counts S
+    the model ``proba`` expects for the decision ``f`` (a measure of one value)."""
+    s = model_counts(proba, f, p)
+    _value, (dtp, dpp, dt) = meas.value_and_grad(s)
+    m, k = proba.shape
+    center = float(dtp @ s.tp + dpp @ s.pp + dt @ s.t)
+    psi = np.broadcast_to(dt, (m, k)) + (dpp[f] - center)[:, None]
+    psi = np.array(psi)  # writable
+    psi[np.arange(m), f] += dtp[f]
+    return psi
+
+
+def difference_influence_moment(
+    meas: ClasswiseMeasure,
+    proba: NDArray[np.float64],
+    fs: tuple[NDArray[np.intp], NDArray[np.intp]],
+    p: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """E[(ψ₀ − ψ₁)² | x] per pool instance under ``proba`` (the models' mixture, eq. 5.11),
+    each model's influence at the counts the mixture expects for its decision (eq. 5.12):
+    the integrand of the optimal comparison distribution (Thm 5.1, eq. 5.5) for a function
+    of several ratios. O(m·K)."""
+    d = _influences(meas, proba, fs[0], p) - _influences(meas, proba, fs[1], p)
+    return np.einsum("ij,ij,ij->i", proba, d, d)
+
+
+def influence_second_moment(
+    meas: ClasswiseMeasure,
+    proba: NDArray[np.float64],
+    f: NDArray[np.intp],
+    p: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """E[Σ_g ψ_g(x, y)² | x] per pool instance under the model, ψ_g = ∇G_g · (c(x, y) − S)
+    at the model's own counts S — the integrand of q* (eq. 4.6 with ψ for w(ℓ − G)); the
+    sum runs over the K values of a per-class measure, one term otherwise.
+
+    With ∇G = (a, b, d) for (PP, T, TP) and c(x, y = j) the indicators
+    1[f = k], 1[j = k], 1[f = j = k]: ψ(x, j) = a_f − ∇G·S + b_j + d_j 1[f = j].
+    O(m·K) time and memory."""
+    if not meas.vector:
+        psi = _influences(meas, proba, f, p)
+        return np.einsum("ij,ij,ij->i", proba, psi, psi)
+    s = model_counts(proba, f, p)
+    _value, (dtp, dpp, dt) = meas.value_and_grad(s)
+    m, k = proba.shape
+    rows = np.arange(m)
+    # Per class k: ψ_k(x, j) = u_xk + 1[j = k] e_xk with u_xk = dpp_k 1[f = k] − C_k and
+    # e_xk = dt_k + dtp_k 1[f = k]; E[ψ_k² | x] = u² + P_xk (2 u e + e²), summed over k.
+    center = dtp * s.tp + dpp * s.pp + dt * s.t
+    u = np.broadcast_to(-center, (m, k)).copy()
+    u[rows, f] += dpp[f]
+    e = np.broadcast_to(dt, (m, k)).copy()
+    e[rows, f] += dtp[f]
+    return np.sum(u * u + proba * (2.0 * u * e + e * e), axis=1)
+
+
+_NAMED: dict[str, Any] = {
     "error_rate": ErrorRate,
     "accuracy": Accuracy,
     "mse": SquaredError,
@@ -1378,6 +2015,12 @@ _NAMED: dict[str, type[Measure]] = {
     "recall": Recall,
     "mean": LabelMean,
     "proportion": LabelProportion,
+    "macro_f1": MacroF1,
+    "weighted_f1": WeightedF1,
+    "balanced_accuracy": BalancedAccuracy,
+    "per_class_f1": lambda: PerClass("f1"),
+    "per_class_precision": lambda: PerClass("precision"),
+    "per_class_recall": lambda: PerClass("recall"),
 }
 
 
@@ -1476,6 +2119,6 @@ def get_measure(measure: Measure | str, *, pos_label: Any = None) -> Measure:
         return measure
     key = check_option(measure, tuple(_NAMED), "measure")
     cls = _NAMED[key]
-    if issubclass(cls, FMeasure):
+    if isinstance(cls, type) and issubclass(cls, FMeasure):
         return cls(pos_label=pos_label)
     return cls()

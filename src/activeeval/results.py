@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from ._validation import check_level, check_option
 from .errors import ShapeError
 from .estimators.anytime import DrawTerms
+from .estimators.classwise import PerClassEstimate
 from .estimators.inference import (
     Comparison,
     Estimate,
@@ -35,7 +36,7 @@ from .estimators.inference import (
 from .measures import clip_to_range
 from .methods import ALTERNATIVES
 
-__all__ = ["ComparisonResult", "EvaluationResult"]
+__all__ = ["ComparisonResult", "EvaluationResult", "PerClassResult"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -258,8 +259,8 @@ class EvaluationResult:
         if self.anytime_terms is None:
             raise ShapeError(
                 "method: this result carries no per-draw terms for an anytime-valid interval "
-                "(a stratified campaign, or a session before its first label); use a "
-                "fixed-n method."
+                "(a stratified campaign, a multi-class average, or a session before its first "
+                "label); use a fixed-n method."
             )
         return self.anytime_terms()
 
@@ -626,3 +627,125 @@ def _joined(g: float, se: float, score: Any, level: float) -> tuple[float, float
     (a :class:`~activeeval.estimators.inference.ScoreCurve`) where there is one."""
     base = _wald_interval(g, se, level)
     return base if score is None else score.join(base, g, level)
+
+
+@dataclass(frozen=True, eq=False)
+class PerClassResult:
+    """Outcome of evaluating a per-class measure: every class's estimate with its interval.
+
+    Returned by ``evaluate`` for ``measure="per_class_f1"``, ``"per_class_precision"``,
+    ``"per_class_recall"`` or a :class:`~activeeval.PerClass` measure. One campaign, one
+    q (minimizing the sum of the K variances), K estimates.
+
+    Attributes
+    ----------
+    classes : tuple
+        The model's classes, in the order of the arrays.
+    estimates : ndarray of shape (K,)
+        Each class's estimate, clipped to [0, 1] (NaN where undefined: precision of a class
+        the model never predicts, recall of a class the labels have not shown).
+    stderrs : ndarray of shape (K,)
+        Their standard errors (the jackknife's).
+    ci : ndarray of shape (K, 2)
+        Marginal logit intervals at ``level`` (the Wald interval on the logit scale);
+        ``confidence_interval(adjust="bonferroni")`` gives simultaneous ones.
+    level : float
+        Confidence level of ``ci``.
+    n_labels, n_draws : int
+        Distinct instances labeled, and draws (repeats included).
+    cost, budget : float
+        Labeling cost spent, and the budget.
+    method : str
+        The sampling method.
+    measure : str
+        The measure's name.
+    indices, q, labels : ndarray
+        The draw sequence, each draw's sampling probability and label.
+    inference : PerClassEstimate
+        The underlying estimate, for other intervals.
+
+    See Also
+    --------
+    evaluate : Runs the campaign.
+    activeeval.estimators.classwise.PerClassEstimate : The estimate and its intervals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> proba = rng.dirichlet([1.0, 1.0, 1.0], size=600)
+    >>> y = np.array([rng.choice(3, p=row) for row in proba])
+    >>> res = ae.evaluate(proba, lambda i: y[i], "per_class_recall", budget=150, random_state=0)
+    >>> res.to_frame().round(2).columns.tolist()
+    ['class', 'estimate', 'stderr', 'lower', 'upper']
+    """
+
+    classes: tuple[Any, ...]
+    estimates: NDArray[np.float64]
+    stderrs: NDArray[np.float64]
+    ci: NDArray[np.float64]
+    level: float
+    n_labels: int
+    n_draws: int
+    cost: float
+    budget: float
+    method: str
+    measure: str
+    indices: NDArray[np.intp]
+    q: NDArray[np.float64]
+    labels: NDArray[Any]
+    inference: PerClassEstimate
+    interval: str = "logit"
+
+    def confidence_interval(
+        self,
+        level: float | None = None,
+        method: str = "logit",
+        alternative: str = "two-sided",
+        adjust: str | None = None,
+    ) -> NDArray[np.float64]:
+        """Each class's interval, two-sided or one-sided, marginal or simultaneous.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the result's ``level``.
+        method : {"logit", "wald", "t"}, default "logit"
+            The interval method (the logit scale's Wald interval stays inside (0, 1)).
+        alternative : {"two-sided", "less", "greater"}, default "two-sided"
+            scipy's convention, as for :meth:`EvaluationResult.confidence_interval`.
+        adjust : {None, "bonferroni"}
+            None: marginal intervals; ``"bonferroni"``: all K hold together at ``level``.
+
+        Returns
+        -------
+        ndarray of shape (K, 2)
+            Low and high ends per class, clipped to [0, 1].
+        """
+        raw = self.inference.confidence_interval(level, method, alternative, adjust)
+        return np.where(np.isnan(raw), np.nan, np.clip(raw, 0.0, 1.0))
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per class: ``class``, ``estimate``, ``stderr``, ``lower``, ``upper``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The estimates and the intervals of ``ci``.
+        """
+        return pd.DataFrame(
+            {"class": list(self.classes), "estimate": self.estimates, "stderr": self.stderrs,
+             "lower": self.ci[:, 0], "upper": self.ci[:, 1]}
+        )  # fmt: skip
+
+    def __repr__(self) -> str:
+        rows = ", ".join(
+            f"{c!r}: {g:.4g} [{lo:.4g}, {hi:.4g}]"
+            for c, g, (lo, hi) in zip(self.classes, self.estimates, self.ci, strict=True)
+        )
+        return (
+            f"PerClassResult(measure={self.measure!r}, method={self.method!r}, "
+            f"level={self.level:g},\n    {{{rows}}},\n    n_labels={self.n_labels}, "
+            f"n_draws={self.n_draws}, cost={self.cost:g}, budget={self.budget:g})"
+        )

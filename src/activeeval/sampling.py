@@ -41,7 +41,15 @@ from .errors import (
     InvalidSamplingDistributionError,
     ShapeError,
 )
-from .measures import Measure, get_measure
+from .measures import (
+    ClasswiseMeasure,
+    Measure,
+    as_categorical,
+    decision_index,
+    difference_influence_moment,
+    get_measure,
+    influence_second_moment,
+)
 from .methods import COMPARISON_METHODS, DEFAULT_FLOOR, DEFAULT_MIX, SAMPLING_METHODS
 from .predictive import Mixture, Predictive, as_predictive
 from .ranking import GradedRelevance, ranking_distribution
@@ -293,6 +301,12 @@ def optimal_distribution(
     lam = check_costs(costs, pred_dist.n)
     check_safeguards(mix, floor)
     p = _pool_distribution(pred_dist.n, pool_weights)
+    if isinstance(meas, ClasswiseMeasure):
+        # A function of several ratios: eq. 4.6 with its influence ψ for w(ℓ − G); no floor.
+        cat = as_categorical(pred_dist, meas.name)
+        a = influence_second_moment(meas, cat.proba, decision_index(cat, prediction), p)
+        mask = np.ones(cat.n, dtype=bool)
+        return _from_moment(a, p, mask, lam, mix, True, uniform=pool_weights is None)
     f = pred_dist.point_prediction() if prediction is None else np.asarray(prediction)
     c = meas.intrinsic_value(pred_dist, f, pool_weights=p, fast=fast)  # eq. 4.21
     mask = meas.weight_can_be_positive(f)
@@ -560,6 +574,10 @@ def _pair_moment(
     fast: bool,
 ) -> NDArray[np.float64]:
     """E[(ψ_i − ψ_j)² | x] under ``mixture`` with intrinsic centers (eq. 5.12)."""
+    if isinstance(meas, ClasswiseMeasure):  # a function of several ratios: its influences
+        cat = as_categorical(mixture, meas.name)
+        fs = (decision_index(cat, preds[i]), decision_index(cat, preds[j]))
+        return difference_influence_moment(meas, cat.proba, fs, p)
     centers, scales = [], []
     for f in (preds[i], preds[j]):
         wl, w = meas.conditional_expectations(mixture, f, fast=fast)

@@ -28,7 +28,7 @@ from ..estimators.report import (
     _no_features,
 )
 from ..estimators.smoother import DEFAULT_BANDWIDTH
-from ..measures import Measure, check_fits, get_measure
+from ..measures import ClasswiseMeasure, Measure, check_fits, get_measure
 from ..methods import (
     DEFAULT_MIX,
     ESTIMATORS,
@@ -43,6 +43,7 @@ from ..sampling import (
     comparison_distribution,
 )
 from ..stopping import comparison_rule, horizon_draws, reported
+from .classwise import _compare_classwise, _refuse_classwise
 from .ranked import _compare_ranking, _is_ranking
 from .steps import (
     CampaignSettings,
@@ -246,6 +247,15 @@ def compare(
             "...), or evaluate each judge's agreement with the labels."
         )
     meas = meas.bind(Mixture(preds))
+    if isinstance(meas, ClasswiseMeasure):
+        _refuse_classwise(meas, target_width=target_width, claim=claim, step=step,
+                          features=features, decide=decide or None,
+                          sequential=sequential or None)  # fmt: skip
+        settings = CampaignSettings(
+            budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
+            progress,
+        )  # fmt: skip
+        return _compare_classwise(preds, oracle, meas, settings)
     if method == "active_neq" and not meas.regular:
         raise ShapeError(
             "method: 'active_neq' rescales a difference of regular risks by the disagreement "

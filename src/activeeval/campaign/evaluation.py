@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from numpy.typing import ArrayLike
 
@@ -28,7 +28,7 @@ from ..estimators.report import (
     _result_fields,
 )
 from ..estimators.smoother import DEFAULT_BANDWIDTH
-from ..measures import Measure, check_fits, get_measure
+from ..measures import ClasswiseMeasure, Measure, PerClass, check_fits, get_measure
 from ..methods import (
     DEFAULT_FLOOR,
     DEFAULT_MIX,
@@ -38,7 +38,7 @@ from ..predictive import (
     as_predictive,
     decided,
 )
-from ..results import EvaluationResult
+from ..results import EvaluationResult, PerClassResult
 from ..sampling import (
     check_distribution,
     check_support,
@@ -46,6 +46,7 @@ from ..sampling import (
 )
 from ..stopping import horizon_draws, reported, stopping_rule, window_draws
 from .batches import Replanning, _check_batch_size, _run_in_batches
+from .classwise import _evaluate_classwise, _refuse_classwise
 from .ranked import _evaluate_ranking, _is_ranking
 from .steps import (
     CampaignSettings,
@@ -59,6 +60,21 @@ from .steps import (
     _stop_step,
 )
 from .stratified import _check_strata, _stratified
+
+#: The names of the per-class measures, whose result is a PerClassResult.
+PerClassName = Literal["per_class_f1", "per_class_precision", "per_class_recall"]
+
+
+@overload
+def evaluate(
+    predictions: Any, oracle: Oracle, measure: PerClass | PerClassName, *args: Any, **kwargs: Any
+) -> PerClassResult: ...
+
+
+@overload
+def evaluate(
+    predictions: Any, oracle: Oracle, measure: Measure | str = ..., *args: Any, **kwargs: Any
+) -> EvaluationResult: ...
 
 
 def evaluate(
@@ -88,7 +104,7 @@ def evaluate(
     claim: Any = None,
     rule: str = "anytime",
     step: float | None = None,
-) -> EvaluationResult:
+) -> EvaluationResult | PerClassResult:
     """Estimate a model's performance on the pool from labels bought within a budget.
 
     Draws pool instances from a sampling distribution q — by default the variance-optimal
@@ -109,8 +125,10 @@ def evaluate(
         each query, in the ranker's order, concatenated (or a list with one array per query).
     measure : Measure or str, default "error_rate"
         ``"error_rate"``, ``"accuracy"``, ``"mse"``, ``"mae"``, ``"f1"``, ``"precision"``,
-        ``"recall"`` or a measure object; for rankings ``"dcg"``, ``"err"``, ``DCG(k)`` or
-        ``ERR(k, max_grade)``.
+        ``"recall"``, the multi-class ``"macro_f1"``, ``"weighted_f1"``,
+        ``"balanced_accuracy"``, ``"per_class_f1"`` (``_precision``, ``_recall``: a
+        ``PerClassResult``), ``"mean"``, ``"proportion"`` or a measure object; for rankings
+        ``"dcg"``, ``"err"``, ``DCG(k)`` or ``ERR(k, max_grade)``.
     budget : float, default 200
         Number of labels, or total cost Λ when ``costs`` are given (Sec. 4.3). Ranking pools:
         number of queries, or Λ in query-cost units when the GradedRelevance has item costs.
@@ -131,7 +149,7 @@ def evaluate(
         Test distribution p(x) over the pool (up to a constant); uniform by default.
     pos_label : label, optional
         The positive class of ``"f1"``, ``"precision"`` and ``"recall"``; by default the
-        largest label of the model's label space.
+        larger of a binary model's two classes (required with more classes).
     q : array-like of shape (m,), optional
         A sampling distribution of your own, overriding ``method``'s.
     floor : float
@@ -181,8 +199,9 @@ def evaluate(
 
     Returns
     -------
-    EvaluationResult
-        The estimate, its standard error and interval, the labels spent and the draws.
+    EvaluationResult or PerClassResult
+        The estimate, its standard error and interval, the labels spent and the draws; for a
+        per-class measure one estimate and interval per class.
 
     See Also
     --------
@@ -244,6 +263,14 @@ def evaluate(
     meas = get_measure(measure, pos_label=pos_label)
     check_fits(meas, predictive)
     meas = meas.bind(predictive)
+    if isinstance(meas, ClasswiseMeasure):
+        _refuse_classwise(meas, target_width=target_width, claim=claim, step=step,
+                          batch_size=batch_size, features=features)  # fmt: skip
+        settings = CampaignSettings(
+            budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
+            progress,
+        )  # fmt: skip
+        return _evaluate_classwise(predictive, oracle, meas, settings, q, floor)
     stop = stopping_rule(target_width, claim, False, rule, measure=meas)
     _check_step(step, stop is not None, batch_size)
     method = check_option(method, PlainPool.evaluate_methods, "method")

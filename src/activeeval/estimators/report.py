@@ -30,7 +30,13 @@ from scipy import stats
 
 from ..acquisition import Check, _flat_grades, _GradeBook, _label_check, _LabelBook
 from ..errors import ShapeError
-from ..measures import Measure, clip_to_range
+from ..measures import (
+    ClasswiseMeasure,
+    Measure,
+    as_categorical,
+    clip_to_range,
+    decision_index,
+)
 from ..methods import (
     COMPARISON_METHODS,
     EVALUATE_METHODS,
@@ -63,6 +69,8 @@ from .assisted import (
     assisted_multiple_comparison,
     assisted_paired_test,
 )
+from .classwise import _estimate as _classwise_estimate
+from .classwise import _paired as _classwise_paired
 from .inference import (
     Comparison,
     Estimate,
@@ -912,12 +920,90 @@ class LazyTerms:
         return self.done
 
 
-def pool_class(models: Sequence[Any]) -> type[Pool]:
-    """The pool kind of these models: ranked if any is a ranker's ``GradedRelevance``."""
-    return RankedPool if any(isinstance(m, GradedRelevance) for m in models) else PlainPool
+class ClasswisePool(PlainPool):
+    """A pool of instances whose measure is a function of several ratios (macro / weighted
+    F_β, balanced accuracy, per-class values; :class:`~activeeval.measures.ClasswiseMeasure`):
+    the estimates of :mod:`~activeeval.estimators.classwise` (the logit interval), no
+    stratified baseline, no pool features, no anytime-valid sequence."""
+
+    evaluate_methods: ClassVar[tuple[str, ...]] = SAMPLING_METHODS
+    compare_methods: ClassVar[tuple[str, ...]] = tuple(
+        m for m in COMPARISON_METHODS if m != "active_neq"
+    )
+    refuses_features: ClassVar[str] = "multi-class averages and per-class measures"
+
+    @classmethod
+    def session_methods(cls, n_models: int) -> tuple[str, ...]:
+        return (
+            SAMPLING_METHODS
+            if n_models == 1
+            else tuple(m for m in SESSION_COMPARISON_METHODS if m != "active_neq")
+        )
+
+    def _arrays(self, model: int) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        cat = as_categorical(self.models[model], self.measure.name)
+        return cat.proba, decision_index(cat, self.models[model].point_prediction())
+
+    def _classes(self, labels: NDArray[Any]) -> NDArray[np.intp]:
+        return as_categorical(self.models[0], self.measure.name).label_index(labels, "labels")
+
+    def estimate(
+        self,
+        rep: Reporting,
+        model: int,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        draw_q: NDArray[np.float64] | None = None,
+    ) -> tuple[Any, str]:
+        """:func:`~.classwise._estimate` of model ``model`` on the draws, reported with the
+        logit interval."""
+        proba, f = self._arrays(model)
+        qd = rep.q[draws] if draw_q is None else draw_q
+        est = _classwise_estimate(
+            self.measure, proba, f, self.pool_weights, draws, self._classes(labels), qd,
+            rep.estimator == "assisted", rep.level,
+        )  # fmt: skip
+        return est, "logit"
+
+    def compare(
+        self,
+        rep: Reporting,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        *,
+        census: bool = False,
+    ) -> ComparisonOutcome:
+        """:func:`~.classwise._paired`: two models' difference on the shared draws."""
+        if len(self.models) != 2:
+            raise ShapeError(
+                f"predictions: {self.measure.name} compares exactly two models, got "
+                f"{len(self.models)}; compare them pairwise."
+            )
+        (pa, fa), (pb, fb) = self._arrays(0), self._arrays(1)
+        c = _classwise_paired(
+            self.measure, (pa, pb), (fa, fb), self.pool_weights, draws, self._classes(labels),
+            rep.q[draws], rep.estimator == "assisted", rep.level,
+        )  # fmt: skip
+        return ComparisonOutcome(
+            c.difference, c.stderr, c.p_value, c.best, np.asarray(c.estimates), c
+        )
+
+    def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
+        raise ShapeError(
+            f"method: {self.measure.name} (a function of several ratios) has no anytime-valid "
+            "sequence; use a fixed-n interval method."
+        )
+
+
+def pool_class(models: Sequence[Any], measure: Any = None) -> type[Pool]:
+    """The pool kind of these models: ranked if any is a ranker's ``GradedRelevance``; a
+    pool of instances scored by a function of several ratios for such a ``measure``."""
+    if any(isinstance(m, GradedRelevance) for m in models):
+        return RankedPool
+    return ClasswisePool if isinstance(measure, ClasswiseMeasure) else PlainPool
 
 
 def pool_for(models: Sequence[Any], measure: Any, pool_weights: NDArray[Any]) -> Pool:
     """The pool interface over ``models`` (validated, on one pool) with the bound measure
     and the test distribution over the pool."""
-    return pool_class(models)(models, measure, pool_weights)
+    return pool_class(models, measure)(models, measure, pool_weights)

@@ -24,15 +24,19 @@ from ..errors import (
 from ..measures import (
     AbsoluteError,
     Accuracy,
+    BalancedAccuracy,
     CostMatrixLoss,
     ErrorRate,
     FMeasure,
     LabelMean,
     LabelProportion,
+    MacroF1,
     Measure,
+    PerClass,
     Precision,
     Recall,
     SquaredError,
+    WeightedF1,
 )
 from ..predictive import Categorical, Gaussian, Predictive
 from ..ranking import DCG, ERR
@@ -126,13 +130,24 @@ def _measure_spec(meas: Measure) -> dict[str, Any]:
         }
     if type(meas) in (ErrorRate, Accuracy, SquaredError, AbsoluteError, LabelMean, LabelProportion):
         return {"class": type(meas).__name__}
+    if type(meas) in (MacroF1, WeightedF1):
+        return {"class": type(meas).__name__, "beta": float(meas.beta)}
+    if type(meas) is BalancedAccuracy:
+        return {"class": "BalancedAccuracy"}
+    if type(meas) is PerClass:
+        raise UnknownOptionError(
+            f"measure: a session reports one number per model, and {meas.name} is one per "
+            "class; use macro_f1, weighted_f1 or balanced_accuracy in the session, or "
+            "evaluate() for per-class values."
+        )
     if type(meas) is DCG:
         return {"class": "DCG", "k": meas.k}
     if type(meas) is ERR:
         return {"class": "ERR", "k": meas.k, "max_grade": meas.max_grade}
     raise UnknownOptionError(
         f"measure: a session can store error_rate, accuracy, mse, mae, f1 (any β), precision, "
-        f"recall, mean, proportion, CostMatrixLoss, and DCG/ERR for ranked pools; got {meas!r}."
+        f"recall, macro_f1, weighted_f1, balanced_accuracy, mean, proportion, CostMatrixLoss, "
+        f"and DCG/ERR for ranked pools; got {meas!r}."
     )
 
 
@@ -140,6 +155,8 @@ def _measure_from(spec: Mapping[str, Any]) -> Measure:
     cls = spec["class"]
     if cls == "FMeasure":
         return FMeasure(beta=float(spec["beta"]), pos_label=spec["pos_label"])
+    if cls in ("MacroF1", "WeightedF1"):
+        return (MacroF1 if cls == "MacroF1" else WeightedF1)(beta=float(spec["beta"]))
     if cls == "Precision":
         return Precision(pos_label=spec["pos_label"])
     if cls == "Recall":
@@ -157,6 +174,7 @@ def _measure_from(spec: Mapping[str, Any]) -> Measure:
         "AbsoluteError": AbsoluteError,
         "LabelMean": LabelMean,
         "LabelProportion": LabelProportion,
+        "BalancedAccuracy": BalancedAccuracy,
     }
     if cls not in simple:
         raise StoreError(f"store: unknown measure class {cls!r} in the plan.")

@@ -184,7 +184,8 @@ class Session:
         level : float
             Confidence level of the reported intervals.
         pos_label : label, optional
-            Positive class of F-measures, precision and recall (default: the largest label).
+            Positive class of F-measures, precision and recall (default: the larger of a
+            binary model's two classes; required with more classes).
         labels : array_like, optional
             Class label of each probability column when ``pools`` are arrays (default
             ``0..K-1``).

@@ -37,8 +37,16 @@ from ..errors import (
     UnknownOptionError,
 )
 from ..estimators.inference import _result_repr
-from ..estimators.report import Pool, RankedPool, pool_class, pool_for
-from ..measures import FMeasure, Measure, check_fits, get_measure
+from ..estimators.report import ClasswisePool, Pool, RankedPool, pool_class, pool_for
+from ..measures import (
+    ClasswiseMeasure,
+    FMeasure,
+    MacroF1,
+    Measure,
+    WeightedF1,
+    check_fits,
+    get_measure,
+)
 from ..methods import ESTIMATORS
 from ..predictive import Categorical, Mixture, Predictive, as_predictive, decided
 from ..ranking import (
@@ -312,7 +320,7 @@ def _validated(r: CreateRequest) -> _NewStore:
     estimator = check_option(r.estimator, ESTIMATORS, "estimator")
     model_names = _model_names(r.names, len(preds))
     meas, q = _plan_measure_and_q(
-        r.measure, preds, ranked, label_space, r.pos_label, r.beta, lam, method
+        r.measure, preds, ranked, label_space, r.pos_label, r.beta, lam, method, r.stopping
     )
     width, claim, decide, rule = r.stopping
     stop = (
@@ -520,8 +528,10 @@ def _plan_measure_and_q(
     beta: float | None,
     lam: NDArray[np.float64] | None,
     method: str,
+    stopping: Any = (None, None, False, "anytime"),
 ) -> tuple[Any, NDArray[np.float64]]:
-    """The measure bound to the models, and the sampling distribution q of ``method``."""
+    """The measure bound to the models, and the sampling distribution q of ``method``
+    (``stopping``: the rule's arguments as given, refused for a function of ratios)."""
     meas: Any
     if ranked:
         if not isinstance(measure, RankingMeasure | str):
@@ -542,6 +552,7 @@ def _plan_measure_and_q(
                 "(a ranker's lists with grade probabilities)."
             )
         meas = _plan_measure(measure, preds, label_space, pos_label, beta)
+        _check_classwise(meas, method, len(preds), stopping)
         q = _plan_distribution(method, preds, meas, lam)
     return meas, q
 
@@ -638,6 +649,45 @@ def _ranking_models(
     return rels
 
 
+#: The measures a session takes by name (``session init --measure``).
+SESSION_MEASURES = (
+    "error_rate",
+    "accuracy",
+    "mse",
+    "mae",
+    "f1",
+    "precision",
+    "recall",
+    "macro_f1",
+    "weighted_f1",
+    "balanced_accuracy",
+    "mean",
+    "proportion",
+)
+_WITH_BETA = ("f1", "macro_f1", "weighted_f1")
+
+
+def _check_classwise(meas: Measure, method: str, n_models: int, stopping: Any) -> None:
+    """What a session scored by a function of several ratios does not take, by name."""
+    if not isinstance(meas, ClasswiseMeasure):
+        return
+    if method not in ClasswisePool.session_methods(n_models):
+        raise UnknownOptionError(
+            f"method: {meas.name} (a function of several ratios) takes "
+            f"{list(ClasswisePool.session_methods(n_models))}, not {method!r}."
+        )
+    if n_models > 2:
+        raise ShapeError(
+            f"pools: {meas.name} compares exactly two models, got {n_models}; compare them "
+            "pairwise."
+        )
+    if any(x not in (None, False, "anytime") for x in stopping):
+        raise UnknownOptionError(
+            f"target_width, claim, decide: {meas.name} has no anytime-valid sequence, so no "
+            "stopping rule; drop them."
+        )
+
+
 def _plan_measure(
     measure: Measure | str,
     preds: list[Predictive],
@@ -648,28 +698,25 @@ def _plan_measure(
     if pos_label is not None:
         pos_label = _coerce_label(pos_label, label_space, "pos_label")
     if isinstance(measure, str):
-        key = check_option(
-            measure,
-            (
-                "error_rate",
-                "accuracy",
-                "mse",
-                "mae",
-                "f1",
-                "precision",
-                "recall",
-                "mean",
-                "proportion",
-            ),
-            "measure",
-        )
+        if measure.strip().lower().startswith("per_class"):
+            raise UnknownOptionError(
+                f"measure: a session reports one number per model, and {measure} is one per "
+                "class; use macro_f1, weighted_f1 or balanced_accuracy in the session, or "
+                "evaluate() for per-class values."
+            )
+        key = check_option(measure, SESSION_MEASURES, "measure")
+        if beta is not None and key not in _WITH_BETA:
+            raise UnknownOptionError(
+                f"beta: only the F-measures ({', '.join(_WITH_BETA)}) have a β, not {key!r}."
+            )
         if beta is not None and key != "f1":
-            raise UnknownOptionError(f"beta: only the F-measure ('f1') has a β, not {key!r}.")
-        meas = (
-            FMeasure(beta=float(beta), pos_label=pos_label)
-            if beta is not None
-            else get_measure(key, pos_label=pos_label)
-        )
+            meas = (MacroF1 if key == "macro_f1" else WeightedF1)(beta=float(beta))
+        else:
+            meas = (
+                FMeasure(beta=float(beta), pos_label=pos_label)
+                if beta is not None
+                else get_measure(key, pos_label=pos_label)
+            )
     else:
         meas = get_measure(measure)
         if beta is not None:

@@ -1,0 +1,182 @@
+"""Campaigns for multi-class measures that are functions of several ratios: macro and
+weighted F_β, balanced accuracy, per-class precision / recall / F_β — one model's
+evaluation, or two models' comparison by an average (fixed n: no stopping rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._validation import (
+    check_budget,
+    check_costs,
+    check_level,
+    check_max_draws,
+    check_option,
+    check_random_state,
+    pool_distribution,
+)
+from ..errors import ShapeError, UnknownOptionError
+from ..estimators.classwise import PerClassEstimate
+from ..estimators.report import ClasswisePool, _result_fields
+from ..measures import ClasswiseMeasure, as_categorical
+from ..methods import ESTIMATORS
+from ..predictive import Predictive
+from ..results import ComparisonResult, EvaluationResult, PerClassResult
+from ..sampling import (
+    check_distribution,
+    check_support,
+    comparison_distribution,
+    sampling_distribution,
+)
+from .steps import (
+    CampaignSettings,
+    Oracle,
+    _Acquisition,
+    _bar,
+    _comparison_result,
+    _no_label_bought,
+)
+
+
+def _refuse_classwise(meas: ClasswiseMeasure, **given: Any) -> None:
+    """What a multi-class average or per-class measure does not take, refused by name."""
+    why = {
+        "target_width": "has no anytime-valid sequence, so no stopping rule",
+        "claim": "has no anytime-valid sequence, so no stopping rule",
+        "step": "has no stopping rule whose looks step= could space",
+        "batch_size": "is not re-planned in batches",
+        "features": "uses no pool features",
+        "decide": "has no anytime-valid sequence, so no stopping rule",
+        "sequential": "has no sequential test",
+    }
+    for name, value in given.items():
+        if value is not None:
+            raise UnknownOptionError(
+                f"{name}: {meas.name} (a function of several ratios) {why[name]}; drop "
+                f"{name}=, or use a single ratio such as f1 with pos_label=."
+            )
+
+
+def _evaluate_classwise(
+    predictive: Predictive,
+    oracle: Oracle,
+    meas: ClasswiseMeasure,
+    s: CampaignSettings,
+    q: ArrayLike | None,
+    floor: float,
+) -> EvaluationResult | PerClassResult:
+    """:func:`~activeeval.evaluate` for a :class:`~activeeval.measures.ClasswiseMeasure`:
+    q* from the measure's influence function (or the method's q), Algorithm 2's draws, the
+    plug-in estimate with the delta method's standard error (estimators.classwise)."""
+    cat = as_categorical(predictive, meas.name)
+    if s.method == "stratified" and q is None:
+        raise UnknownOptionError(
+            f"method: the stratified baseline estimates a mean loss, and {meas.name} is a "
+            "function of several ratios; use method='active' or 'passive'."
+        )
+    method = check_option(s.method, ClasswisePool.evaluate_methods, "method")
+    estimator = check_option(s.estimator, ESTIMATORS, "estimator")
+    lam = check_costs(s.costs, cat.n)
+    lv = check_level(s.level)
+    b = check_budget(s.budget, lam)
+    if not callable(oracle):
+        raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
+    rng = check_random_state(s.random_state)
+    max_draws = check_max_draws(s.max_draws, b, lam)
+    p = pool_distribution(cat.n, s.pool_weights)
+    if q is not None:
+        qq = check_distribution(q, "q", cat.n)
+        check_support(qq, p > 0)
+    else:
+        qq = sampling_distribution(
+            method, cat, meas, costs=lam, pool_weights=s.pool_weights, floor=floor, mix=s.mix,
+            prediction=predictive.point_prediction(),
+        )  # fmt: skip
+    pool = ClasswisePool([predictive], meas, p)
+    book, check = pool.label_book()
+    with _bar(b, lam, s.progress) as bar:
+        acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
+        acq.run(b)
+    acq.warn_if_capped(b, stacklevel=4)  # from evaluate
+    if acq.draws.size == 0:
+        raise _no_label_bought(s.budget, lam)
+    draws = acq.draws
+    y = book.lookup(draws)
+    rep = pool.reporting(qq, lv, estimator)
+    est, interval = pool.estimate(rep, 0, draws, y, acq.draw_q)
+    sample = {
+        "cost": acq.spent, "budget": b, "method": method, "indices": draws, "q": acq.draw_q,
+        **pool.label_fields(y),
+    }  # fmt: skip
+    if isinstance(est, PerClassEstimate):
+        ci = est.confidence_interval()
+        return PerClassResult(
+            classes=est.classes, estimates=np.clip(est.estimates, 0.0, 1.0),
+            stderrs=est.stderrs, ci=np.where(np.isnan(ci), np.nan, np.clip(ci, 0.0, 1.0)),
+            level=lv, n_labels=est.n_labels, n_draws=est.n_draws, measure=meas.name,
+            inference=est, interval=interval, cost=acq.spent, budget=b, method=method,
+            indices=draws, q=acq.draw_q, labels=y,
+        )  # fmt: skip
+    return EvaluationResult(**_result_fields(rep, est, interval), **sample)
+
+
+def _compare_classwise(
+    preds: list[Predictive], oracle: Oracle, meas: ClasswiseMeasure, s: CampaignSettings
+) -> ComparisonResult:
+    """:func:`~activeeval.compare` of two models by a multi-class average: q* of the
+    difference (Thm 5.1 with the measure's influence functions, under the models' mixture),
+    Algorithm 3's draws, each model's plug-in estimate and the jackknife over the paired
+    leave-one-out differences (estimators.classwise)."""
+    if meas.vector:
+        raise UnknownOptionError(
+            f"measure: compare tests one number per model, and {meas.name} is one per class; "
+            "compare by macro_f1, weighted_f1 or balanced_accuracy, or evaluate each model's "
+            "per-class values."
+        )
+    if len(preds) != 2:
+        raise ShapeError(
+            f"predictions: {meas.name} compares exactly two models, got {len(preds)}; "
+            "compare them pairwise."
+        )
+    cats = [as_categorical(pr, meas.name) for pr in preds]
+    if not np.array_equal(cats[0].labels, cats[1].labels):
+        raise ShapeError(
+            f"predictions[1]: its classes {cats[1].labels.tolist()} differ from "
+            f"predictions[0]'s {cats[0].labels.tolist()}; pass both with the same classes "
+            "in the same order."
+        )
+    if s.method == "active_neq":
+        raise UnknownOptionError(
+            "method: 'active_neq' rescales a difference of regular risks by the disagreement "
+            f"mass; {meas.name} is a function of several ratios. Use 'active' instead."
+        )
+    method = check_option(s.method, ClasswisePool.compare_methods, "method")
+    estimator = check_option(s.estimator, ESTIMATORS, "estimator")
+    lam = check_costs(s.costs, cats[0].n)
+    lv = check_level(s.level)
+    b = check_budget(s.budget, lam)
+    if not callable(oracle):
+        raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
+    rng = check_random_state(s.random_state)
+    max_draws = check_max_draws(s.max_draws, b, lam)
+    p = pool_distribution(cats[0].n, s.pool_weights)
+    qq = comparison_distribution(
+        preds, meas, method=method, costs=lam, pool_weights=s.pool_weights, mix=s.mix
+    )
+    pool = ClasswisePool(preds, meas, p)
+    book, check = pool.label_book()
+    with _bar(b, lam, s.progress) as bar:
+        acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
+        acq.run(b)
+    acq.warn_if_capped(b, stacklevel=4)  # from compare
+    if acq.draws.size == 0:
+        raise _no_label_bought(s.budget, lam)
+    draws = acq.draws
+    y = book.lookup(draws)
+    rep = pool.reporting(qq, lv, estimator)
+    c = pool.compare(rep, draws, y)
+    sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws]}
+    return _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, None)

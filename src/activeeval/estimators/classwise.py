@@ -1,0 +1,674 @@
+"""Estimators of multi-class measures that are functions of several ratios.
+
+A :class:`~activeeval.measures.ClasswiseMeasure` G = g(TP, PP, T) is estimated by plugging
+estimated confusion counts into g; its standard error is the delta method's, the sandwich
+variance (Lemma 3.4) of the linearized per-draw term ∇g · c_i.
+
+With draws i from q and v_i = p(x_i) / q(x_i), the thesis's self-normalized estimator
+(``estimator="snis"``, eq. 3.31 applied to each count) is Ŝ = Σ v_i c_i / Σ v_i. The
+model-assisted one (``"assisted"``) takes the predicted positives PP exactly from the pool
+(they depend on f alone) and corrects TP and T with the model's expected counts M as a
+control variate: Ŝ = Σ v c / Σ v + λ (M − Σ v m / Σ v), m_i = E_model[c | x_i], with
+λ ∈ [0, 1] the variance-minimizing coefficient of the linearized terms (0 gives the
+thesis's estimator, 1 the difference estimator). A per-class measure tunes one λ per class.
+
+For a per-draw linearized term a_i = ∇g · c_i (and b_i = ∇g · m_i), centred by their
+self-normalized means, the variance estimate is Σ v_i² (a_i − λ b_i)² / (Σ v_i)².
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from .._validation import check_level, check_option, pool_distribution
+from ..errors import ShapeError
+from ..measures import (
+    BalancedAccuracy,
+    ClasswiseMeasure,
+    Counts,
+    as_categorical,
+    decision_index,
+    get_measure,
+    model_counts,
+)
+from ..methods import ESTIMATORS, VARIANCE_METHODS
+from ..predictive import as_predictive
+from .inference import (
+    Comparison,
+    Estimate,
+    _difference,
+    _result_repr,
+    _rounding_zero,
+    _sided,
+    _wald_p_value,
+    _warn_degenerate,
+    logit_interval,
+    proportion_confint,
+)
+
+__all__ = ["ClasswiseEstimate", "PerClassEstimate", "classwise_estimate"]
+
+
+@dataclass(frozen=True)
+class ClasswiseEstimate(Estimate):
+    """An estimate of a multi-class average (macro or weighted F_β, balanced accuracy).
+
+    An :class:`~activeeval.estimators.inference.Estimate` whose standard error is the
+    jackknife's (or the delta method's); intervals ``logit`` (the default: the Wald interval on
+    the logit scale, inside (0, 1)), ``wald`` and ``t``; the binomial intervals need a 0/1
+    loss and are refused.
+
+    Attributes
+    ----------
+    coef : float
+        The model-assisted estimator's control-variate coefficient λ (0 for ``snis``).
+
+    See Also
+    --------
+    classwise_estimate : Computes one from labeled draws.
+    PerClassEstimate : The per-class vector.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.estimators.classwise import classwise_estimate
+    >>> rng = np.random.default_rng(0)
+    >>> proba = rng.dirichlet([1.0, 1.0, 1.0], size=300)
+    >>> y = np.array([rng.choice(3, p=row) for row in proba])
+    >>> draws = rng.integers(0, 300, size=120)
+    >>> est = classwise_estimate("macro_f1", proba, draws, y[draws])
+    >>> low, high = est.confidence_interval()
+    >>> bool(low < est.estimate < high)
+    True
+    """
+
+    coef: float = 0.0
+
+    def _two_sided(self, lv: float, method: str) -> tuple[float, float]:
+        if method in ("logit", "tempered"):  # no tempered family here: the logit interval
+            return _logit(self.estimate, self.stderr, lv, self.census, self.measure,
+                          self.effective_n)  # fmt: skip
+        return super()._two_sided(lv, method)
+
+
+@dataclass(frozen=True)
+class PerClassEstimate:
+    """Per-class estimates of precision, recall or F_β, each with its standard error.
+
+    Attributes
+    ----------
+    classes : tuple
+        The model's classes, in the order of the arrays.
+    estimates : ndarray of shape (K,)
+        Each class's estimate (NaN where undefined: precision of a class never predicted,
+        recall of a class the labels have not shown).
+    stderrs : ndarray of shape (K,)
+        Each one's standard error (delta method; 0 on a census).
+    n_draws, n_labels : int
+        Draws used and distinct instances labeled.
+    effective_n : float
+        Kish's effective sample size of the importance weights.
+    level : float
+        Confidence level of ``ci``.
+    measure : str
+        The measure's name.
+    census : bool
+        True when every pool instance was labeled (exact values, point intervals).
+    coef : ndarray of shape (K,)
+        Each class's control-variate coefficient λ (0 for ``snis``).
+    unit_n : ndarray of shape (K,)
+        Kish's effective size of the draws that can move each class's value (its members
+        for recall, its predictions for precision, either for F_β).
+
+    See Also
+    --------
+    classwise_estimate : Computes one from labeled draws.
+    activeeval.PerClassResult : What ``evaluate`` returns for a per-class measure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from activeeval.estimators.classwise import classwise_estimate
+    >>> proba = np.array([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.1, 0.2, 0.7], [0.5, 0.3, 0.2]])
+    >>> est = classwise_estimate("per_class_recall", proba, [0, 1, 2, 3], [0, 1, 1, 0])
+    >>> est.estimates.tolist(), est.census
+    ([1.0, 0.5, nan], True)
+    """
+
+    classes: tuple[Any, ...]
+    estimates: NDArray[np.float64]
+    stderrs: NDArray[np.float64]
+    n_draws: int
+    n_labels: int
+    effective_n: float
+    level: float = 0.95
+    measure: str = ""
+    census: bool = False
+    coef: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    unit_n: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+
+    def confidence_interval(
+        self,
+        level: float | None = None,
+        method: str = "logit",
+        alternative: str = "two-sided",
+        adjust: str | None = None,
+    ) -> NDArray[np.float64]:
+        """Each class's interval at ``level``, two-sided or one-sided.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level in (0, 1); the result's ``level`` by default.
+        method : {"logit", "wald", "t"}, default "logit"
+            The Wald interval on the logit scale (inside (0, 1)); Ĝ_k ± z·stderr_k; or that
+            with t_{n−1} quantiles.
+        alternative : {"two-sided", "less", "greater"}
+            scipy's convention, as for :meth:`Estimate.confidence_interval`.
+        adjust : {None, "bonferroni"}
+            None: marginal intervals (each covers its class at ``level``);
+            ``"bonferroni"``: simultaneous ones (all K cover together at ``level`` or more),
+            each at 1 − (1 − level) / K.
+
+        Returns
+        -------
+        ndarray of shape (K, 2)
+            Low and high ends per class (NaN for an undefined estimate).
+        """
+        lv = check_level(self.level if level is None else level)
+        method = check_option(method, ("logit", "wald", "t"), "method")
+        if adjust is not None and check_option(adjust, ("bonferroni",), "adjust"):
+            lv = 1.0 - (1.0 - lv) / max(len(self.classes), 1)
+        out = np.empty((len(self.classes), 2))
+        for k, (g, se, ne) in enumerate(
+            zip(self.estimates, self.stderrs, self.unit_n, strict=True)
+        ):
+            out[k] = _sided(partial(self._at, float(g), float(se), method, float(ne)), lv,
+                            alternative)  # fmt: skip
+        return out
+
+    def _at(self, g: float, se: float, method: str, n_eff: float, lv: float) -> tuple[float, float]:
+        return self._two_sided(g, se, lv, method, n_eff)
+
+    def _two_sided(
+        self, g: float, se: float, lv: float, method: str, n_eff: float
+    ) -> tuple[float, float]:
+        if method == "logit":
+            return _logit(g, se, lv, self.census, self.measure, n_eff)
+        if math.isnan(g):
+            return math.nan, math.nan
+        if self.census:
+            return g, g
+        if se == 0.0:
+            _warn_degenerate(self.measure or "estimate")
+        n = self.n_draws
+        if method == "wald":
+            half = stats.norm.isf((1 - lv) / 2) * se
+        elif n < 2:
+            return -math.inf, math.inf
+        else:
+            half = stats.t.isf((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
+        return float(g - half), float(g + half)
+
+    @property
+    def ci(self) -> NDArray[np.float64]:
+        """Logit intervals at ``level``, shape (K, 2)."""
+        return self.confidence_interval()
+
+    _REPR_LINES: ClassVar[tuple[tuple[str, ...], ...]] = (
+        ("measure", "classes"),
+        ("estimates", "stderrs", "level"),
+        ("n_draws", "n_labels", "effective_n", "census"),
+    )
+
+    def __repr__(self) -> str:
+        return _result_repr(self, *self._REPR_LINES)
+
+
+#: Below this many effective successes or failures (min(Ĝ, 1 − Ĝ)·n_eff, the normal
+#: approximation's rule of thumb) the interval is joined with Wilson's at n_eff.
+FEW = 5.0
+
+
+def _logit(
+    g: float, se: float, lv: float, census: bool, name: str, n_eff: float
+) -> tuple[float, float]:
+    """The Wald interval on the logit scale (``logit_interval``); a point on a census.
+
+    Where Ĝ rests on few effective successes or failures (fewer than :data:`FEW`) the
+    plug-in standard error is unreliable — a class whose 18 labeled members are all
+    recalled has se = 0 — so the interval is joined with the Wilson interval of the
+    effective count Ĝ·n_eff out of n_eff, n_eff the Kish size of the draws that can move
+    the estimate (the class's members for recall, its predictions for precision, both
+    for F_β). Without any such draw the sample says nothing: (0, 1)."""
+    if math.isnan(g):
+        return math.nan, math.nan
+    if census:
+        return g, g
+    if not n_eff > 0:
+        return 0.0, 1.0
+    low, high = (float(x) for x in logit_interval(g, se, lv))
+    gc = min(max(g, 0.0), 1.0)
+    if min(gc, 1.0 - gc) * n_eff < FEW:
+        wl, wh = proportion_confint(gc * n_eff, n_eff, lv, "wilson")
+        low, high = min(low, float(wl)), max(high, float(wh))
+    elif se == 0.0:
+        _warn_degenerate(name or "estimate")
+    return low, high
+
+
+def classwise_estimate(
+    measure: ClasswiseMeasure | str,
+    predictive: Any,
+    indices: ArrayLike,
+    labels: ArrayLike,
+    q: ArrayLike | None = None,
+    *,
+    pool_weights: ArrayLike | None = None,
+    prediction: ArrayLike | None = None,
+    estimator: str = "assisted",
+    level: float = 0.95,
+    variance: str = "jackknife",
+) -> ClasswiseEstimate | PerClassEstimate:
+    """Estimate a multi-class measure from labeled draws.
+
+    Parameters
+    ----------
+    measure : ClasswiseMeasure or str
+        ``"macro_f1"``, ``"weighted_f1"``, ``"balanced_accuracy"``, ``"per_class_f1"``,
+        ``"per_class_precision"``, ``"per_class_recall"`` or such a measure object.
+    predictive : (m, K) array or Categorical
+        The model's class probabilities over the whole pool (they give the decision f(x)
+        and, for the model-assisted estimator, the control variate).
+    indices : array-like of int, shape (n,)
+        The pool index of each draw, repeats included.
+    labels : array-like of shape (n,)
+        Each draw's label.
+    q : array-like of shape (n,), optional
+        The probability with which each draw was drawn; the pool distribution by default
+        (uniform draws with replacement).
+    pool_weights : array-like of shape (m,), optional
+        The test distribution over the pool (up to a constant); uniform by default.
+    prediction : array-like of shape (m,), optional
+        The decision f(x) the measure scores, when it is not the most probable class.
+    estimator : {"assisted", "snis"}, default "assisted"
+        The model-assisted estimator or the thesis's self-normalized one (module docstring).
+    level : float, default 0.95
+        Confidence level of the intervals.
+    variance : {"jackknife", "linearized"}, default "jackknife"
+        The leave-one-draw-out jackknife (λ kept), or the delta method's sandwich
+        variance. The jackknife is the default: with a few labels of a rare class the
+        linearization understates the variance of its ratios (docs/results/classwise.md).
+
+    Returns
+    -------
+    ClasswiseEstimate or PerClassEstimate
+        One number for an average, one per class for a ``PerClass`` measure; exact (a
+        census) once every pool instance with test mass is labeled.
+
+    Raises
+    ------
+    ShapeError
+        When ``indices``, ``labels`` and ``q`` differ in length, or a draw's q is not
+        positive.
+
+    See Also
+    --------
+    evaluate : A whole campaign: q*, the draws and this estimate.
+    activeeval.estimators.inference.estimate : The estimator of a single ratio.
+    LabelSpaceError
+        When a label is not one of the model's classes.
+
+    Examples
+    --------
+    Every instance labeled once is a census, equal to scikit-learn's metric:
+
+    >>> import numpy as np
+    >>> from activeeval.estimators.classwise import classwise_estimate
+    >>> proba = np.array([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.1, 0.2, 0.7], [0.5, 0.3, 0.2]])
+    >>> est = classwise_estimate("macro_f1", proba, [0, 1, 2, 3], [0, 1, 1, 0])
+    >>> round(est.estimate, 4)  # f1_score([0, 1, 1, 0], [0, 1, 2, 0], average="macro")
+    0.5556
+    """
+    meas = get_measure(measure)
+    if not isinstance(meas, ClasswiseMeasure):
+        raise ShapeError(
+            f"measure: classwise_estimate estimates the multi-class averages and per-class "
+            f"measures, not {meas.name}; use activeeval.estimators.inference.estimate."
+        )
+    cat = as_categorical(as_predictive(predictive), meas.name)
+    if getattr(meas, "classes", None) is None:
+        meas = meas.bind(cat)
+    estimator = check_option(estimator, ESTIMATORS, "estimator")
+    lv = check_level(level)
+    p = pool_distribution(cat.n, pool_weights)
+    f = decision_index(cat, prediction)
+    idx = np.asarray(indices, dtype=np.intp).ravel()
+    y = cat.label_index(np.asarray(labels).ravel(), "labels")
+    qd = p[idx] if q is None else np.asarray(q, dtype=float).ravel()
+    if not (idx.shape == y.shape == qd.shape):
+        raise ShapeError(
+            f"indices, labels, q: one entry per draw each, got {idx.shape[0]}, {y.shape[0]} "
+            f"and {qd.shape[0]}."
+        )
+    if idx.size == 0:
+        raise ShapeError("indices: no draws; label at least one instance.")
+    if not np.all(qd > 0):
+        raise ShapeError("q: every draw's sampling probability must be positive.")
+    jackknife = check_option(variance, VARIANCE_METHODS, "variance") == "jackknife"
+    return _estimate(meas, cat.proba, f, p, idx, y, qd, estimator == "assisted", lv, jackknife)
+
+
+class _Fit(NamedTuple):
+    """One model's estimate on the draws: its value, the jackknife's leave-one-out values
+    (n, 1 or K; None on a census), the variance, λ, and the units' Kish sizes."""
+
+    value: Any
+    loo: NDArray[np.float64] | None
+    var: NDArray[np.float64]
+    coef: NDArray[np.float64]
+    unit_n: NDArray[np.float64] | None
+    census: bool
+
+
+def _fit(
+    meas: ClasswiseMeasure,
+    proba: NDArray[np.float64],
+    f: NDArray[np.intp],
+    p: NDArray[np.float64],
+    idx: NDArray[np.intp],
+    y: NDArray[np.intp],
+    qd: NDArray[np.float64],
+    assisted: bool,
+    jackknife: bool = True,
+) -> _Fit:
+    """The estimate on trusted arrays: class columns ``f`` (pool) and ``y`` (draws);
+    ``jackknife``: the leave-one-draw-out variance, else the linearized (delta) one."""
+    k = proba.shape[1]
+    uniq, first = np.unique(idx, return_index=True)
+    seen = np.bincount(y, minlength=k) > 0
+    if np.count_nonzero(p) == np.count_nonzero(p[uniq]):  # every unit with mass labeled
+        pu, fu, yu = p[uniq], f[uniq], y[first]
+        counts = Counts(
+            tp=np.bincount(fu[fu == yu], weights=pu[fu == yu], minlength=k),
+            pp=np.bincount(f, weights=p, minlength=k),
+            t=np.bincount(yu, weights=pu, minlength=k),
+        )
+        value, _ = meas.value_and_grad(counts)
+        zero = np.zeros(np.shape(value) or (1,))
+        return _Fit(value, None, zero, zero, None, census=True)
+    v = p[idx] / qd
+    total = float(v.sum())
+    fd = f[idx]
+    hit = fd == y
+    snis = Counts(
+        tp=np.bincount(y[hit], weights=v[hit], minlength=k) / total,
+        pp=np.bincount(fd, weights=v, minlength=k) / total,
+        t=np.bincount(y, weights=v, minlength=k) / total,
+    )
+    if not assisted:
+        counts, coef = _clipped(snis, seen, meas), np.zeros(k if meas.vector else 1)
+        a, _b = _terms(meas, counts, fd, y, None, v, total, with_pp=True)
+        var = (v[:, None] ** 2 * a**2).sum(axis=0) / total**2
+        lam = np.zeros(k)
+        model = pd = None
+    else:
+        model = model_counts(proba, f, p)
+        pd = proba[idx]
+        mbar_tp = np.bincount(fd, weights=v * pd[np.arange(idx.size), fd], minlength=k) / total
+        mbar_t = v @ pd / total
+        # The coefficient is tuned at the counts with λ = 0 (PP exact), then fixed.
+        start = _clipped(Counts(snis.tp, model.pp, snis.t), seen, meas)
+        a, b = _terms(meas, start, fd, y, pd, v, total, with_pp=False)
+        coef = _coef(a, b, v)
+        lam = coef if meas.vector else np.full(k, coef[0])
+        counts = _clipped(
+            Counts(
+                tp=snis.tp + lam * (model.tp - mbar_tp),
+                pp=model.pp,
+                t=snis.t + lam * (model.t - mbar_t),
+            ),
+            seen,
+            meas,
+        )
+        a, b = _terms(meas, counts, fd, y, pd, v, total, with_pp=False)
+        var = (v[:, None] ** 2 * (a - coef * b) ** 2).sum(axis=0) / total**2
+    value, _ = meas.value_and_grad(counts)
+    unit_n = _unit_n(meas, fd, y, v, k) if meas.vector else None
+    loo = None
+    if jackknife:
+        loo = _leave_one_out(meas, seen, fd, y, v, lam, model, pd)
+        var = _spread(loo)
+    return _Fit(value, loo, var, coef, unit_n, census=False)
+
+
+def _estimate(
+    meas: ClasswiseMeasure,
+    proba: NDArray[np.float64],
+    f: NDArray[np.intp],
+    p: NDArray[np.float64],
+    idx: NDArray[np.intp],
+    y: NDArray[np.intp],
+    qd: NDArray[np.float64],
+    assisted: bool,
+    level: float,
+    jackknife: bool = True,
+) -> ClasswiseEstimate | PerClassEstimate:
+    """:func:`classwise_estimate` on trusted arrays (see :func:`_fit`)."""
+    fit = _fit(meas, proba, f, p, idx, y, qd, assisted, jackknife)
+    n_labels, n_draws = int(np.unique(idx).size), int(idx.size)
+    if fit.census:
+        return _result(meas, fit.value, 0.0 * np.asarray(fit.value), n_draws, n_labels,
+                       float(n_labels), level, census=True, coef=fit.coef)  # fmt: skip
+    v = p[idx] / qd
+    se = np.sqrt(fit.var) if meas.vector else float(np.sqrt(np.ravel(fit.var)[0]))
+    n_eff = float(v.sum()) ** 2 / float((v * v).sum())
+    return _result(meas, fit.value, se, n_draws, n_labels, n_eff, level, census=False,
+                   coef=fit.coef, unit_n=fit.unit_n)  # fmt: skip
+
+
+def _paired(
+    meas: ClasswiseMeasure,
+    probas: tuple[NDArray[np.float64], NDArray[np.float64]],
+    fs: tuple[NDArray[np.intp], NDArray[np.intp]],
+    p: NDArray[np.float64],
+    idx: NDArray[np.intp],
+    y: NDArray[np.intp],
+    qd: NDArray[np.float64],
+    assisted: bool,
+    level: float,
+) -> Comparison:
+    """Two models on the same draws: Δ = G[f₀] − G[f₁], each model's estimate as
+    :func:`_fit` (its own probabilities its control variate), the standard error of Δ the
+    jackknife's over the paired leave-one-out differences (the draws are shared, so their
+    dependence is kept), the Wald p-value (eq. 3.23–3.24)."""
+    fits = [_fit(meas, pr, f, p, idx, y, qd, assisted) for pr, f in zip(probas, fs, strict=True)]
+    ga, gb = (float(np.ravel(ft.value)[0]) for ft in fits)
+    diff = _difference(ga, gb)
+    n_labels, n_draws = int(np.unique(idx).size), int(idx.size)
+    common: dict[str, Any] = {
+        "n_draws": n_draws,
+        "n_labels": n_labels,
+        "greater_is_better": True,
+        "level": level,
+        "measure": meas.name,
+    }
+    if fits[0].census:
+        return Comparison(
+            estimates=(ga, gb), difference=diff, stderr=0.0,
+            p_value=1.0 if diff == 0.0 else 0.0, stderrs=(0.0, 0.0), census=True, **common,
+        )  # fmt: skip
+    assert fits[0].loo is not None and fits[1].loo is not None
+    se = float(np.sqrt(_spread(fits[0].loo - fits[1].loo)[0]))
+    se = _rounding_zero(se, diff)
+    stderrs = tuple(float(np.sqrt(ft.var[0])) for ft in fits)
+    return Comparison(
+        estimates=(ga, gb), difference=diff, stderr=se,
+        p_value=_wald_p_value(diff, se, f"{meas.name} difference"),
+        stderrs=stderrs, **common,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _spread(loo: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The jackknife variance (n − 1)/n Σ_i (θ_(−i) − mean)² per column (∞ for n < 2)."""
+    n = loo.shape[0]
+    if n < 2:
+        return np.full(loo.shape[1], np.inf)
+    return np.asarray((n - 1) / n * np.sum((loo - loo.mean(axis=0)) ** 2, axis=0))
+
+
+def _clipped(c: Counts, seen: NDArray[np.bool_], meas: ClasswiseMeasure) -> Counts:
+    """The supports T kept ≥ 0 (a denominator); balanced accuracy averages over the classes
+    the labels have shown (as scikit-learn over those present). TP is not clipped to
+    min(PP, T): near a perfect class that would cut only the upward errors (a bias of
+    −0.006 on a digits model's macro F1 at 200 labels); the reported value is clipped."""
+    t = np.maximum(c.t, 0.0)
+    tp = c.tp
+    if isinstance(meas, BalancedAccuracy):
+        t, tp = np.where(seen, t, 0.0), np.where(seen, tp, 0.0)
+    return Counts(tp=tp, pp=c.pp, t=t)
+
+
+def _terms(
+    meas: ClasswiseMeasure,
+    counts: Counts,
+    fd: NDArray[np.intp],
+    y: NDArray[np.intp],
+    pd: NDArray[np.float64] | None,
+    v: NDArray[np.float64],
+    total: float,
+    *,
+    with_pp: bool,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per draw, the linearized terms a_i = ∇g·c_i and b_i = ∇g·m_i, each centred by its
+    self-normalized mean; shape (n, 1), or (n, K) for a per-class measure (column k: ∇g_k).
+    ``with_pp``: include the PP counts (estimated by the thesis's estimator, exact in the
+    model-assisted one). b is zero without the model (``pd`` None)."""
+    _value, (dtp, dpp, dt) = meas.value_and_grad(counts)
+    n = fd.shape[0]
+    rows = np.arange(n)
+    hit = (fd == y).astype(float)
+    if not meas.vector:
+        a = dtp[y] * hit + dt[y] + (dpp[fd] if with_pp else 0.0)
+        b = np.zeros(n) if pd is None else dtp[fd] * pd[rows, fd] + pd @ dt
+        a, b = a[:, None], b[:, None]
+    else:
+        k = dtp.shape[0]
+        a = np.zeros((n, k))
+        a[rows, y] += dt[y] + dtp[y] * hit
+        if with_pp:
+            a[rows, fd] += dpp[fd]
+        b = np.zeros((n, k))
+        if pd is not None:
+            b = pd * dt[None, :]
+            b[rows, fd] += dtp[fd] * pd[rows, fd]
+    a = a - (v @ a) / total
+    b = b - (v @ b) / total
+    return a, b
+
+
+def _unit_n(
+    meas: ClasswiseMeasure, fd: NDArray[np.intp], y: NDArray[np.intp], v: NDArray[np.float64],
+    k: int,
+) -> NDArray[np.float64]:  # fmt: skip
+    """Per class, Kish's (Σ v)² / Σ v² over the draws that can move its value."""
+    metric = getattr(meas, "metric", "f1")
+    units = np.zeros((fd.shape[0], k), dtype=bool)
+    rows = np.arange(fd.shape[0])
+    if metric != "precision":
+        units[rows, y] = True
+    if metric != "recall":
+        units[rows, fd] = True
+    sv = v @ units
+    sv2 = (v * v) @ units
+    out = np.zeros(k)
+    np.divide(sv * sv, sv2, out=out, where=sv2 > 0)
+    return out
+
+
+def _leave_one_out(
+    meas: ClasswiseMeasure,
+    seen: NDArray[np.bool_],
+    fd: NDArray[np.intp],
+    y: NDArray[np.intp],
+    v: NDArray[np.float64],
+    lam: NDArray[np.float64],
+    model: Counts | None,
+    pd: NDArray[np.float64] | None,
+) -> NDArray[np.float64]:
+    """Ĝ_(−i): the estimate recomputed without each draw i (λ kept), all n at once as
+    (n, K) count arrays; shape (n, 1), or (n, K) for a per-class measure. With one draw,
+    shape (1, ·) of NaN (nothing is left)."""
+    n, k = fd.shape[0], lam.shape[0]
+    if n < 2:
+        return np.full((n, k if meas.vector else 1), np.nan)
+    rows = np.arange(n)
+
+    def loo(contrib: NDArray[np.float64]) -> NDArray[np.float64]:
+        return (contrib.sum(axis=0)[None, :] - contrib) / rest[:, None]
+
+    rest = v.sum() - v
+    c_tp = np.zeros((n, k))
+    hit = fd == y
+    c_tp[rows[hit], y[hit]] = v[hit]
+    c_t = np.zeros((n, k))
+    c_t[rows, y] = v
+    tp, t = loo(c_tp), loo(c_t)
+    if model is None or pd is None:
+        c_pp = np.zeros((n, k))
+        c_pp[rows, fd] = v
+        pp = loo(c_pp)
+    else:
+        c_mtp = np.zeros((n, k))
+        c_mtp[rows, fd] = v * pd[rows, fd]
+        tp = tp + lam * (model.tp - loo(c_mtp))
+        t = t + lam * (model.t - loo(v[:, None] * pd))
+        pp = np.broadcast_to(model.pp, (n, k))
+    theta, _ = meas.value_and_grad(_clipped(Counts(tp=tp, pp=pp, t=t), seen, meas))
+    return np.asarray(theta, dtype=float).reshape(n, -1)
+
+
+def _coef(a: NDArray[np.float64], b: NDArray[np.float64], v: NDArray[np.float64]) -> Any:
+    """λ ∈ [0, 1] minimizing Σ v² (a − λ b)² per column (0 where b vanishes)."""
+    v2 = (v * v)[:, None]
+    num = (v2 * a * b).sum(axis=0)
+    den = (v2 * b * b).sum(axis=0)
+    out = np.zeros_like(den)
+    np.divide(num, den, out=out, where=den > 0)
+    return np.clip(out, 0.0, 1.0)
+
+
+def _result(
+    meas: ClasswiseMeasure,
+    value: Any,
+    se: Any,
+    n_draws: int,
+    n_labels: int,
+    n_eff: float,
+    level: float,
+    *,
+    census: bool,
+    coef: Any,
+    unit_n: Any = None,
+) -> ClasswiseEstimate | PerClassEstimate:
+    if meas.vector:
+        return PerClassEstimate(
+            classes=meas._classes(), estimates=np.asarray(value, dtype=float),
+            stderrs=np.where(np.isnan(value), np.nan, se), n_draws=n_draws, n_labels=n_labels,
+            effective_n=n_eff, level=level, measure=meas.name, census=census,
+            coef=np.broadcast_to(np.asarray(coef, dtype=float), np.shape(value)).copy(),
+            unit_n=np.full(np.shape(value), float(n_eff)) if unit_n is None else unit_n,
+        )  # fmt: skip
+    g = float(value)
+    return ClasswiseEstimate(
+        estimate=g, stderr=math.nan if math.isnan(g) else float(se), n_draws=n_draws,
+        n_labels=n_labels, effective_n=n_eff, binary_loss=False, level=level,
+        measure=meas.name, census=census, coef=float(np.ravel(coef)[0]),
+    )  # fmt: skip
