@@ -29,7 +29,16 @@ from ._validation import pool_distribution as _pool_distribution
 from .errors import ActiveEvalWarning, BudgetError, ShapeError, UnknownOptionError
 from .estimators.assisted import _conditional_variance
 from .estimators.inference import _wald_interval, logit_interval
-from .measures import Measure, check_fits, get_measure
+from .measures import (
+    ClasswiseMeasure,
+    Measure,
+    _influences,
+    as_categorical,
+    check_fits,
+    decision_index,
+    get_measure,
+    intrinsic,
+)
 from .methods import (
     ALTERNATIVES,
     COMPARISON_METHODS,
@@ -873,6 +882,27 @@ def _ranked_terms(
     return g, mean, (np.zeros_like(first) if assisted else first), s
 
 
+def _classwise_terms(
+    preds: list[Predictive], meas: ClasswiseMeasure, p: NDArray[np.float64], assisted: bool,
+    fs: list[NDArray[Any]] | None = None,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+    """(G, e, s) of a function of several ratios, or (Δ, e, s) of a pair under the models'
+    mixture: its influence ψ = ∇g·(c − S) at the counts the model expects (the planning
+    page's z), e = E[ψ | x] (0 for the model-assisted estimator), s = Var[ψ | x]."""
+    cats = [as_categorical(pr, meas.name) for pr in preds]
+    fs = [pr.point_prediction() for pr in preds] if fs is None else fs
+    proba = cats[0].proba if len(cats) == 1 else np.mean([c.proba for c in cats], axis=0)
+    cols = [decision_index(cats[0], f) for f in fs]
+    psi = _influences(meas, proba, cols[0], p)
+    value = float(intrinsic(meas, proba, cols[0], p))
+    if len(cols) == 2:
+        psi = psi - _influences(meas, proba, cols[1], p)
+        value -= float(intrinsic(meas, proba, cols[1], p))
+    first = np.einsum("ij,ij->i", proba, psi)
+    s = np.maximum(np.einsum("ij,ij,ij->i", proba, psi, psi) - first * first, 0.0)
+    return value, (np.zeros_like(first) if assisted else first), s
+
+
 def _pair_terms(
     preds: list[Predictive], meas: Measure, p: NDArray[np.float64], assisted: bool,
     fs: list[NDArray[Any]] | None = None,
@@ -1139,6 +1169,11 @@ def _models(
         meas = get_measure(measure, pos_label=pos_label)
         check_fits(meas, preds[0])
         meas = meas.bind(preds[0])
+    if getattr(meas, "vector", False):
+        raise UnknownOptionError(
+            f"measure: plan() predicts one interval, and {meas.name} has one per class; plan "
+            "macro_f1, weighted_f1 or balanced_accuracy, or one class's f1 with pos_label=."
+        )
     return preds, meas, method, costs
 
 
@@ -1234,10 +1269,13 @@ def _build(
     first key the planned one): what :func:`plan` and a session's re-plan share."""
     pair = len(preds) > 1
     assisted = estimator == "assisted"
-    residual: _Residuals | _RankedResiduals
+    residual: _Residuals | _RankedResiduals | _ClasswiseResiduals
     if isinstance(preds[0], GradedRelevance):
         value, mean, e, s = _ranked_terms(preds, meas, p, assisted)
         residual = _RankedResiduals(preds, meas, mean, e, s, assisted)
+    elif isinstance(meas, ClasswiseMeasure):
+        value, e, s = _classwise_terms(preds, meas, p, assisted)
+        residual = _ClasswiseResiduals(preds, meas, p, assisted)
     else:
         if pair:
             value, e, s = _pair_terms(preds, meas, p, assisted)
@@ -1326,6 +1364,51 @@ class _Residuals:
             _, e, s = _single_terms(new[0], self.meas, p, self.assisted, self.fs[0])
         else:
             _, e, s = _pair_terms(new, self.meas, p, self.assisted, self.fs)
+        return e, s
+
+
+class _ClasswiseResiduals:
+    """:class:`_Residuals` for a function of several ratios: z = ψ(x, y) at the labeled
+    units (a pair: ψ₀ − ψ₁), ψ the influence at the counts each model expects, b its
+    expectation under each model's own distribution, λ̂ as there."""
+
+    def __init__(
+        self, preds: list[Predictive], meas: ClasswiseMeasure, p: NDArray[np.float64],
+        assisted: bool,
+    ) -> None:  # fmt: skip
+        self.meas, self.assisted, self.preds = meas, assisted, preds
+        self.fs = [pr.point_prediction() for pr in preds]
+        cats = [as_categorical(pr, meas.name) for pr in preds]
+        self.cat = cats[0]
+        cols = [decision_index(cats[0], f) for f in self.fs]
+        self.psi = []  # each source's influence of the estimate (a pair: the difference)
+        for c in cats:
+            psi = _influences(meas, c.proba, cols[0], p)
+            if len(cols) == 2:
+                psi = psi - _influences(meas, c.proba, cols[1], p)
+            self.psi.append(psi)
+        self.b = np.column_stack(
+            [np.einsum("ij,ij->i", c.proba, ps) for c, ps in zip(cats, self.psi, strict=True)]
+        )
+
+    def __call__(
+        self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
+        v: NDArray[np.float64],
+    ) -> NDArray[np.float64]:  # fmt: skip
+        y = self.cat.label_index(np.asarray(result.labels)[first], "labels")
+        z = self.psi[0][units, y]
+        b = self.b[units][:, :1] if len(self.fs) == 1 else self.b[units]
+        return _regressed(z, b, v, self.assisted)
+
+    def recalibrated_terms(
+        self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
+        v: NDArray[np.float64], p: NDArray[np.float64],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+        """(e, s) under the models recalibrated on the labeled units, as
+        :meth:`_Residuals.recalibrated_terms`."""
+        y = np.asarray(result.labels)[first]
+        new = [_recalibrated(pr, units, y, v) for pr in self.preds]
+        _, e, s = _classwise_terms(new, self.meas, p, self.assisted, self.fs)
         return e, s
 
 

@@ -130,7 +130,7 @@ def _measure_spec(meas: Measure) -> dict[str, Any]:
         }
     if type(meas) in (ErrorRate, Accuracy, SquaredError, AbsoluteError, LabelMean, LabelProportion):
         return {"class": type(meas).__name__}
-    if type(meas) in (MacroF1, WeightedF1):
+    if isinstance(meas, MacroF1 | WeightedF1):
         return {"class": type(meas).__name__, "beta": float(meas.beta)}
     if type(meas) is BalancedAccuracy:
         return {"class": "BalancedAccuracy"}

@@ -709,6 +709,7 @@ def _plan_measure(
             raise UnknownOptionError(
                 f"beta: only the F-measures ({', '.join(_WITH_BETA)}) have a β, not {key!r}."
             )
+        meas: Measure
         if beta is not None and key != "f1":
             meas = (MacroF1 if key == "macro_f1" else WeightedF1)(beta=float(beta))
         else:
