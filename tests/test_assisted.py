@@ -909,7 +909,7 @@ def test_collinear_sources_get_the_smallest_coefficients():
     # Squared loss under two Gaussian models: E_A[d | x] = −E_B[d | x], so only λ_A − λ_B is
     # identified. The tuned λ is the smallest minimizer: one coefficient 0, the other the
     # one-column least-squares coefficient (closed form), clipped to [0, 1].
-    from activeeval.estimators.assisted import _box_least_squares
+    from activeeval.estimators.inference import _box_least_squares
 
     rng = np.random.default_rng(7)
     for _ in range(50):

@@ -199,14 +199,19 @@ def test_model_counts_and_intrinsic_value():
 
 def test_optimal_q_is_the_square_root_rule_with_the_mix():
     proba, _y = _pool(m=400, k=4, seed=11)
-    q = optimal_distribution(proba, "macro_f1", mix=0.1)
+    q = optimal_distribution(proba, "macro_f1", mix=0.1, floor=0.0)
     meas = ae.MacroF1().bind(ae.Categorical(proba))
     a = np.sqrt(influence_second_moment(meas, proba, proba.argmax(1), np.full(400, 1 / 400)))
     np.testing.assert_allclose(q, 0.9 * a / a.sum() + 0.1 / 400, rtol=1e-12)
     costs = np.random.default_rng(12).uniform(1, 4, 400)
-    qc = optimal_distribution(proba, "macro_f1", costs=costs, mix=0.0)
+    qc = optimal_distribution(proba, "macro_f1", costs=costs, mix=0.0, floor=0.0)
     ac = a / np.sqrt(costs)
     np.testing.assert_allclose(qc, ac / ac.sum(), rtol=1e-12)
+    # the floor: the same rule under probabilities with floor/K on every class
+    floored = 0.95 * proba + 0.05 / 4
+    af = np.sqrt(influence_second_moment(meas, floored, proba.argmax(1), np.full(400, 1 / 400)))
+    q = optimal_distribution(proba, "macro_f1", mix=0.0, floor=0.05)
+    np.testing.assert_allclose(q, af / af.sum(), rtol=1e-12)
 
 
 # ------------------------------------------------------------------ Monte-Carlo checks
@@ -541,30 +546,32 @@ def test_cli_session_of_macro_f1(tmp_path):
 
 
 def test_plan_predicts_the_standard_error_where_the_model_is_right():
-    """ae.plan's standard error at 200 labels against the spread of 400 campaigns on the
-    calibrated pool: within 15 % (the spread's own relative s.e. is 3.5 %; the rest is the
-    delta method's O(1/n) at 200 labels, measured 4–12 %)."""
+    """ae.plan's standard error at 800 labels against the spread of 400 campaigns on the
+    calibrated pool: within 10 %, three times the spread's own relative s.e. (3.5 %);
+    measured 0.92–1.06. (At 200 labels the plan, an asymptotic prediction, is 3–14 % low:
+    the delta method's O(1/n).)"""
     proba, y = _pool(m=3000, k=5, seed=30)
     for name in ("macro_f1", "balanced_accuracy"):
-        pl = ae.plan(proba, name, budgets=[200])
+        pl = ae.plan(proba, name, budgets=[800])
         for method in ("active", "passive"):
             est = [
-                ae.evaluate(proba, lambda i: y[i], name, budget=200, method=method,
+                ae.evaluate(proba, lambda i: y[i], name, budget=800, method=method,
                             random_state=r).estimate
                 for r in range(400)
             ]  # fmt: skip
-            assert abs(pl.stderr(200, method) / np.std(est) - 1) < 0.15, (name, method)
+            assert abs(pl.stderr(800, method) / np.std(est) - 1) < 0.10, (name, method)
 
 
 def test_replan_corrects_an_overconfident_plan():
-    """The overconfident model's plan expects too little spread (0.023 against 0.038,
-    measured); re-planned from 200 labels it comes within 15 % of the campaigns' spread."""
+    """The overconfident model's plan expects too little spread (0.026 against 0.035,
+    measured); re-planned from 200 labels it comes within 15 % of the campaigns' spread
+    (measured: median 0.0344)."""
     proba, y = _pool(m=3000, k=5, seed=30, temper=3.0)
     pl = ae.plan(proba, "macro_f1", budgets=[200])
     runs = [ae.evaluate(proba, lambda i: y[i], "macro_f1", budget=200, random_state=r)
             for r in range(300)]  # fmt: skip
     sd = np.std([r.estimate for r in runs])
-    assert pl.stderr(200) < 0.75 * sd
+    assert pl.stderr(200) < 0.85 * sd
     replanned = np.median([pl.replan(r).stderr(200) for r in runs[:40]])
     assert abs(replanned / sd - 1) < 0.15
 
@@ -573,3 +580,94 @@ def test_plan_refuses_a_per_class_measure():
     proba, _y = _pool(m=100, k=3, seed=75)
     with pytest.raises(UnknownOptionError, match="one per class"):
         ae.plan(proba, "per_class_f1")
+
+
+# ------------------------------------------------------- the jackknife and its edge cases
+def _naive_jackknife(meas, proba, idx, y, estimator):
+    """Each draw left out in turn by recomputing the estimate on the rest (the
+    coefficients re-tuned too, so this is the plain jackknife of the whole procedure)."""
+    n = idx.size
+    loo = np.array([
+        classwise_estimate(meas, proba, np.delete(idx, i), np.delete(y, i),
+                           estimator=estimator, variance="linearized").estimate
+        for i in range(n)
+    ])  # fmt: skip
+    return math.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2))
+
+
+@pytest.mark.parametrize("estimator", ["snis", "assisted"])
+def test_jackknife_matches_leaving_each_draw_out(estimator):
+    """The vectorized jackknife against a loop that recomputes the estimate without each
+    draw, on a pool with a rare class (2.5 %) that a draw or two represent: balanced
+    accuracy then drops the class when its only draw is left out, as the loop does (it
+    used to keep the class with counts of the control variate alone: standard errors up
+    to 377 times too large, an independent review found). The thesis's estimator has no
+    coefficient: equal sample by sample. The model-assisted one keeps its λ where the loop
+    re-tunes it, so single samples differ (by up to 2× at 60 draws); over 40 samples the
+    mean standard errors agree within 10 % (both measured 0.069, the estimates' spread
+    0.070)."""
+    rng = np.random.default_rng(80)
+    prior = np.array([0.5, 0.3, 0.175, 0.025])
+    proba = _softmax(np.log(prior) + rng.normal(size=(600, 4)))
+    y = (proba.cumsum(axis=1) > rng.uniform(size=(600, 1))).argmax(axis=1)
+    got, want = [], []
+    for seed in range(5 if estimator == "snis" else 40):
+        idx = np.random.default_rng(seed).integers(0, 600, 60)
+        est = classwise_estimate("balanced_accuracy", proba, idx, y[idx], estimator=estimator)
+        got.append(est.stderr)
+        want.append(_naive_jackknife("balanced_accuracy", proba, idx, y[idx], estimator))
+    if estimator == "snis":
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+    else:
+        assert abs(np.mean(got) / np.mean(want) - 1) < 0.10
+
+
+def test_a_class_with_one_relevant_draw_gets_an_interval():
+    """Leaving out a class's only member makes its recall undefined in that jackknife
+    replicate; the class still gets an interval (Wilson's at its effective size), not NaN."""
+    proba = np.array([[0.8, 0.1, 0.1]] * 6 + [[0.1, 0.8, 0.1]] * 6 + [[0.1, 0.1, 0.8]])
+    y = np.array([0] * 6 + [1] * 6 + [2])
+    idx = np.arange(13)[np.r_[0:5, 6:11, 12]]
+    est = classwise_estimate("per_class_recall", proba, idx, y[idx])
+    ci = est.confidence_interval()
+    assert np.all(np.isfinite(ci))
+    assert ci[2, 0] < 1.0 == est.estimates[2]
+
+
+def test_model_assisted_is_no_worse_than_the_thesis_estimator_on_a_flat_model():
+    """With probabilities that say nothing (temperature 10) the control variates must not
+    cost precision: the predicted positives are a control variate of their own, tuned
+    with the model's jointly in [0, 1]² (with PP taken exactly the default was 20 % worse
+    than snis here, an independent review found). 1,000 samples of 200 uniform draws;
+    the RMSE ratio's Monte-Carlo s.e. is about 3 %."""
+    proba, y = _pool(m=3000, k=4, seed=5)
+    flat = _softmax(np.log(proba) / 10)
+    f = proba.argmax(1)
+    truth = precision_score(y, f, average=None)
+    rng = np.random.default_rng(0)
+    err = {"assisted": [], "snis": []}
+    for _ in range(1000):
+        d = rng.integers(0, 3000, 200)
+        for est in err:
+            err[est].append(
+                classwise_estimate(
+                    "per_class_precision", flat, d, y[d], estimator=est, prediction=f
+                ).estimates
+                - truth
+            )
+    rmse = {k: np.sqrt(np.nanmean(np.square(v), axis=0)) for k, v in err.items()}
+    assert np.all(rmse["assisted"] <= 1.09 * rmse["snis"]), rmse
+
+
+def test_pos_label_and_averages_of_precision_are_refused_with_the_alternative():
+    proba, y = _pool(m=100, k=3, seed=81)
+    with pytest.raises(UnknownOptionError, match=r"pos_label.*every class"):
+        ae.evaluate(proba, lambda i: y[i], "macro_f1", budget=20, pos_label=1)
+    with pytest.raises(UnknownOptionError, match=r"MacroF1\(beta=0.0\)"):
+        ae.Precision(average="macro")
+    with pytest.raises(UnknownOptionError, match="balanced_accuracy"):
+        ae.Recall(average="macro")
+    census = classwise_estimate(ae.MacroF1(beta=0.0), proba, np.arange(100), y)
+    assert census.estimate == pytest.approx(
+        precision_score(y, proba.argmax(1), average="macro", zero_division=0)
+    )

@@ -78,14 +78,19 @@ def demo(budget: int, seed: int, reps: int) -> None:
 _MEASURE = click.option(
     "--measure",
     required=True,
-    help="error_rate, accuracy, f1, precision, recall (classifiers); mse, mae (regressors); "
-    "mean, proportion (the label's own mean, e.g. a judge's score); dcg, err (ranked pools).",
+    help="error_rate, accuracy, f1, precision, recall (classifiers; f1 and the like of one "
+    "class, --pos-label with more than two); macro_f1, weighted_f1, balanced_accuracy "
+    "(multi-class averages); mse, mae (regressors); mean, proportion (the label's own mean, "
+    "e.g. a judge's score); dcg, err (ranked pools).",
 )
 _POS_LABEL = click.option(
     "--pos-label", default=None, help="Positive class of f1/precision/recall."
 )
 _BETA = click.option(
-    "--beta", type=float, default=None, help="β of the F-measure (with --measure f1)."
+    "--beta",
+    type=float,
+    default=None,
+    help="β of the F-measure (with --measure f1, macro_f1 or weighted_f1).",
 )
 
 

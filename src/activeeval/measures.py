@@ -1053,9 +1053,19 @@ class FMeasure(Measure):
             if average is None:
                 return PerClass("f1", beta)
             return (MacroF1 if average == "macro" else WeightedF1)(beta)
+        if what == "f1":
+            raise UnknownOptionError(
+                f"average: expected 'binary', 'macro', 'weighted', None or 'micro', got "
+                f"{average!r}."
+            )
+        alternative = (
+            "MacroF1(beta=0.0) is the macro-averaged precision"
+            if what == "precision"
+            else "balanced_accuracy is the mean recall over the classes present"
+        )
         raise UnknownOptionError(
-            f"average: expected 'binary', 'macro', 'weighted', None or 'micro' for {what}, got "
-            f"{average!r}" + ("; per-class values: average=None." if what != "f1" else ".")
+            f"average: {what} takes 'binary' (one class) or None (every class: "
+            f"PerClass({what!r})), not {average!r}; {alternative}."
         )
 
     def __post_init__(self) -> None:
@@ -1528,6 +1538,12 @@ def _check_beta(beta: float) -> float:
     return b
 
 
+def _name_f_beta(meas: Any, stem: str) -> None:
+    """An average of F_β checks its β and is named ``{stem}_f1`` or ``{stem}_f_beta(β)``."""
+    b = _check_beta(meas.beta)
+    object.__setattr__(meas, "name", f"{stem}_f1" if b == 1.0 else f"{stem}_f_beta({b:g})")
+
+
 class ClasswiseMeasure(Measure):
     """A multi-class measure G = g(TP, PP, T) of the confusion counts' pool means.
 
@@ -1762,9 +1778,7 @@ class MacroF1(ClasswiseMeasure):
     name: str = field(default="macro_f1", init=False)
 
     def __post_init__(self) -> None:
-        b = _check_beta(self.beta)
-        if b != 1.0:
-            object.__setattr__(self, "name", f"macro_f_beta({b:g})")
+        _name_f_beta(self, "macro")
 
     def value_and_grad(self, c: Counts) -> tuple[Any, Gradient]:
         k = c.tp.shape[-1]
@@ -1805,9 +1819,7 @@ class WeightedF1(ClasswiseMeasure):
     name: str = field(default="weighted_f1", init=False)
 
     def __post_init__(self) -> None:
-        b = _check_beta(self.beta)
-        if b != 1.0:
-            object.__setattr__(self, "name", f"weighted_f_beta({b:g})")
+        _name_f_beta(self, "weighted")
 
     def value_and_grad(self, c: Counts) -> tuple[Any, Gradient]:
         f, _d, dtp, dpp, dt = _f_beta(c, float(self.beta) ** 2)
@@ -2121,4 +2133,10 @@ def get_measure(measure: Measure | str, *, pos_label: Any = None) -> Measure:
     cls = _NAMED[key]
     if isinstance(cls, type) and issubclass(cls, FMeasure):
         return cls(pos_label=pos_label)
-    return cls()
+    meas = cls()
+    if pos_label is not None and isinstance(meas, ClasswiseMeasure):
+        raise UnknownOptionError(
+            f"pos_label: {key} averages over (or reports) every class and has no positive "
+            f"class; drop pos_label={pos_label!r}, or use 'f1' with pos_label= for one class."
+        )
+    return meas

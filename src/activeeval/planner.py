@@ -38,6 +38,7 @@ from .measures import (
     decision_index,
     get_measure,
     intrinsic,
+    model_counts,
 )
 from .methods import (
     ALTERNATIVES,
@@ -1283,9 +1284,11 @@ def _build(
             value, e, s = _single_terms(preds[0], meas, p, assisted)
         residual = _Residuals(preds, meas, assisted)
     price = np.ones(p.shape[0]) if lam is None else lam
+    # The finite-pool form (labeled units exact) is the model-assisted estimator's of one
+    # ratio; a function of several ratios is estimated over the draws (with replacement).
+    finite = assisted and not isinstance(meas, ClasswiseMeasure)
     curves: dict[str, _Curve | _Larger] = {
-        k: _Curve(np.asarray(q, dtype=float), p, e, s, price, finite=assisted)
-        for k, q in qs.items()
+        k: _Curve(np.asarray(q, dtype=float), p, e, s, price, finite=finite) for k, q in qs.items()
     }
     binary = assisted and getattr(meas, "binary_loss", False) and not pair
     out = Plan(
@@ -1367,10 +1370,22 @@ class _Residuals:
         return e, s
 
 
+def _pp_part(
+    meas: ClasswiseMeasure, proba: NDArray[np.float64], f: NDArray[np.intp],
+    p: NDArray[np.float64],
+) -> NDArray[np.float64]:  # fmt: skip
+    """∂G/∂PP at the decision f(x): the predicted-positives part of the influence ψ (at the
+    counts ``proba`` expects)."""
+    _value, (_dtp, dpp, _dt) = meas.value_and_grad(model_counts(proba, f, p))
+    return np.asarray(dpp[f], dtype=float)
+
+
 class _ClasswiseResiduals:
     """:class:`_Residuals` for a function of several ratios: z = ψ(x, y) at the labeled
-    units (a pair: ψ₀ − ψ₁), ψ the influence at the counts each model expects, b its
-    expectation under each model's own distribution, λ̂ as there."""
+    units (a pair: ψ₀ − ψ₁), ψ the influence at the counts each model expects; b, per
+    model's own distribution, the two control variates of the model-assisted estimator:
+    the expectation of ψ's label-dependent part (TP, T) and ψ's predicted-positives part
+    (PP, known from f); λ̂ as there."""
 
     def __init__(
         self, preds: list[Predictive], meas: ClasswiseMeasure, p: NDArray[np.float64],
@@ -1382,14 +1397,16 @@ class _ClasswiseResiduals:
         self.cat = cats[0]
         cols = [decision_index(cats[0], f) for f in self.fs]
         self.psi = []  # each source's influence of the estimate (a pair: the difference)
+        columns = []
         for c in cats:
             psi = _influences(meas, c.proba, cols[0], p)
+            pp = _pp_part(meas, c.proba, cols[0], p)
             if len(cols) == 2:
                 psi = psi - _influences(meas, c.proba, cols[1], p)
+                pp = pp - _pp_part(meas, c.proba, cols[1], p)
             self.psi.append(psi)
-        self.b = np.column_stack(
-            [np.einsum("ij,ij->i", c.proba, ps) for c, ps in zip(cats, self.psi, strict=True)]
-        )
+            columns += [np.einsum("ij,ij->i", c.proba, psi) - pp, pp]
+        self.b = np.column_stack(columns)
 
     def __call__(
         self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
@@ -1397,8 +1414,7 @@ class _ClasswiseResiduals:
     ) -> NDArray[np.float64]:  # fmt: skip
         y = self.cat.label_index(np.asarray(result.labels)[first], "labels")
         z = self.psi[0][units, y]
-        b = self.b[units][:, :1] if len(self.fs) == 1 else self.b[units]
-        return _regressed(z, b, v, self.assisted)
+        return _regressed(z, self.b[units], v, self.assisted)
 
     def recalibrated_terms(
         self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,

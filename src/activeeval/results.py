@@ -740,12 +740,13 @@ class PerClassResult:
         )  # fmt: skip
 
     def __repr__(self) -> str:
-        rows = ", ".join(
-            f"{c!r}: {g:.4g} [{lo:.4g}, {hi:.4g}]"
-            for c, g, (lo, hi) in zip(self.classes, self.estimates, self.ci, strict=True)
-        )
-        return (
-            f"PerClassResult(measure={self.measure!r}, method={self.method!r}, "
-            f"level={self.level:g},\n    {{{rows}}},\n    n_labels={self.n_labels}, "
-            f"n_draws={self.n_draws}, cost={self.cost:g}, budget={self.budget:g})"
-        )
+        shown = list(zip(self.classes, self.estimates, self.ci, strict=True))
+        rows = [f"    {c!r}: {g:.4f} [{lo:.4f}, {hi:.4f}]," for c, g, (lo, hi) in shown[:20]]
+        if len(shown) > 20:
+            rows.append(f"    ... {len(shown) - 20} more classes (to_frame() lists all),")
+        return "\n".join(
+            [f"PerClassResult(measure={self.measure!r}, method={self.method!r}, "
+             f"level={self.level:g}, interval={self.interval!r},", *rows,
+             f"    n_labels={self.n_labels}, n_draws={self.n_draws}, cost={self.cost:g}, "
+             f"budget={self.budget:g})"]
+        )  # fmt: skip

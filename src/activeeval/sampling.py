@@ -234,7 +234,9 @@ def optimal_distribution(
     prediction : array-like of shape (m,), optional
         The model's predictions f(x) if they are not the mode/mean of ``predictive``.
     floor : float
-        Bounds [floor, 1 − floor] on the intrinsic value for 0/1 losses; 0 disables.
+        Bounds [floor, 1 − floor] on the intrinsic value for 0/1 losses; for a multi-class
+        average or per-class measure, the share of each instance's probability spread
+        evenly over the classes (the model is never certain); 0 disables.
     mix : float
         Weight ε ∈ [0, 1] of the defensive mixture with p; 0 disables (and warns when q is
         then zero where the measure's weight can be positive).
@@ -302,9 +304,11 @@ def optimal_distribution(
     check_safeguards(mix, floor)
     p = _pool_distribution(pred_dist.n, pool_weights)
     if isinstance(meas, ClasswiseMeasure):
-        # A function of several ratios: eq. 4.6 with its influence ψ for w(ℓ − G); no floor.
+        # A function of several ratios: eq. 4.6 with its influence ψ for w(ℓ − G), under the
+        # model's probabilities floored: each class keeps floor/K, so no instance is certain.
         cat = as_categorical(pred_dist, meas.name)
-        a = influence_second_moment(meas, cat.proba, decision_index(cat, prediction), p)
+        proba = cat.proba if floor <= 0 else (1.0 - floor) * cat.proba + floor / cat.proba.shape[1]
+        a = influence_second_moment(meas, proba, decision_index(cat, prediction), p)
         mask = np.ones(cat.n, dtype=bool)
         return _from_moment(a, p, mask, lam, mix, True, uniform=pool_weights is None)
     f = pred_dist.point_prediction() if prediction is None else np.asarray(prediction)

@@ -4,10 +4,11 @@ evaluation, or two models' comparison by an average (fixed n: no stopping rules)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .._validation import (
     check_budget,
@@ -78,35 +79,20 @@ def _evaluate_classwise(
             "function of several ratios; use method='active' or 'passive'."
         )
     method = check_option(s.method, ClasswisePool.evaluate_methods, "method")
-    estimator = check_option(s.estimator, ESTIMATORS, "estimator")
-    lam = check_costs(s.costs, cat.n)
-    lv = check_level(s.level)
-    b = check_budget(s.budget, lam)
-    if not callable(oracle):
-        raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
-    rng = check_random_state(s.random_state)
-    max_draws = check_max_draws(s.max_draws, b, lam)
-    p = pool_distribution(cat.n, s.pool_weights)
+    run = _Run.checked(s, cat.n, oracle)
     if q is not None:
         qq = check_distribution(q, "q", cat.n)
-        check_support(qq, p > 0)
+        check_support(qq, run.p > 0)
     else:
         qq = sampling_distribution(
-            method, cat, meas, costs=lam, pool_weights=s.pool_weights, floor=floor, mix=s.mix,
-            prediction=predictive.point_prediction(),
+            method, cat, meas, costs=run.lam, pool_weights=s.pool_weights, floor=floor,
+            mix=s.mix, prediction=predictive.point_prediction(),
         )  # fmt: skip
-    pool = ClasswisePool([predictive], meas, p)
-    book, check = pool.label_book()
-    with _bar(b, lam, s.progress) as bar:
-        acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
-        acq.run(b)
-    acq.warn_if_capped(b, stacklevel=4)  # from evaluate
-    if acq.draws.size == 0:
-        raise _no_label_bought(s.budget, lam)
-    draws = acq.draws
-    y = book.lookup(draws)
-    rep = pool.reporting(qq, lv, estimator)
+    pool = ClasswisePool([predictive], meas, run.p)
+    acq, draws, y = run.acquire(pool, qq, oracle)
+    rep = pool.reporting(qq, run.level, run.estimator)
     est, interval = pool.estimate(rep, 0, draws, y, acq.draw_q)
+    lv, b = run.level, run.budget
     sample = {
         "cost": acq.spent, "budget": b, "method": method, "indices": draws, "q": acq.draw_q,
         **pool.label_fields(y),
@@ -154,29 +140,57 @@ def _compare_classwise(
             f"mass; {meas.name} is a function of several ratios. Use 'active' instead."
         )
     method = check_option(s.method, ClasswisePool.compare_methods, "method")
-    estimator = check_option(s.estimator, ESTIMATORS, "estimator")
-    lam = check_costs(s.costs, cats[0].n)
-    lv = check_level(s.level)
-    b = check_budget(s.budget, lam)
-    if not callable(oracle):
-        raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
-    rng = check_random_state(s.random_state)
-    max_draws = check_max_draws(s.max_draws, b, lam)
-    p = pool_distribution(cats[0].n, s.pool_weights)
+    run = _Run.checked(s, cats[0].n, oracle)
     qq = comparison_distribution(
-        preds, meas, method=method, costs=lam, pool_weights=s.pool_weights, mix=s.mix
+        preds, meas, method=method, costs=run.lam, pool_weights=s.pool_weights, mix=s.mix
     )
-    pool = ClasswisePool(preds, meas, p)
-    book, check = pool.label_book()
-    with _bar(b, lam, s.progress) as bar:
-        acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
-        acq.run(b)
-    acq.warn_if_capped(b, stacklevel=4)  # from compare
-    if acq.draws.size == 0:
-        raise _no_label_bought(s.budget, lam)
-    draws = acq.draws
-    y = book.lookup(draws)
-    rep = pool.reporting(qq, lv, estimator)
+    pool = ClasswisePool(preds, meas, run.p)
+    acq, draws, y = run.acquire(pool, qq, oracle)
+    rep = pool.reporting(qq, run.level, run.estimator)
     c = pool.compare(rep, draws, y)
-    sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws]}
+    sample = {"budget": run.budget, "method": method, "indices": draws, "q": qq[draws]}
     return _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, None)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A fixed-n campaign's checked settings (estimator, costs λ, level, budget, seed, draw
+    cap, test distribution p) and its acquisition, shared by evaluate and compare."""
+
+    settings: CampaignSettings
+    estimator: str
+    lam: NDArray[np.float64] | None
+    level: float
+    budget: float
+    rng: np.random.Generator
+    max_draws: int
+    p: NDArray[np.float64]
+
+    @classmethod
+    def checked(cls, s: CampaignSettings, m: int, oracle: Oracle) -> _Run:
+        estimator = check_option(s.estimator, ESTIMATORS, "estimator")
+        lam = check_costs(s.costs, m)
+        level = check_level(s.level)
+        b = check_budget(s.budget, lam)
+        if not callable(oracle):
+            raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
+        rng = check_random_state(s.random_state)
+        max_draws = check_max_draws(s.max_draws, b, lam)
+        return cls(
+            s, estimator, lam, level, b, rng, max_draws, pool_distribution(m, s.pool_weights)
+        )
+
+    def acquire(
+        self, pool: ClasswisePool, q: NDArray[np.float64], oracle: Oracle
+    ) -> tuple[_Acquisition, NDArray[np.intp], NDArray[Any]]:
+        """Algorithm 2's draws from ``q`` until the budget is spent: the acquisition, the
+        draws and their labels."""
+        book, check = pool.label_book()
+        with _bar(self.budget, self.lam, self.settings.progress) as bar:
+            acq = _Acquisition(q, oracle, check, self.lam, self.rng, self.max_draws, bar,
+                               book=book)  # fmt: skip
+            acq.run(self.budget)
+        acq.warn_if_capped(self.budget, stacklevel=5)  # from evaluate or compare
+        if acq.draws.size == 0:
+            raise _no_label_bought(self.settings.budget, self.lam)
+        return acq, acq.draws, book.lookup(acq.draws)

@@ -31,7 +31,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize
 
 from .._validation import (
     check_costs,
@@ -61,6 +60,7 @@ from .inference import (
     Comparison,
     Estimate,
     MultipleComparison,
+    _box_least_squares,
     _difference,
     _multiple_from_influence,
     _rounding_zero,
@@ -292,34 +292,6 @@ def _power_regression(
         return _design_influence(vv * (x - (v @ x) / sv), fpc).reshape(n, -1)
 
     return centred(a), np.stack([centred(b) for b in bs], axis=-1)
-
-
-def _box_least_squares(
-    alpha: NDArray[np.float64], beta: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """argmin over λ ∈ [0, 1]^S of Σ (α − β λ)² for α (n, P), β (n, P, S); λ_s = 0 for a
-    column that vanishes. Where the minimizer is not unique — collinear sources, e.g. squared
-    loss under two Gaussian models, where E_A[ℓ_A − ℓ_B | x] = −E_B[ℓ_A − ℓ_B | x], so only
-    λ_A − λ_B is identified — a ridge of 1e-10 of the mean column norm picks the smallest λ
-    (the bounded solver alone returned both coefficients positive in 41 of 200 such cases,
-    so each model's own estimate carried an arbitrary control-variate weight); elsewhere it
-    moves λ by about 1e-10."""
-    y = alpha.ravel()
-    x = beta.reshape(-1, beta.shape[-1])
-    coef = np.zeros(x.shape[1])
-    norms = np.einsum("ij,ij->j", x, x)
-    live = norms > 0
-    if live.sum() == 1:
-        j = int(np.flatnonzero(live)[0])
-        coef[j] = np.clip(float(y @ x[:, j]) / norms[j], 0.0, 1.0)
-    elif live.any():
-        k = int(live.sum())
-        ridge = np.sqrt(1e-10 * norms[live].mean()) * np.eye(k)
-        fit = optimize.lsq_linear(
-            np.vstack([x[:, live], ridge]), np.r_[y, np.zeros(k)], bounds=(0.0, 1.0), method="bvls"
-        )
-        coef[live] = np.clip(fit.x, 0.0, 1.0)
-    return coef
 
 
 def _refit_jackknife(

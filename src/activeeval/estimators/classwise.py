@@ -1,19 +1,24 @@
 """Estimators of multi-class measures that are functions of several ratios.
 
 A :class:`~activeeval.measures.ClasswiseMeasure` G = g(TP, PP, T) is estimated by plugging
-estimated confusion counts into g; its standard error is the delta method's, the sandwich
-variance (Lemma 3.4) of the linearized per-draw term ∇g · c_i.
+estimated confusion counts into g; its standard error is the jackknife's over the draws
+(default) or the delta method's sandwich variance (Lemma 3.4) of the linearized per-draw
+term ∇g · c_i.
 
 With draws i from q and v_i = p(x_i) / q(x_i), the thesis's self-normalized estimator
 (``estimator="snis"``, eq. 3.31 applied to each count) is Ŝ = Σ v_i c_i / Σ v_i. The
-model-assisted one (``"assisted"``) takes the predicted positives PP exactly from the pool
-(they depend on f alone) and corrects TP and T with the model's expected counts M as a
-control variate: Ŝ = Σ v c / Σ v + λ (M − Σ v m / Σ v), m_i = E_model[c | x_i], with
-λ ∈ [0, 1] the variance-minimizing coefficient of the linearized terms (0 gives the
-thesis's estimator, 1 the difference estimator). A per-class measure tunes one λ per class.
+model-assisted one (``"assisted"``) adds two control variates with known pool means: the
+model's expected TP and T (m_i = E_model[c | x_i], pool mean M) and the predicted positives
+PP themselves (they depend on f alone, so their pool mean is known):
+TP̂, T̂ = Σ v c / Σ v + λ (M − Σ v m / Σ v) and P̂P = Σ v c_PP / Σ v + λ_PP (PP − Σ v c_PP / Σ v),
+with (λ, λ_PP) ∈ [0, 1]² the least-squares coefficients of the linearized terms
+(λ = λ_PP = 0 is the thesis's estimator; λ_PP = 1 takes PP exactly, which loses the ratio
+estimator's cancellation when TP and PP move together, as for precision). A per-class
+measure tunes its pair per class.
 
-For a per-draw linearized term a_i = ∇g · c_i (and b_i = ∇g · m_i), centred by their
-self-normalized means, the variance estimate is Σ v_i² (a_i − λ b_i)² / (Σ v_i)².
+For the per-draw linearized terms split as a_i (TP, T), d_i (PP) and b_i = ∇g · m_i, centred
+by their self-normalized means, the linearized variance is
+Σ v_i² (a_i + (1 − λ_PP) d_i − λ b_i)² / (Σ v_i)².
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from .._validation import check_level, check_option, pool_distribution
 from ..errors import ShapeError
@@ -43,10 +47,12 @@ from ..predictive import as_predictive
 from .inference import (
     Comparison,
     Estimate,
+    _box_least_squares,
     _difference,
     _result_repr,
     _rounding_zero,
     _sided,
+    _wald_or_t,
     _wald_p_value,
     _warn_degenerate,
     logit_interval,
@@ -208,14 +214,7 @@ class PerClassEstimate:
             return g, g
         if se == 0.0:
             _warn_degenerate(self.measure or "estimate")
-        n = self.n_draws
-        if method == "wald":
-            half = stats.norm.isf((1 - lv) / 2) * se
-        elif n < 2:
-            return -math.inf, math.inf
-        else:
-            half = stats.t.isf((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
-        return float(g - half), float(g + half)
+        return _wald_or_t(g, se, self.n_draws, lv, method)
 
     @property
     def ci(self) -> NDArray[np.float64]:
@@ -254,8 +253,11 @@ def _logit(
         return g, g
     if not n_eff > 0:
         return 0.0, 1.0
-    low, high = (float(x) for x in logit_interval(g, se, lv))
     gc = min(max(g, 0.0), 1.0)
+    if not math.isfinite(se):  # e.g. the jackknife left a class without its only draw
+        low, high = (float(x) for x in proportion_confint(gc * n_eff, n_eff, lv, "wilson"))
+        return low, high
+    low, high = (float(x) for x in logit_interval(g, se, lv))
     if min(gc, 1.0 - gc) * n_eff < FEW:
         wl, wh = proportion_confint(gc * n_eff, n_eff, lv, "wilson")
         low, high = min(low, float(wl)), max(high, float(wh))
@@ -413,40 +415,45 @@ def _fit(
         pp=np.bincount(fd, weights=v, minlength=k) / total,
         t=np.bincount(y, weights=v, minlength=k) / total,
     )
+    width = k if meas.vector else 1
     if not assisted:
-        counts, coef = _clipped(snis, seen, meas), np.zeros(k if meas.vector else 1)
-        a, _b = _terms(meas, counts, fd, y, None, v, total, with_pp=True)
-        var = (v[:, None] ** 2 * a**2).sum(axis=0) / total**2
-        lam = np.zeros(k)
+        counts, coef, coef_pp = _clipped(snis, seen, meas), np.zeros(width), np.zeros(width)
+        a, d, _b = _terms(meas, counts, fd, y, None, v, total)
+        var = (v[:, None] ** 2 * (a + d) ** 2).sum(axis=0) / total**2
         model = pd = None
     else:
         model = model_counts(proba, f, p)
         pd = proba[idx]
         mbar_tp = np.bincount(fd, weights=v * pd[np.arange(idx.size), fd], minlength=k) / total
         mbar_t = v @ pd / total
-        # The coefficient is tuned at the counts with λ = 0 (PP exact), then fixed.
-        start = _clipped(Counts(snis.tp, model.pp, snis.t), seen, meas)
-        a, b = _terms(meas, start, fd, y, pd, v, total, with_pp=False)
-        coef = _coef(a, b, v)
-        lam = coef if meas.vector else np.full(k, coef[0])
+        # The coefficients are tuned at the thesis's counts (λ = 0), then fixed.
+        a, d, b = _terms(meas, _clipped(snis, seen, meas), fd, y, pd, v, total)
+        coef, coef_pp = _coefs(a + d, b, d, v)
+        lam, lam_pp = _per_class(coef, k), _per_class(coef_pp, k)
         counts = _clipped(
             Counts(
                 tp=snis.tp + lam * (model.tp - mbar_tp),
-                pp=model.pp,
+                pp=snis.pp + lam_pp * (model.pp - snis.pp),
                 t=snis.t + lam * (model.t - mbar_t),
             ),
             seen,
             meas,
         )
-        a, b = _terms(meas, counts, fd, y, pd, v, total, with_pp=False)
-        var = (v[:, None] ** 2 * (a - coef * b) ** 2).sum(axis=0) / total**2
+        a, d, b = _terms(meas, counts, fd, y, pd, v, total)
+        z = a + (1.0 - coef_pp) * d - coef * b
+        var = (v[:, None] ** 2 * z**2).sum(axis=0) / total**2
     value, _ = meas.value_and_grad(counts)
     unit_n = _unit_n(meas, fd, y, v, k) if meas.vector else None
     loo = None
     if jackknife:
-        loo = _leave_one_out(meas, seen, fd, y, v, lam, model, pd)
+        loo = _leave_one_out(meas, fd, y, v, _per_class(coef, k), _per_class(coef_pp, k), model, pd)
         var = _spread(loo)
     return _Fit(value, loo, var, coef, unit_n, census=False)
+
+
+def _per_class(coef: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """A coefficient per class: a per-class measure's own, an average's one for all."""
+    return coef if coef.shape[0] == k else np.full(k, coef[0])
 
 
 def _estimate(
@@ -544,34 +551,30 @@ def _terms(
     pd: NDArray[np.float64] | None,
     v: NDArray[np.float64],
     total: float,
-    *,
-    with_pp: bool,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per draw, the linearized terms a_i = ∇g·c_i and b_i = ∇g·m_i, each centred by its
-    self-normalized mean; shape (n, 1), or (n, K) for a per-class measure (column k: ∇g_k).
-    ``with_pp``: include the PP counts (estimated by the thesis's estimator, exact in the
-    model-assisted one). b is zero without the model (``pd`` None)."""
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per draw, the linearized terms of ∇g·c_i split as a_i (the label-dependent counts TP
+    and T) and d_i (the predicted positives PP, known on the pool), and b_i = ∇g·m_i of the
+    model's expected TP and T (zero without the model, ``pd`` None); each centred by its
+    self-normalized mean; shape (n, 1), or (n, K) for a per-class measure (column k: ∇g_k)."""
     _value, (dtp, dpp, dt) = meas.value_and_grad(counts)
     n = fd.shape[0]
     rows = np.arange(n)
     hit = (fd == y).astype(float)
     if not meas.vector:
-        a = dtp[y] * hit + dt[y] + (dpp[fd] if with_pp else 0.0)
-        b = np.zeros(n) if pd is None else dtp[fd] * pd[rows, fd] + pd @ dt
-        a, b = a[:, None], b[:, None]
+        a = (dtp[y] * hit + dt[y])[:, None]
+        d = dpp[fd][:, None]
+        b = np.zeros((n, 1)) if pd is None else (dtp[fd] * pd[rows, fd] + pd @ dt)[:, None]
     else:
         k = dtp.shape[0]
         a = np.zeros((n, k))
         a[rows, y] += dt[y] + dtp[y] * hit
-        if with_pp:
-            a[rows, fd] += dpp[fd]
+        d = np.zeros((n, k))
+        d[rows, fd] = dpp[fd]
         b = np.zeros((n, k))
         if pd is not None:
             b = pd * dt[None, :]
             b[rows, fd] += dtp[fd] * pd[rows, fd]
-    a = a - (v @ a) / total
-    b = b - (v @ b) / total
-    return a, b
+    return tuple(x - (v @ x) / total for x in (a, d, b))  # type: ignore[return-value]
 
 
 def _unit_n(
@@ -595,16 +598,17 @@ def _unit_n(
 
 def _leave_one_out(
     meas: ClasswiseMeasure,
-    seen: NDArray[np.bool_],
     fd: NDArray[np.intp],
     y: NDArray[np.intp],
     v: NDArray[np.float64],
     lam: NDArray[np.float64],
+    lam_pp: NDArray[np.float64],
     model: Counts | None,
     pd: NDArray[np.float64] | None,
 ) -> NDArray[np.float64]:
-    """Ĝ_(−i): the estimate recomputed without each draw i (λ kept), all n at once as
-    (n, K) count arrays; shape (n, 1), or (n, K) for a per-class measure. With one draw,
+    """Ĝ_(−i): the estimate recomputed without each draw i (the coefficients kept), all n at
+    once as (n, K) count arrays; shape (n, 1), or (n, K) for a per-class measure. The classes
+    the labels show are those left without draw i (balanced accuracy). With one draw,
     shape (1, ·) of NaN (nothing is left)."""
     n, k = fd.shape[0], lam.shape[0]
     if n < 2:
@@ -620,29 +624,33 @@ def _leave_one_out(
     c_tp[rows[hit], y[hit]] = v[hit]
     c_t = np.zeros((n, k))
     c_t[rows, y] = v
-    tp, t = loo(c_tp), loo(c_t)
-    if model is None or pd is None:
-        c_pp = np.zeros((n, k))
-        c_pp[rows, fd] = v
-        pp = loo(c_pp)
-    else:
+    c_pp = np.zeros((n, k))
+    c_pp[rows, fd] = v
+    tp, t, pp = loo(c_tp), loo(c_t), loo(c_pp)
+    if model is not None and pd is not None:
         c_mtp = np.zeros((n, k))
         c_mtp[rows, fd] = v * pd[rows, fd]
         tp = tp + lam * (model.tp - loo(c_mtp))
         t = t + lam * (model.t - loo(v[:, None] * pd))
-        pp = np.broadcast_to(model.pp, (n, k))
-    theta, _ = meas.value_and_grad(_clipped(Counts(tp=tp, pp=pp, t=t), seen, meas))
+        pp = pp + lam_pp * (model.pp - pp)
+    left = np.bincount(y, minlength=k)[None, :] - (np.arange(k)[None, :] == y[:, None])
+    theta, _ = meas.value_and_grad(_clipped(Counts(tp=tp, pp=pp, t=t), left > 0, meas))
     return np.asarray(theta, dtype=float).reshape(n, -1)
 
 
-def _coef(a: NDArray[np.float64], b: NDArray[np.float64], v: NDArray[np.float64]) -> Any:
-    """λ ∈ [0, 1] minimizing Σ v² (a − λ b)² per column (0 where b vanishes)."""
-    v2 = (v * v)[:, None]
-    num = (v2 * a * b).sum(axis=0)
-    den = (v2 * b * b).sum(axis=0)
-    out = np.zeros_like(den)
-    np.divide(num, den, out=out, where=den > 0)
-    return np.clip(out, 0.0, 1.0)
+def _coefs(
+    u: NDArray[np.float64], b: NDArray[np.float64], d: NDArray[np.float64],
+    v: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+    """(λ, λ_PP) per column minimizing Σ v² (u − λ b − λ_PP d)² over [0, 1]²: the control
+    variates' coefficients (the model's expected TP and T; the pool's PP), fitted jointly
+    within the box (clipping an unconstrained fit is not the box's optimum when the two
+    move together, as with a flat model whose expected TP follows PP)."""
+    lam, lam_pp = np.zeros(u.shape[1]), np.zeros(u.shape[1])
+    for j in range(u.shape[1]):  # one bounded least-squares problem per class (K of them)
+        x = np.column_stack([b[:, j], d[:, j]]) * v[:, None]
+        lam[j], lam_pp[j] = _box_least_squares((v * u[:, j])[:, None], x[:, None, :])
+    return lam, lam_pp
 
 
 def _result(

@@ -167,8 +167,11 @@ class Session:
             over m queries (two, with item ids, for a comparison).
         measure : Measure or str
             ``"error_rate"``, ``"accuracy"``, ``"mse"``, ``"mae"``, ``"f1"``,
-            ``"precision"``, ``"recall"``, or such a measure object (also ``CostMatrixLoss``);
-            for a ranked pool ``"dcg"``, ``"err"``, ``DCG(k)`` or ``ERR(k, max_grade)``.
+            ``"precision"``, ``"recall"``, the multi-class averages ``"macro_f1"``,
+            ``"weighted_f1"``, ``"balanced_accuracy"`` (two models at most, no stopping
+            rule), ``"mean"``, ``"proportion"``, or such a measure object (also
+            ``CostMatrixLoss``); for a ranked pool ``"dcg"``, ``"err"``, ``DCG(k)`` or
+            ``ERR(k, max_grade)``.
         budget : float
             Labels to buy, or total cost when ``costs`` are given.
         method : str

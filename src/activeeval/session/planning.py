@@ -681,11 +681,12 @@ def _check_classwise(meas: Measure, method: str, n_models: int, stopping: Any) -
             f"pools: {meas.name} compares exactly two models, got {n_models}; compare them "
             "pairwise."
         )
-    if any(x not in (None, False, "anytime") for x in stopping):
-        raise UnknownOptionError(
-            f"target_width, claim, decide: {meas.name} has no anytime-valid sequence, so no "
-            "stopping rule; drop them."
-        )
+    for name, value in zip(("target_width", "claim", "decide"), stopping[:3], strict=True):
+        if value not in (None, False):
+            raise UnknownOptionError(
+                f"{name}: {meas.name} (a function of several ratios) has no anytime-valid "
+                f"sequence, so no stopping rule; drop {name}."
+            )
 
 
 def _plan_measure(
