@@ -597,29 +597,33 @@ def _naive_jackknife(meas, proba, idx, y, estimator):
 
 @pytest.mark.parametrize("estimator", ["snis", "assisted"])
 def test_jackknife_matches_leaving_each_draw_out(estimator):
-    """The vectorized jackknife against a loop that recomputes the estimate without each
-    draw, on a pool with a rare class (2.5 %) that a draw or two represent: balanced
-    accuracy then drops the class when its only draw is left out, as the loop does (it
+    """The vectorized jackknife on a pool with a rare class (2.5 %) that a draw or two
+    represent: balanced accuracy then drops the class when its only draw is left out (it
     used to keep the class with counts of the control variate alone: standard errors up
     to 377 times too large, an independent review found). The thesis's estimator has no
-    coefficient: equal sample by sample. The model-assisted one keeps its λ where the loop
-    re-tunes it, so single samples differ (by up to 2× at 60 draws); over 40 samples the
-    mean standard errors agree within 10 % (both measured 0.069, the estimates' spread
-    0.070)."""
+    coefficient: equal to a loop that recomputes the estimate without each draw, sample by
+    sample. The model-assisted one keeps its coefficients where such a loop would re-tune
+    them, so it is checked against what it estimates: over 300 samples of 60 draws its mean
+    standard error is within 10 % of the estimates' spread (measured 0.069 and 0.070; the
+    spread's relative s.e. is 4 %)."""
     rng = np.random.default_rng(80)
     prior = np.array([0.5, 0.3, 0.175, 0.025])
     proba = _softmax(np.log(prior) + rng.normal(size=(600, 4)))
     y = (proba.cumsum(axis=1) > rng.uniform(size=(600, 1))).argmax(axis=1)
-    got, want = [], []
-    for seed in range(5 if estimator == "snis" else 40):
-        idx = np.random.default_rng(seed).integers(0, 600, 60)
-        est = classwise_estimate("balanced_accuracy", proba, idx, y[idx], estimator=estimator)
-        got.append(est.stderr)
-        want.append(_naive_jackknife("balanced_accuracy", proba, idx, y[idx], estimator))
     if estimator == "snis":
-        np.testing.assert_allclose(got, want, rtol=1e-9)
-    else:
-        assert abs(np.mean(got) / np.mean(want) - 1) < 0.10
+        for seed in range(5):
+            idx = np.random.default_rng(seed).integers(0, 600, 60)
+            est = classwise_estimate("balanced_accuracy", proba, idx, y[idx], estimator="snis")
+            want = _naive_jackknife("balanced_accuracy", proba, idx, y[idx], "snis")
+            assert est.stderr == pytest.approx(want, rel=1e-9)
+        return
+    values, ses = [], []
+    for seed in range(1000, 1300):
+        idx = np.random.default_rng(seed).integers(0, 600, 60)
+        est = classwise_estimate("balanced_accuracy", proba, idx, y[idx])
+        values.append(est.estimate)
+        ses.append(est.stderr)
+    assert abs(np.mean(ses) / np.std(values) - 1) < 0.10
 
 
 def test_a_class_with_one_relevant_draw_gets_an_interval():
@@ -671,3 +675,24 @@ def test_pos_label_and_averages_of_precision_are_refused_with_the_alternative():
     assert census.estimate == pytest.approx(
         precision_score(y, proba.argmax(1), average="macro", zero_division=0)
     )
+
+
+def test_a_correction_that_would_empty_a_class_falls_back_to_the_thesis_counts():
+    """Small skewed samples (25 draws from a lopsided q on 100 instances, 400 of them): the
+    model-assisted balanced accuracy once came out −2.04 (standard error 17), the control
+    variate having taken a class's whole observed support away (an independent review).
+    Where a correction removes more than half of a class's support or predicted positives,
+    or makes its true positives negative, the class keeps the thesis's counts: every
+    estimate now stays near the thesis's."""
+    rng = np.random.default_rng(9)
+    worst = 0.0
+    for _ in range(400):
+        proba = rng.dirichlet(np.ones(3) * 0.3, size=100)
+        y = np.where(rng.random(100) < 0.9, proba.argmax(1), rng.integers(0, 3, 100))
+        q = rng.dirichlet(np.ones(100) * 0.5) * 0.8 + 0.2 / 100
+        idx = rng.choice(100, 25, p=q)
+        for name in ("balanced_accuracy", "macro_f1"):
+            a = classwise_estimate(name, proba, idx, y[idx], q[idx]).estimate
+            b = classwise_estimate(name, proba, idx, y[idx], q[idx], estimator="snis").estimate
+            worst = max(worst, abs(a - b))
+    assert worst < 0.5, worst

@@ -28,7 +28,7 @@ from ._validation import check_costs, check_level, check_option, check_safeguard
 from ._validation import pool_distribution as _pool_distribution
 from .errors import ActiveEvalWarning, BudgetError, ShapeError, UnknownOptionError
 from .estimators.assisted import _conditional_variance
-from .estimators.inference import _wald_interval, logit_interval
+from .estimators.inference import _box_least_squares, _wald_interval, logit_interval
 from .measures import (
     ClasswiseMeasure,
     Measure,
@@ -1001,8 +1001,9 @@ def plan(
         The positive class of ``"f1"``, ``"precision"`` and ``"recall"``, as
         ``evaluate``'s.
     floor : float
-        Safeguard of q*: bounds [floor, 1 − floor] on the intrinsic value for 0/1 losses;
-        0 disables.
+        Safeguard of q*: bounds [floor, 1 − floor] on the intrinsic value for 0/1 losses; for
+        a multi-class average, the share of each instance's probability spread evenly over
+        the classes; 0 disables.
     mix : float
         Safeguard of q*: weight in [0, 1] of the defensive mixture with p; 0 disables.
     prediction : array-like of shape (m,), optional
@@ -1466,21 +1467,18 @@ class _RankedResiduals:
 def _regressed(
     z: NDArray[np.float64], b: NDArray[np.float64], v: NDArray[np.float64], assisted: bool
 ) -> NDArray[np.float64]:
-    """z − b λ̂ with λ̂ the v²-weighted least-squares coefficients of z on the columns of b,
-    clipped to [0, 1] (the model-assisted estimator's power tuning); z for the thesis
+    """z − b λ̂ with λ̂ the v²-weighted least-squares coefficients of z on the columns of b
+    within [0, 1] each (the model-assisted estimator's power tuning); z for the thesis
     estimator."""
     if not assisted:
         return z
     vv = v * v
     zc = z - float(vv @ z) / float(vv.sum())
     bc = b - (vv @ b) / float(vv.sum())
-    gram = bc.T @ (vv[:, None] * bc)
-    rhs = bc.T @ (vv * zc)
-    try:
-        lam = np.linalg.lstsq(gram, rhs, rcond=None)[0]
-    except np.linalg.LinAlgError:
-        lam = np.zeros(b.shape[1])
-    return z - b @ np.clip(lam, 0.0, 1.0)
+    # the box's least squares, not the unconstrained fit clipped: the columns can move
+    # together (a function of ratios' model part and its predicted positives)
+    lam = _box_least_squares((v * zc)[:, None], (v[:, None] * bc)[:, None, :])
+    return z - b @ lam
 
 
 #: Prior standard deviation of the recalibration's slope (around 1) and intercept (around 0)

@@ -154,7 +154,8 @@ def evaluate(
         A sampling distribution of your own, overriding ``method``'s.
     floor : float
         Safeguard of ``q*``: bounds [floor, 1 − floor] on the intrinsic value for 0/1
-        losses; 0 disables (see
+        losses; for a multi-class average or per-class measure, the share of each
+        instance's probability spread evenly over the classes; 0 disables (see
         [optimal_distribution][activeeval.sampling.optimal_distribution]).
     mix : float
         Safeguard of ``q*``: weight in [0, 1] of the defensive mixture with p; 0 disables.
