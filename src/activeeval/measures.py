@@ -1473,7 +1473,8 @@ class LabelProportion(LabelMean):
 # importance-weighted mean of the linearized term ψ(x, y) = ∇g · (c(x, y) − S), where
 # c(x, y) are the instance's confusion indicators. The optimal q is then
 # q*(x) ∝ p(x) · sqrt(E[ψ(x, y)² | x]) (eq. 4.6 with ψ in place of w(ℓ − G)), computed with
-# the model's p(y | x) and its own expected counts (the intrinsic value, eq. 4.21); a
+# the model's p(y | x) (floored: ``floor`` / K on every class, sampling.optimal_distribution)
+# and its own expected counts (the intrinsic value, eq. 4.21); a
 # per-class vector takes the sum of its K variances. The *Multi-class measures* section of
 # ``docs/how-it-works/sampling.md`` writes the derivation out.
 

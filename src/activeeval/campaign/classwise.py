@@ -71,7 +71,7 @@ def _evaluate_classwise(
 ) -> EvaluationResult | PerClassResult:
     """:func:`~activeeval.evaluate` for a :class:`~activeeval.measures.ClasswiseMeasure`:
     q* from the measure's influence function (or the method's q), Algorithm 2's draws, the
-    plug-in estimate with the delta method's standard error (estimators.classwise)."""
+    plug-in estimate with the jackknife's standard error (estimators.classwise)."""
     cat = as_categorical(predictive, meas.name)
     if s.method == "stratified" and q is None:
         raise UnknownOptionError(
