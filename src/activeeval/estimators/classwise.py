@@ -333,7 +333,7 @@ def classwise_estimate(
     level : float, default 0.95
         Confidence level of the intervals.
     variance : {"jackknife", "linearized"}, default "jackknife"
-        The leave-one-draw-out jackknife (λ kept), or the delta method's sandwich
+        The leave-one-draw-out jackknife (the coefficients kept), or the delta method's sandwich
         variance. The jackknife is the default: with a few labels of a rare class the
         linearization understates the variance of its ratios (docs/results/classwise.md).
 
@@ -348,13 +348,13 @@ def classwise_estimate(
     ShapeError
         When ``indices``, ``labels`` and ``q`` differ in length, or a draw's q is not
         positive.
+    LabelSpaceError
+        When a label is not one of the model's classes.
 
     See Also
     --------
     evaluate : A whole campaign: q*, the draws and this estimate.
     activeeval.estimators.inference.estimate : The estimator of a single ratio.
-    LabelSpaceError
-        When a label is not one of the model's classes.
 
     Examples
     --------
