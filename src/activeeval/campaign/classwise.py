@@ -11,10 +11,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import (
-    check_budget,
-    check_costs,
-    check_level,
-    check_max_draws,
     check_option,
     check_random_state,
     pool_distribution,
@@ -38,27 +34,9 @@ from .steps import (
     _Acquisition,
     _bar,
     _comparison_result,
+    _fixed_setup,
     _no_label_bought,
 )
-
-
-def _refuse_classwise(meas: ClasswiseMeasure, **given: Any) -> None:
-    """What a multi-class average or per-class measure does not take, refused by name."""
-    why = {
-        "target_width": "has no anytime-valid sequence, so no stopping rule",
-        "claim": "has no anytime-valid sequence, so no stopping rule",
-        "step": "has no stopping rule whose looks step= could space",
-        "batch_size": "is not re-planned in batches",
-        "features": "uses no pool features",
-        "decide": "has no anytime-valid sequence, so no stopping rule",
-        "sequential": "has no sequential test",
-    }
-    for name, value in given.items():
-        if value is not None:
-            raise UnknownOptionError(
-                f"{name}: {meas.name} (a function of several ratios) {why[name]}; drop "
-                f"{name}=, or use a single ratio such as f1 with pos_label=."
-            )
 
 
 def _evaluate_classwise(
@@ -122,11 +100,7 @@ def _compare_classwise(
             "compare by macro_f1, weighted_f1 or balanced_accuracy, or evaluate each model's "
             "per-class values."
         )
-    if len(preds) != 2:
-        raise ShapeError(
-            f"predictions: {meas.name} compares exactly two models, got {len(preds)}; "
-            "compare them pairwise."
-        )
+    ClasswisePool.check_pair(meas, len(preds))
     cats = [as_categorical(pr, meas.name) for pr in preds]
     if not np.array_equal(cats[0].labels, cats[1].labels):
         raise ShapeError(
@@ -169,13 +143,10 @@ class _Run:
     @classmethod
     def checked(cls, s: CampaignSettings, m: int, oracle: Oracle) -> _Run:
         estimator = check_option(s.estimator, ESTIMATORS, "estimator")
-        lam = check_costs(s.costs, m)
-        level = check_level(s.level)
-        b = check_budget(s.budget, lam)
-        if not callable(oracle):
-            raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
+        lam, b, level, max_draws = _fixed_setup(
+            m, s.costs, None, s.budget, s.level, oracle, s.max_draws
+        )
         rng = check_random_state(s.random_state)
-        max_draws = check_max_draws(s.max_draws, b, lam)
         return cls(
             s, estimator, lam, level, b, rng, max_draws, pool_distribution(m, s.pool_weights)
         )

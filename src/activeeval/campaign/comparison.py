@@ -22,6 +22,7 @@ from ..errors import (
     UnknownOptionError,
 )
 from ..estimators.report import (
+    ClasswisePool,
     LazyTerms,
     PlainPool,
     RankedPool,
@@ -43,7 +44,7 @@ from ..sampling import (
     comparison_distribution,
 )
 from ..stopping import comparison_rule, horizon_draws, reported
-from .classwise import _compare_classwise, _refuse_classwise
+from .classwise import _compare_classwise
 from .ranked import _compare_ranking, _is_ranking
 from .steps import (
     CampaignSettings,
@@ -248,9 +249,8 @@ def compare(
         )
     meas = meas.bind(Mixture(preds))
     if isinstance(meas, ClasswiseMeasure):
-        _refuse_classwise(meas, target_width=target_width, claim=claim, step=step,
-                          features=features, decide=decide or None,
-                          sequential=sequential or None)  # fmt: skip
+        ClasswisePool.refuse(meas, target_width=target_width, claim=claim, step=step,
+                             features=features, decide=decide, sequential=sequential)  # fmt: skip
         settings = CampaignSettings(
             budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
             progress,

@@ -21,6 +21,7 @@ from ..errors import (
     UnknownOptionError,
 )
 from ..estimators.report import (
+    ClasswisePool,
     LazyTerms,
     PlainPool,
     RankedPool,
@@ -46,7 +47,7 @@ from ..sampling import (
 )
 from ..stopping import horizon_draws, reported, stopping_rule, window_draws
 from .batches import Replanning, _check_batch_size, _run_in_batches
-from .classwise import _evaluate_classwise, _refuse_classwise
+from .classwise import _evaluate_classwise
 from .ranked import _evaluate_ranking, _is_ranking
 from .steps import (
     CampaignSettings,
@@ -265,8 +266,8 @@ def evaluate(
     check_fits(meas, predictive)
     meas = meas.bind(predictive)
     if isinstance(meas, ClasswiseMeasure):
-        _refuse_classwise(meas, target_width=target_width, claim=claim, step=step,
-                          batch_size=batch_size, features=features)  # fmt: skip
+        ClasswisePool.refuse(meas, target_width=target_width, claim=claim, step=step,
+                             batch_size=batch_size, features=features)  # fmt: skip
         settings = CampaignSettings(
             budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
             progress,

@@ -9,10 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import (
-    check_budget,
-    check_costs,
     check_level,
-    check_max_draws,
     check_option,
     check_random_state,
     pool_distribution,
@@ -48,6 +45,7 @@ from .steps import (
     _bar,
     _check_step,
     _comparison_result,
+    _fixed_setup,
     _Look,
     _no_label_bought,
     _run_comparison,
@@ -66,22 +64,8 @@ def _is_ranking(predictions: Any) -> bool:
     )
 
 
-def _ranking_setup(
-    m: int,
-    costs: ArrayLike | None,
-    default_costs: NDArray[np.float64] | None,
-    budget: float,
-    level: float,
-    oracle: Any,
-    max_draws: int | None,
-) -> tuple[NDArray[np.float64] | None, float, float, int]:
-    """Query costs λ (given, else the items' summed costs), budget, level and draw cap."""
-    lam = check_costs(costs, m) if costs is not None else default_costs
-    lv = check_level(level)
-    b = check_budget(budget, lam)
-    if not callable(oracle):
-        raise ShapeError("oracle: must be a callable mapping query indices to graded labels.")
-    return lam, b, lv, check_max_draws(max_draws, b, lam)
+#: What a ranking campaign's oracle maps (its error message).
+_GRADES = "query indices to graded labels"
 
 
 def _evaluate_ranking(
@@ -105,8 +89,9 @@ def _evaluate_ranking(
             "batch_size: batch-adaptive recalibration is not available for ranking pools; "
             "leave batch_size=None."
         )
-    lam, b, lv, max_draws = _ranking_setup(
-        rel.n, s.costs, ranking_query_costs(rel), s.budget, s.level, oracle, s.max_draws
+    default_costs = ranking_query_costs(rel)
+    lam, b, lv, max_draws = _fixed_setup(
+        rel.n, s.costs, default_costs, s.budget, s.level, oracle, s.max_draws, _GRADES
     )
     pw = pool_distribution(rel.n, s.pool_weights)
     if q is not None:
@@ -159,8 +144,9 @@ def _compare_ranking(
     method = check_option(s.method, RankedPool.compare_methods, "method")
     estimator = check_option(s.estimator, ESTIMATORS, "estimator")
     alpha = check_level(s.alpha, "alpha")
-    lam, b, lv, max_draws = _ranking_setup(
-        rel1.n, s.costs, ranking_query_costs(rel1, rel2), s.budget, s.level, oracle, s.max_draws
+    default_costs = ranking_query_costs(rel1, rel2)
+    lam, b, lv, max_draws = _fixed_setup(
+        rel1.n, s.costs, default_costs, s.budget, s.level, oracle, s.max_draws, _GRADES
     )
     pw = pool_distribution(rel1.n, s.pool_weights)
     qq = ranking_distribution(

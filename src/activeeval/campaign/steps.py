@@ -14,6 +14,10 @@ from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
 from .._validation import (
+    check_budget,
+    check_costs,
+    check_level,
+    check_max_draws,
     real_number,
 )
 from ..acquisition import (
@@ -27,6 +31,7 @@ from ..errors import (
     BudgetError,
     DegenerateIntervalWarning,
     OracleError,
+    ShapeError,
     UnknownOptionError,
 )
 from ..estimators.inference import _wald_interval
@@ -335,6 +340,26 @@ class _Look:
         y = acq.book.lookup(draws)
         draw_q = acq.draw_q if acq.switched else None
         return rule_met(self.stop, self.pool, self.rep, draws, y, self.horizon, draw_q, self.window)
+
+
+def _fixed_setup(
+    m: int,
+    costs: ArrayLike | None,
+    default_costs: NDArray[np.float64] | None,
+    budget: float,
+    level: float,
+    oracle: Any,
+    max_draws: int | None,
+    oracle_maps: str = "pool indices to labels",
+) -> tuple[NDArray[np.float64] | None, float, float, int]:
+    """Costs λ (given, else ``default_costs``: a ranked pool's summed item costs), budget,
+    level and draw cap, checked, and the oracle a callable (``oracle_maps``: what it maps)."""
+    lam = check_costs(costs, m) if costs is not None else default_costs
+    lv = check_level(level)
+    b = check_budget(budget, lam)
+    if not callable(oracle):
+        raise ShapeError(f"oracle: must be a callable mapping {oracle_maps}.")
+    return lam, b, lv, check_max_draws(max_draws, b, lam)
 
 
 def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> BudgetError:

@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from ..acquisition import Check, _flat_grades, _GradeBook, _label_check, _LabelBook
-from ..errors import ShapeError
+from ..errors import ShapeError, UnknownOptionError
 from ..measures import (
     ClasswiseMeasure,
     Measure,
@@ -940,12 +940,55 @@ class ClasswisePool(PlainPool):
             else tuple(m for m in SESSION_COMPARISON_METHODS if m != "active_neq")
         )
 
+    #: Why each argument is refused (:meth:`refuse`).
+    _REFUSED: ClassVar[dict[str, str]] = {
+        "target_width": "has no anytime-valid sequence, so no stopping rule",
+        "claim": "has no anytime-valid sequence, so no stopping rule",
+        "decide": "has no anytime-valid sequence, so no stopping rule",
+        "step": "has no stopping rule whose looks step= could space",
+        "sequential": "has no sequential test",
+        "batch_size": "is not re-planned in batches",
+        "features": "uses no pool features",
+    }
+
+    def __init__(self, models: Sequence[Any], measure: Any, pool_weights: NDArray[Any]) -> None:
+        super().__init__(models, measure, pool_weights)
+        # each model's class probabilities (a mixture collapsed) and decision columns, once:
+        # a session's trajectory asks for an estimate at every look
+        self._arrays_of: dict[int, tuple[Categorical, NDArray[np.intp]]] = {}
+
+    @classmethod
+    def refuse(cls, measure: Any, **given: Any) -> None:
+        """What a function of several ratios does not take, refused by the argument's name
+        (``given``: name → value as passed; None or False is not given)."""
+        for name, value in given.items():
+            if value is not None and value is not False:
+                raise UnknownOptionError(
+                    f"{name}: {measure.name} (a function of several ratios) "
+                    f"{cls._REFUSED[name]}; drop {name}=, or use a single ratio such as f1 "
+                    "with pos_label=."
+                )
+
+    @staticmethod
+    def check_pair(measure: Any, n_models: int, name: str = "predictions") -> None:
+        """A comparison by a function of several ratios takes exactly two models."""
+        if n_models != 2:
+            raise ShapeError(
+                f"{name}: {measure.name} compares exactly two models, got {n_models}; "
+                "compare them pairwise."
+            )
+
     def _arrays(self, model: int) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
-        cat = as_categorical(self.models[model], self.measure.name)
-        return cat.proba, decision_index(cat, self.models[model].point_prediction())
+        if model not in self._arrays_of:
+            cat = as_categorical(self.models[model], self.measure.name)
+            decision = decision_index(cat, self.models[model].point_prediction())
+            self._arrays_of[model] = (cat, decision)
+        cat, decision = self._arrays_of[model]
+        return cat.proba, decision
 
     def _classes(self, labels: NDArray[Any]) -> NDArray[np.intp]:
-        return as_categorical(self.models[0], self.measure.name).label_index(labels, "labels")
+        self._arrays(0)
+        return self._arrays_of[0][0].label_index(labels, "labels")
 
     def estimate(
         self,
@@ -974,11 +1017,7 @@ class ClasswisePool(PlainPool):
         census: bool = False,
     ) -> ComparisonOutcome:
         """:func:`~.classwise._paired`: two models' difference on the shared draws."""
-        if len(self.models) != 2:
-            raise ShapeError(
-                f"predictions: {self.measure.name} compares exactly two models, got "
-                f"{len(self.models)}; compare them pairwise."
-            )
+        self.check_pair(self.measure, len(self.models))
         (pa, fa), (pb, fb) = self._arrays(0), self._arrays(1)
         c = _classwise_paired(
             self.measure, (pa, pb), (fa, fb), self.pool_weights, draws, self._classes(labels),

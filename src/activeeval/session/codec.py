@@ -135,11 +135,7 @@ def _measure_spec(meas: Measure) -> dict[str, Any]:
     if type(meas) is BalancedAccuracy:
         return {"class": "BalancedAccuracy"}
     if type(meas) is PerClass:
-        raise UnknownOptionError(
-            f"measure: a session reports one number per model, and {meas.name} is one per "
-            "class; use macro_f1, weighted_f1 or balanced_accuracy in the session, or "
-            "evaluate() for per-class values."
-        )
+        raise _per_class_refused(meas.name)
     if type(meas) is DCG:
         return {"class": "DCG", "k": meas.k}
     if type(meas) is ERR:
@@ -148,6 +144,15 @@ def _measure_spec(meas: Measure) -> dict[str, Any]:
         f"measure: a session can store error_rate, accuracy, mse, mae, f1 (any β), precision, "
         f"recall, macro_f1, weighted_f1, balanced_accuracy, mean, proportion, CostMatrixLoss, "
         f"and DCG/ERR for ranked pools; got {meas!r}."
+    )
+
+
+def _per_class_refused(name: str) -> UnknownOptionError:
+    """A session reports one number per model, so a per-class measure is refused."""
+    return UnknownOptionError(
+        f"measure: a session reports one number per model, and {name} is one per class; use "
+        "macro_f1, weighted_f1 or balanced_accuracy in the session, or evaluate() for "
+        "per-class values."
     )
 
 

@@ -81,6 +81,7 @@ from .codec import (
     _item_list,
     _measure_from,
     _measure_spec,
+    _per_class_refused,
     _prediction_array,
     _predictive_from,
     _py,
@@ -676,17 +677,10 @@ def _check_classwise(meas: Measure, method: str, n_models: int, stopping: Any) -
             f"method: {meas.name} (a function of several ratios) takes "
             f"{list(ClasswisePool.session_methods(n_models))}, not {method!r}."
         )
-    if n_models > 2:
-        raise ShapeError(
-            f"pools: {meas.name} compares exactly two models, got {n_models}; compare them "
-            "pairwise."
-        )
-    for name, value in zip(("target_width", "claim", "decide"), stopping[:3], strict=True):
-        if value not in (None, False):
-            raise UnknownOptionError(
-                f"{name}: {meas.name} (a function of several ratios) has no anytime-valid "
-                f"sequence, so no stopping rule; drop {name}."
-            )
+    if n_models > 1:
+        ClasswisePool.check_pair(meas, n_models, "pools")
+    width, claim, decide = stopping[:3]
+    ClasswisePool.refuse(meas, target_width=width, claim=claim, decide=decide)
 
 
 def _plan_measure(
@@ -700,11 +694,7 @@ def _plan_measure(
         pos_label = _coerce_label(pos_label, label_space, "pos_label")
     if isinstance(measure, str):
         if measure.strip().lower().startswith("per_class"):
-            raise UnknownOptionError(
-                f"measure: a session reports one number per model, and {measure} is one per "
-                "class; use macro_f1, weighted_f1 or balanced_accuracy in the session, or "
-                "evaluate() for per-class values."
-            )
+            raise _per_class_refused(measure)
         key = check_option(measure, SESSION_MEASURES, "measure")
         if beta is not None and key not in _WITH_BETA:
             raise UnknownOptionError(
