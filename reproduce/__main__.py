@@ -3,8 +3,8 @@ active estimation (Ch. 4.4), active comparison (Ch. 5.4), the model-assisted est
 against the thesis's and the peers, ranking functions (Sec. 6.3), the stress suite of
 models whose probabilities are wrong (issue 26) and the budget planner's predictions with the
 one-sided bounds' coverage (issue 28) and the anytime-valid intervals and stopping rules
-(issue 29), and the multi-class averages and per-class measures (issue 27); ``--only`` runs
-one.
+(issue 29), the multi-class averages and per-class measures (issue 27) and the measures of
+probabilities (issue 31); ``--only`` runs one.
 ``make reproduce`` (1,000 repetitions into ``docs/results``) or ``python -m reproduce --smoke``
 from the repository's root.
 """
@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> None:
             "label_mean",
             "sequential",
             "classwise",
+            "continuous",
         ),
         default=None,
     )
@@ -84,6 +85,10 @@ def main(argv: list[str] | None = None) -> None:
         from . import classwise
 
         classwise.run(args.out, reps, smoke=args.smoke)
+    if args.only in (None, "continuous"):
+        from . import continuous
+
+        continuous.run(args.out, reps, smoke=args.smoke)
 
 
 if __name__ == "__main__":

@@ -371,3 +371,14 @@ def test_classwise_smoke_reproduction_writes_report(tmp_path: Path) -> None:
     row = res["rows"][0]
     assert set(row["arms"]) == {f"{m}/{e}" for m, e in classwise.ARMS}
     assert 0.0 <= row["arms"]["active/assisted"]["coverage"] <= 1.0
+
+
+def test_continuous_smoke_reproduction_writes_report(tmp_path: Path) -> None:
+    from reproduce import continuous
+
+    res = continuous.run(tmp_path, 6, budgets=(100,), smoke=True, log=lambda _: None)
+    text = (tmp_path / "continuous.md").read_text()
+    assert "| default_skew | logistic | roc_auc | 100 |" in text
+    brier = next(r for r in res["rows"] if r["measure"] == "brier")
+    assert set(brier["arms"]) == {f"{m}/{e}" for m, e in continuous.ARMS}
+    assert 0.0 <= brier["arms"]["active/assisted"]["coverage"] <= 1.0

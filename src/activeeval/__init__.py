@@ -61,7 +61,7 @@ from .ranking import (
     grades_from_classifier,
     grades_from_regression,
 )
-from .results import ComparisonResult, EvaluationResult, PerClassResult
+from .results import ComparisonResult, EvaluationResult, GroupResult, PerClassResult
 from .session import Session
 
 __all__ = [
@@ -82,6 +82,7 @@ __all__ = [
     "FMeasure",
     "Gaussian",
     "GradedRelevance",
+    "GroupResult",
     "MacroF1",
     "Measure",
     "Mixture",

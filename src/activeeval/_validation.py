@@ -11,6 +11,7 @@ import reprlib
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import (
@@ -249,3 +250,47 @@ def check_safeguards(mix: float, floor: float = 0.0) -> None:
         raise ShapeError(f"floor: must lie in [0, 0.5), got {floor}.")
     if not 0.0 <= mix <= 1.0:
         raise ShapeError(f"mix: the defensive-mixture weight must lie in [0, 1], got {mix}.")
+
+
+#: The most groups ``groups=`` takes (each costs a pass over its members and its own
+#: estimate; beyond, the per-group intervals are too many to read).
+MAX_GROUPS = 1000
+
+
+def check_groups(
+    groups: Any, m: int, p: NDArray[np.float64]
+) -> tuple[tuple[Any, ...], NDArray[np.intp]]:
+    """The distinct group labels (sorted) and each instance's group code, refusing a grouping
+    that is not one label per pool instance, has a missing label, too many groups or a group
+    without test mass."""
+    try:
+        arr = np.asarray(groups)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(f"groups: cannot be read as an array of labels ({exc}).") from exc
+    if arr.ndim != 1 or arr.shape[0] != m:
+        raise ShapeError(
+            f"groups: expected one group label per pool instance ({m}), got shape {arr.shape}."
+        )
+    missing = np.asarray(pd.isna(arr), dtype=bool)  # NaN, None, NaT, pandas' NA
+    if missing.any():
+        raise ShapeError(
+            f"groups: {int(missing.sum())} instances have no group (first at position "
+            f"{int(np.flatnonzero(missing)[0])}); give every instance a label, e.g. 'other'."
+        )
+    try:
+        labels, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:
+        raise ShapeError(f"groups: labels of mixed types cannot be ordered ({exc}).") from exc
+    if labels.shape[0] > MAX_GROUPS:
+        raise ShapeError(
+            f"groups: {labels.shape[0]} groups; at most {MAX_GROUPS} are estimated at once."
+        )
+    mass = np.bincount(codes, weights=p, minlength=labels.shape[0])
+    if np.any(mass <= 0):
+        empty = labels[np.flatnonzero(mass <= 0)[0]]
+        empty = empty.item() if hasattr(empty, "item") else empty
+        raise ShapeError(
+            f"groups: group {empty!r} has no test mass (its pool_weights are all zero); drop "
+            "it or give it weight."
+        )
+    return tuple(x.item() if hasattr(x, "item") else x for x in labels), codes.astype(np.intp)

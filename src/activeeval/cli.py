@@ -32,6 +32,7 @@ from .errors import (
     ActiveEvalWarning,
     InputFileError,
     OutputFileError,
+    UnknownIdError,
     UnknownOptionError,
 )
 from .io import (
@@ -39,6 +40,7 @@ from .io import (
     _replacing,
     read_decision_column,
     read_features_file,
+    read_group_column,
     read_labels_file,
     read_pools,
     write_table,
@@ -678,6 +680,74 @@ def _write_label_studio(s: Any, ids: list[Any], out: Path, data: pd.DataFrame | 
     )
 
 
+@session.command("extend")
+@click.argument("store", type=_STORE)
+@click.option(
+    "--budget",
+    type=float,
+    required=True,
+    help="The new total budget (labels, or cost units), larger than the current one.",
+)
+def session_extend(store: Path, budget: float) -> None:
+    """Raise the budget: the campaign continues the same draws."""
+    from .session import Session
+
+    with _command(), Session.open(store) as s, _as_flags("budget"):
+        old = s.plan.budget
+        s.extend(budget)
+        plan = s.plan
+        click.echo(
+            f"extended {store}: budget {_budget_text(old, plan.cost_sensitive, plan.ranking)} "
+            f"-> {_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)}\n"
+            f"next: activeeval session next {store} --k 20 --out batch.csv"
+        )
+
+
+@session.command("add-model")
+@click.argument("store", type=_STORE)
+@click.option("--pool", "pool", required=True, type=_FILE, help="The new model's pool file.")
+@click.option("--name", default=None, help="The model's name (default: the file's stem).")
+@click.option(
+    "--prediction-column",
+    default=None,
+    help="A column of the pool file holding the model's decision f(x), as for init.",
+)
+def session_add_model(
+    store: Path, pool: Path, name: str | None, prediction_column: str | None
+) -> None:
+    """Add a model: q is re-planned to compare every model; recorded labels keep counting."""
+    from .session import Session
+
+    with _command(), Session.open(store) as s:
+        read = read_pools([pool], ranked=s.plan.ranking)
+        given = pd.Index(read.ids)
+        missing = s.ids[given.get_indexer(s.ids) < 0] if len(given) else s.ids
+        extra = read.ids[pd.Index(s.ids).get_indexer(read.ids) < 0]
+        if len(missing) or len(extra):
+            some = (missing if len(missing) else extra)[:3].tolist()
+            raise UnknownIdError(
+                f"{pool}: the file's ids are not the session's pool ({len(missing)} of the "
+                f"session's ids missing, {len(extra)} unknown, e.g. {some}); give the new "
+                "model's predictions on the session's pool."
+            )
+        order = given.get_indexer(s.ids)
+        pred = read.predictives[0].take(order)
+        decision = None
+        if prediction_column is not None:
+            decision = read_decision_column(
+                pool, prediction_column, read.ids, getattr(pred, "labels", None)
+            )[order]
+        label = pool.stem if name is None else name
+        with _as_flags(predictions="--pool", name="--name", prediction="--prediction-column"):
+            s.add_model(pred, name=label, prediction=decision)
+        plan = s.plan
+        click.echo(
+            f"added {label!r} to {store}: now a comparison of {plan.n_models} models "
+            f"({', '.join(plan.model_names)}); the next draws come from q planned for them\n"
+            f"more labels: activeeval session extend {store} --budget N"
+        )
+
+
 @session.command("release")
 @click.argument("store", type=_STORE)
 @click.option("--annotator", required=True, help="Whose pending ids to release.")
@@ -973,6 +1043,20 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
     "stop; 1.4-2.3x as wide at 300 labels on the real tasks); always so when the session "
     "has a stopping rule.",
 )
+@click.option(
+    "--by",
+    default=None,
+    metavar="COLUMN",
+    help="Also report within each group of this column of the --pool file (a country, a "
+    "segment): the estimate (or difference) and interval per group.",
+)
+@click.option(
+    "--pool",
+    "group_file",
+    type=_FILE,
+    default=None,
+    help="With --by: the file holding the column (the pool file, or any with an id column).",
+)
 def session_status(
     store: Path,
     as_json: bool,
@@ -982,6 +1066,8 @@ def session_status(
     level: float | None,
     target_width: float | None,
     anytime: bool,
+    by: str | None,
+    group_file: Path | None,
 ) -> None:
     """Labels and cost spent against the budget, the estimate and its interval (or the
     difference, p-value and best model); with --gate, whether a claim is established."""
@@ -996,6 +1082,11 @@ def session_status(
         claim = None if gate is None else parse_claim(gate)
         if plot is not None:
             _check_output(plot, store, "--plot", (".png",))
+        if (by is None) != (group_file is None):
+            raise UnknownOptionError(
+                "--by: name the column with --by and the file holding it with --pool (the "
+                "pool file, or any CSV/Parquet file with an id column)."
+            )
         with Session.open(store) as s:
             x = None
             if features is not None:
@@ -1022,6 +1113,15 @@ def session_status(
                     "margin": _nan_to_none(verdict.margin),
                     "valid_for": "any look" if result.interval == "anytime" else "one look",
                 }
+            if by is not None and group_file is not None:
+                with _as_flags(groups="--by"):
+                    g = read_group_column(group_file, by, s.ids)
+                    grouped = (
+                        s.estimate(features=x, groups=g)
+                        if s.plan.n_models == 1
+                        else s.compare(features=x, groups=g)
+                    )
+                status["groups"] = _group_rows(grouped, by)
             if plot is not None:
                 _plot(s, plot, x)
             if as_json:
@@ -1030,6 +1130,19 @@ def session_status(
                 click.echo(_status_text(s, status, plot, verdict))
     if verdict is not None and not verdict.established:
         sys.exit(1)
+
+
+def _group_rows(grouped: Any, column: str) -> dict[str, Any]:
+    """``status --by``'s groups: each group's share, labels, value and interval."""
+    frame = grouped.to_frame()
+    value = "difference" if grouped.comparison else "estimate"
+    rows = [
+        {"group": r["group"], "share": float(r["share"]), "n_labels": int(r["n_labels"]),
+         value: _nan_to_none(float(r[value])), "stderr": _nan_to_none(float(r["stderr"])),
+         "ci": [_nan_to_none(float(r["lower"])), _nan_to_none(float(r["upper"]))]}
+        for r in frame.to_dict("records")
+    ]  # fmt: skip
+    return {"column": column, "value": value, "rows": rows}
 
 
 def _replan(s: Any, result: Any, target_width: float | None) -> dict[str, Any] | None:
@@ -1158,6 +1271,14 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
         )
     if "plan" in status:
         lines.extend(_plan_text(status["plan"], plan, status.get("interval") == "anytime"))
+    if "groups" in status:
+        g = status["groups"]
+        lines.append(f"by {g['column']} ({g['value']}, {lv} CI, marginal):")
+        lines.extend(
+            f"  {r['group']}: {_fmt(r[g['value']])} [{_fmt(r['ci'][0])}, {_fmt(r['ci'][1])}]  "
+            f"{r['n_labels']} labels, share {r['share']:.3f}"
+            for r in g["rows"]
+        )
     if plot is not None:
         lines.append(f"plot:     {plot}")
     if status.get("stopping") is not None:

@@ -92,6 +92,7 @@ __all__ = [
     "Pools",
     "read_decision_column",
     "read_features_file",
+    "read_group_column",
     "read_labels_file",
     "read_pool_file",
     "read_pools",
@@ -310,6 +311,54 @@ def read_decision_column(
             f"a class of the model ({', '.join(map(str, by_text))})."
         )
     return np.array([by_text[c] for c in cells.tolist()], dtype=np.asarray(labels).dtype)
+
+
+def read_group_column(path: str | Path, column: str, pool_ids: NDArray[Any]) -> NDArray[Any]:
+    """Each pool instance's group from a column of a file, in the pool's order.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A CSV or Parquet file with an ``id`` column (the pool file, typically).
+    column : str
+        The column holding each instance's group (a country, a segment).
+    pool_ids : ndarray
+        The pool's ids, in the order the groups are returned.
+
+    Returns
+    -------
+    ndarray of shape (len(pool_ids),)
+        The group labels as written in the file (text).
+
+    Raises
+    ------
+    InputFileError
+        No such column, an empty cell, or an id of the pool missing from the file; each
+        naming file, line and column.
+
+    See Also
+    --------
+    activeeval.Session.estimate : ``groups=`` takes them.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from activeeval.io import read_group_column
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = Path(tmp.name) / "pool.csv"
+    >>> _ = path.write_text("id,p_0,p_1,country\\n1,0.8,0.2,fr\\n2,0.6,0.4,us\\n")
+    >>> read_group_column(path, "country", np.array([2, 1])).tolist()
+    ['us', 'fr']
+    >>> tmp.cleanup()
+    """
+    p = Path(path)
+    frame, row_label = _read_table(p)
+    _require(frame, p, ("id", column), "--by names a column of the file.")
+    need = f"the file needs one row with column '{column}' per pool instance"
+    rows = frame.iloc[_pool_rows(frame, pool_ids, p, row_label, need)]
+    return _cells(rows[column], p, row_label, column).map(str).to_numpy(dtype=object)
 
 
 def read_features_file(path: str | Path, pool_ids: NDArray[Any]) -> NDArray[np.float64]:

@@ -1744,6 +1744,12 @@ def as_categorical(predictive: Any, name: str) -> Categorical:
     return pred
 
 
+def floored(proba: NDArray[np.float64], floor: float) -> NDArray[np.float64]:
+    """(1 − floor)·p + floor/K: class probabilities with a share ``floor`` of each instance's
+    mass spread evenly over the K classes (q*'s safeguard: no instance is certain)."""
+    return proba if floor <= 0 else (1.0 - floor) * proba + floor / proba.shape[1]
+
+
 @dataclass(frozen=True, repr=False)
 class MacroF1(ClasswiseMeasure):
     """The macro-averaged F_β: the mean of the per-class F_β over the model's K classes.
@@ -2035,6 +2041,8 @@ _NAMED: dict[str, Any] = {
     "per_class_precision": lambda: PerClass("precision"),
     "per_class_recall": lambda: PerClass("recall"),
 }
+# The measures of probabilities (probability_measures.py, which imports this module) join
+# the registry from there: "brier", "log_loss", "ece", "roc_auc", "average_precision".
 
 
 def check_fits(measure: Measure, predictive: Any) -> None:
@@ -2132,7 +2140,9 @@ def get_measure(measure: Measure | str, *, pos_label: Any = None) -> Measure:
         return measure
     key = check_option(measure, tuple(_NAMED), "measure")
     cls = _NAMED[key]
-    if isinstance(cls, type) and issubclass(cls, FMeasure):
+    if isinstance(cls, type) and (
+        issubclass(cls, FMeasure) or getattr(cls, "takes_pos_label", False)
+    ):
         return cls(pos_label=pos_label)
     meas = cls()
     if pos_label is not None and isinstance(meas, ClasswiseMeasure):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -33,10 +33,11 @@ from .estimators.inference import (
     _sided,
     _wald_interval,
 )
-from .measures import clip_to_range
+from .measures import ClasswiseMeasure, Measure, clip_to_range
 from .methods import ALTERNATIVES
+from .probability_measures import ProbabilityMeasure, _ScoringRule
 
-__all__ = ["ComparisonResult", "EvaluationResult", "PerClassResult"]
+__all__ = ["ComparisonResult", "EvaluationResult", "GroupResult", "PerClassResult"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,6 +155,9 @@ class EvaluationResult:
     #: A function giving the draws' per-draw terms for the anytime-valid sequence
     #: (``DrawTerms``), computed once when first asked.
     anytime_terms: Callable[[], DrawTerms] | None = field(default=None, repr=False)
+    #: The distribution over the whole pool that every draw came from (a campaign from one
+    #: q, or its reused mixture), which ``reuse=`` needs; None when q changed between draws.
+    pool_q: NDArray[np.float64] | None = field(default=None, repr=False)
 
     def confidence_interval(
         self,
@@ -415,6 +419,8 @@ class ComparisonResult:
     model_scores: Callable[[], tuple[Any, ...]] | None = None
     #: The draws' per-draw terms for the anytime-valid sequences (computed when first asked).
     anytime_terms: Callable[[], DrawTerms] | None = field(default=None, repr=False)
+    #: The distribution over the whole pool that every draw came from (see EvaluationResult).
+    pool_q: NDArray[np.float64] | None = field(default=None, repr=False)
     #: The interval method of ``ci``: ``"wald"``; ``"anytime"`` when a stopping rule was
     #: set (whether or not it ended the campaign early), ``"fixed-width"`` under Chow–Robbins'
     #: rule (the Wald interval).
@@ -750,3 +756,222 @@ class PerClassResult:
              f"    n_labels={self.n_labels}, n_draws={self.n_draws}, cost={self.cost:g}, "
              f"budget={self.budget:g})"]
         )  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class GroupResult:
+    """Outcome of evaluating (or comparing) within groups of the pool (slices) and overall.
+
+    Returned by ``evaluate(..., groups=g)``, ``compare(..., groups=g)`` and a session's
+    ``estimate(groups=g)`` / ``compare(groups=g)``. One campaign, one q planned for the
+    groups (``design``), an :class:`EvaluationResult` per group — the measure under the test
+    distribution restricted to the group — and one for the whole pool; for a comparison a
+    :class:`ComparisonResult` per group (``estimates`` are then the differences Δ). Where
+    the measure is a mean over instances (error rate, accuracy, a cost matrix, MSE, MAE, the
+    mean label, the Brier score, the log loss) an evaluation's ``overall`` is
+    post-stratified, Σ_k share_k · estimate_k, so the groups' estimates weighted by their
+    shares add up to it exactly (once every group has a label; before, the pool-wide
+    estimate).
+
+    Attributes
+    ----------
+    groups : tuple
+        The group labels, sorted.
+    results : tuple of EvaluationResult or ComparisonResult
+        Each group's result, in the order of ``groups`` (``n_labels``: the group's labeled
+        instances).
+    overall : EvaluationResult or ComparisonResult
+        The whole pool's.
+    shares : ndarray of shape (G,)
+        Each group's share of the test distribution.
+    expected_labels : ndarray of shape (G,)
+        The draws q was expected to put in each group (budget × its mass under q), the
+        figure the per-group intervals' reliability rests on.
+    design : str
+        How q was planned: ``"minimax"`` (the largest group variance), ``"sum"`` (their
+        sum), or ``"given"`` (``q=`` or ``method="passive"``).
+    level : float
+        Confidence level of the intervals.
+    measure, method : str
+        The measure's name and the sampling method.
+    n_labels, n_draws : int
+        Distinct instances labeled, and draws, in the whole campaign.
+    cost, budget : float
+        Labeling cost spent, and the budget.
+    indices, q, labels : ndarray
+        The draw sequence, each draw's sampling probability and label.
+
+    See Also
+    --------
+    evaluate : Runs the campaign (``groups=``).
+    activeeval.sampling.grouped_distribution : How q is planned.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import activeeval as ae
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, size=2000)
+    >>> y = (rng.uniform(size=2000) < p1).astype(int)
+    >>> country = np.where(rng.uniform(size=2000) < 0.1, "fr", "us")
+    >>> res = ae.evaluate(np.c_[1 - p1, p1], lambda i: y[i], "error_rate", budget=300,
+    ...                   groups=country, random_state=0)
+    >>> res.to_frame().columns.tolist()
+    ['group', 'share', 'n_labels', 'estimate', 'stderr', 'lower', 'upper']
+    """
+
+    groups: tuple[Any, ...]
+    results: tuple[Any, ...]
+    overall: Any
+    shares: NDArray[np.float64]
+    expected_labels: NDArray[np.float64]
+    design: str
+    level: float
+    measure: str
+    method: str
+    n_labels: int
+    n_draws: int
+    cost: float
+    budget: float
+    indices: NDArray[np.intp]
+    q: NDArray[np.float64]
+    labels: NDArray[Any]
+
+    @property
+    def comparison(self) -> bool:
+        """Whether the groups' results are comparisons (their values differences Δ)."""
+        return isinstance(self.overall, ComparisonResult)
+
+    @property
+    def estimates(self) -> NDArray[np.float64]:
+        """Each group's estimate (a comparison's: its difference Δ)."""
+        return np.array([_value(r) for r in self.results])
+
+    @property
+    def stderrs(self) -> NDArray[np.float64]:
+        """Each group's standard error."""
+        return np.array([r.stderr for r in self.results])
+
+    @property
+    def ci(self) -> NDArray[np.float64]:
+        """Each group's marginal interval at ``level``, shape (G, 2)."""
+        return np.array([r.ci for r in self.results], dtype=float).reshape(-1, 2)
+
+    def __getitem__(self, group: Any) -> Any:
+        """The result of one group, by its label."""
+        for g, r in zip(self.groups, self.results, strict=True):
+            if g == group:
+                return r
+        raise KeyError(f"group {group!r} is not one of {list(self.groups)[:10]}")
+
+    def confidence_interval(
+        self,
+        level: float | None = None,
+        method: str | None = None,
+        alternative: str = "two-sided",
+        adjust: str | None = None,
+    ) -> NDArray[np.float64]:
+        """Each group's interval, marginal or simultaneous.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the result's ``level``.
+        method : str, optional
+            An interval method of :meth:`EvaluationResult.confidence_interval`; default each
+            group's reported one.
+        alternative : {"two-sided", "less", "greater"}, default "two-sided"
+            scipy's convention, as for :meth:`EvaluationResult.confidence_interval`.
+        adjust : {None, "bonferroni"}
+            None: marginal intervals; ``"bonferroni"``: each at level 1 − α/G, so that all G
+            hold together at ``level``.
+
+        Returns
+        -------
+        ndarray of shape (G, 2)
+            Low and high ends per group.
+        """
+        lv = check_level(self.level if level is None else level)
+        if adjust is not None:
+            check_option(adjust, ("bonferroni",), "adjust")
+            lv = 1.0 - (1.0 - lv) / len(self.groups)
+        rows = [r.confidence_interval(lv, method, alternative) for r in self.results]
+        return np.array(rows, dtype=float).reshape(-1, 2)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per group: ``group``, ``share``, ``n_labels``, ``estimate`` (a comparison:
+        ``difference`` and ``p_value``), ``stderr``, ``lower``, ``upper``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The groups' estimates and the intervals of ``ci``.
+        """
+        ci = self.ci
+        value = "difference" if self.comparison else "estimate"
+        frame = pd.DataFrame(
+            {"group": list(self.groups), "share": self.shares,
+             "n_labels": [r.n_labels for r in self.results], value: self.estimates,
+             "stderr": self.stderrs, "lower": ci[:, 0], "upper": ci[:, 1]}
+        )  # fmt: skip
+        if self.comparison:
+            frame["p_value"] = [r.p_value for r in self.results]
+        return frame
+
+    def __repr__(self) -> str:
+        rows = [
+            f"    {g!r}: {_value(r):.4f} [{r.ci[0]:.4f}, {r.ci[1]:.4f}] ({r.n_labels} labels),"
+            for g, r in list(zip(self.groups, self.results, strict=True))[:20]
+        ]
+        if len(self.groups) > 20:
+            rows.append(f"    ... {len(self.groups) - 20} more groups (to_frame() lists all),")
+        o = self.overall
+        return "\n".join(
+            [f"GroupResult(measure={self.measure!r}, method={self.method!r}, "
+             f"design={self.design!r}, level={self.level:g},", *rows,
+             f"    overall: {_value(o):.4f} [{o.ci[0]:.4f}, {o.ci[1]:.4f}],",
+             f"    n_labels={self.n_labels}, n_draws={self.n_draws}, cost={self.cost:g}, "
+             f"budget={self.budget:g})"]
+        )  # fmt: skip
+
+
+# ------------------------------------------------------------------------ groups
+def _value(res: Any) -> float:
+    """A result's value: an evaluation's estimate, a comparison's difference."""
+    return float(res.difference if isinstance(res, ComparisonResult) else res.estimate)
+
+
+def additive(meas: Measure) -> bool:
+    """Whether the measure is a mean over instances, so the groups' values weighted by their
+    shares add up to the pool's."""
+    if isinstance(meas, ProbabilityMeasure):
+        return isinstance(meas, _ScoringRule)
+    return not isinstance(meas, ClasswiseMeasure) and meas.regular
+
+
+def post_stratified(
+    overall: EvaluationResult,
+    per_group: list[EvaluationResult],
+    shares: NDArray[np.float64],
+    meas: Measure,
+) -> EvaluationResult:
+    """The post-stratified overall estimate Σ_k P_k Ĝ_k with variance Σ_k P_k² se_k² (the
+    groups' influence terms live on disjoint instances, so they are uncorrelated)."""
+    g = float(shares @ np.array([r.estimate for r in per_group]))
+    se = math.sqrt(float(shares**2 @ np.array([r.stderr for r in per_group]) ** 2))
+    inf = overall.inference
+    binary = bool(getattr(meas, "binary_loss", False))
+    census = all(r.inference is not None and r.inference.census for r in per_group)
+    est = Estimate(
+        g, se, overall.n_draws, overall.n_labels,
+        inf.effective_n if inf is not None else math.nan, binary, overall.level, meas.name,
+        census=census,
+    )  # fmt: skip
+    interval = "logit" if binary else "wald"
+    ci = est.confidence_interval(overall.level, interval)
+    low, high = overall.value_range
+    return replace(
+        overall, estimate=min(max(g, low), high), stderr=se,
+        ci=(max(ci[0], low), min(ci[1], high)), inference=est, interval=interval,
+        anytime_terms=None,
+    )  # fmt: skip

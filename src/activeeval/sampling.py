@@ -47,11 +47,13 @@ from .measures import (
     as_categorical,
     decision_index,
     difference_influence_moment,
+    floored,
     get_measure,
     influence_second_moment,
 )
 from .methods import COMPARISON_METHODS, DEFAULT_FLOOR, DEFAULT_MIX, SAMPLING_METHODS
 from .predictive import Mixture, Predictive, as_predictive
+from .probability_measures import ProbabilityMeasure
 from .ranking import GradedRelevance, ranking_distribution
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "comparison_distribution",
     "cost_distribution",
     "draw",
+    "grouped_distribution",
     "inclusion_probabilities",
     "optimal_distribution",
     "passive_distribution",
@@ -303,24 +306,196 @@ def optimal_distribution(
     lam = check_costs(costs, pred_dist.n)
     check_safeguards(mix, floor)
     p = _pool_distribution(pred_dist.n, pool_weights)
+    moment = influence_moment(pred_dist, meas, p, prediction, floor, fast)
+    if moment is None:
+        # Undefined measure under the model (warned by intrinsic_value): fall back to p on S.
+        mask = meas.weight_can_be_positive(_decisions(pred_dist, prediction))
+        return _defensive(p, p, mask, 1.0) if mask.any() else p
+    a, mask, regular = moment
+    return _from_moment(a, p, mask, lam, mix, regular, uniform=pool_weights is None)
+
+
+def _decisions(pred_dist: Predictive, prediction: ArrayLike | None) -> NDArray[Any]:
+    return pred_dist.point_prediction() if prediction is None else np.asarray(prediction)
+
+
+def influence_moment(
+    pred_dist: Predictive,
+    meas: Measure,
+    p: NDArray[np.float64],
+    prediction: ArrayLike | None = None,
+    floor: float = DEFAULT_FLOOR,
+    fast: bool = True,
+    scaled: bool = False,
+) -> tuple[NDArray[np.float64], NDArray[np.bool_], bool] | None:
+    """E[ψ(x, y)² | x] for every instance: the integrand of q* (eq. 4.6), for the (bound)
+    measure's value under the test distribution ``p``.
+
+    ψ is the measure's influence function: ∇g·(c − S) for a multi-class average, the
+    influences of :mod:`activeeval.probability_measures`, and w(ℓ − Ǧ) for a generalized
+    risk (Ǧ the intrinsic value, eq. 4.21) — divided by E[w] with ``scaled``, so that the
+    moments of different test distributions (groups of the pool) compare. Returns the
+    moment, the instances whose weight can be positive, and whether the measure is a regular
+    risk; None where the measure is undefined under the model.
+    """
     if isinstance(meas, ClasswiseMeasure):
         # A function of several ratios: eq. 4.6 with its influence ψ for w(ℓ − G), under the
         # model's probabilities floored: each class keeps floor/K, so no instance is certain.
         cat = as_categorical(pred_dist, meas.name)
-        proba = cat.proba if floor <= 0 else (1.0 - floor) * cat.proba + floor / cat.proba.shape[1]
+        proba = floored(cat.proba, floor)
         a = influence_second_moment(meas, proba, decision_index(cat, prediction), p)
-        mask = np.ones(cat.n, dtype=bool)
-        return _from_moment(a, p, mask, lam, mix, True, uniform=pool_weights is None)
-    f = pred_dist.point_prediction() if prediction is None else np.asarray(prediction)
-    c = meas.intrinsic_value(pred_dist, f, pool_weights=p, fast=fast)  # eq. 4.21
+        return a, np.ones(cat.n, dtype=bool), True
+    if isinstance(meas, ProbabilityMeasure):
+        # A measure of the probabilities themselves: eq. 4.6 with its influence ψ, y drawn
+        # from the model's probabilities floored as for the multi-class averages.
+        cat = as_categorical(pred_dist, meas.name)
+        beliefs = floored(cat.proba, floor) if meas.uses_floor else cat.proba
+        a = meas.influence_second_moment(beliefs, cat.proba, p)
+        return a, np.ones(cat.n, dtype=bool), True
+    f = _decisions(pred_dist, prediction)
+    wl, w = meas.conditional_expectations(pred_dist, f, fast=fast)
+    scale = float(p @ w)  # E[w], 1 for regular risks
     mask = meas.weight_can_be_positive(f)
-    if np.isnan(c) or not mask.any():
-        # Undefined measure under the model (warned by intrinsic_value): fall back to p on S.
-        return _defensive(p, p, mask, 1.0) if mask.any() else p
+    if not scale > 0 or not mask.any():
+        meas.intrinsic_value(pred_dist, f, pool_weights=p, fast=fast)  # warns: undefined
+        return None
+    c = float(p @ wl) / scale  # eq. 4.21
     if meas.binary_loss and floor > 0:
         c = min(max(c, floor), 1.0 - floor)
     a = meas.conditional_second_moment(pred_dist, c, f, fast=fast)  # E[w²(ℓ−Ǧ)² | x]
-    return _from_moment(a, p, mask, lam, mix, meas.regular, uniform=pool_weights is None)
+    if scaled and not meas.regular:
+        a = a / scale**2
+    return a, mask, meas.regular
+
+
+#: How ``groups=`` plans q: ``"minimax"`` minimizes the largest group's variance,
+#: ``"sum"`` the sum of the groups' variances.
+GROUP_DESIGNS = ("minimax", "sum")
+
+
+def grouped_distribution(
+    predictive: Any,
+    measure: Measure | str,
+    codes: NDArray[np.intp],
+    *,
+    costs: ArrayLike | None = None,
+    pool_weights: ArrayLike | None = None,
+    prediction: ArrayLike | None = None,
+    floor: float = DEFAULT_FLOOR,
+    mix: float = DEFAULT_MIX,
+    design: str = "minimax",
+    pos_label: Any = None,
+    fast: bool = True,
+) -> NDArray[np.float64]:
+    """q for estimating the measure within every group of the pool (slices).
+
+    Group k's value is the measure under the test distribution restricted to it,
+    p_k = p·1_k / P_k (P_k the group's test mass), and its estimator's variance is
+    (1/n) Σ_(x in k) p_k(x)² E[ψ_k(x, y)² | x] / q(x) (eq. 4.5 with the group's influence
+    ψ_k). Within a group the optimal shape is eq. 4.6's, q ∝ p_k·sqrt(E[ψ_k² | x] / λ); with
+    A_k = Σ_(x in k) p_k(x)·sqrt(E[ψ_k² | x] / λ(x)) and π_k the share of q on group k, the
+    group's variance is A_k² / (n π_k). ``"minimax"`` equalizes them, π_k ∝ A_k², which
+    minimizes the largest; ``"sum"`` minimizes Σ_k A_k²/π_k, π_k ∝ A_k. The defensive
+    mixture is with the groups' test distributions in equal shares, Σ_k p_k / G, so a
+    group the model thinks certain still gets a share ε/G of the draws.
+
+    For two models the same holds for the difference Δ_k of their values within each group,
+    with the influence of the difference under the models' mixture (Thm 5.1, eq. 5.11).
+
+    Parameters
+    ----------
+    predictive : Predictive or (m, K) array, or a list of two
+        The model's predictive distribution over the pool; two models for a comparison.
+    measure : Measure or str
+        The measure estimated within each group.
+    codes : ndarray of int of shape (m,)
+        Each instance's group, 0 … G − 1 (every group with test mass).
+    costs : array-like of shape (m,), optional
+        Labeling cost λ(x) > 0 of every pool instance.
+    pool_weights : array-like of shape (m,), optional
+        Test distribution p(x) over the pool, up to a constant; uniform by default.
+    prediction : array-like of shape (m,), optional
+        The model's decisions f(x), if not its most probable class or mean.
+    floor, mix : float
+        The safeguards of :func:`optimal_distribution`.
+    design : {"minimax", "sum"}, default "minimax"
+        Minimize the largest group variance, or their sum.
+    pos_label : label, optional
+        Positive class for measures named by string.
+    fast : bool
+        Use the measure's closed forms.
+
+    Returns
+    -------
+    q : ndarray of shape (m,)
+        Non-negative, sums to one.
+
+    See Also
+    --------
+    activeeval.sampling.optimal_distribution : q* for the whole pool.
+    evaluate : ``groups=`` runs a campaign with this q.
+
+    Examples
+    --------
+    A small group gets as many draws as it needs for its own estimate:
+
+    >>> import numpy as np
+    >>> from activeeval.sampling import grouped_distribution
+    >>> proba = np.array([[0.9, 0.1]] * 8 + [[0.6, 0.4]] * 2)
+    >>> codes = np.array([0] * 8 + [1] * 2)
+    >>> q = grouped_distribution(proba, "error_rate", codes, mix=0.0)
+    >>> round(float(q[codes == 1].sum()), 3)  # 2 of 10 instances, 0.73 of the draws
+    0.727
+    """
+    design = check_option(design, GROUP_DESIGNS, "design")
+    check_safeguards(mix, floor)
+    pair = isinstance(predictive, list | tuple)
+    models = [as_predictive(p) for p in predictive] if pair else [as_predictive(predictive)]
+    if len(models) > 2:
+        raise ShapeError(f"predictions: groups= compares two models, got {len(models)}.")
+    pred_dist: Predictive = models[0] if len(models) == 1 else Mixture(models)
+    meas = get_measure(measure, pos_label=pos_label).bind(pred_dist)
+    m = pred_dist.n
+    lam = check_costs(costs, m)
+    p = _pool_distribution(m, pool_weights)
+    codes = np.asarray(codes, dtype=np.intp)
+    f = None if prediction is None else np.asarray(prediction)
+    shape = np.zeros(m)  # within each group, its optimal shape, summing to one
+    spread = np.zeros(int(codes.max()) + 1)  # A_k
+    defence = np.zeros(m)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(spread.shape[0] + 1))
+    for k in range(spread.shape[0]):  # one pass over each group's members
+        idx = order[bounds[k] : bounds[k + 1]]
+        pk = p[idx] / p[idx].sum()
+        sub = None if f is None else f[idx]
+        if len(models) == 2:  # the difference's influence under the mixture (eq. 5.11)
+            parts = [pr.take(idx) for pr in models]
+            fs = [pr.point_prediction() for pr in parts]
+            a = _pair_moment(meas, Mixture(parts), fs, pk, 0, 1, fast)
+            mask = np.zeros(idx.shape[0], dtype=bool)
+            for fj in fs:
+                mask |= meas.weight_can_be_positive(fj)
+            moment: tuple[Any, ...] | None = (a, mask, meas.regular)
+        else:
+            moment = influence_moment(pred_dist.take(idx), meas, pk, sub, floor, fast, scaled=True)
+        if moment is None:
+            a, mask = np.zeros(idx.shape[0]), np.ones(idx.shape[0], dtype=bool)
+        else:
+            a, mask = np.maximum(moment[0], 0.0), moment[1]
+        if lam is not None:
+            a = a / lam[idx]
+        score = np.where(mask, pk * np.sqrt(a), 0.0)
+        spread[k] = score.sum()
+        base = np.where(mask, pk, 0.0)
+        defence[idx] = base / base.sum() if base.sum() > 0 else pk
+        shape[idx] = score / spread[k] if spread[k] > 0 else defence[idx]
+    share = spread**2 if design == "minimax" else spread.copy()
+    share = share / share.sum() if share.sum() > 0 else np.full(share.shape, 1 / share.size)
+    q = shape * share[codes]
+    if mix > 0:
+        q = (1.0 - mix) * q + mix * defence / spread.shape[0]
+    return q / q.sum()
 
 
 def check_distribution(q: ArrayLike, name: str = "q", n: int | None = None) -> NDArray[Any]:

@@ -5,7 +5,7 @@ evaluation, or two models' comparison by an average (fixed n: no stopping rules)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -15,6 +15,7 @@ from .._validation import (
     check_random_state,
     pool_distribution,
 )
+from ..acquisition import Check, _LabelBook
 from ..errors import ShapeError, UnknownOptionError
 from ..estimators.classwise import PerClassEstimate
 from ..estimators.report import ClasswisePool, _result_fields
@@ -28,6 +29,7 @@ from ..sampling import (
     comparison_distribution,
     sampling_distribution,
 )
+from .reuse import Reused
 from .steps import (
     CampaignSettings,
     Oracle,
@@ -46,6 +48,7 @@ def _evaluate_classwise(
     s: CampaignSettings,
     q: ArrayLike | None,
     floor: float,
+    reused: Reused | None = None,
 ) -> EvaluationResult | PerClassResult:
     """:func:`~activeeval.evaluate` for a :class:`~activeeval.measures.ClasswiseMeasure`:
     q* from the measure's influence function (or the method's q), Algorithm 2's draws, the
@@ -67,13 +70,13 @@ def _evaluate_classwise(
             mix=s.mix, prediction=predictive.point_prediction(),
         )  # fmt: skip
     pool = ClasswisePool([predictive], meas, run.p)
-    acq, draws, y = run.acquire(pool, qq, oracle)
-    rep = pool.reporting(qq, run.level, run.estimator)
-    est, interval = pool.estimate(rep, 0, draws, y, acq.draw_q)
+    acq, draws, y, q_all = run.acquire(pool, qq, oracle, reused)
+    rep = pool.reporting(q_all, run.level, run.estimator)
+    est, interval = pool.estimate(rep, 0, draws, y, q_all[draws])
     lv, b = run.level, run.budget
     sample = {
-        "cost": acq.spent, "budget": b, "method": method, "indices": draws, "q": acq.draw_q,
-        **pool.label_fields(y),
+        "cost": acq.spent, "budget": b, "method": method, "indices": draws, "q": q_all[draws],
+        **pool.label_fields(y), "pool_q": q_all,
     }  # fmt: skip
     if isinstance(est, PerClassEstimate):
         ci = est.confidence_interval()
@@ -82,13 +85,17 @@ def _evaluate_classwise(
             stderrs=est.stderrs, ci=np.where(np.isnan(ci), np.nan, np.clip(ci, 0.0, 1.0)),
             level=lv, n_labels=est.n_labels, n_draws=est.n_draws, measure=meas.name,
             inference=est, interval=interval, cost=acq.spent, budget=b, method=method,
-            indices=draws, q=acq.draw_q, labels=y,
+            indices=draws, q=q_all[draws], labels=y,
         )  # fmt: skip
     return EvaluationResult(**_result_fields(rep, est, interval), **sample)
 
 
 def _compare_classwise(
-    preds: list[Predictive], oracle: Oracle, meas: ClasswiseMeasure, s: CampaignSettings
+    preds: list[Predictive],
+    oracle: Oracle,
+    meas: ClasswiseMeasure,
+    s: CampaignSettings,
+    reused: Reused | None = None,
 ) -> ComparisonResult:
     """:func:`~activeeval.compare` of two models by a multi-class average: q* of the
     difference (Thm 5.1 with the measure's influence functions, under the models' mixture),
@@ -119,11 +126,19 @@ def _compare_classwise(
         preds, meas, method=method, costs=run.lam, pool_weights=s.pool_weights, mix=s.mix
     )
     pool = ClasswisePool(preds, meas, run.p)
-    acq, draws, y = run.acquire(pool, qq, oracle)
-    rep = pool.reporting(qq, run.level, run.estimator)
+    acq, draws, y, q_all = run.acquire(pool, qq, oracle, reused)
+    rep = pool.reporting(q_all, run.level, run.estimator)
     c = pool.compare(rep, draws, y)
-    sample = {"budget": run.budget, "method": method, "indices": draws, "q": qq[draws]}
+    sample = {"budget": run.budget, "method": method, "indices": draws, "q": q_all[draws],
+              "pool_q": q_all}  # fmt: skip
     return _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, None)
+
+
+class LabelBooks(Protocol):
+    """What keeps a campaign's labels: a pool interface, or the label book of a pool of
+    instances labeled by class (:mod:`.probability`)."""
+
+    def label_book(self) -> tuple[_LabelBook, Check]: ...
 
 
 @dataclass(frozen=True)
@@ -152,11 +167,18 @@ class _Run:
         )
 
     def acquire(
-        self, pool: ClasswisePool, q: NDArray[np.float64], oracle: Oracle
-    ) -> tuple[_Acquisition, NDArray[np.intp], NDArray[Any]]:
+        self,
+        pool: LabelBooks,
+        q: NDArray[np.float64],
+        oracle: Oracle,
+        reused: Reused | None = None,
+    ) -> tuple[_Acquisition, NDArray[np.intp], NDArray[Any], NDArray[np.float64]]:
         """Algorithm 2's draws from ``q`` until the budget is spent: the acquisition, the
-        draws and their labels."""
+        draws, their labels and the q over the pool they are weighted by — with ``reused``,
+        the earlier draws first and the balance heuristic's mixture (:mod:`.reuse`)."""
         book, check = pool.label_book()
+        if reused is not None:
+            reused.prefill(book, check)
         with _bar(self.budget, self.lam, self.settings.progress) as bar:
             acq = _Acquisition(q, oracle, check, self.lam, self.rng, self.max_draws, bar,
                                book=book)  # fmt: skip
@@ -164,4 +186,7 @@ class _Run:
         acq.warn_if_capped(self.budget, stacklevel=5)  # from evaluate or compare
         if acq.draws.size == 0:
             raise _no_label_bought(self.settings.budget, self.lam)
-        return acq, acq.draws, book.lookup(acq.draws)
+        if reused is None:
+            return acq, acq.draws, book.lookup(acq.draws), q
+        draws, mixture = reused.combined(acq.draws, q)
+        return acq, draws, book.lookup(draws), mixture

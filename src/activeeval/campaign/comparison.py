@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -39,13 +39,18 @@ from ..predictive import (
     as_predictive,
     decided,
 )
-from ..results import ComparisonResult
+from ..probability_measures import ProbabilityMeasure
+from ..results import ComparisonResult, GroupResult
 from ..sampling import (
     comparison_distribution,
 )
 from ..stopping import comparison_rule, horizon_draws, reported
 from .classwise import _compare_classwise
+from .groups import _compare_groups
+from .groups import refuse as refuse_groups
 from .ranked import _compare_ranking, _is_ranking
+from .reuse import Reused
+from .reuse import refuse as refuse_reuse
 from .steps import (
     CampaignSettings,
     Oracle,
@@ -60,7 +65,30 @@ from .steps import (
 )
 
 
+@overload
 def compare(
+    predictions: Sequence[Any],
+    oracle: Oracle,
+    measure: Measure | str = ...,
+    *,
+    groups: ArrayLike,
+    **kwargs: Any,
+) -> GroupResult: ...
+
+
+@overload
+def compare(
+    predictions: Sequence[Any],
+    oracle: Oracle,
+    measure: Measure | str = ...,
+    *args: Any,
+    **kwargs: Any,
+) -> ComparisonResult: ...
+
+
+# mypy cannot match the first overload's keyword-only ``groups`` with the parameter of the same
+# name below, which takes it by keyword too (``[misc]``, as for ``evaluate``).
+def compare(  # type: ignore[misc]
     predictions: Sequence[Any],
     oracle: Oracle,
     measure: Measure | str = "error_rate",
@@ -86,7 +114,10 @@ def compare(
     claim: Any = None,
     target_width: float | None = None,
     rule: str = "anytime",
-) -> ComparisonResult:
+    reuse: Any = None,
+    groups: ArrayLike | None = None,
+    group_design: str = "minimax",
+) -> ComparisonResult | GroupResult:
     """Compare two or more models on the pool from labels bought within a budget.
 
     Draws pool instances from a sampling distribution q chosen for the difference of the
@@ -163,6 +194,14 @@ def compare(
     rule : {"anytime", "fixed-width"}, default "anytime"
         As for ``evaluate``: with any stopping rule ``ci`` is the anytime interval of Δ
         (``interval == "anytime"``) and ``stopped`` says why the campaign stopped.
+    reuse : EvaluationResult, ComparisonResult or Session, optional
+        An earlier campaign on the same pool (any models, any measure) whose labels this one
+        reuses, as for ``evaluate``.
+    groups : array-like of shape (m,), optional
+        A group label per pool instance: two models compared within every group and
+        overall, q planned for the groups' differences (a ``GroupResult`` of comparisons).
+    group_design : {"minimax", "sum"}, default "minimax"
+        As for ``evaluate``.
 
     Returns
     -------
@@ -206,6 +245,15 @@ def compare(
     >>> print(f"difference {res.difference:.3f}, p = {res.p_value:.3f}, best: model {res.best}")
     difference -0.043, p = 0.008, best: model 0
     """
+    if reuse is not None and _is_ranking(predictions):
+        raise UnknownOptionError(
+            "reuse: a ranked pool's queries are not reused yet; run the campaign afresh."
+        )
+    if groups is not None and _is_ranking(predictions):
+        raise UnknownOptionError(
+            "groups: per-group comparisons are for pools of instances; compare each group's "
+            "queries separately."
+        )
     if _is_ranking(predictions):
         _no_features(features, RankedPool.refuses_features)
         settings = CampaignSettings(
@@ -247,7 +295,26 @@ def compare(
             "compare models with a loss or score of their predictions (error_rate, f1, mse, "
             "...), or evaluate each judge's agreement with the labels."
         )
+    if isinstance(meas, ProbabilityMeasure):
+        raise UnknownOptionError(
+            f"measure: compare does not test a difference in {meas.name} (a measure of "
+            f"probabilities); evaluate each model with evaluate(pred, oracle, {meas.name!r}), "
+            "or compare by a measure of decisions (error_rate, f1, ...)."
+        )
     meas = meas.bind(Mixture(preds))
+    reused = None
+    if reuse is not None:
+        refuse_reuse(target_width=target_width, claim=claim, decide=decide, step=step,
+                     sequential=sequential, features=features, groups=groups)  # fmt: skip
+        reused = Reused.of(reuse, preds[0].n)
+    if groups is not None:
+        refuse_groups("compare", target_width=target_width, claim=claim, decide=decide,
+                      step=step, sequential=sequential, features=features)  # fmt: skip
+        settings = CampaignSettings(
+            budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
+            progress,
+        )  # fmt: skip
+        return _compare_groups(preds, oracle, meas, settings, groups, group_design)
     if isinstance(meas, ClasswiseMeasure):
         ClasswisePool.refuse(meas, target_width=target_width, claim=claim, step=step,
                              features=features, decide=decide, sequential=sequential)  # fmt: skip
@@ -255,7 +322,7 @@ def compare(
             budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
             progress,
         )  # fmt: skip
-        return _compare_classwise(preds, oracle, meas, settings)
+        return _compare_classwise(preds, oracle, meas, settings, reused)
     if method == "active_neq" and not meas.regular:
         raise ShapeError(
             "method: 'active_neq' rescales a difference of regular risks by the disagreement "
@@ -284,6 +351,8 @@ def compare(
     pool = PlainPool(preds, meas, pw)
     rep = pool.reporting(qq, lv, estimator, features, bandwidth, support_mass)
     book, check = pool.label_book()
+    if reused is not None:
+        reused.prefill(book, check)
     with _bar(b, lam, progress) as bar:
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
 
@@ -298,9 +367,13 @@ def compare(
             watch = _Look(stop, pool, rep, acq, horizon)
             draws, stopped = _run_looks(acq, b, _stop_step(acq, b, step), watch)
     acq.warn_if_capped(b)
+    if reused is not None:  # every draw, old and new, weighted by the mixture of the two q
+        draws, qq = reused.combined(draws, qq)
+        rep = pool.reporting(qq, lv, estimator, features, bandwidth, support_mass)
     y = book.lookup(draws)
     c = pool.compare(rep, draws, y, census=True)
-    sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws]}
-    terms = None if method == "active_neq" else LazyTerms(pool, rep, draws, y, horizon)
+    sample = {"budget": b, "method": method, "indices": draws, "q": qq[draws], "pool_q": qq}
+    anytime = method != "active_neq" and reused is None
+    terms = LazyTerms(pool, rep, draws, y, horizon) if anytime else None
     res = _comparison_result(rep, c, acq, {**sample, **pool.label_fields(y)}, stopped, terms)
     return reported(res, stop)

@@ -39,7 +39,8 @@ from ..predictive import (
     as_predictive,
     decided,
 )
-from ..results import EvaluationResult, PerClassResult
+from ..probability_measures import ProbabilityMeasure
+from ..results import EvaluationResult, GroupResult, PerClassResult
 from ..sampling import (
     check_distribution,
     check_support,
@@ -48,7 +49,13 @@ from ..sampling import (
 from ..stopping import horizon_draws, reported, stopping_rule, window_draws
 from .batches import Replanning, _check_batch_size, _run_in_batches
 from .classwise import _evaluate_classwise
+from .groups import _evaluate_groups
+from .groups import refuse as refuse_groups
+from .probability import _evaluate_probability
+from .probability import refuse as refuse_probability
 from .ranked import _evaluate_ranking, _is_ranking
+from .reuse import Reused
+from .reuse import refuse as refuse_reuse
 from .steps import (
     CampaignSettings,
     Oracle,
@@ -68,6 +75,17 @@ PerClassName = Literal["per_class_f1", "per_class_precision", "per_class_recall"
 
 @overload
 def evaluate(
+    predictions: Any,
+    oracle: Oracle,
+    measure: Measure | str = ...,
+    *,
+    groups: ArrayLike,
+    **kwargs: Any,
+) -> GroupResult: ...
+
+
+@overload
+def evaluate(
     predictions: Any, oracle: Oracle, measure: PerClass | PerClassName, *args: Any, **kwargs: Any
 ) -> PerClassResult: ...
 
@@ -78,7 +96,9 @@ def evaluate(
 ) -> EvaluationResult: ...
 
 
-def evaluate(
+# mypy cannot match the first overload's keyword-only ``groups`` with the parameter of the same
+# name below, which takes it by keyword too (``[misc]``, "does not accept all parameters").
+def evaluate(  # type: ignore[misc]
     predictions: Any,
     oracle: Oracle,
     measure: Measure | str = "error_rate",
@@ -105,7 +125,10 @@ def evaluate(
     claim: Any = None,
     rule: str = "anytime",
     step: float | None = None,
-) -> EvaluationResult | PerClassResult:
+    groups: ArrayLike | None = None,
+    group_design: str = "minimax",
+    reuse: Any = None,
+) -> EvaluationResult | PerClassResult | GroupResult:
     """Estimate a model's performance on the pool from labels bought within a budget.
 
     Draws pool instances from a sampling distribution q — by default the variance-optimal
@@ -198,12 +221,27 @@ def evaluate(
     step : float, optional
         Labels (or cost) between looks under a stopping rule; default budget / 100. With
         ``batch_size`` the looks are the batches.
+    groups : array-like of shape (m,), optional
+        A group label per pool instance (a country, a device, a segment): the measure is
+        estimated within every group and overall, and ``method="active"`` draws from q
+        planned for the groups (:func:`~activeeval.sampling.grouped_distribution`). Not with
+        stopping rules, batches or pool features.
+    group_design : {"minimax", "sum"}, default "minimax"
+        How q serves the groups: minimize the largest group's variance, or their sum.
+    reuse : EvaluationResult, ComparisonResult or Session, optional
+        An earlier campaign on the same pool — another model, version or measure — whose
+        labels this one reuses: they are free, and its draws join the new ones, every draw
+        weighted by p over the mixture of the two campaigns' q (multiple importance sampling
+        with the balance heuristic). The new draws come from q planned for what is asked
+        now; ``budget`` counts the new labels. Not with stopping rules, batches, groups or
+        pool features.
 
     Returns
     -------
-    EvaluationResult or PerClassResult
+    EvaluationResult, PerClassResult or GroupResult
         The estimate, its standard error and interval, the labels spent and the draws; for a
-        per-class measure one estimate and interval per class.
+        per-class measure one estimate and interval per class; with ``groups``, one result
+        per group and one overall (``GroupResult``).
 
     See Also
     --------
@@ -255,6 +293,15 @@ def evaluate(
     0.260
     """
     if _is_ranking(predictions):
+        if reuse is not None:
+            raise UnknownOptionError(
+                "reuse: a ranked pool's queries are not reused yet; run the campaign afresh."
+            )
+        if groups is not None:
+            raise UnknownOptionError(
+                "groups: per-group estimates are for pools of instances; a ranked pool's "
+                "queries are estimated together (evaluate each group's queries separately)."
+            )
         _no_features(features, RankedPool.refuses_features)
         settings = CampaignSettings(
             budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
@@ -265,6 +312,32 @@ def evaluate(
     meas = get_measure(measure, pos_label=pos_label)
     check_fits(meas, predictive)
     meas = meas.bind(predictive)
+    reused = None
+    if reuse is not None:
+        refuse_reuse(target_width=target_width, claim=claim, step=step, batch_size=batch_size,
+                     groups=groups, features=features)  # fmt: skip
+        if method == "stratified":
+            raise UnknownOptionError(
+                "method: the stratified baseline draws without one q, so its draws cannot be "
+                "weighed with reused ones; use method='active' or 'passive' with reuse=."
+            )
+        reused = Reused.of(reuse, predictive.n)
+    if groups is not None:
+        refuse_groups("evaluate", target_width=target_width, claim=claim, step=step,
+                      batch_size=batch_size, features=features)  # fmt: skip
+        if isinstance(meas, ProbabilityMeasure):
+            refuse_probability(meas, prediction=prediction)
+        if method == "stratified":
+            raise UnknownOptionError(
+                "method: with groups= the campaign samples from q planned for the groups "
+                "('active') or from p ('passive'); the stratified baseline has strata of its own."
+            )
+        settings = CampaignSettings(
+            budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
+            progress,
+        )  # fmt: skip
+        return _evaluate_groups(predictive, oracle, meas, settings, q, floor, groups,
+                                group_design)  # fmt: skip
     if isinstance(meas, ClasswiseMeasure):
         ClasswisePool.refuse(meas, target_width=target_width, claim=claim, step=step,
                              batch_size=batch_size, features=features)  # fmt: skip
@@ -272,7 +345,15 @@ def evaluate(
             budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
             progress,
         )  # fmt: skip
-        return _evaluate_classwise(predictive, oracle, meas, settings, q, floor)
+        return _evaluate_classwise(predictive, oracle, meas, settings, q, floor, reused)
+    if isinstance(meas, ProbabilityMeasure):
+        refuse_probability(meas, prediction=prediction, target_width=target_width, claim=claim,
+                           step=step, batch_size=batch_size, features=features)  # fmt: skip
+        settings = CampaignSettings(
+            budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,
+            progress,
+        )  # fmt: skip
+        return _evaluate_probability(predictive, oracle, meas, settings, q, floor, reused)
     stop = stopping_rule(target_width, claim, False, rule, measure=meas)
     _check_step(step, stop is not None, batch_size)
     method = check_option(method, PlainPool.evaluate_methods, "method")
@@ -314,6 +395,8 @@ def evaluate(
             pw = pool_distribution(predictive.n, pool_weights)  # checked by q's planning
         pool = PlainPool([predictive], meas, pw)
         book, check = pool.label_book()
+        if reused is not None:
+            reused.prefill(book, check)
         acq = _Acquisition(qq, oracle, check, lam, rng, max_draws, bar, book=book)
         rep = pool.reporting(qq, lv, estimator, features, bandwidth)
         horizon = horizon_draws(b, qq, lam)
@@ -328,6 +411,15 @@ def evaluate(
     acq.warn_if_capped(b)
     if acq.draws.size == 0:
         raise _no_label_bought(budget, lam)
+    if reused is not None:  # every draw, old and new, weighted by the mixture of the two q
+        draws, mixture = reused.combined(acq.draws, qq)
+        rep = pool.reporting(mixture, lv, estimator, features, bandwidth)
+        y = book.lookup(draws)
+        est, interval = pool.estimate(rep, 0, draws, y)
+        return EvaluationResult(
+            **_result_fields(rep, est, interval), cost=acq.spent, budget=b, method=method,
+            indices=draws, q=mixture[draws], **pool.label_fields(y), pool_q=mixture,
+        )  # fmt: skip
     draws = acq.draws
     y = book.lookup(draws)
     # Batch-adaptive: q changed between batches, so every draw is weighted by its own q.
@@ -336,6 +428,7 @@ def evaluate(
     res = EvaluationResult(
         **_result_fields(rep, est, interval), cost=acq.spent, budget=b, method=method,
         indices=draws, q=acq.draw_q, **pool.label_fields(y), stopped=stopped,
+        pool_q=None if acq.switched else qq,
         anytime_terms=LazyTerms(pool, rep, draws, y, horizon, draw_q, window=window),
     )  # fmt: skip
     return reported(res, stop)

@@ -7,16 +7,17 @@ import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from ..errors import ShapeError
 from ..estimators.smoother import DEFAULT_BANDWIDTH
 from ..measures import Measure
 from ..ranking import RankingMeasure
-from ..results import ComparisonResult, EvaluationResult
+from ..results import ComparisonResult, EvaluationResult, GroupResult
 from .handout import next_batch as _next_batch
 from .handout import release as _release
 from .intake import DEFAULT_CHUNK_SIZE, RecordSummary
@@ -25,12 +26,15 @@ from .intake import record as _record
 from .planning import DEFAULT_BLOCK_SIZE, CreateRequest, SessionPlan, create_store, load_plan
 from .report import SessionProgress
 from .report import audit_frame as _audit_frame
+from .report import by_group as _by_group
 from .report import compare as _compare
 from .report import estimate as _estimate
 from .report import labels_frame as _labels_frame
 from .report import progress as _progress
 from .report import stop_reason as _stop_reason
 from .report import trajectory as _trajectory
+from .revision import add_model as _add_model
+from .revision import extend as _extend
 from .schema import StoreFile, open_store
 
 __all__ = ["Session"]
@@ -119,6 +123,10 @@ class Session:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self._store = StoreFile(path, conn)
+        self._load()
+
+    def _load(self) -> None:
+        """Read the plan (again, after a revision) and what is derived from it."""
         self._stored = stored = load_plan(self._store)
         self.plan: SessionPlan = stored.plan
         self.ids: NDArray[Any] = stored.ids
@@ -349,6 +357,87 @@ class Session:
             return []
         return _next_batch(self._store, self._stored, k, annotator)
 
+    def extend(self, budget: float) -> None:
+        """Raise the budget: the campaign continues the same draws from the same q.
+
+        Parameters
+        ----------
+        budget : float
+            The new total budget — labels, or cost units for a session with costs — larger
+            than the current one (``plan.budget``). A campaign that stopped at its budget or
+            at its draw cap resumes where it stopped (the cap grows with the budget).
+
+        Raises
+        ------
+        BudgetError
+            When ``budget`` is not larger than the current one.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> proba = np.random.default_rng(0).dirichlet([1.0, 1.0], size=50)
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> s = ae.Session.create(os.path.join(tmp.name, "s.db"), proba, "error_rate", 5, seed=0)
+        >>> len(s.next_batch(10))
+        5
+        >>> s.extend(8)
+        >>> len(s.next_batch(10))  # the 5 still pending, and 3 more
+        8
+        >>> s.close(); tmp.cleanup()
+        """
+        _extend(self._store, self._stored, budget)
+        self._load()
+
+    def add_model(
+        self, predictions: Any, name: str | None = None, prediction: ArrayLike | None = None
+    ) -> None:
+        """Add a model: from the next block of draws on, q is planned for comparing every
+        model, and the labels already recorded keep counting.
+
+        The session becomes a comparison (``compare()``; ``estimate(model=k)`` for each
+        model). Every draw is then weighted by p over the mixture of the q it and the others
+        came from (multiple importance sampling with the balance heuristic), so the estimates
+        on the labels recorded before stay what they were. Raise the budget for the new
+        labels with :meth:`extend`.
+
+        Parameters
+        ----------
+        predictions : (m, K) array, DataFrame, Categorical or Gaussian
+            The new model's predictions on the session's pool, in the pool's order, of the
+            session's kind (class probabilities with the same classes, or a regressor's).
+        name : str, optional
+            The model's name (``plan.model_names``); ``"model k"`` by default.
+        prediction : array-like of shape (m,), optional
+            The new model's decisions f(x), when they are not its most probable class.
+
+        Raises
+        ------
+        ShapeError, LabelSpaceError
+            When the predictions are not of the session's pool, kind or classes, or the name
+            is taken.
+        UnknownOptionError
+            For a ranked session, a session with a stopping rule, a label mean, or a third
+            model of a multi-class average (compared in pairs).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> import activeeval as ae
+        >>> rng = np.random.default_rng(0)
+        >>> v1, v2 = rng.dirichlet([1.0, 1.0], size=50), rng.dirichlet([1.0, 1.0], size=50)
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> s = ae.Session.create(os.path.join(tmp.name, "s.db"), v1, "error_rate", 10, seed=0)
+        >>> s.add_model(v2, name="v2")
+        >>> s.plan.kind, s.plan.model_names
+        ('comparison', ('model 0', 'v2'))
+        >>> s.close(); tmp.cleanup()
+        """
+        _add_model(self._store, self._stored, predictions, name, prediction)
+        self._load()
+
     def release(
         self, annotator: str, ids: Sequence[Any] | None = None, to: str | None = None
     ) -> list[Any]:
@@ -475,6 +564,28 @@ class Session:
         )  # fmt: skip
 
     # ----------------------------------------------------------------- estimation
+    @overload
+    def estimate(
+        self,
+        model: int = ...,
+        *,
+        estimator: str | None = ...,
+        features: ArrayLike | None = ...,
+        bandwidth: float = ...,
+        groups: None = ...,
+    ) -> EvaluationResult: ...
+
+    @overload
+    def estimate(
+        self,
+        model: int = ...,
+        *,
+        estimator: str | None = ...,
+        features: ArrayLike | None = ...,
+        bandwidth: float = ...,
+        groups: ArrayLike,
+    ) -> GroupResult: ...
+
     def estimate(
         self,
         model: int = 0,
@@ -482,7 +593,8 @@ class Session:
         estimator: str | None = None,
         features: ArrayLike | None = None,
         bandwidth: float = DEFAULT_BANDWIDTH,
-    ) -> EvaluationResult:
+        groups: ArrayLike | None = None,
+    ) -> EvaluationResult | GroupResult:
         """The performance estimate from the labels recorded so far.
 
         What ``evaluate`` reports for the same draws (bit for bit), on the longest *prefix*
@@ -503,10 +615,14 @@ class Session:
             ``evaluate``'s ``features``); not stored.
         bandwidth : float
             The smoother's kernel bandwidth (as ``evaluate``'s).
+        groups : array-like of shape (m,), optional
+            A group label per pool instance, in the pool's order at creation: the estimate
+            within every group and overall, as ``evaluate(..., groups=)`` reports them (a
+            ``GroupResult``; the session's draws, not a q planned for the groups).
 
         Returns
         -------
-        EvaluationResult
+        EvaluationResult or GroupResult
             The result ``evaluate`` returns, with ``cost`` the labeling cost of the prefix's
             distinct instances, ``budget`` and ``method`` the plan's, and ``indices``, ``q``,
             ``labels`` the prefix's draws. NaN values before the first label of the prefix
@@ -529,7 +645,30 @@ class Session:
         ids are in. Using every labeled draw instead would let which labels came back first
         decide which draws count, whatever the delays.
         """
+        if groups is not None:
+            return _by_group(self._store, self._stored, groups, model, estimator, features,
+                             bandwidth)  # fmt: skip
         return _estimate(self._store, self._stored, model, estimator, features, bandwidth)
+
+    @overload
+    def compare(
+        self,
+        *,
+        estimator: str | None = ...,
+        features: ArrayLike | None = ...,
+        bandwidth: float = ...,
+        groups: None = ...,
+    ) -> ComparisonResult: ...
+
+    @overload
+    def compare(
+        self,
+        *,
+        estimator: str | None = ...,
+        features: ArrayLike | None = ...,
+        bandwidth: float = ...,
+        groups: ArrayLike,
+    ) -> GroupResult: ...
 
     def compare(
         self,
@@ -537,7 +676,8 @@ class Session:
         estimator: str | None = None,
         features: ArrayLike | None = None,
         bandwidth: float = DEFAULT_BANDWIDTH,
-    ) -> ComparisonResult:
+        groups: ArrayLike | None = None,
+    ) -> ComparisonResult | GroupResult:
         """The comparison of the session's models from the labels recorded so far.
 
         What ``compare`` reports for the same draws, on the labeled prefix of the draws (see
@@ -556,10 +696,13 @@ class Session:
             ``compare``'s ``features``); not stored.
         bandwidth : float
             The smoother's kernel bandwidth (as ``compare``'s).
+        groups : array-like of shape (m,), optional
+            A group label per pool instance: the comparison within every group and overall
+            (a ``GroupResult`` of comparisons).
 
         Returns
         -------
-        ComparisonResult
+        ComparisonResult or GroupResult
             The result ``compare`` returns for the labeled prefix; NaN values before its first
             label.
 
@@ -568,6 +711,11 @@ class Session:
         ShapeError
             The session evaluates one model (use ``estimate``).
         """
+        if groups is not None:
+            if self.plan.n_models < 2:
+                raise ShapeError("compare: this session evaluates one model; use estimate().")
+            return _by_group(self._store, self._stored, groups, None, estimator, features,
+                             bandwidth)  # fmt: skip
         return _compare(self._store, self._stored, estimator, features, bandwidth)
 
     def trajectory(

@@ -766,11 +766,30 @@ class StoredPlan:
     pw: NDArray[np.float64]  # the test distribution: uniform over the pool
     pool: Pool
     label_dtype: Any  # the stored labels' dtype; None: a ranked pool's grade lists (JSON)
+    #: (first sequence number, q) of every phase of the draw sequence, the plan's q first;
+    #: ``q`` and ``cdf`` are the last phase's, which new draws come from.
+    phases: tuple[tuple[int, NDArray[np.float64]], ...] = ()
+
+    def mixture(self, n: int) -> NDArray[np.float64]:
+        """The q that the first ``n`` draws are weighted by: the one they all came from, or
+        the balance heuristic's mixture Σ_k n_k q_k / n of the phases they span (n_k of
+        them from phase k; multiple importance sampling, ``docs/how-it-works/sampling.md``)."""
+        if len(self.phases) <= 1:
+            return self.q
+        starts = [first for first, _ in self.phases] + [max(n, self.phases[-1][0])]
+        counts = [max(0, min(n, starts[k + 1]) - starts[k]) for k in range(len(self.phases))]
+        used = [k for k, c in enumerate(counts) if c > 0]
+        if len(used) <= 1:
+            return self.phases[used[0] if used else 0][1]
+        total = np.zeros_like(self.q)
+        for k in used:
+            total += counts[k] * self.phases[k][1]
+        return total / sum(counts)
 
 
 def load_plan(store: StoreFile) -> StoredPlan:
     """Read the immutable plan, pool and predictions, and check the fingerprint."""
-    meta, plan, models, pool, ranking = _read_plan(store)
+    meta, plan, models, pool, ranking, phase_rows = _read_plan(store)
     (
         kind,
         measure_name,
@@ -800,7 +819,11 @@ def load_plan(store: StoreFile) -> StoredPlan:
             f"{store.path}: the stored pool does not match its fingerprint; the file was "
             "altered outside activeeval."
         )
-    q: NDArray[np.float64] = _from_f64(qblob, (m,))
+    phases = (
+        (0, _from_f64(qblob, (m,))),
+        *((int(first), _from_f64(blob, (m,))) for first, blob in phase_rows),
+    )
+    q: NDArray[np.float64] = phases[-1][1]
     cdf = np.cumsum(q)
     cdf /= cdf[-1]
     spec_dict = json.loads(spec)
@@ -839,7 +862,11 @@ def load_plan(store: StoreFile) -> StoredPlan:
         ranking=bool(ranking),
         estimator=meta.get("estimator", "snis"),
         stopping=_stopping_from(meta.get("stopping")),
-        horizon=float(meta["horizon"]) if "horizon" in meta else horizon_draws(budget, q, costs),
+        horizon=(
+            float(meta["horizon"])
+            if "horizon" in meta
+            else horizon_draws(budget, phases[0][1], costs)
+        ),
         window=float(meta["window"]) if "window" in meta else None,
     )
     return StoredPlan(
@@ -857,6 +884,7 @@ def load_plan(store: StoreFile) -> StoredPlan:
         pw=pw,
         pool=pool,
         label_dtype=_label_dtype(pool, label_space),
+        phases=phases,
     )
 
 
@@ -887,15 +915,16 @@ def _read_plan(store: StoreFile) -> tuple[Any, ...]:
         ).fetchall()
         pool = c.execute("SELECT id, cost FROM pool ORDER BY position").fetchall()
         ranking = c.execute("SELECT offsets, items FROM ranking ORDER BY model").fetchall()
-        return meta, plan, models, pool, ranking
+        phases = c.execute("SELECT first_seq, q FROM phases ORDER BY phase").fetchall()
+        return meta, plan, models, pool, ranking, phases
 
     try:
-        meta, plan, models, pool, ranking = store.read(read)
+        meta, plan, models, pool, ranking, phases = store.read(read)
     except sqlite3.DatabaseError as exc:
         raise NotAStoreError(f"{store.path}: the store is damaged ({exc}).") from exc
     if plan is None:
         raise NotAStoreError(f"{store.path}: the store has no plan; it is not a session.")
-    return meta, plan, models, pool, ranking
+    return meta, plan, models, pool, ranking, phases
 
 
 def _read_pool(

@@ -18,14 +18,25 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_option
+from .._validation import check_groups, check_option
 from ..acquisition import _budget_room, _first_true_run
-from ..errors import DegenerateIntervalWarning, ShapeError, UndefinedEstimateWarning
+from ..errors import (
+    DegenerateIntervalWarning,
+    ShapeError,
+    UndefinedEstimateWarning,
+    UnknownOptionError,
+)
 from ..estimators.inference import _result_repr, _wald_interval
-from ..estimators.report import LazyTerms, Reporting, _result_fields
+from ..estimators.report import LazyTerms, Reporting, _result_fields, pool_for
 from ..estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother
 from ..methods import ESTIMATORS
-from ..results import ComparisonResult, EvaluationResult
+from ..results import (
+    ComparisonResult,
+    EvaluationResult,
+    GroupResult,
+    additive,
+    post_stratified,
+)
 from ..stopping import reported, rule_met
 from .codec import _py, _stored_labels
 from .planning import StoredPlan
@@ -209,10 +220,12 @@ def _check_estimator(
 
 
 def _reporting(
-    stored: StoredPlan, estimator: str, features: ArrayLike | None, bandwidth: float
+    stored: StoredPlan, estimator: str, features: ArrayLike | None, bandwidth: float, n: int
 ) -> Reporting:
-    """How the session's samples are reported: the plan's q and level, the estimator."""
-    return stored.pool.reporting(stored.q, stored.plan.level, estimator, features, bandwidth)
+    """How the session's first ``n`` draws are reported: the q they are weighted by (the
+    plan's, or the mixture of the phases they span), the level, the estimator."""
+    q = stored.mixture(n)
+    return stored.pool.reporting(q, stored.plan.level, estimator, features, bandwidth)
 
 
 def estimate(
@@ -245,22 +258,84 @@ def _estimate_on(
     """As evaluate reports the draws ``idx`` (their q ``dq``, labels ``y``) for ``model``:
     one model's estimate, or on a ranked comparison's pool one ranker's (as compare);
     without ``score``, with the design-based interval (a trajectory's band)."""
-    sample = _sample(stored, idx, dq, y)
+    sample = _sample(stored, idx, stored.mixture(idx.shape[0])[idx], y)
     if idx.size == 0:
         nan = math.nan
         return EvaluationResult(
             nan, nan, (nan, nan), stored.plan.level, 0, 0, measure=stored.measure.name,
             inference=None, **sample,
         )  # fmt: skip
-    rep = dataclasses.replace(_reporting(stored, estimator, features, bandwidth), score=score)
+    rep = _reporting(stored, estimator, features, bandwidth, idx.shape[0])
+    rep = dataclasses.replace(rep, score=score)
     est, interval = stored.pool.estimate(rep, model, idx, y)
     plan = stored.plan
     terms = LazyTerms(stored.pool, rep, idx, y, plan.horizon, model=model, window=plan.window)
-    res = EvaluationResult(**_result_fields(rep, est, interval), **sample, anytime_terms=terms)
+    res = EvaluationResult(**_result_fields(rep, est, interval), **sample, anytime_terms=terms,
+                           pool_q=rep.q)  # fmt: skip
     if plan.stopping is None or not score or plan.n_models > 1:
         return res  # a comparison session's rule is about the difference
     why = rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon, window=plan.window)
     return reported(dataclasses.replace(res, stopped=why), plan.stopping)
+
+
+def by_group(
+    store: StoreFile,
+    stored: StoredPlan,
+    groups: Any,
+    model: int | None,
+    estimator: str | None,
+    features: ArrayLike | None,
+    bandwidth: float,
+) -> GroupResult:
+    """:meth:`Session.estimate <activeeval.Session.estimate>` (``model``) or
+    :meth:`Session.compare <activeeval.Session.compare>` (None) within each group of the
+    pool: the session's report with the test distribution restricted to the group, and the
+    pool's (post-stratified for an evaluation of a mean)."""
+    plan = stored.plan
+    if plan.ranking:
+        raise UnknownOptionError(
+            "groups: per-group estimates are for pools of instances; a ranked session's "
+            "queries are estimated together."
+        )
+    how = _check_estimator(stored, estimator, features, bandwidth)
+    idx, dq, y = _data(store, stored)
+    labels, codes = check_groups(groups, plan.pool_size, stored.pw)
+    shares = np.bincount(codes, weights=stored.pw, minlength=len(labels)).astype(np.float64)
+    seen = np.zeros(plan.pool_size, dtype=bool)
+    seen[idx] = True
+    q = stored.mixture(idx.shape[0])
+
+    def one(pw: NDArray[np.float64], n_labels: int) -> Any:
+        # The session's report on the same draws, its test distribution the group's (no
+        # stopping rule: the rule is about the whole pool).
+        group = dataclasses.replace(
+            stored, pw=pw, pool=pool_for(stored.predictives, stored.measure, pw),
+            plan=dataclasses.replace(plan, stopping=None),
+        )  # fmt: skip
+        res = (
+            _compare_on(group, idx, dq, y, how, features, bandwidth)
+            if model is None
+            else _estimate_on(group, idx, dq, y, model, how, features, bandwidth)
+        )
+        return dataclasses.replace(res, n_labels=n_labels)
+
+    per_group = [
+        one(np.where(codes == k, stored.pw, 0.0) / shares[k],
+            int(np.count_nonzero(seen & (codes == k))))
+        for k in range(len(labels))
+    ]  # fmt: skip
+    overall = one(stored.pw, int(seen.sum()))
+    if model is not None and additive(stored.measure) and idx.size:
+        if all(math.isfinite(r.estimate) for r in per_group):
+            overall = post_stratified(overall, per_group, shares, stored.measure)
+    return GroupResult(
+        groups=labels, results=tuple(per_group), overall=overall, shares=shares,
+        expected_labels=np.bincount(codes, weights=q, minlength=len(labels)) * idx.shape[0],
+        design="given", level=plan.level, measure=stored.measure.name, method=plan.method,
+        n_labels=int(seen.sum()), n_draws=int(idx.shape[0]),
+        cost=float(stored.price[seen].sum()), budget=plan.budget, indices=idx, q=q[idx],
+        labels=y,
+    )  # fmt: skip
 
 
 def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
@@ -272,7 +347,7 @@ def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
     idx, _dq, y = _data(store, stored)
     if idx.size == 0:
         return None
-    rep = _reporting(stored, plan.estimator, None, DEFAULT_BANDWIDTH)
+    rep = _reporting(stored, plan.estimator, None, DEFAULT_BANDWIDTH, idx.shape[0])
     return rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon, window=plan.window)
 
 
@@ -306,14 +381,15 @@ def _compare_on(
     interval is Wald's alone (a trajectory)."""
     lv = stored.plan.level
     k = stored.plan.n_models
-    sample = _sample(stored, idx, dq, y)
+    sample = _sample(stored, idx, stored.mixture(idx.shape[0])[idx], y)
     if idx.size == 0:
         nan = math.nan
         return ComparisonResult(
             nan, nan, nan, (nan, nan), 0, np.full(k, nan), lv, 0, 0,
             measure=stored.measure.name, comparison=None, **sample,
         )  # fmt: skip
-    rep = dataclasses.replace(_reporting(stored, estimator, features, bandwidth), score=score)
+    rep = _reporting(stored, estimator, features, bandwidth, idx.shape[0])
+    rep = dataclasses.replace(rep, score=score)
     c = stored.pool.compare(rep, idx, y, census=True)
     diff, se = c.difference, c.stderr
     ci = _wald_interval(diff, se, lv)
@@ -325,6 +401,7 @@ def _compare_on(
         measure=cmp.measure, comparison=cmp, model_scores=c.scores,
         value_range=getattr(stored.measure, "value_range", (-math.inf, math.inf)), **sample,
         anytime_terms=LazyTerms(stored.pool, rep, idx, y, plan.horizon),
+        pool_q=rep.q,
     )  # fmt: skip
     if plan.stopping is None or not score:
         return res
@@ -469,8 +546,9 @@ def labels_frame(store: StoreFile, stored: StoredPlan) -> pd.DataFrame:
     def read(c: sqlite3.Connection) -> tuple[list[Any], list[int]]:
         rows = c.execute(
             "SELECT h.position, l.label, l.annotator, l.recorded_at, h.batch, h.seq, "
-            "h.rank FROM (SELECT position, batch, seq, ROW_NUMBER() OVER (ORDER BY seq) "
-            "AS rank FROM handouts) h JOIN labels l ON l.position = h.position ORDER BY h.seq"
+            "h.rank, d.q FROM (SELECT position, batch, seq, ROW_NUMBER() OVER (ORDER BY seq) "
+            "AS rank FROM handouts) h JOIN labels l ON l.position = h.position "
+            "JOIN draws d ON d.seq = h.seq ORDER BY h.seq"
         ).fetchall()
         cursor = int(c.execute("SELECT cursor FROM state").fetchone()[0])
         draws = [r[0] for r in c.execute("SELECT position FROM draws WHERE seq < ?", (cursor,))]
@@ -489,7 +567,7 @@ def labels_frame(store: StoreFile, stored: StoredPlan) -> pd.DataFrame:
             "batch": [r[4] for r in rows],
             "first_draw": [r[5] for r in rows],
             "times_drawn": counts[pos],
-            "q": stored.q[pos],
+            "q": np.array([r[7] for r in rows], dtype=np.float64),
             "session_id": stored.plan.session_id,
         }
     )

@@ -49,12 +49,13 @@ __all__ = [
     "open_store",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the store layout written by this package (``meta.schema_version``). Version 2
 added the ``ranking`` table (ranked pools, thesis Ch. 6); version 3 the ``holder`` of each
 hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``), the
 ``agreement`` of labels settled from several annotations and each model's ``decision``
-(``Session.create(prediction=...)``). A store
+(``Session.create(prediction=...)``); version 4 the ``phases`` of the draw sequence (a q
+re-planned by ``Session.add_model``). A store
 of a newer version is refused (``SchemaVersionError``); an older one is upgraded by
 ``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
@@ -165,6 +166,19 @@ CREATE TABLE agreement (
 )
 """
 
+# Version 4: phases. The draws from sequence number ``first_seq`` on come from the phase's
+# ``q`` (a model added: q re-planned for the models now compared); before the first phase,
+# from ``plan.q``. An older store has none.
+_SCHEMA_V4 = """
+CREATE TABLE phases (
+    phase      INTEGER PRIMARY KEY CHECK (phase >= 1),
+    first_seq  INTEGER NOT NULL UNIQUE CHECK (first_seq >= 0),
+    q          BLOB NOT NULL,
+    reason     TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -177,7 +191,11 @@ def _add_annotators(conn: sqlite3.Connection) -> None:
         conn.execute(stmt)
 
 
-MIGRATIONS: dict[int, Migration] = {1: _add_ranking_table, 2: _add_annotators}
+def _add_phases(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA_V4)
+
+
+MIGRATIONS: dict[int, Migration] = {1: _add_ranking_table, 2: _add_annotators, 3: _add_phases}
 """``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1: a function of the SQLite
 connection, run inside the open transaction of ``Session.open`` (it must not commit). A store
 is brought to ``SCHEMA_VERSION`` in one transaction when it is opened."""
@@ -421,7 +439,7 @@ def build_store(target: Path, fill: Callable[[sqlite3.Connection], None]) -> Non
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             _configure(conn)
             with _transaction(conn, write=True):
-                for stmt in ";".join((_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3)).split(";"):
+                for stmt in ";".join((_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4)).split(";"):
                     if stmt.strip():
                         conn.execute(stmt)
                 fill(conn)

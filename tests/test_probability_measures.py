@@ -1,0 +1,363 @@
+"""Measures of probabilities (issue 31, Deliver 3): Brier score, log loss, ECE, ROC AUC and
+average precision. Each census equals scikit-learn's function; each influence function equals
+a finite difference of the measure along a contaminated pool; the estimators are unbiased or
+consistent under unequal sampling (seeded Monte Carlo, tolerances from its standard error),
+their standard errors match the spread, and what does not fit is refused."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn import metrics
+from sklearn.calibration import calibration_curve
+
+import activeeval as ae
+from activeeval.errors import LabelSpaceError, ShapeError, UnknownOptionError
+from activeeval.estimators.probability import probability_estimate
+from activeeval.probability_measures import (
+    BrierScore,
+    ExpectedCalibrationError,
+    at_least,
+    at_most,
+    below,
+)
+from activeeval.sampling import draw, optimal_distribution
+
+NAMES = ("brier", "log_loss", "ece", "roc_auc", "average_precision")
+SKLEARN = tuple(int(x) for x in sklearn.__version__.split(".")[:2])
+
+
+def _pool(k: int, m: int = 1500, seed: int = 0, ties: bool = True):
+    """Class probabilities (rounded to two digits, so scores tie), labels drawn from them,
+    and uneven test weights."""
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet(np.full(k, 0.7), size=m)
+    if ties:
+        proba = np.round(proba, 2)
+        proba[:, -1] = 1.0 - proba[:, :-1].sum(axis=1)
+        proba = np.clip(proba, 0.0, 1.0)
+        proba /= proba.sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(k, p=row) for row in proba])
+    w = rng.uniform(0.5, 2.0, size=m)
+    return proba, y, w
+
+
+def _sklearn(name: str, proba, y, w, pos: int) -> float:
+    k = proba.shape[1]
+    if name == "brier":
+        return metrics.brier_score_loss(y, proba if k > 2 else proba[:, 1], sample_weight=w)
+    if name == "log_loss":
+        return metrics.log_loss(y, proba, sample_weight=w, labels=list(range(k)))
+    if name == "roc_auc":
+        return metrics.roc_auc_score(y == pos, proba[:, pos], sample_weight=w)
+    return metrics.average_precision_score(y == pos, proba[:, pos], sample_weight=w)
+
+
+# ---------------------------------------------------------------------------- census
+@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("name", ["brier", "log_loss", "roc_auc", "average_precision"])
+def test_census_equals_scikit_learn(name: str, k: int) -> None:
+    if name == "brier" and k > 2 and SKLEARN < (1, 7):
+        pytest.skip("scikit-learn's multi-class Brier score arrived in 1.7")
+    proba, y, w = _pool(k)
+    pos = k - 1
+    kw = {"pos_label": pos} if k > 2 and name in ("roc_auc", "average_precision") else {}
+    meas = ae.get_measure(name, **kw).bind(ae.Categorical(proba))
+    assert meas.value(proba, y, w / w.sum()) == pytest.approx(
+        _sklearn(name, proba, y, w, pos), abs=1e-9
+    )
+    # through the estimator: every instance labeled (in any order, some twice) is the census
+    order = np.r_[np.random.default_rng(1).permutation(len(y)), [0, 5]]
+    est = probability_estimate(meas, proba, order, y[order], pool_weights=w)
+    assert est.census and est.stderr == 0.0
+    assert est.estimate == pytest.approx(_sklearn(name, proba, y, w, pos), abs=1e-9)
+    assert est.ci == (est.estimate, est.estimate)
+
+
+def test_multiclass_brier_by_hand() -> None:
+    # independent of scikit-learn's version: Σ_k (p_k − 1[y = k])², no halving for K > 2
+    proba, y, _ = _pool(3, m=200)
+    onehot = np.eye(3)[y]
+    meas = BrierScore().bind(ae.Categorical(proba))
+    by_hand = float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
+    assert meas.value(proba, y, np.full(200, 1 / 200)) == pytest.approx(by_hand, abs=1e-12)
+    assert meas.value_range == (0.0, 2.0)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_ece_census_equals_calibration_curve(k: int) -> None:
+    proba, y, _ = _pool(k, m=3000, ties=False)
+    m = len(y)
+    if k == 2:
+        s, z = proba[:, 1], y == 1
+    else:
+        s, z = proba.max(axis=1), y == proba.argmax(axis=1)
+    prob_true, prob_pred = calibration_curve(z, s, n_bins=10, strategy="uniform")
+    counts = np.histogram(s, bins=np.linspace(0, 1, 11))[0]
+    reference = float(np.sum(counts[counts > 0] / m * np.abs(prob_true - prob_pred)))
+    meas = ae.get_measure("ece").bind(ae.Categorical(proba))
+    assert meas.value(proba, y, np.full(m, 1 / m)) == pytest.approx(reference, abs=1e-9)
+
+
+def test_ece_bins_take_an_inner_edge_to_the_lower_bin_as_scikit_learn() -> None:
+    # scores exactly on the edge 0.5: calibration_curve puts them in bin [0.4, 0.5]
+    proba = np.array([[0.5, 0.5], [0.5, 0.5], [0.45, 0.55], [0.1, 0.9]])
+    y = np.array([1, 1, 0, 1])
+    prob_true, prob_pred = calibration_curve(y, proba[:, 1], n_bins=10)
+    # bins: {0.5, 0.5} -> (4,), {0.55} -> (5,), {0.9} -> (8,): three non-empty
+    counts = np.array([2, 1, 1])
+    reference = float(np.sum(counts / 4 * np.abs(prob_true - prob_pred)))
+    meas = ExpectedCalibrationError().bind(ae.Categorical(proba))
+    assert meas.value(proba, y, np.full(4, 0.25)) == pytest.approx(reference, abs=1e-12)
+
+
+def test_rank_sums_against_loops() -> None:
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 5, size=40).astype(float)
+    w = rng.uniform(size=40)
+    at = np.array([-1.0, 0.0, 2.0, 2.5, 4.0, 9.0])
+    for a, lo, ge, le in zip(
+        at, below(keys, w, at), at_least(keys, w, at), at_most(keys, w, at), strict=True
+    ):
+        assert lo == pytest.approx(w[keys < a].sum() + 0.5 * w[keys == a].sum())
+        assert ge == pytest.approx(w[keys >= a].sum())
+        assert le == pytest.approx(w[keys <= a].sum())
+
+
+# ---------------------------------------------------------------- influence functions
+@pytest.mark.parametrize("name", ["brier", "roc_auc", "average_precision"])
+def test_influence_equals_the_derivative_along_a_contaminated_pool(name: str) -> None:
+    """ψ(x, y_x) = d/dε G((1 − ε)p + ε δ_x) at ε = 0 — the influence function's definition,
+    by central differences — for the pool's true labels (beliefs one-hot on them)."""
+    proba, y, w = _pool(2, m=400, seed=4)
+    p = w / w.sum()
+    meas = ae.get_measure(name).bind(ae.Categorical(proba))
+    onehot = np.eye(2)[y]
+    psi2 = meas.influence_second_moment(onehot, proba, p)
+    eps = 1e-6
+    for x in np.random.default_rng(5).choice(400, size=25, replace=False):
+        d = np.zeros(400)
+        d[x] = 1.0
+        up = meas.value(proba, y, (1 - eps) * p + eps * d)
+        down = meas.value(proba, y, (1 + eps) * p - eps * d)
+        fd = (up - down) / (2 * eps)
+        assert math.sqrt(psi2[x]) == pytest.approx(abs(fd), rel=1e-4, abs=1e-7)
+
+
+def test_log_loss_draws_from_the_pool_distribution() -> None:
+    proba, _, w = _pool(3, m=300)
+    q = optimal_distribution(proba, "log_loss", pool_weights=w)
+    np.testing.assert_allclose(q, w / w.sum(), rtol=1e-12)
+    costs = np.random.default_rng(0).uniform(1, 4, size=300)
+    q = optimal_distribution(proba, "log_loss", pool_weights=w, costs=costs, mix=0.0)
+    np.testing.assert_allclose(q, (w / np.sqrt(costs)) / (w / np.sqrt(costs)).sum(), rtol=1e-12)
+
+
+def test_rank_measures_ignore_the_floor() -> None:
+    proba, _, _ = _pool(2, m=300)
+    for name in ("roc_auc", "average_precision"):
+        a = optimal_distribution(proba, name, floor=0.0)
+        b = optimal_distribution(proba, name, floor=0.2)
+        np.testing.assert_array_equal(a, b)
+    a = optimal_distribution(proba, "brier", floor=0.0)
+    b = optimal_distribution(proba, "brier", floor=0.2)
+    assert not np.allclose(a, b)
+
+
+# -------------------------------------------------------------- sample estimators
+def test_sample_estimates_are_scikit_learns_with_the_weights() -> None:
+    proba, y, _ = _pool(2, m=2000, seed=6)
+    q = optimal_distribution(proba, "roc_auc")
+    idx = draw(q, 300, random_state=0)
+    v = (1 / 2000) / q[idx]
+    for name, fn in (
+        ("roc_auc", metrics.roc_auc_score),
+        ("average_precision", metrics.average_precision_score),
+    ):
+        est = probability_estimate(name, proba, idx, y[idx], q[idx])
+        assert est.estimate == pytest.approx(fn(y[idx] == 1, proba[idx, 1], sample_weight=v))
+
+
+def test_auc_jackknife_equals_leave_one_out_by_scikit_learn() -> None:
+    proba, y, _ = _pool(2, m=2000, seed=7)
+    q = optimal_distribution(proba, "roc_auc")
+    idx = draw(q, 60, random_state=2)
+    v = (1 / 2000) / q[idx]
+    est = probability_estimate("roc_auc", proba, idx, y[idx], q[idx])
+    loo = np.array([
+        metrics.roc_auc_score(np.delete(y[idx], i) == 1, np.delete(proba[idx, 1], i),
+                              sample_weight=np.delete(v, i))
+        for i in range(60)
+    ])  # fmt: skip
+    jack = math.sqrt(59 / 60 * np.sum((loo - loo.mean()) ** 2))
+    assert est.stderr == pytest.approx(jack, rel=1e-9)
+
+
+def _monte_carlo(name: str, k: int, estimator: str, n: int = 400, reps: int = 400, **kw):
+    proba, y, w = _pool(k, m=2500, seed=8, ties=False)
+    p = w / w.sum()
+    meas = ae.get_measure(name, **kw).bind(ae.Categorical(proba))
+    truth = meas.value(proba, y, p)
+    q = optimal_distribution(proba, meas, pool_weights=w)
+    assert q.max() / q.min() > 3  # the draws are far from the test distribution
+    rng = np.random.default_rng(9)
+    est, se, cover = [], [], []
+    for _ in range(reps):
+        idx = rng.choice(len(y), size=n, p=q)
+        e = probability_estimate(meas, proba, idx, y[idx], q[idx], pool_weights=w,
+                                 estimator=estimator)  # fmt: skip
+        lo, hi = e.ci
+        est.append(e.estimate), se.append(e.stderr), cover.append(lo <= truth <= hi)
+    return truth, np.array(est), np.array(se), np.array(cover)
+
+
+@pytest.mark.parametrize(
+    ("name", "k", "estimator"),
+    [("brier", 2, "snis"), ("brier", 3, "assisted"), ("log_loss", 3, "snis"),
+     ("log_loss", 2, "assisted"), ("roc_auc", 2, "assisted"),
+     ("average_precision", 2, "assisted"), ("ece", 2, "assisted"), ("ece", 3, "assisted")],
+)  # fmt: skip
+def test_estimates_center_on_the_truth_and_their_errors_match_the_spread(
+    name: str, k: int, estimator: str
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        truth, est, se, cover = _monte_carlo(name, k, estimator)
+    reps = est.shape[0]
+    mc_se = est.std(ddof=1) / math.sqrt(reps)
+    if name != "ece":  # the ECE's |·| is biased upward by design of the plug-in
+        assert abs(est.mean() - truth) < 3 * mc_se + 1e-12, (est.mean(), truth, mc_se)
+        # mean reported variance against the spread's: the tolerance is 3 MC standard errors
+        # of the sample variance (its fourth moment from the same runs)
+        dev2 = (est - est.mean()) ** 2
+        tol = 3 * math.sqrt(np.var(dev2, ddof=1) / reps + np.var(se**2, ddof=1) / reps)
+        assert abs(np.mean(se**2) - dev2.mean()) < tol, (np.mean(se**2), dev2.mean(), tol)
+    # coverage at least nominal up to 3 MC standard errors
+    assert cover.mean() >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), cover.mean()
+
+
+def test_ece_interval_is_conservative_even_for_a_calibrated_model() -> None:
+    # a calibrated model: every gap is near 0, where a delta-method interval for |gap| fails
+    rng = np.random.default_rng(10)
+    p1 = rng.uniform(size=4000)
+    proba = np.c_[1 - p1, p1]
+    y = (rng.uniform(size=4000) < p1).astype(int)
+    meas = ae.get_measure("ece").bind(ae.Categorical(proba))
+    truth = meas.value(proba, y, np.full(4000, 1 / 4000))
+    hits = 0
+    for r in range(200):
+        res = ae.evaluate(proba, lambda i: y[i], "ece", budget=300, random_state=r)
+        lo, hi = res.ci
+        hits += lo <= truth <= hi
+    assert hits / 200 >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / 200)
+
+
+# ------------------------------------------------------------------------ campaigns
+def test_evaluate_each_measure_and_a_census_when_the_budget_covers_the_pool() -> None:
+    proba, y, _ = _pool(2, m=300, seed=11)
+    for name in NAMES:
+        res = ae.evaluate(proba, lambda i: y[i], name, budget=80, random_state=0)
+        assert res.n_labels == 80 and res.measure == name
+        assert res.ci[0] <= res.estimate <= res.ci[1]
+        full = ae.evaluate(proba, lambda i: y[i], name, budget=300, random_state=0)
+        meas = ae.get_measure(name).bind(ae.Categorical(proba))
+        assert full.estimate == pytest.approx(meas.value(proba, y, np.full(300, 1 / 300)))
+        assert full.ci == (full.estimate, full.estimate)
+
+
+def test_one_class_measures_name_their_class_beyond_two() -> None:
+    proba, y, _ = _pool(3, m=300, seed=12)
+    with pytest.raises(LabelSpaceError, match="pos_label"):
+        ae.evaluate(proba, lambda i: y[i], "roc_auc", budget=30)
+    res = ae.evaluate(proba, lambda i: y[i], "roc_auc", budget=300, pos_label=1)
+    assert res.estimate == pytest.approx(metrics.roc_auc_score(y == 1, proba[:, 1]))
+    with pytest.raises(LabelSpaceError, match="pos_label"):
+        ae.evaluate(proba, lambda i: y[i], "average_precision", budget=30, pos_label=7)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "head"),
+    [({"prediction": np.zeros(300, dtype=int)}, "prediction"), ({"target_width": 0.05},
+     "target_width"), ({"claim": "brier <= 0.2"}, "claim"), ({"batch_size": 20}, "batch_size"),
+     ({"features": np.zeros((300, 2))}, "features"), ({"method": "stratified"}, "method"),
+     ({"pos_label": 1}, "pos_label")],
+)  # fmt: skip
+def test_what_a_measure_of_probabilities_does_not_take_is_refused_by_name(
+    kwargs: dict, head: str
+) -> None:
+    proba, y, _ = _pool(2, m=300, seed=13)
+    asked = []
+
+    def oracle(i):
+        asked.append(i)
+        return y[i]
+
+    with pytest.raises(UnknownOptionError) as err:
+        ae.evaluate(proba, oracle, "brier", budget=30, **kwargs)
+    assert str(err.value).startswith(f"{head}:") and not asked
+
+
+def test_compare_and_bad_options_are_refused() -> None:
+    proba, y, _ = _pool(2, m=300, seed=14)
+    with pytest.raises(UnknownOptionError, match=r"^measure: compare does not"):
+        ae.compare([proba, proba[:, ::-1]], lambda i: y[i], "roc_auc", budget=30)
+    with pytest.raises(UnknownOptionError, match=r"^n_bins"):
+        ExpectedCalibrationError(n_bins=0)
+    with pytest.raises(ShapeError, match=r"^measure: probability_estimate"):
+        probability_estimate("f1", proba, [0], [1])
+    with pytest.raises(UnknownOptionError, match=r"^measure"):
+        ae.evaluate(ae.Gaussian(np.zeros(300), np.ones(300)), lambda i: y[i], "brier", budget=9)
+
+
+def test_ece_interval_holds_when_the_weights_follow_the_label_within_a_bin() -> None:
+    # one bin (p̂ in (0.11, 0.19)), 15 % positives drawn 5 times less often: Kish's size alone
+    # overstated the bin's information (coverage 0.80 at 1,000 draws, the review's case)
+    rng = np.random.default_rng(20)
+    m = 4000
+    p1 = rng.uniform(0.11, 0.19, size=m)
+    proba = np.c_[1 - p1, p1]
+    y = (rng.uniform(size=m) < 0.15).astype(int)
+    q = np.where(y == 1, 0.2, 1.0)
+    q /= q.sum()
+    meas = ae.get_measure("ece").bind(ae.Categorical(proba))
+    truth = meas.value(proba, y, np.full(m, 1 / m))
+    hits, reps = 0, 300
+    for _ in range(reps):
+        idx = rng.choice(m, size=1000, p=q)
+        lo, hi = probability_estimate(meas, proba, idx, y[idx], q[idx]).ci
+        hits += lo <= truth <= hi
+    assert hits / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), hits / reps
+
+
+def test_average_precision_where_the_top_scores_have_no_test_mass() -> None:
+    proba, y, w = _pool(2, m=500, seed=21, ties=False)
+    top = np.argsort(proba[:, 1])[::-1]
+    w[top[:3]] = 0.0  # the three top-scored instances weigh nothing: R(s) = 0 above them
+    meas = ae.get_measure("average_precision").bind(ae.Categorical(proba))
+    reference = metrics.average_precision_score(y == 1, proba[:, 1], sample_weight=w)
+    assert meas.value(proba, y, w / w.sum()) == pytest.approx(reference, abs=1e-9)
+    assert np.all(np.isfinite(meas.influence_second_moment(np.eye(2)[y], proba, w / w.sum())))
+    idx = top[:300]  # the 300 top-scored, the three among them
+    est = probability_estimate(meas, proba, idx, y[idx], np.full(300, 1 / 500), pool_weights=w)
+    assert np.isfinite(est.estimate) and np.isfinite(est.stderr)
+
+
+def test_the_positive_class_of_two_is_the_larger_label_whatever_the_column_order() -> None:
+    rng = np.random.default_rng(22)
+    p_yes = rng.uniform(size=400)
+    y = np.where(rng.uniform(size=400) < p_yes, "yes", "no")
+    proba = np.c_[p_yes, 1 - p_yes]  # columns: "yes", then "no"
+    cat = ae.Categorical(proba, labels=np.array(["yes", "no"]))
+    res = ae.evaluate(cat, lambda i: y[i], "average_precision", budget=400)
+    assert res.estimate == pytest.approx(metrics.average_precision_score(y == "yes", p_yes))
+    assert repr(ae.get_measure("roc_auc").bind(cat)) == "ROCAUC(pos_label='yes')"
+
+
+def test_an_instance_with_two_labels_is_refused() -> None:
+    proba, _, _ = _pool(2, m=50)
+    with pytest.raises(ShapeError, match=r"^labels: an instance drawn more than once"):
+        probability_estimate("brier", proba, [0, 0, 1], [0, 1, 1])
