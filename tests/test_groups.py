@@ -80,7 +80,7 @@ def test_each_groups_census_is_the_measure_on_its_instances(measure: str) -> Non
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = ae.evaluate(proba, lambda i: y[i], measure, budget=M, groups=groups,
-                          method="passive")  # fmt: skip
+                          method="passive", random_state=0)  # fmt: skip
     f = proba.argmax(axis=1)
     for g in ("a", "b", "c"):
         idx = groups == g
@@ -281,3 +281,41 @@ def test_compare_within_groups_covers_each_groups_difference() -> None:
         ae.compare([pa, pb, pa], lambda i: y[i], budget=50, groups=groups)
     with pytest.raises(UnknownOptionError, match=r"^decide: compare with groups="):
         ae.compare([pa, pb], lambda i: y[i], budget=50, groups=groups, decide=True)
+
+
+def test_minimax_with_costs_equalizes_the_groups_variances_per_unit_of_budget() -> None:
+    proba, _, groups = _pool(11)
+    codes = np.unique(groups, return_inverse=True)[1]
+    costs = np.where(groups == "c", 10.0, 1.0)  # the small group costs ten times as much
+    q = grouped_distribution(proba, "error_rate", codes, costs=costs, mix=0.0, floor=0.0)
+    var = _group_variances(proba, codes, q)  # n × variance; n is common to every group
+    np.testing.assert_allclose(var, var.mean(), rtol=1e-9)
+
+
+def test_expected_labels_count_distinct_instances(tmp_path) -> None:
+    proba, y, groups = _pool(12)
+    res = ae.evaluate(proba, lambda i: y[i], "error_rate", budget=1200, groups=groups,
+                      random_state=0)  # fmt: skip
+    codes = np.unique(groups, return_inverse=True)[1]
+    q = grouped_distribution(proba, "error_rate", codes)
+    by_hand = [np.sum(1 - (1 - q[codes == k]) ** res.n_draws) for k in range(3)]
+    np.testing.assert_allclose(res.expected_labels, by_hand, rtol=1e-9)
+    assert np.all(res.expected_labels <= np.bincount(codes))
+
+
+def test_groups_are_read_in_the_pools_order_or_refused(tmp_path) -> None:
+    import pandas as pd
+
+    proba, y, groups = _pool(13)
+    shuffled = pd.Series(groups[::-1], index=np.arange(M)[::-1])
+    with pytest.raises(ShapeError, match=r"^groups: a Series is read in the pool's order"):
+        ae.evaluate(proba, lambda i: y[i], budget=30, groups=shuffled)
+    with pytest.raises(ShapeError, match=r"^groups: labels of mixed types"):
+        ae.evaluate(proba, lambda i: y[i], budget=30, groups=[1, "1"] * (M // 2))
+    ids = np.array([f"r{i}" for i in range(M)])
+    s = ae.Session.create(tmp_path / "s.db", proba, "error_rate", 40, seed=0, ids=ids)
+    got = s.next_batch(40)
+    s.record({i: int(y[int(i[1:])]) for i in got})
+    by_id = pd.Series(groups, index=ids).sample(frac=1.0, random_state=0)  # any order, by id
+    a, b = s.estimate(groups=by_id), s.estimate(groups=groups)
+    np.testing.assert_array_equal(a.estimates, b.estimates)

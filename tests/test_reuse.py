@@ -129,3 +129,16 @@ def test_what_cannot_be_reused_is_refused() -> None:
     named = ae.Categorical(p2, labels=np.array(["no", "yes"]))
     with pytest.raises(LabelSpaceError, match=r"^reuse: the earlier campaign's labels do not"):
         ae.evaluate(named, lambda i: np.where(y[i] == 1, "yes", "no"), budget=50, reuse=one_q)
+
+
+def test_reusing_a_census_or_an_empty_session(tmp_path) -> None:
+    y, p1, p2 = _models(6)
+    small = p1[:50], p2[:50]
+    census = ae.evaluate(small[0], lambda i: y[i], budget=50, method="passive", max_draws=5000,
+                         random_state=0)  # fmt: skip
+    res = ae.evaluate(small[1], lambda i: y[i], "f1", budget=10, reuse=census, random_state=0)
+    assert res.cost == 0 and res.n_labels == 50 and res.ci == (res.estimate, res.estimate)
+    assert res.estimate == pytest.approx(f1_score(y[:50], small[1].argmax(axis=1)))
+    s = ae.Session.create(tmp_path / "empty.db", p1, "error_rate", 20, seed=0)
+    fresh = ae.evaluate(p2, lambda i: y[i], budget=30, random_state=0, reuse=s)
+    assert fresh.n_labels == 30

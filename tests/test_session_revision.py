@@ -76,7 +76,8 @@ def test_add_model_keeps_the_estimates_and_weighs_draws_by_the_phases_mixture(tm
     first = int(pd.read_sql("SELECT first_seq FROM phases", _conn(s))["first_seq"].iloc[0])
     n = res.n_draws
     n0, n1 = min(first, n), max(0, n - first)
-    np.testing.assert_allclose(seq_q["q"].to_numpy()[first:], q1[res.indices[first:]])
+    assert 0 < first < n  # draws of both phases in the prefix
+    np.testing.assert_allclose(seq_q["q"].to_numpy()[first:n], q1[res.indices[first:]])
     mixture = (n0 * q0 + n1 * q1) / n
     np.testing.assert_allclose(res.pool_q, mixture, rtol=1e-12)
     labels = y[res.indices]
@@ -179,3 +180,23 @@ def test_the_cli_extends_and_adds_a_model(tmp_path: Path) -> None:
     s.close()
     out = run(main, ["session", "extend", store, "--budget", "10"])
     assert out.exit_code != 0 and "--budget: the session's budget is already 30" in out.output
+
+
+def test_a_new_phase_starts_at_the_cursor_and_refuses_anytime_intervals(tmp_path) -> None:
+    y, p1, p2 = _models(5)
+    s = ae.Session.create(tmp_path / "s.db", p1, "error_rate", 30, seed=1)
+    _label_all(s, y)
+    cursor = s.progress().n_draws
+    s.add_model(p2)
+    assert s.phases[1][0] == cursor  # the new q takes effect at the next draw
+    s.extend(60)
+    _label_all(s, y)
+    q1 = comparison_distribution([p1, p2], "error_rate")
+    seq_q = pd.read_sql("SELECT seq, position, q FROM draws WHERE seq >= ?", _conn(s),
+                        params=(cursor,))  # fmt: skip
+    np.testing.assert_allclose(seq_q["q"], q1[seq_q["position"]])
+    res = s.estimate(model=1)
+    with pytest.raises(ShapeError):
+        res.confidence_interval(method="anytime")
+    out = CliRunner().invoke(main, ["session", "status", str(s.path)])
+    assert out.exit_code == 0, out.output

@@ -263,8 +263,16 @@ def check_groups(
     """The distinct group labels (sorted) and each instance's group code, refusing a grouping
     that is not one label per pool instance, has a missing label, too many groups or a group
     without test mass."""
+    if isinstance(groups, pd.Series) and not groups.index.equals(pd.RangeIndex(len(groups))):
+        raise ShapeError(
+            "groups: a Series is read in the pool's order, and this one's index is not "
+            "0 … m − 1 (it would be ignored); pass groups.to_numpy() in the pool's order, or "
+            "reset its index."
+        )
     try:
-        arr = np.asarray(groups)
+        # A list keeps its values' types: 1 and "1" stay two labels (and are refused below)
+        # instead of being merged as strings.
+        arr = np.asarray(groups, dtype=object if isinstance(groups, list | tuple) else None)
     except (TypeError, ValueError) as exc:
         raise ShapeError(f"groups: cannot be read as an array of labels ({exc}).") from exc
     if arr.ndim != 1 or arr.shape[0] != m:

@@ -1160,6 +1160,13 @@ def _replan(s: Any, result: Any, target_width: float | None) -> dict[str, Any] |
                 "the pairs you will test one at a time (activeeval plan)."
             )
         return None
+    if len(s.phases) > 1:  # a model added: the labels so far came from another q
+        if target_width is not None:
+            raise UnknownOptionError(
+                "--target-width: a session whose q changed (a model added) is not re-planned "
+                "yet; plan the new comparison with activeeval plan."
+            )
+        return None
     if result.n_labels == 0 or not (math.isfinite(result.stderr) and result.stderr > 0):
         return None
     preds = s.predictives[0] if plan.n_models == 1 else list(s.predictives)

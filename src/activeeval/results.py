@@ -785,8 +785,8 @@ class GroupResult:
     shares : ndarray of shape (G,)
         Each group's share of the test distribution.
     expected_labels : ndarray of shape (G,)
-        The draws q was expected to put in each group (budget × its mass under q), the
-        figure the per-group intervals' reliability rests on.
+        The distinct instances of each group the campaign's draws label in expectation,
+        Σ_(x in k) 1 − (1 − q(x))^n for n draws from q: what each group's interval rests on.
     design : str
         How q was planned: ``"minimax"`` (the largest group variance), ``"sum"`` (their
         sum), or ``"given"`` (``q=`` or ``method="passive"``).
@@ -936,6 +936,15 @@ class GroupResult:
 
 
 # ------------------------------------------------------------------------ groups
+def expected_labels(
+    q: NDArray[np.float64], codes: NDArray[np.intp], n_groups: int, n_draws: int
+) -> NDArray[np.float64]:
+    """The distinct instances of each group that ``n_draws`` i.i.d. draws from ``q`` label
+    in expectation, Σ_(x in k) 1 − (1 − q(x))^n."""
+    hit = -np.expm1(n_draws * np.log1p(-np.minimum(q, 1.0 - 1e-16)))
+    return np.bincount(codes, weights=hit, minlength=n_groups).astype(np.float64)
+
+
 def _value(res: Any) -> float:
     """A result's value: an evaluation's estimate, a comparison's difference."""
     return float(res.difference if isinstance(res, ComparisonResult) else res.estimate)

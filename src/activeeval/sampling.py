@@ -393,11 +393,13 @@ def grouped_distribution(
     p_k = p·1_k / P_k (P_k the group's test mass), and its estimator's variance is
     (1/n) Σ_(x in k) p_k(x)² E[ψ_k(x, y)² | x] / q(x) (eq. 4.5 with the group's influence
     ψ_k). Within a group the optimal shape is eq. 4.6's, q ∝ p_k·sqrt(E[ψ_k² | x] / λ); with
-    A_k = Σ_(x in k) p_k(x)·sqrt(E[ψ_k² | x] / λ(x)) and π_k the share of q on group k, the
-    group's variance is A_k² / (n π_k). ``"minimax"`` equalizes them, π_k ∝ A_k², which
-    minimizes the largest; ``"sum"`` minimizes Σ_k A_k²/π_k, π_k ∝ A_k. The defensive
-    mixture is with the groups' test distributions in equal shares, Σ_k p_k / G, so a
-    group the model thinks certain still gets a share ε/G of the draws.
+    A_k = Σ_(x in k) p_k·sqrt(E[ψ_k² | x] / λ), B_k = Σ_(x in k) p_k·sqrt(E[ψ_k² | x]·λ) and
+    π_k the share of q on group k, the group's variance is A_k B_k / (n π_k), and n draws
+    cost n Σ_k π_k B_k / A_k. ``"minimax"`` equalizes the variances, π_k ∝ A_k B_k, which
+    minimizes the largest for the budget; ``"sum"`` minimizes their sum, π_k ∝ A_k
+    (Cauchy–Schwarz). Without costs B_k = A_k. The defensive mixture is with the groups'
+    test distributions in equal shares, Σ_k p_k / G, so a group the model thinks certain
+    still gets a share ε/G of the draws.
 
     For two models the same holds for the difference Δ_k of their values within each group,
     with the influence of the difference under the models' mixture (Thm 5.1, eq. 5.11).
@@ -462,6 +464,7 @@ def grouped_distribution(
     f = None if prediction is None else np.asarray(prediction)
     shape = np.zeros(m)  # within each group, its optimal shape, summing to one
     spread = np.zeros(int(codes.max()) + 1)  # A_k
+    paid = np.zeros(spread.shape[0])  # B_k
     defence = np.zeros(m)
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(spread.shape[0] + 1))
@@ -483,14 +486,14 @@ def grouped_distribution(
             a, mask = np.zeros(idx.shape[0]), np.ones(idx.shape[0], dtype=bool)
         else:
             a, mask = np.maximum(moment[0], 0.0), moment[1]
-        if lam is not None:
-            a = a / lam[idx]
-        score = np.where(mask, pk * np.sqrt(a), 0.0)
+        root = np.where(mask, pk * np.sqrt(a), 0.0)
+        score = root if lam is None else root / np.sqrt(lam[idx])
         spread[k] = score.sum()
+        paid[k] = spread[k] if lam is None else float(root @ np.sqrt(lam[idx]))
         base = np.where(mask, pk, 0.0)
         defence[idx] = base / base.sum() if base.sum() > 0 else pk
         shape[idx] = score / spread[k] if spread[k] > 0 else defence[idx]
-    share = spread**2 if design == "minimax" else spread.copy()
+    share = spread * paid if design == "minimax" else spread.copy()
     share = share / share.sum() if share.sum() > 0 else np.full(share.shape, 1 / share.size)
     q = shape * share[codes]
     if mix > 0:

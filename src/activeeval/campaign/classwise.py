@@ -184,7 +184,7 @@ class _Run:
                                book=book)  # fmt: skip
             acq.run(self.budget)
         acq.warn_if_capped(self.budget, stacklevel=5)  # from evaluate or compare
-        if acq.draws.size == 0:
+        if acq.draws.size == 0 and not (reused is not None and acq.exhausted):
             raise _no_label_bought(self.settings.budget, self.lam)
         if reused is None:
             return acq, acq.draws, book.lookup(acq.draws), q

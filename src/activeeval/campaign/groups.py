@@ -21,13 +21,14 @@ from ..results import (
     EvaluationResult,
     GroupResult,
     additive,
+    expected_labels,
     post_stratified,
 )
 from ..sampling import GROUP_DESIGNS, check_distribution, check_support, grouped_distribution
 from .classwise import _Run
 from .probability import _Pool as _ProbabilityPool
 from .probability import result as probability_result
-from .steps import CampaignSettings, Oracle, _Acquisition, _comparison_result
+from .steps import CampaignSettings, Oracle, _comparison_result
 
 #: What ``groups=`` does not take, by argument: the reason.
 _REFUSED = {
@@ -112,7 +113,7 @@ def _evaluate_groups(
         overall = post_stratified(overall, per_group, shares, meas)
     return GroupResult(
         groups=labels, results=tuple(per_group), overall=overall, shares=shares,
-        expected_labels=_expected(qq, codes, len(labels), acq),
+        expected_labels=expected_labels(qq, codes, len(labels), int(draws.shape[0])),
         design=design, level=run.level, measure=meas.name, method=method,
         n_labels=int(np.count_nonzero(seen)), n_draws=int(draws.shape[0]), cost=acq.spent,
         budget=run.budget, indices=draws, q=acq.draw_q, labels=y,
@@ -122,13 +123,6 @@ def _evaluate_groups(
 def _with_labels(res: EvaluationResult, n_labels: int) -> EvaluationResult:
     """The group's result with its own count of labeled instances."""
     return replace(res, n_labels=n_labels)
-
-
-def _expected(
-    q: NDArray[np.float64], codes: NDArray[np.intp], g: int, acq: _Acquisition
-) -> NDArray[np.float64]:
-    """Draws q puts in each group in expectation over the campaign's draws."""
-    return np.bincount(codes, weights=q, minlength=g) * acq.draws.shape[0]
 
 
 def _compare_groups(
@@ -182,7 +176,7 @@ def _compare_groups(
     ]  # fmt: skip
     return GroupResult(
         groups=labels, results=tuple(per_group), overall=result(run.p, int(seen.sum())),
-        shares=shares, expected_labels=_expected(qq, codes, len(labels), acq),
+        shares=shares, expected_labels=expected_labels(qq, codes, len(labels), int(draws.shape[0])),
         design=design, level=run.level, measure=meas.name, method=method,
         n_labels=int(seen.sum()), n_draws=int(draws.shape[0]), cost=acq.spent,
         budget=run.budget, indices=draws, q=qq[draws], labels=y,

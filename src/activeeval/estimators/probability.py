@@ -27,8 +27,10 @@ probabilities"); in short:
   ``average_precision_score`` of the draws with ``sample_weight=ṽ`` (the Hájek form: with the
   pool's known R(s) in the denominator instead, the Horvitz–Thompson form, it is unbiased
   but erred 2–3 times as much as this at 400 labels on the benchmark's pools, a top-scored
-  positive with few draws above it carrying a weight 1/R); influence-function standard
-  error; logit interval.
+  positive with few draws above it carrying a weight 1/R); the leave-one-draw-out
+  jackknife's standard error up to :data:`JACKKNIFE_DRAWS` draws (the influence function's
+  beyond, where they agree; below, it understated the spread by 5–30 % where positives are
+  few); logit interval.
 """
 
 from __future__ import annotations
@@ -454,7 +456,37 @@ def _ap(
     reach = at_least(s, v, s) / n  # R̂(s_a): weight scored s_a or higher (s_a's own included)
     prec = _ratio(at_least(s, vz, s) / n, reach)  # â(s_a): precision at s_a
     ap = float(vz @ prec) / n / pi1
+    if 2 < n <= JACKKNIFE_DRAWS:
+        loo = _ap_leave_one_out(s, z, v)
+        if np.all(np.isfinite(loo)):
+            return ap, math.sqrt(n * (n - 1)) * (loo - loo.mean())
     later = at_most(s, _ratio(vz, reach), s) / n  # b̂(s_a) = Σ_{s_b ≤ s_a} ṽ z / R̂ / n
     spent = at_most(s, _ratio(vz * prec, reach), s) / n  # ĉ(s_a) = Σ_{s_b ≤ s_a} ṽ z â / R̂ / n
     psi = v * (z * (prec + later - ap) - spent) / pi1
     return ap, psi
+
+
+#: Up to this many draws average precision's standard error is the jackknife's (O(n²) work,
+#: in chunks of rows); beyond, its influence function's (where the two agree).
+JACKKNIFE_DRAWS = 4000
+
+
+def _ap_leave_one_out(
+    s: NDArray[np.float64], z: NDArray[np.float64], v: NDArray[np.float64], chunk: int = 256
+) -> NDArray[np.float64]:
+    """The weighted draws' AP without each draw c in turn: every precision at a score at or
+    below s_c loses c's weight (and its positive weight), c's own term leaves the sum."""
+    n = s.shape[0]
+    vz = v * z
+    reach, upper = at_least(s, v, s), at_least(s, vz, s)
+    total = float(vz.sum())
+    out = np.empty(n)
+    for start in range(0, n, chunk):
+        c = np.arange(start, min(n, start + chunk))
+        above = (s[c, None] >= s[None, :]).astype(np.float64)  # 1[s_c ≥ s_a]
+        r = reach[None, :] - v[c, None] * above
+        terms = vz[None, :] * _ratio(upper[None, :] - vz[c, None] * above, r)
+        terms[np.arange(c.shape[0]), c] = 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[c] = terms.sum(axis=1) / (total - vz[c])
+    return out

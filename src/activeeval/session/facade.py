@@ -74,7 +74,11 @@ class Session:
     costs : ndarray of shape (m,) or None
         Labeling cost per pool instance, if costs were given.
     q : ndarray of shape (m,)
-        The stored sampling distribution.
+        The sampling distribution new draws come from (the last phase's, after
+        ``add_model``).
+    phases : tuple of (int, ndarray)
+        Each phase of the draw sequence: its first draw's sequence number and its q (one
+        phase until a model is added).
     predictives : list
         Each model's predictive distribution over the pool.
     measure : Measure or RankingMeasure
@@ -132,6 +136,7 @@ class Session:
         self.ids: NDArray[Any] = stored.ids
         self.costs: NDArray[np.float64] | None = stored.costs
         self.q: NDArray[np.float64] = stored.q
+        self.phases: tuple[tuple[int, NDArray[np.float64]], ...] = stored.phases
         self.predictives: list[Any] = stored.predictives
         self.measure: Any = stored.measure
 

@@ -110,7 +110,10 @@ def _walk(c: sqlite3.Connection, stored: StoredPlan, need: int, who: str | None)
             draws_left=plan.max_draws - cursor, need=need,
         )  # fmt: skip
         if step.stop is None and tail.size == 0:  # the walk goes on: the next block
-            tail = _draw_block(stored.cdf, plan.seed, n_mat // plan.block_size, plan.block_size)
+            phase = max(len(stored.phases) - 1, 0)  # new draws come from the last phase's q
+            first = stored.phases[phase][0] if stored.phases else 0
+            block = (n_mat - first) // plan.block_size
+            tail = _draw_block(stored.cdf, plan.seed, block, plan.block_size, phase)
             c.executemany(
                 "INSERT INTO draws (seq, position, q) VALUES (?, ?, ?)",
                 zip(

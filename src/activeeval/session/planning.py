@@ -232,11 +232,16 @@ class SessionPlan:
         )
 
 
-def _draw_block(cdf: NDArray[np.float64], seed: int, block: int, size: int) -> NDArray[np.intp]:
+def _draw_block(
+    cdf: NDArray[np.float64], seed: int, block: int, size: int, phase: int = 0
+) -> NDArray[np.intp]:
     """Block ``block`` of the session's i.i.d. draws from q (inverse CDF, as
     :func:`~activeeval.sampling.draw`, pinned here: a stored session must not change when the
-    library's sampler does)."""
-    u = np.random.default_rng([seed, block]).random(size)
+    library's sampler does). Phase k ≥ 1 (a model added) numbers its blocks from its first
+    draw and has uniforms of its own, ``default_rng([seed, k, block])``; phase 0 keeps the
+    draw rule of stores without phases."""
+    key = [seed, block] if phase == 0 else [seed, phase, block]
+    u = np.random.default_rng(key).random(size)
     idx = np.searchsorted(cdf, u, side="right")
     return np.minimum(idx, cdf.shape[0] - 1).astype(np.intp)
 
@@ -769,6 +774,11 @@ class StoredPlan:
     #: (first sequence number, q) of every phase of the draw sequence, the plan's q first;
     #: ``q`` and ``cdf`` are the last phase's, which new draws come from.
     phases: tuple[tuple[int, NDArray[np.float64]], ...] = ()
+
+    def phases_used(self, n: int) -> int:
+        """How many phases the first ``n`` draws span."""
+        starts = [first for first, _ in self.phases[1:]]
+        return 1 + sum(first < n for first in starts)
 
     def mixture(self, n: int) -> NDArray[np.float64]:
         """The q that the first ``n`` draws are weighted by: the one they all came from, or

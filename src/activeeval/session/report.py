@@ -35,6 +35,7 @@ from ..results import (
     EvaluationResult,
     GroupResult,
     additive,
+    expected_labels,
     post_stratified,
 )
 from ..stopping import reported, rule_met
@@ -244,6 +245,20 @@ def estimate(
     return _estimate_on(stored, idx, dq, y, model, how, features, bandwidth)
 
 
+def _terms(
+    stored: StoredPlan, rep: Reporting, idx: NDArray[np.intp], y: NDArray[Any], model: int | None
+) -> LazyTerms | None:
+    """The anytime-valid sequence's per-draw terms, or None where the draws span phases of
+    q (a model added): weighted by the phases' mixture, which depends on where the prefix
+    ends, they are not a martingale, so no anytime interval is offered."""
+    plan = stored.plan
+    if stored.phases_used(idx.shape[0]) > 1:
+        return None
+    if model is None:
+        return LazyTerms(stored.pool, rep, idx, y, plan.horizon)
+    return LazyTerms(stored.pool, rep, idx, y, plan.horizon, model=model, window=plan.window)
+
+
 def _estimate_on(
     stored: StoredPlan,
     idx: NDArray[np.intp],
@@ -263,13 +278,13 @@ def _estimate_on(
         nan = math.nan
         return EvaluationResult(
             nan, nan, (nan, nan), stored.plan.level, 0, 0, measure=stored.measure.name,
-            inference=None, **sample,
+            inference=None, **sample, pool_q=stored.mixture(0),
         )  # fmt: skip
     rep = _reporting(stored, estimator, features, bandwidth, idx.shape[0])
     rep = dataclasses.replace(rep, score=score)
     est, interval = stored.pool.estimate(rep, model, idx, y)
     plan = stored.plan
-    terms = LazyTerms(stored.pool, rep, idx, y, plan.horizon, model=model, window=plan.window)
+    terms = _terms(stored, rep, idx, y, model)
     res = EvaluationResult(**_result_fields(rep, est, interval), **sample, anytime_terms=terms,
                            pool_q=rep.q)  # fmt: skip
     if plan.stopping is None or not score or plan.n_models > 1:
@@ -299,6 +314,8 @@ def by_group(
         )
     how = _check_estimator(stored, estimator, features, bandwidth)
     idx, dq, y = _data(store, stored)
+    if isinstance(groups, pd.Series) and set(groups.index) == set(stored.index):
+        groups = groups.reindex(stored.index).to_numpy()  # a Series by id: aligned on the ids
     labels, codes = check_groups(groups, plan.pool_size, stored.pw)
     shares = np.bincount(codes, weights=stored.pw, minlength=len(labels)).astype(np.float64)
     seen = np.zeros(plan.pool_size, dtype=bool)
@@ -330,7 +347,7 @@ def by_group(
             overall = post_stratified(overall, per_group, shares, stored.measure)
     return GroupResult(
         groups=labels, results=tuple(per_group), overall=overall, shares=shares,
-        expected_labels=np.bincount(codes, weights=q, minlength=len(labels)) * idx.shape[0],
+        expected_labels=expected_labels(q, codes, len(labels), int(idx.shape[0])),
         design="given", level=plan.level, measure=stored.measure.name, method=plan.method,
         n_labels=int(seen.sum()), n_draws=int(idx.shape[0]),
         cost=float(stored.price[seen].sum()), budget=plan.budget, indices=idx, q=q[idx],
@@ -386,7 +403,7 @@ def _compare_on(
         nan = math.nan
         return ComparisonResult(
             nan, nan, nan, (nan, nan), 0, np.full(k, nan), lv, 0, 0,
-            measure=stored.measure.name, comparison=None, **sample,
+            measure=stored.measure.name, comparison=None, **sample, pool_q=stored.mixture(0),
         )  # fmt: skip
     rep = _reporting(stored, estimator, features, bandwidth, idx.shape[0])
     rep = dataclasses.replace(rep, score=score)
@@ -400,7 +417,7 @@ def _compare_on(
         np.asarray(c.estimates, dtype=float), lv, cmp.n_labels, cmp.n_draws,
         measure=cmp.measure, comparison=cmp, model_scores=c.scores,
         value_range=getattr(stored.measure, "value_range", (-math.inf, math.inf)), **sample,
-        anytime_terms=LazyTerms(stored.pool, rep, idx, y, plan.horizon),
+        anytime_terms=_terms(stored, rep, idx, y, None),
         pool_q=rep.q,
     )  # fmt: skip
     if plan.stopping is None or not score:

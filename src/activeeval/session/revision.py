@@ -3,12 +3,13 @@
 <activeeval.Session.add_model>`).
 
 A larger budget continues the same draw sequence from q. A new model starts a *phase*: the
-draws from the next unmaterialized block on come from q re-planned for the models now compared
-(``phases`` table), and the reports weigh every draw by p over the mixture of the phases'
-q, Σ_k n_k q_k / n (multiple importance sampling with the balance heuristic, as
-``evaluate(..., reuse=)``; ``docs/how-it-works/sampling.md``, "Reusing labels"). The labels
-already recorded keep counting, and the estimates on the draws before the new phase do not
-change.
+draws from the walk's cursor on (draws generated but not yet looked at are dropped) come
+from q re-planned for the models now compared (``phases`` table; their uniforms are the
+phase's own, ``default_rng([seed, phase, block])``), and the reports weigh every draw by p
+over the mixture of the phases' q, Σ_k n_k q_k / n (multiple importance sampling with the
+balance heuristic, as ``evaluate(..., reuse=)``; ``docs/how-it-works/sampling.md``, "Reusing
+labels"). The labels already recorded keep counting, and the estimates on the draws before
+the new phase do not change.
 """
 
 from __future__ import annotations
@@ -125,7 +126,10 @@ def add_model(
             "UPDATE plan SET n_models = ?, kind = 'comparison', fingerprint = ?",
             (k + 1, fingerprint),
         )
-        first = int(c.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM draws").fetchone()[0])
+        # The phase starts at the walk's cursor: draws generated from the old q but not yet
+        # looked at (none handed out) are dropped, so the new q takes effect at once.
+        first = int(c.execute("SELECT cursor FROM state").fetchone()[0])
+        c.execute("DELETE FROM draws WHERE seq >= ?", (first,))
         if first == 0:  # nothing drawn yet: the plan's q is replaced
             c.execute("UPDATE plan SET q = ?", (_f64(q),))
         elif c.execute("SELECT 1 FROM phases WHERE first_seq = ?", (first,)).fetchone():
