@@ -61,14 +61,7 @@ def _evaluate_classwise(
         )
     method = check_option(s.method, ClasswisePool.evaluate_methods, "method")
     run = _Run.checked(s, cat.n, oracle)
-    if q is not None:
-        qq = check_distribution(q, "q", cat.n)
-        check_support(qq, run.p > 0)
-    else:
-        qq = sampling_distribution(
-            method, cat, meas, costs=run.lam, pool_weights=s.pool_weights, floor=floor,
-            mix=s.mix, prediction=predictive.point_prediction(),
-        )  # fmt: skip
+    qq = run.planned(q, method, cat, meas, floor, predictive.point_prediction())
     pool = ClasswisePool([predictive], meas, run.p)
     acq, draws, y, q_all = run.acquire(pool, qq, oracle, reused)
     rep = pool.reporting(q_all, run.level, run.estimator)
@@ -165,6 +158,27 @@ class _Run:
         return cls(
             s, estimator, lam, level, b, rng, max_draws, pool_distribution(m, s.pool_weights)
         )
+
+    def planned(
+        self,
+        q: ArrayLike | None,
+        method: str,
+        cat: Predictive,
+        meas: Any,
+        floor: float,
+        prediction: ArrayLike | None = None,
+    ) -> NDArray[np.float64]:
+        """The q to draw from: the one given (checked to cover the test distribution), or
+        the method's for the measure (``prediction``: the decisions it scores)."""
+        if q is not None:
+            qq = check_distribution(q, "q", cat.n)
+            check_support(qq, self.p > 0)
+            return qq
+        s = self.settings
+        return sampling_distribution(
+            method, cat, meas, costs=self.lam, pool_weights=s.pool_weights, floor=floor,
+            mix=s.mix, prediction=prediction,
+        )  # fmt: skip
 
     def acquire(
         self,

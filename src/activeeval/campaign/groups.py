@@ -24,7 +24,7 @@ from ..results import (
     expected_labels,
     post_stratified,
 )
-from ..sampling import GROUP_DESIGNS, check_distribution, check_support, grouped_distribution
+from ..sampling import GROUP_DESIGNS, grouped_distribution
 from .classwise import _Run
 from .probability import _Pool as _ProbabilityPool
 from .probability import result as probability_result
@@ -73,16 +73,12 @@ def _evaluate_groups(
     m = predictive.n
     run = _Run.checked(s, m, oracle)
     labels, codes = check_groups(groups, m, run.p)
-    if q is not None:
-        qq = check_distribution(q, "q", m)
-        check_support(qq, run.p > 0)
-        design = "given"
-    elif method == "passive":
-        qq, design = run.p, "given"
-    else:
+    if q is None and method == "active":
         qq = grouped_distribution(predictive, meas, codes, costs=run.lam,
                                   pool_weights=s.pool_weights, floor=floor, mix=s.mix,
                                   design=design)  # fmt: skip
+    else:  # the q given, or p
+        qq, design = run.planned(q, method, predictive, meas, floor), "given"
     probabilities = isinstance(meas, ProbabilityMeasure)
     cat = as_categorical(predictive, meas.name) if probabilities else None
     kind = ClasswisePool if isinstance(meas, ClasswiseMeasure) else PlainPool

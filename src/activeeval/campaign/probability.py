@@ -16,7 +16,6 @@ from ..measures import as_categorical
 from ..predictive import Categorical, Predictive
 from ..probability_measures import ProbabilityMeasure
 from ..results import EvaluationResult
-from ..sampling import check_distribution, check_support, sampling_distribution
 from .classwise import _Run
 from .reuse import Reused
 from .steps import CampaignSettings, Oracle, _Acquisition
@@ -73,14 +72,7 @@ def _evaluate_probability(
         )
     method = check_option(s.method, EVALUATE_METHODS, "method")
     run = _Run.checked(s, cat.n, oracle)
-    if q is not None:
-        qq = check_distribution(q, "q", cat.n)
-        check_support(qq, run.p > 0)
-    else:
-        qq = sampling_distribution(
-            method, cat, meas, costs=run.lam, pool_weights=s.pool_weights, floor=floor,
-            mix=s.mix,
-        )  # fmt: skip
+    qq = run.planned(q, method, cat, meas, floor)
     book = _Pool(cat, cat.n)
     acq, draws, y, q_all = run.acquire(book, qq, oracle, reused)
     return result(meas, cat, run, run.p, acq, method, draws, y, q_all)

@@ -43,7 +43,7 @@ from ..measures import (
     model_counts,
 )
 from ..methods import ESTIMATORS, VARIANCE_METHODS
-from ..predictive import as_predictive
+from ..predictive import Categorical, as_predictive
 from .inference import (
     Comparison,
     Estimate,
@@ -380,6 +380,22 @@ def classwise_estimate(
     lv = check_level(level)
     p = pool_distribution(cat.n, pool_weights)
     f = decision_index(cat, prediction)
+    idx, y, qd = checked_draws(cat, indices, labels, q, p)
+    jackknife = check_option(variance, VARIANCE_METHODS, "variance") == "jackknife"
+    return _estimate(meas, cat.proba, f, p, idx, y, qd, estimator == "assisted", lv, jackknife)
+
+
+def checked_draws(
+    cat: Categorical,
+    indices: ArrayLike,
+    labels: ArrayLike,
+    q: ArrayLike | None,
+    p: NDArray[np.float64],
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]:
+    """A sample of draws as the estimators of class labels take it: pool indices, each
+    draw's label as a column index, each draw's q (``p`` at the draws by default), refused
+    where they differ in length, are empty, have a q that is not positive, or give one
+    instance two labels."""
     idx = np.asarray(indices, dtype=np.intp).ravel()
     y = cat.label_index(np.asarray(labels).ravel(), "labels")
     qd = p[idx] if q is None else np.asarray(q, dtype=float).ravel()
@@ -392,8 +408,13 @@ def classwise_estimate(
         raise ShapeError("indices: no draws; label at least one instance.")
     if not np.all(qd > 0):
         raise ShapeError("q: every draw's sampling probability must be positive.")
-    jackknife = check_option(variance, VARIANCE_METHODS, "variance") == "jackknife"
-    return _estimate(meas, cat.proba, f, p, idx, y, qd, estimator == "assisted", lv, jackknife)
+    _, first, inverse = np.unique(idx, return_index=True, return_inverse=True)
+    if np.any(y != y[first][inverse]):
+        raise ShapeError(
+            "labels: an instance drawn more than once has different labels; give each pool "
+            "instance one label."
+        )
+    return idx, y, qd
 
 
 class _Fit(NamedTuple):

@@ -58,7 +58,7 @@ from ..probability_measures import (
     at_most,
     below,
 )
-from .classwise import _logit
+from .classwise import _logit, checked_draws
 from .inference import (
     Estimate,
     _box_least_squares,
@@ -265,24 +265,7 @@ def probability_estimate(
     estimator = check_option(estimator, ESTIMATORS, "estimator")
     lv = check_level(level)
     p = pool_distribution(cat.n, pool_weights)
-    idx = np.asarray(indices, dtype=np.intp).ravel()
-    y = cat.label_index(np.asarray(labels).ravel(), "labels")
-    qd = p[idx] if q is None else np.asarray(q, dtype=float).ravel()
-    if not (idx.shape == y.shape == qd.shape):
-        raise ShapeError(
-            f"indices, labels, q: one entry per draw each, got {idx.shape[0]}, {y.shape[0]} "
-            f"and {qd.shape[0]}."
-        )
-    if idx.size == 0:
-        raise ShapeError("indices: no draws; label at least one instance.")
-    if not np.all(qd > 0):
-        raise ShapeError("q: every draw's sampling probability must be positive.")
-    _, first, inverse = np.unique(idx, return_index=True, return_inverse=True)
-    if np.any(y != y[first][inverse]):
-        raise ShapeError(
-            "labels: an instance drawn more than once has different labels; give each pool "
-            "instance one label."
-        )
+    idx, y, qd = checked_draws(cat, indices, labels, q, p)
     return _estimate(meas, cat.proba, p, idx, y, qd, estimator == "assisted", lv)
 
 
