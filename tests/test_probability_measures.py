@@ -378,3 +378,13 @@ def test_an_instance_with_two_labels_is_refused() -> None:
     proba, _, _ = _pool(2, m=50)
     with pytest.raises(ShapeError, match=r"^labels: an instance drawn more than once"):
         probability_estimate("brier", proba, [0, 0, 1], [0, 1, 1])
+
+
+def test_no_draw_with_test_mass_is_undefined_not_an_error() -> None:
+    proba, y, _ = _pool(2, m=100)
+    w = np.zeros(100)
+    w[90:] = 1.0  # a group of ten instances; the draws below miss it
+    with pytest.warns(ae.UndefinedEstimateWarning, match="no draw falls where"):
+        est = probability_estimate("brier", proba, np.arange(20), y[:20], pool_weights=w,
+                                   q=np.full(20, 0.01))  # fmt: skip
+    assert math.isnan(est.estimate) and all(math.isnan(x) for x in est.ci)

@@ -292,6 +292,16 @@ def _estimate(
         return ProbabilityEstimate(estimate=value, stderr=0.0, effective_n=float(n),
                                    census=True, kind=kind, **base)  # fmt: skip
     v = p[idx] / qd
+    if not v.sum() > 0:  # no draw where the test distribution has mass (an empty group)
+        warnings.warn(
+            f"{meas.name}: the estimate is undefined because no draw falls where the test "
+            "distribution has mass (a group without draws); returning NaN. Label more "
+            "instances.",
+            UndefinedEstimateWarning,
+            stacklevel=3,
+        )
+        return ProbabilityEstimate(estimate=math.nan, stderr=math.nan, effective_n=0.0,
+                                   census=False, kind=kind, **base)  # fmt: skip
     v = v / v.mean()
     if isinstance(meas, _ScoringRule):
         g, psi, coef = _scoring_rule(meas, proba, p, idx, y, v, assisted)
