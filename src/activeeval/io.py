@@ -246,6 +246,17 @@ def _ids(series: pd.Series, path: Path, row_label: str) -> NDArray[Any]:
     return ids
 
 
+def _column_rows(
+    p: Path, column: str, pool_ids: NDArray[Any], naming: str
+) -> tuple[pd.DataFrame, str]:
+    """The rows of file ``p`` holding each pool id, in the pool's order, with ``column``
+    required (``naming``: what names it, for the message)."""
+    frame, row_label = _read_table(p)
+    _require(frame, p, ("id", column), f"{naming} names a column of the file.")
+    need = f"the file needs one row with column '{column}' per pool instance"
+    return frame.iloc[_pool_rows(frame, pool_ids, p, row_label, need)], row_label
+
+
 def read_decision_column(
     path: str | Path, column: str, pool_ids: NDArray[Any], labels: Sequence[Any] | None
 ) -> NDArray[Any]:
@@ -295,10 +306,7 @@ def read_decision_column(
     >>> tmp.cleanup()
     """
     p = Path(path)
-    frame, row_label = _read_table(p)
-    _require(frame, p, ("id", column), "the decision column names a column of the file.")
-    need = f"the file needs one row with column '{column}' per pool instance"
-    rows = frame.iloc[_pool_rows(frame, pool_ids, p, row_label, need)]
+    rows, row_label = _column_rows(p, column, pool_ids, "the decision column")
     if labels is None:
         return _numbers(rows[column], p, row_label, column)
     cells = _cells(rows[column], p, row_label, column).map(str)
@@ -354,10 +362,7 @@ def read_group_column(path: str | Path, column: str, pool_ids: NDArray[Any]) -> 
     >>> tmp.cleanup()
     """
     p = Path(path)
-    frame, row_label = _read_table(p)
-    _require(frame, p, ("id", column), "--by names a column of the file.")
-    need = f"the file needs one row with column '{column}' per pool instance"
-    rows = frame.iloc[_pool_rows(frame, pool_ids, p, row_label, need)]
+    rows, row_label = _column_rows(p, column, pool_ids, "--by")
     return _cells(rows[column], p, row_label, column).map(str).to_numpy(dtype=object)
 
 

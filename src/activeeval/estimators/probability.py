@@ -52,11 +52,9 @@ from ..probability_measures import (
     ROCAUC,
     ExpectedCalibrationError,
     ProbabilityMeasure,
+    Ranks,
     _ratio,
     _ScoringRule,
-    at_least,
-    at_most,
-    below,
 )
 from .classwise import _logit, checked_draws
 from .inference import (
@@ -423,8 +421,9 @@ def _auc(
     s1, s0 = float(v @ z), float(v @ (1.0 - z))
     if s1 <= 0.0 or s0 <= 0.0:
         return math.nan, np.zeros(n)
-    g0 = below(s, v * (1.0 - z), s)  # negatives' weight below each draw's score
-    g1 = s1 - below(s, v * z, s)  # positives' weight above
+    ranks = Ranks(s)
+    g0 = ranks.below(v * (1.0 - z))  # negatives' weight below each draw's score
+    g1 = s1 - ranks.below(v * z)  # positives' weight above
     pairs = float((v * z) @ g0)
     a = pairs / (s1 * s0)
     if n < 3:
@@ -446,15 +445,16 @@ def _ap(
     if pi1 <= 0.0:
         return math.nan, np.zeros(n)
     vz = v * z
-    reach = at_least(s, v, s) / n  # R̂(s_a): weight scored s_a or higher (s_a's own included)
-    prec = _ratio(at_least(s, vz, s) / n, reach)  # â(s_a): precision at s_a
+    ranks = Ranks(s)
+    reach = ranks.at_least(v) / n  # R̂(s_a): weight scored s_a or higher (s_a's own included)
+    prec = _ratio(ranks.at_least(vz) / n, reach)  # â(s_a): precision at s_a
     ap = float(vz @ prec) / n / pi1
     if 2 < n <= JACKKNIFE_DRAWS:
         loo = _ap_leave_one_out(s, z, v)
         if np.all(np.isfinite(loo)):
             return ap, math.sqrt(n * (n - 1)) * (loo - loo.mean())
-    later = at_most(s, _ratio(vz, reach), s) / n  # b̂(s_a) = Σ_{s_b ≤ s_a} ṽ z / R̂ / n
-    spent = at_most(s, _ratio(vz * prec, reach), s) / n  # ĉ(s_a) = Σ_{s_b ≤ s_a} ṽ z â / R̂ / n
+    later = ranks.at_most(_ratio(vz, reach)) / n  # b̂(s_a) = Σ_{s_b ≤ s_a} ṽ z / R̂ / n
+    spent = ranks.at_most(_ratio(vz * prec, reach)) / n  # ĉ = Σ_{s_b ≤ s_a} ṽ z â / R̂ / n
     psi = v * (z * (prec + later - ap) - spent) / pi1
     return ap, psi
 
@@ -471,7 +471,8 @@ def _ap_leave_one_out(
     below s_c loses c's weight (and its positive weight), c's own term leaves the sum."""
     n = s.shape[0]
     vz = v * z
-    reach, upper = at_least(s, v, s), at_least(s, vz, s)
+    ranks = Ranks(s)
+    reach, upper = ranks.at_least(v), ranks.at_least(vz)
     total = float(vz.sum())
     out = np.empty(n)
     for start in range(0, n, chunk):
