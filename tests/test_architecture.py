@@ -52,9 +52,12 @@ FLOORS: dict[str, float] = {
     "activeeval.campaign.evaluation": 8.2,
     "activeeval.campaign.comparison": 8.2,
     "activeeval.campaign": 8.3,
-    "activeeval.session.schema": 8,
-    "activeeval.session.codec": 8,
+    "activeeval.session.lookup": 8,
+    "activeeval.session.codec": 8.01,
+    "activeeval.session.schema": 8.02,
+    "activeeval.session.stored": 8.05,
     "activeeval.session.planning": 8.1,
+    "activeeval.session.ledger": 8.15,
     "activeeval.session.handout": 8.2,
     "activeeval.session.intake": 8.2,
     "activeeval.session.report": 8.2,
@@ -88,7 +91,9 @@ def _imports(path: Path) -> set[str]:
                 target = ".".join([*base, *([node.module] if node.module else [])])
             else:
                 target = node.module or ""
-            out.add(target)
+            # ``from . import report`` imports the module report, not the package
+            named = {f"{target}.{a.name}" for a in node.names} & set(FLOORS)
+            out |= named or {target}
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
     return out

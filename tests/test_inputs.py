@@ -394,8 +394,9 @@ def test_a_stored_decision_is_part_of_the_fingerprint(binary, tmp_path) -> None:
     conn.execute("UPDATE models SET decision = ?", ((1.0 - f).astype("<f8").tobytes(),))
     conn.commit()
     conn.close()
-    with pytest.raises(ae.errors.StoreError, match="does not match its fingerprint"):
-        ae.Session.open(tmp_path / "s.db")
+    with ae.Session.open(tmp_path / "s.db") as reopened:  # the pool is checked when read
+        with pytest.raises(ae.errors.StoreError, match="does not match its fingerprint"):
+            reopened.estimate()
 
 
 def test_cli_session_init_reads_the_decision_from_a_pool_column(binary, tmp_path) -> None:  # type: ignore[no-untyped-def]

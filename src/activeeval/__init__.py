@@ -15,54 +15,106 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
-from .campaign import compare, evaluate
-from .datasets import EvaluationTask, list_tasks, load_task
-from .errors import (
-    ActiveEvalError,
-    ActiveEvalWarning,
-    DegenerateIntervalWarning,
-    OracleError,
-    UndefinedEstimateWarning,
-)
-from .measures import (
-    AbsoluteError,
-    Accuracy,
-    BalancedAccuracy,
-    CostMatrixLoss,
-    ErrorRate,
-    FMeasure,
-    MacroF1,
-    Measure,
-    PerClass,
-    Precision,
-    Recall,
-    SquaredError,
-    WeightedF1,
-    get_measure,
-)
-from .planner import Plan, plan
-from .predictive import (
-    Categorical,
-    Gaussian,
-    Mixture,
-    Predictive,
-    as_predictive,
-    calibrate_scores,
-    from_estimator,
-)
-from .ranking import (
-    DCG,
-    ERR,
-    GradedRelevance,
-    RankingMeasure,
-    grades_from_classifier,
-    grades_from_regression,
-)
-from .results import ComparisonResult, EvaluationResult, GroupResult, PerClassResult
-from .session import Session
+
+if TYPE_CHECKING:  # what the names below are, for type checkers and IDEs
+    from .campaign import compare, evaluate
+    from .datasets import EvaluationTask, list_tasks, load_task
+    from .errors import (
+        ActiveEvalError,
+        ActiveEvalWarning,
+        DegenerateIntervalWarning,
+        OracleError,
+        UndefinedEstimateWarning,
+    )
+    from .measures import (
+        AbsoluteError,
+        Accuracy,
+        BalancedAccuracy,
+        CostMatrixLoss,
+        ErrorRate,
+        FMeasure,
+        MacroF1,
+        Measure,
+        PerClass,
+        Precision,
+        Recall,
+        SquaredError,
+        WeightedF1,
+        get_measure,
+    )
+    from .planner import Plan, plan
+    from .predictive import (
+        Categorical,
+        Gaussian,
+        Mixture,
+        Predictive,
+        as_predictive,
+        calibrate_scores,
+        from_estimator,
+    )
+    from .ranking import (
+        DCG,
+        ERR,
+        GradedRelevance,
+        RankingMeasure,
+        grades_from_classifier,
+        grades_from_regression,
+    )
+    from .results import ComparisonResult, EvaluationResult, GroupResult, PerClassResult
+    from .session import Session
+
+#: Where each top-level name lives. The top level imports each one when first asked for
+#: (PEP 562), so that ``import activeeval`` — and a command such as ``activeeval session
+#: next`` — loads numpy, pandas and scipy only as far as the names it uses need them.
+_HOMES: dict[str, str] = {
+    "compare": "campaign",
+    "evaluate": "campaign",
+    "EvaluationTask": "datasets",
+    "list_tasks": "datasets",
+    "load_task": "datasets",
+    "ActiveEvalError": "errors",
+    "ActiveEvalWarning": "errors",
+    "DegenerateIntervalWarning": "errors",
+    "OracleError": "errors",
+    "UndefinedEstimateWarning": "errors",
+    "AbsoluteError": "measures",
+    "Accuracy": "measures",
+    "BalancedAccuracy": "measures",
+    "CostMatrixLoss": "measures",
+    "ErrorRate": "measures",
+    "FMeasure": "measures",
+    "MacroF1": "measures",
+    "Measure": "measures",
+    "PerClass": "measures",
+    "Precision": "measures",
+    "Recall": "measures",
+    "SquaredError": "measures",
+    "WeightedF1": "measures",
+    "get_measure": "measures",
+    "Plan": "planner",
+    "plan": "planner",
+    "Categorical": "predictive",
+    "Gaussian": "predictive",
+    "Mixture": "predictive",
+    "Predictive": "predictive",
+    "as_predictive": "predictive",
+    "calibrate_scores": "predictive",
+    "from_estimator": "predictive",
+    "DCG": "ranking",
+    "ERR": "ranking",
+    "GradedRelevance": "ranking",
+    "RankingMeasure": "ranking",
+    "grades_from_classifier": "ranking",
+    "grades_from_regression": "ranking",
+    "ComparisonResult": "results",
+    "EvaluationResult": "results",
+    "GroupResult": "results",
+    "PerClassResult": "results",
+    "Session": "session",
+}
 
 __all__ = [
     "DCG",
@@ -154,7 +206,23 @@ _MOVED: dict[str, str] = {
 }  # fmt: skip
 
 
+#: The package's modules, importable as attributes of the top level (``ae.sampling``).
+_SUBMODULES = frozenset(
+    (
+        "acquisition", "campaign", "claims", "cli", "datasets", "demo", "errors", "estimators",
+        "io", "labelstudio", "measures", "methods", "planner", "predictive",
+        "probability_measures", "ranking", "results", "sampling", "session", "stopping",
+    )
+)  # fmt: skip
+
+
 def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f"activeeval.{_HOMES[name]}"), name)
+        globals()[name] = value  # once: later reads find it without this hook
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"activeeval.{name}")
     home = _MOVED.get(name)
     if home is None:
         raise AttributeError(f"module 'activeeval' has no attribute {name!r}")
@@ -164,3 +232,7 @@ def __getattr__(name: str) -> Any:
         stacklevel=2,
     )
     return getattr(importlib.import_module(home), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_SUBMODULES})

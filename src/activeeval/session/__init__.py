@@ -16,20 +16,24 @@ The *Labeling campaigns* page of the user guide (``docs/guide/campaigns.md``) de
 plan, the draw sequence, the stopping rule, crash safety, ranked pools, the estimates and the
 schema; the API reference page *Sessions* documents the names.
 
-The package: ``schema`` (the SQLite file, its schema and migrations), ``codec`` (how values
-are stored), ``planning`` (what ``Session.create`` validates, plans and writes; the plan read
-back at ``Session.open``), ``handout`` (handing out ids), ``intake`` (label intake and audit),
-``report`` (estimates, comparisons, progress and the exported tables), and ``facade``, the
-``Session`` that delegates to them.
+The package: ``schema`` (the SQLite file, its schema and migrations), ``lookup`` (ids,
+costs and draws read through the store's keys and draw index, without the pool), ``codec``
+(how values are stored), ``stored`` (the plan read back at ``Session.open``; the pool read
+when first needed), ``planning`` (what ``Session.create`` validates, plans and writes),
+``handout`` (handing out ids), ``intake`` (label intake and audit), ``ledger`` (progress and
+the exported tables), ``report`` (estimates and comparisons), ``revision`` (a larger budget,
+another model), and ``facade``, the ``Session`` that delegates to them. Hand-outs, intake
+and the ledger cost O(labels) and import no estimator; what reads the pool does so once,
+when first asked.
 """
 
 from __future__ import annotations
 
 from .facade import Session
 from .intake import DEFAULT_CHUNK_SIZE, RecordSummary
-from .planning import DEFAULT_BLOCK_SIZE, SessionPlan
-from .report import SessionProgress
+from .ledger import SessionProgress
 from .schema import MIGRATIONS, SCHEMA_VERSION
+from .stored import DEFAULT_BLOCK_SIZE, SessionPlan
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",

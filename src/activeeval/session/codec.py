@@ -40,6 +40,7 @@ from ..measures import (
 )
 from ..predictive import Categorical, Gaussian, Predictive
 from ..ranking import DCG, ERR
+from .lookup import _py
 
 
 def _f64(a: NDArray[Any]) -> bytes:
@@ -48,11 +49,6 @@ def _f64(a: NDArray[Any]) -> bytes:
 
 def _from_f64(b: bytes, shape: tuple[int, ...]) -> NDArray[np.float64]:
     return np.frombuffer(b, dtype="<f8").astype(np.float64).reshape(shape)
-
-
-def _py(x: Any) -> Any:
-    """A plain Python scalar (numpy scalars unwrapped) for SQLite and JSON."""
-    return x.item() if isinstance(x, np.generic) else x
 
 
 def _stored_labels(values: list[Any], dtype: Any) -> NDArray[Any]:

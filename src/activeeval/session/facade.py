@@ -7,7 +7,8 @@ import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, overload
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pandas as pd
@@ -15,27 +16,35 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ShapeError
 from ..estimators.smoother import DEFAULT_BANDWIDTH
-from ..measures import Measure
-from ..ranking import RankingMeasure
-from ..results import ComparisonResult, EvaluationResult, GroupResult
+from . import ledger
 from .handout import next_batch as _next_batch
 from .handout import release as _release
 from .intake import DEFAULT_CHUNK_SIZE, RecordSummary
 from .intake import items_to_grade as _items_to_grade
 from .intake import record as _record
-from .planning import DEFAULT_BLOCK_SIZE, CreateRequest, SessionPlan, create_store, load_plan
-from .report import SessionProgress
-from .report import audit_frame as _audit_frame
-from .report import by_group as _by_group
-from .report import compare as _compare
-from .report import estimate as _estimate
-from .report import labels_frame as _labels_frame
-from .report import progress as _progress
-from .report import stop_reason as _stop_reason
-from .report import trajectory as _trajectory
-from .revision import add_model as _add_model
-from .revision import extend as _extend
 from .schema import StoreFile, open_store
+from .stored import DEFAULT_BLOCK_SIZE, SessionPlan, load_plan
+
+if TYPE_CHECKING:
+    from ..measures import Measure
+    from ..ranking import RankingMeasure
+    from ..results import ComparisonResult, EvaluationResult, GroupResult
+    from .ledger import SessionProgress
+
+
+def _report() -> ModuleType:
+    """The estimates' module, imported when first needed: the commands of an annotator's
+    loop (hand-outs, intake, progress, export) never load the estimators."""
+    from . import report
+
+    return report
+
+
+def _revision() -> ModuleType:
+    from . import revision
+
+    return revision
+
 
 __all__ = ["Session"]
 
@@ -130,15 +139,41 @@ class Session:
         self._load()
 
     def _load(self) -> None:
-        """Read the plan (again, after a revision) and what is derived from it."""
+        """Read the plan (again, after a revision); the pool itself is read when first
+        needed (``ids``, ``costs``, ``q``, ``phases``, ``predictives``, ``measure``,
+        estimates), so that hand-outs and intake cost O(labels)."""
         self._stored = stored = load_plan(self._store)
         self.plan: SessionPlan = stored.plan
-        self.ids: NDArray[Any] = stored.ids
-        self.costs: NDArray[np.float64] | None = stored.costs
-        self.q: NDArray[np.float64] = stored.q
-        self.phases: tuple[tuple[int, NDArray[np.float64]], ...] = stored.phases
-        self.predictives: list[Any] = stored.predictives
-        self.measure: Any = stored.measure
+
+    @property
+    def ids(self) -> NDArray[Any]:
+        """The pool ids, in the pool's order at creation (reads the pool)."""
+        return self._stored.ids
+
+    @property
+    def costs(self) -> NDArray[np.float64] | None:
+        """Labeling cost per pool instance, if costs were given (reads the pool)."""
+        return self._stored.costs
+
+    @property
+    def q(self) -> NDArray[np.float64]:
+        """The sampling distribution new draws come from (reads the pool)."""
+        return self._stored.q
+
+    @property
+    def phases(self) -> tuple[tuple[int, NDArray[np.float64]], ...]:
+        """Each phase of the draw sequence: its first draw's sequence number and its q."""
+        return self._stored.phases
+
+    @property
+    def predictives(self) -> list[Any]:
+        """Each model's predictive distribution over the pool (reads the pool)."""
+        return self._stored.predictives
+
+    @property
+    def measure(self) -> Any:
+        """The measure, bound to the pool's label space."""
+        return self._stored.measure
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -257,6 +292,8 @@ class Session:
         after every batch is then honest: a session stopped this way reports what
         ``evaluate`` with the same rule and seed reports when its ``step`` is the batch size.
         """
+        from .planning import CreateRequest, create_store
+
         request = CreateRequest(
             pools, measure, budget, method=method, seed=seed, costs=costs, level=level,
             pos_label=pos_label, labels=labels, ids=ids, beta=beta, names=names,
@@ -323,7 +360,9 @@ class Session:
     def stopped(self) -> str | None:
         """Why the plan's stopping rule is met on the labels recorded so far (e.g. ``"target
         width 0.05 reached (0.0497)"``), or None: no rule, or not met yet."""
-        return _stop_reason(self._store, self._stored)
+        if self.plan.stopping is None:
+            return None
+        return _report().stop_reason(self._store, self._stored)
 
     # ------------------------------------------------------------------ hand-outs
     def next_batch(self, k: int, annotator: str | None = None) -> list[Any]:
@@ -392,7 +431,7 @@ class Session:
         8
         >>> s.close(); tmp.cleanup()
         """
-        _extend(self._store, self._stored, budget)
+        _revision().extend(self._store, self._stored, budget)
         self._load()
 
     def add_model(
@@ -440,7 +479,7 @@ class Session:
         ('comparison', ('model 0', 'v2'))
         >>> s.close(); tmp.cleanup()
         """
-        _add_model(self._store, self._stored, predictions, name, prediction)
+        _revision().add_model(self._store, self._stored, predictions, name, prediction)
         self._load()
 
     def release(
@@ -651,9 +690,9 @@ class Session:
         decide which draws count, whatever the delays.
         """
         if groups is not None:
-            return _by_group(self._store, self._stored, groups, model, estimator, features,
+            return _report().by_group(self._store, self._stored, groups, model, estimator, features,
                              bandwidth)  # fmt: skip
-        return _estimate(self._store, self._stored, model, estimator, features, bandwidth)
+        return _report().estimate(self._store, self._stored, model, estimator, features, bandwidth)
 
     @overload
     def compare(
@@ -719,9 +758,9 @@ class Session:
         if groups is not None:
             if self.plan.n_models < 2:
                 raise ShapeError("compare: this session evaluates one model; use estimate().")
-            return _by_group(self._store, self._stored, groups, None, estimator, features,
+            return _report().by_group(self._store, self._stored, groups, None, estimator, features,
                              bandwidth)  # fmt: skip
-        return _compare(self._store, self._stored, estimator, features, bandwidth)
+        return _report().compare(self._store, self._stored, estimator, features, bandwidth)
 
     def trajectory(
         self,
@@ -761,7 +800,9 @@ class Session:
         pool per point (a 60-point trajectory on 5,000 instances took 1 s with it, 0.04 s
         without).
         """
-        return _trajectory(self._store, self._stored, max_points, estimator, features, bandwidth)
+        return _report().trajectory(
+            self._store, self._stored, max_points, estimator, features, bandwidth
+        )
 
     # ------------------------------------------------------------------- reporting
     def progress(self) -> SessionProgress:
@@ -774,7 +815,7 @@ class Session:
             Counts and whether the campaign is finished (nothing more to hand out) and
             complete (finished and nothing pending: the estimate is final).
         """
-        return _progress(self._store, self._stored)
+        return ledger.progress(self._store, self._stored, lambda: self.stopped)
 
     def labels_frame(self) -> pd.DataFrame:
         """Every recorded label with its hand-out and draw information, in hand-out order.
@@ -790,7 +831,7 @@ class Session:
             place of ``label`` (the columns id,item,grade a ranked labels input takes). The
             table is a valid labels input: ``record`` accepts it again.
         """
-        return _labels_frame(self._store, self._stored)
+        return ledger.labels_frame(self._store, self._stored)
 
     def audit_frame(self) -> pd.DataFrame:
         """The audit table: every refused or accepted relabel, oldest first.
@@ -801,4 +842,4 @@ class Session:
             Columns ``at`` (UTC time), ``action`` (``"overwrite"`` or ``"refused"``), ``id``,
             ``old_label``, ``new_label``, ``old_annotator``, ``annotator``.
         """
-        return _audit_frame(self._store, self._stored)
+        return ledger.audit_frame(self._store, self._stored)

@@ -13,14 +13,13 @@ import sqlite3
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from ..acquisition import _budget_room, _walk_block
 from ..errors import ShapeError, UnknownIdError
-from .codec import _py
-from .planning import StoredPlan, _draw_block
+from .lookup import PoolIds, Prices, _py
 from .schema import StoreFile, _now
+from .stored import StoredPlan, _uniforms
 
 __all__ = ["check_annotator", "next_batch", "release"]
 
@@ -44,8 +43,12 @@ def next_batch(store: StoreFile, stored: StoredPlan, k: int, annotator: Any = No
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ShapeError(f"k: must be a positive integer, got {k!r}.")
     who = check_annotator(annotator)
-    positions = store.write(lambda c: _hand_out(c, stored, int(k), who))
-    return [_py(v) for v in stored.ids[np.asarray(positions, dtype=np.intp)].tolist()]
+    return store.write(lambda c: _ids(c, _hand_out(c, stored, int(k), who)))
+
+
+def _ids(c: sqlite3.Connection, positions: list[int]) -> list[Any]:
+    """The pool ids at ``positions``, in their order."""
+    return [_py(v) for v in PoolIds.ids_at(c, positions)]
 
 
 def _pending(c: sqlite3.Connection, holder: str | None) -> list[int]:
@@ -82,57 +85,60 @@ def _seq_of(c: sqlite3.Connection) -> Any:
 def _walk(c: sqlite3.Connection, stored: StoredPlan, need: int, who: str | None) -> list[int]:
     """Extend the campaign by up to ``need`` new instances: Algorithm 2's walk
     (:func:`~activeeval.acquisition._walk_block`) over the stored draws from the cursor on,
-    materializing and persisting a block of draws whenever the walk needs more."""
+    materializing and persisting a block of draws whenever the walk needs more.
+
+    O(labels): the walk sees only the instances of the draws it walks over, numbered
+    locally (their order kept, so every step is the one over the whole pool); whether they
+    are taken, their price and the support left come from the handed-out rows, the pool
+    table's costs and the last phase's draw index (:mod:`.lookup`)."""
     cursor, finished = c.execute("SELECT cursor, finished FROM state").fetchone()
     if finished is not None:
         return []
-    m, price, plan = stored.plan.pool_size, stored.price, stored.plan
-    handed = np.array([r[0] for r in c.execute("SELECT position FROM handouts")], np.intp)
-    in_campaign = np.zeros(m, dtype=bool)
-    in_campaign[handed] = True
-    room = _budget_room(plan.budget, float(price[handed].sum()))
-    support = stored.q > 0
-    left = int(support.sum()) - int(in_campaign[support].sum())
-    n_mat = int(c.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM draws").fetchone()[0])
-    tail = np.array(
-        [
-            r[0]
-            for r in c.execute("SELECT position FROM draws WHERE seq >= ? ORDER BY seq", (cursor,))
-        ],
-        dtype=np.intp,
+    plan = stored.plan
+    index = stored.draw_index[-1]  # new draws come from the last phase's q
+    handed = np.array(
+        [r[0] for r in c.execute("SELECT position FROM handouts ORDER BY position")], np.intp
     )
+    prices = Prices(c, plan.cost_sensitive)
+    room = _budget_room(plan.budget, float(prices.of(handed).sum()))
+    left = index.n_support - int(np.count_nonzero(index.q_at(c, handed) > 0))
+    taken = handed
+    n_mat = int(c.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM draws").fetchone()[0])
+    rows = c.execute("SELECT position, q FROM draws WHERE seq >= ? ORDER BY seq", (cursor,))
+    tail_rows = rows.fetchall()
+    tail = np.array([r[0] for r in tail_rows], dtype=np.intp)
+    tail_q = np.array([r[1] for r in tail_rows], dtype=np.float64)
     batch = int(c.execute("SELECT COALESCE(MAX(batch) + 1, 0) FROM handouts").fetchone()[0])
     new_pos: list[NDArray[np.intp]] = []
     new_seq: list[NDArray[np.intp]] = []
     while True:
+        uniq, local = np.unique(tail, return_inverse=True)
+        support = np.zeros(uniq.shape[0], dtype=bool)
+        support[local] = tail_q > 0  # each draw's q is the last phase's at its instance
         step = _walk_block(
-            tail, in_campaign, price, room, support=support, left=left,
-            draws_left=plan.max_draws - cursor, need=need,
+            local.astype(np.intp), np.isin(uniq, taken), prices.of(uniq), room,
+            support=support, left=left, draws_left=plan.max_draws - cursor, need=need,
         )  # fmt: skip
         if step.stop is None and tail.size == 0:  # the walk goes on: the next block
-            phase = max(len(stored.phases) - 1, 0)  # new draws come from the last phase's q
-            first = stored.phases[phase][0] if stored.phases else 0
-            block = (n_mat - first) // plan.block_size
-            tail = _draw_block(stored.cdf, plan.seed, block, plan.block_size, phase)
+            phase = len(stored.phase_starts) - 1
+            block = (n_mat - stored.phase_starts[phase]) // plan.block_size
+            tail, tail_q = index.draw(c, _uniforms(plan.seed, block, plan.block_size, phase))
             c.executemany(
                 "INSERT INTO draws (seq, position, q) VALUES (?, ?, ?)",
-                zip(
-                    range(n_mat, n_mat + tail.shape[0]),
-                    tail.tolist(),
-                    stored.q[tail].tolist(),
-                    strict=True,
-                ),
-            )
+                zip(range(n_mat, n_mat + tail.shape[0]), tail.tolist(), tail_q.tolist(),
+                    strict=True),
+            )  # fmt: skip
             n_mat += tail.shape[0]
             continue
-        new_pos.append(tail[step.bought])
+        bought = tail[step.bought]
+        new_pos.append(bought)
         new_seq.append(cursor + step.bought)
-        in_campaign[tail[step.bought]] = True
+        taken = np.concatenate([taken, bought])
         room -= step.cost
         need -= step.bought.shape[0]
         left = step.left
         cursor += step.consumed
-        tail = tail[step.consumed :]
+        tail, tail_q = tail[step.consumed :], tail_q[step.consumed :]
         if step.stop is not None:
             # A stop at `need` is no finish: the next hand-out resumes at the cursor.
             finished = None if step.stop == "need" else step.stop
@@ -161,7 +167,7 @@ def release(
         raise ShapeError(
             f"to: {to!r} already holds them; name another annotator, or none to free them."
         )
-    wanted = None if ids is None else set(_positions_of(stored, ids))
+    wanted = None if ids is None else set(store.read(lambda c: positions_of(c, stored, ids)))
 
     def write(c: sqlite3.Connection) -> list[int]:
         mine = [p for p in _pending(c, who) if wanted is None or p in wanted]
@@ -169,17 +175,28 @@ def release(
                       ((new, p) for p in mine))  # fmt: skip
         return mine
 
-    positions = store.write(write)
-    return [_py(v) for v in stored.ids[np.asarray(positions, dtype=np.intp)].tolist()]
+    return store.write(lambda c: _ids(c, write(c)))
 
 
-def _positions_of(stored: StoredPlan, ids: Any) -> list[int]:
+def positions_of(c: sqlite3.Connection, stored: StoredPlan, ids: Any) -> list[int]:
     """Pool positions of ``ids`` (refused by name when one is not in the pool)."""
     if isinstance(ids, str | bytes) or not hasattr(ids, "__iter__"):
         raise ShapeError(f"ids: a list of pool ids, got {ids!r}.")
     keys = [_py(v) for v in ids]
-    pos = np.asarray(stored.index.get_indexer(pd.Index(keys, dtype=object)), dtype=np.intp)
+    pos = PoolIds.positions_of(c, [_as_key(k, stored.ids_integer) for k in keys])
     if (pos < 0).any():
         bad = keys[int(np.flatnonzero(pos < 0)[0])]
         raise UnknownIdError(f"ids: {bad!r} is not an id of this session's pool.")
     return pos.tolist()
+
+
+def _as_key(key: Any, integer: bool) -> Any:
+    """``key`` as the pool table holds ids: an int of an integer pool (a bool or a float is
+    no id there), else a string."""
+    if isinstance(key, bool):
+        return None
+    if integer:
+        if isinstance(key, float) and key.is_integer():
+            return int(key)
+        return key if isinstance(key, int) else None
+    return key if isinstance(key, str) else None

@@ -28,9 +28,9 @@ from ..errors import (
     ShapeError,
     UnknownIdError,
 )
-from .codec import _py
-from .planning import StoredPlan
+from .lookup import PoolIds, _py
 from .schema import StoreFile, _now
+from .stored import StoredPlan
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "RecordSummary", "items_to_grade", "record"]
 
@@ -154,7 +154,7 @@ def _positions(
     """Pool position of every id (vectorised); unknown ids are refused naming the row."""
     ok = np.ones(len(ids), dtype=bool)
     keys: Any
-    if stored.ids.dtype.kind == "i":
+    if stored.ids_integer:
         num = ids if ids.dtype.kind in "iu" else pd.to_numeric(ids, errors="coerce")
         if num.dtype.kind in "iu":
             keys = num.to_numpy(dtype=np.int64)
@@ -166,11 +166,11 @@ def _positions(
             keys = vals.astype(np.int64)
     else:
         keys = ids.astype(str).str.strip().to_numpy(dtype=object)
-    pos = np.asarray(stored.index.get_indexer(keys), dtype=np.intp)
+    pos = stored.positions_of([_py(k) if good else None for k, good in zip(keys, ok, strict=True)])
     bad = (~ok) | (pos < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        sample = ", ".join(repr(_py(v)) for v in stored.ids[:3].tolist())
+        sample = ", ".join(repr(_py(v)) for v in stored.first_ids(3))
         raise UnknownIdError(
             f"{source}: {row_label} {ids.index[i]}, column '{column}': id "
             f"{_py(ids.iloc[i])!r} is not in this session's pool ({stored.plan.pool_size} ids, "
@@ -500,13 +500,12 @@ def _to_write(
             np.array([r[0] for r in c.execute("SELECT position FROM handouts")], np.intp),
         )
     )
-    was_handed = np.zeros(stored.plan.pool_size, dtype=bool)
-    was_handed[handed] = True
-    if not was_handed[pos].all():
-        i = int(np.flatnonzero(~was_handed[pos])[0])
+    was_handed = np.isin(pos, handed)
+    if not was_handed.all():
+        i = int(np.flatnonzero(~was_handed)[0])
         raise UnknownIdError(
-            f"{source}: id {_py(stored.ids[pos[i]])!r} was never handed out for labeling "
-            f"({int((~was_handed[pos]).sum())} such ids); record labels only for ids from "
+            f"{source}: id {_py(stored.ids_at([pos[i]])[0])!r} was never handed out for "
+            f"labeling ({int((~was_handed).sum())} such ids); record labels only for ids from "
             "next_batch (activeeval session next), so the draws stay those of the plan."
         )
     conflicts = [
@@ -518,7 +517,7 @@ def _to_write(
         _audit_refused(store, conflicts, recorded, who)
         p0, v0 = conflicts[0]
         raise LabelConflictError(
-            f"{source}: id {_py(stored.ids[p0])!r} is already labeled {recorded[p0][0]!r}"
+            f"{source}: id {_py(stored.ids_at([p0])[0])!r} is already labeled {recorded[p0][0]!r}"
             f"{' by ' + recorded[p0][1] if recorded[p0][1] else ''}, not {v0!r} "
             f"({len(conflicts)} conflicting labels in all; nothing was recorded). Pass "
             "overwrite=True (--overwrite) to replace them; the attempt was audited."
@@ -547,7 +546,7 @@ def _dedupe(
         j = first.setdefault(p, i)
         if values[j] != values[i]:
             raise DuplicateIdError(
-                f"{source}: id {_py(stored.ids[p])!r} appears on {row_label}s "
+                f"{source}: id {_py(stored.ids_at([p])[0])!r} appears on {row_label}s "
                 f"{frame.index[j]} and {frame.index[i]} with different labels "
                 f"({values[j]!r}, {values[i]!r}); keep one row per id."
             )
@@ -595,8 +594,9 @@ def _write_chunk(
     changed = [(p, v) for p, v in chunk if p in current and current[p][0] != v]
     if changed and not overwrite:  # written by another process since validation
         p0, v0 = changed[0]
+        (id0,) = PoolIds.ids_at(c, [p0])
         raise LabelConflictError(
-            f"{source}: id {_py(stored.ids[p0])!r} was labeled {current[p0][0]!r} by another "
+            f"{source}: id {_py(id0)!r} was labeled {current[p0][0]!r} by another "
             f"process while recording, not {v0!r}; earlier chunks were recorded. Pass "
             "overwrite=True (--overwrite) to replace it."
         )

@@ -5,7 +5,6 @@ what :meth:`Session.open <activeeval.Session.open>` reads back (:class:`StoredPl
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import uuid
@@ -28,16 +27,13 @@ from .._validation import (
     check_seed,
 )
 from .._version import __version__
-from ..claims import parse_claim
 from ..errors import (
     LabelSpaceError,
-    NotAStoreError,
     ShapeError,
     StoreError,
     UnknownOptionError,
 )
-from ..estimators.inference import _result_repr
-from ..estimators.report import ClasswisePool, Pool, RankedPool, pool_class, pool_for
+from ..estimators.report import ClasswisePool, RankedPool, pool_class, pool_for
 from ..measures import (
     ClasswiseMeasure,
     FMeasure,
@@ -53,7 +49,6 @@ from ..ranking import (
     GradedRelevance,
     RankingMeasure,
     _bind_for_labels,
-    _bind_pair,
     _check_pair,
     ranking_distribution,
     ranking_query_costs,
@@ -77,16 +72,21 @@ from .codec import (
     _coerce_label,
     _f64,
     _fingerprint,
-    _from_f64,
     _item_list,
-    _measure_from,
     _measure_spec,
     _per_class_refused,
     _prediction_array,
-    _predictive_from,
     _py,
 )
-from .schema import SCHEMA_VERSION, StoreFile, _now, build_store
+from .lookup import write_draw_index
+from .schema import SCHEMA_VERSION, _now, build_store
+from .stored import (
+    DEFAULT_BLOCK_SIZE,
+    DRAW_RULE,
+    SessionPlan,
+    StoredPlan,
+    load_plan,
+)
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -97,153 +97,6 @@ __all__ = [
     "create_store",
     "load_plan",
 ]
-
-DEFAULT_BLOCK_SIZE = 1024
-"""Draws materialized at a time (``Session.create``'s ``block_size``): block b of the draw
-sequence is ``block_size`` uniforms from ``numpy.random.default_rng([seed, b])``."""
-#: Name of the rule that turns (q, seed, block) into draws; stored with the plan.
-DRAW_RULE = "inverse-cdf(cumsum(q)/sum, default_rng([seed, block]).random(block_size))"
-
-
-@dataclass(frozen=True)
-class SessionPlan:
-    """What a session was created with; never changes afterwards.
-
-    A session's ``plan`` attribute: the arguments of ``Session.create`` after validation,
-    and how the draw sequence is generated.
-
-    Attributes
-    ----------
-    session_id : str
-        Random identifier; a labels input with a ``session_id`` column must carry this one.
-    kind : {"evaluation", "comparison"}
-        One model evaluated, or two or more compared.
-    measure : str
-        The measure's name (``"f1"``, ``"error_rate"``, ...).
-    measure_spec : dict
-        The measure's class and parameters, as stored.
-    pos_label : label or None
-        Positive class of F-measures, precision and recall.
-    beta : float or None
-        β of an F-measure.
-    method : str
-        Sampling method.
-    budget : float
-        Labels to buy, or total cost when ``cost_sensitive``.
-    seed : int
-        Seed of the draw sequence.
-    level : float
-        Confidence level of the reported intervals.
-    pool_size : int
-        Instances in the pool (queries, for a ranked pool).
-    n_models : int
-        Models evaluated (1) or compared.
-    model_names : tuple of str
-        A name per model.
-    predictive_kind : {"categorical", "gaussian"}
-        The models' predictive distributions.
-    label_space : tuple or None
-        The class labels (the grades, for a ranked pool); None for regressors.
-    cost_sensitive : bool
-        Whether per-instance labeling costs were given (the budget is then in cost units).
-    fingerprint : str
-        SHA-256 over the pool ids, every model's predictions and the costs.
-    block_size : int
-        Draws generated per block of the draw sequence.
-    max_draws : int
-        Cap on the length of the draw sequence (that of ``evaluate``: 20·budget + 1000
-        draws, the budget in labels).
-    draw_rule : str
-        Name of the rule that turns (q, seed, block) into draws.
-    created_at : str
-        Creation time (UTC, ISO 8601).
-    schema_version : int
-        The store's schema version.
-    ranking : bool
-        A pool of ranked queries (``GradedRelevance`` models, DCG/ERR): ids are query ids, a
-        label is the grade of every item of the query (labels input ``id,item,grade``).
-    estimator : {"assisted", "snis"}
-        The estimator the session reports (``Session.estimate``); stores written before
-        sessions had a choice report the thesis's, ``"snis"``.
-    stopping : StoppingRule or None
-        The stopping rule: once it is met on the labeled prefix, ``Session.next_batch`` hands
-        out nothing more and the reports say why.
-    horizon : float
-        t* of the anytime-valid sequences, in draws, fixed at creation (for stores from
-        before, the same function of the stored plan).
-    window : float or None
-        A target-width rule's window, fixed at creation.
-
-    See Also
-    --------
-    activeeval.Session : The session whose ``plan`` this is.
-    activeeval.session.SessionProgress : The session's mutable state, summarized.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> import numpy as np
-    >>> import activeeval as ae
-    >>> proba = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.7, 0.3], [0.4, 0.6]])
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> s = ae.Session.create(os.path.join(tmp.name, "c.db"), proba, "f1", budget=4, seed=1)
-    >>> s.plan.kind, s.plan.measure, s.plan.method, s.plan.estimator
-    ('evaluation', 'f1', 'active', 'assisted')
-    >>> s.plan.budget, s.plan.pool_size, s.plan.label_space
-    (4.0, 5, (0, 1))
-    >>> s.close()
-    >>> tmp.cleanup()
-    """
-
-    session_id: str
-    kind: str
-    measure: str
-    measure_spec: dict[str, Any]
-    pos_label: Any
-    beta: float | None
-    method: str
-    budget: float
-    seed: int
-    level: float
-    pool_size: int
-    n_models: int
-    model_names: tuple[str, ...]
-    predictive_kind: str
-    label_space: tuple[Any, ...] | None
-    cost_sensitive: bool
-    fingerprint: str
-    block_size: int
-    max_draws: int
-    draw_rule: str
-    created_at: str
-    schema_version: int
-    ranking: bool = False
-    estimator: str = "snis"
-    stopping: StoppingRule | None = None
-    horizon: float = math.nan
-    window: float | None = None
-
-    def __repr__(self) -> str:
-        return _result_repr(
-            self,
-            ("session_id", "kind", "measure"),
-            ("method", "estimator", "budget", "cost_sensitive", "seed", "level", "stopping"),
-            ("pool_size", "n_models", "predictive_kind", "ranking"),
-        )
-
-
-def _draw_block(
-    cdf: NDArray[np.float64], seed: int, block: int, size: int, phase: int = 0
-) -> NDArray[np.intp]:
-    """Block ``block`` of the session's i.i.d. draws from q (inverse CDF, as
-    :func:`~activeeval.sampling.draw`, pinned here: a stored session must not change when the
-    library's sampler does). Phase k ≥ 1 (a model added) numbers its blocks from its first
-    draw and has uniforms of its own, ``default_rng([seed, k, block])``; phase 0 keeps the
-    draw rule of stores without phases."""
-    key = [seed, block] if phase == 0 else [seed, phase, block]
-    u = np.random.default_rng(key).random(size)
-    idx = np.searchsorted(cdf, u, side="right")
-    return np.minimum(idx, cdf.shape[0] - 1).astype(np.intp)
 
 
 # ------------------------------------------------------------------------- create
@@ -288,6 +141,7 @@ class _NewStore:
     #: Per model, its decision f(x) where it is not the mode (mean) of its beliefs: the
     #: class index (classifier) or value (regressor) per instance; None for the mode.
     decisions: list[NDArray[np.float64] | None]
+    q: NDArray[np.float64]  # the plan's q (its blob is in plan_row), for the draw index
 
 
 def create_store(path: str | os.PathLike[str], request: CreateRequest) -> Path:
@@ -376,7 +230,7 @@ def _validated(r: CreateRequest) -> _NewStore:
         DRAW_RULE,
         created,
     )
-    return _NewStore(meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids, decisions)
+    return _NewStore(meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids, decisions, q)
 
 
 def _with_decisions(preds: list[Any], prediction: Any, ranked: bool) -> list[Any]:
@@ -406,14 +260,6 @@ def _decision_array(pred: Any) -> NDArray[np.float64] | None:
     return np.asarray(pred.point_prediction(), dtype=np.float64)
 
 
-def _restore_decision(pred: Any, stored: NDArray[np.float64] | None) -> Any:
-    if stored is None:
-        return pred
-    if isinstance(pred, Categorical):
-        return pred.with_decision(pred.labels[stored.astype(np.intp)])
-    return pred.with_decision(stored)
-
-
 def _stopping_spec(stop: StoppingRule) -> dict[str, Any]:
     return {
         "target_width": stop.target_width,
@@ -421,14 +267,6 @@ def _stopping_spec(stop: StoppingRule) -> dict[str, Any]:
         "decide": stop.decide,
         "rule": stop.rule,
     }
-
-
-def _stopping_from(text: str | None) -> StoppingRule | None:
-    if text is None:
-        return None
-    spec = json.loads(text)
-    claim = None if spec["claim"] is None else parse_claim(spec["claim"])
-    return StoppingRule(spec["target_width"], claim, bool(spec["decide"]), spec["rule"])
 
 
 def _model_list(pools: Any) -> list[Any]:
@@ -487,6 +325,7 @@ def _write_plan(conn: sqlite3.Connection, new: _NewStore) -> None:
         zip(range(m), new.pool_ids.tolist(), cost_col, strict=True),
     )
     conn.execute("INSERT INTO state (singleton, cursor) VALUES (1, 0)")
+    write_draw_index(conn, 0, new.q)
 
 
 def _pool_models(
@@ -746,236 +585,3 @@ def _plan_distribution(
     else:
         q = optimal_distribution(preds[0], meas, costs=lam if method == "active" else None)
     return np.ascontiguousarray(check_distribution(q, "q", m), dtype=np.float64)
-
-
-# --------------------------------------------------------------------------- open
-@dataclass(eq=False)
-class StoredPlan:
-    """A session's plan read back from its store (:func:`load_plan`), with what is derived
-    from it once per open; nothing in it changes while the session is open. ``pool`` is the
-    pool interface (:class:`~activeeval.estimators.report.PlainPool` or
-    :class:`~activeeval.estimators.report.RankedPool`) the session's reports ask; it caches a
-    ranked pool's control-variate moments once first needed."""
-
-    plan: SessionPlan
-    ids: NDArray[Any]
-    index: pd.Index
-    costs: NDArray[np.float64] | None
-    price: NDArray[np.float64]  # each instance's labeling cost: costs, or 1
-    q: NDArray[np.float64]
-    cdf: NDArray[np.float64]
-    predictives: list[Any]
-    measure: Any
-    grade_keys: NDArray[Any] | None  # a ranked pool: the items to grade, query after query
-    grade_offsets: NDArray[np.int64] | None
-    pw: NDArray[np.float64]  # the test distribution: uniform over the pool
-    pool: Pool
-    label_dtype: Any  # the stored labels' dtype; None: a ranked pool's grade lists (JSON)
-    #: (first sequence number, q) of every phase of the draw sequence, the plan's q first;
-    #: ``q`` and ``cdf`` are the last phase's, which new draws come from.
-    phases: tuple[tuple[int, NDArray[np.float64]], ...] = ()
-
-    def phases_used(self, n: int) -> int:
-        """How many phases the first ``n`` draws span."""
-        starts = [first for first, _ in self.phases[1:]]
-        return 1 + sum(first < n for first in starts)
-
-    def mixture(self, n: int) -> NDArray[np.float64]:
-        """The q that the first ``n`` draws are weighted by: the one they all came from, or
-        the balance heuristic's mixture Σ_k n_k q_k / n of the phases they span (n_k of
-        them from phase k; multiple importance sampling, ``docs/how-it-works/sampling.md``)."""
-        if len(self.phases) <= 1:
-            return self.q
-        starts = [first for first, _ in self.phases] + [max(n, self.phases[-1][0])]
-        counts = [max(0, min(n, starts[k + 1]) - starts[k]) for k in range(len(self.phases))]
-        used = [k for k, c in enumerate(counts) if c > 0]
-        if len(used) <= 1:
-            return self.phases[used[0] if used else 0][1]
-        total = np.zeros_like(self.q)
-        for k in used:
-            total += counts[k] * self.phases[k][1]
-        return total / sum(counts)
-
-
-def load_plan(store: StoreFile) -> StoredPlan:
-    """Read the immutable plan, pool and predictions, and check the fingerprint."""
-    meta, plan, models, pool, ranking, phase_rows = _read_plan(store)
-    (
-        kind,
-        measure_name,
-        spec,
-        beta,
-        pos_label,
-        method,
-        budget,
-        seed,
-        level,
-        m,
-        n_models,
-        pkind,
-        space,
-        fingerprint,
-        qblob,
-        block_size,
-        max_draws,
-        draw_rule,
-        created,
-    ) = plan
-    label_space = None if space is None else tuple(json.loads(space))
-    ids, costs, arrays, structure = _read_pool(store.path, m, models, pool, ranking)
-    decisions = [None if r[3] is None else _from_f64(r[3], (m,)) for r in models]
-    if _fingerprint(ids, arrays, costs, structure or None, decisions) != fingerprint:
-        raise StoreError(
-            f"{store.path}: the stored pool does not match its fingerprint; the file was "
-            "altered outside activeeval."
-        )
-    phases = (
-        (0, _from_f64(qblob, (m,))),
-        *((int(first), _from_f64(blob, (m,))) for first, blob in phase_rows),
-    )
-    q: NDArray[np.float64] = phases[-1][1]
-    cdf = np.cumsum(q)
-    cdf /= cdf[-1]
-    spec_dict = json.loads(spec)
-    predictives, meas = _bind_models(
-        _measure_from(spec_dict), arrays, structure, pkind, label_space
-    )
-    predictives = [_restore_decision(p, f) for p, f in zip(predictives, decisions, strict=True)]
-    pw = np.full(m, 1.0 / m)
-    pool = pool_for(predictives, meas, pw)
-    grade_keys, grade_offsets = (
-        pool.items_to_grade() if isinstance(pool, RankedPool) else (None, None)
-    )
-    session_plan = SessionPlan(
-        session_id=meta["session_id"],
-        kind=kind,
-        measure=measure_name,
-        measure_spec=spec_dict,
-        pos_label=json.loads(pos_label) if pos_label is not None else None,
-        beta=beta,
-        method=method,
-        budget=float(budget),
-        seed=int(seed),
-        level=float(level),
-        pool_size=int(m),
-        n_models=int(n_models),
-        model_names=tuple(r[0] for r in models),
-        predictive_kind=pkind,
-        label_space=label_space,
-        cost_sensitive=costs is not None,
-        fingerprint=fingerprint,
-        block_size=int(block_size),
-        max_draws=int(max_draws),
-        draw_rule=draw_rule,
-        created_at=created,
-        schema_version=int(meta["schema_version"]),
-        ranking=bool(ranking),
-        estimator=meta.get("estimator", "snis"),
-        stopping=_stopping_from(meta.get("stopping")),
-        horizon=(
-            float(meta["horizon"])
-            if "horizon" in meta
-            else horizon_draws(budget, phases[0][1], costs)
-        ),
-        window=float(meta["window"]) if "window" in meta else None,
-    )
-    return StoredPlan(
-        plan=session_plan,
-        ids=ids,
-        index=pd.Index(ids),
-        costs=costs,
-        price=np.ones(m) if costs is None else costs,
-        q=q,
-        cdf=cdf,
-        predictives=predictives,
-        measure=meas,
-        grade_keys=grade_keys,
-        grade_offsets=grade_offsets,
-        pw=pw,
-        pool=pool,
-        label_dtype=_label_dtype(pool, label_space),
-        phases=phases,
-    )
-
-
-def _label_dtype(pool: Pool, label_space: tuple[Any, ...] | None) -> Any:
-    """The dtype of the session's labels as estimated: a regressor's floats, a classifier's
-    int or str classes (its labels' dtype); None for a ranked pool's grade lists."""
-    if isinstance(pool, RankedPool):
-        return None
-    if label_space is None:
-        return np.float64
-    if label_space and isinstance(label_space[0], int):
-        return np.int64
-    return pool.models[0].labels.dtype
-
-
-def _read_plan(store: StoreFile) -> tuple[Any, ...]:
-    """The store's meta, plan, models, pool and ranking rows, from one transaction."""
-
-    def read(c: sqlite3.Connection) -> tuple[Any, ...]:
-        meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
-        plan = c.execute(
-            "SELECT kind, measure, measure_spec, beta, pos_label, method, budget, seed, "
-            "level, pool_size, n_models, predictive_kind, label_space, fingerprint, q, "
-            "block_size, max_draws, draw_rule, created_at FROM plan"
-        ).fetchone()
-        models = c.execute(
-            "SELECT name, n_columns, predictions, decision FROM models ORDER BY model"
-        ).fetchall()
-        pool = c.execute("SELECT id, cost FROM pool ORDER BY position").fetchall()
-        ranking = c.execute("SELECT offsets, items FROM ranking ORDER BY model").fetchall()
-        phases = c.execute("SELECT first_seq, q FROM phases ORDER BY phase").fetchall()
-        return meta, plan, models, pool, ranking, phases
-
-    try:
-        meta, plan, models, pool, ranking, phases = store.read(read)
-    except sqlite3.DatabaseError as exc:
-        raise NotAStoreError(f"{store.path}: the store is damaged ({exc}).") from exc
-    if plan is None:
-        raise NotAStoreError(f"{store.path}: the store has no plan; it is not a session.")
-    return meta, plan, models, pool, ranking, phases
-
-
-def _read_pool(
-    path: Path, m: int, models: list[Any], pool: list[Any], ranking: list[Any]
-) -> tuple[NDArray[Any], NDArray[np.float64] | None, list[NDArray[np.float64]], list[Any]]:
-    """Pool ids, costs, every model's prediction array and a ranked pool's (offsets, item ids
-    JSON) per model, from the stored rows."""
-    ids_list = [r[0] for r in pool]
-    if all(isinstance(v, int) for v in ids_list):
-        ids = np.array(ids_list, dtype=np.int64)
-    else:
-        ids = np.array([str(v) for v in ids_list], dtype=object)
-    costs = None if pool[0][1] is None else np.array([r[1] for r in pool], dtype=np.float64)
-    structure = [(np.frombuffer(off, dtype="<i8").astype(np.int64), it) for off, it in ranking]
-    if ranking and len(ranking) != len(models):
-        raise StoreError(f"{path}: the ranking table does not cover every model.")
-    rows = [int(off[-1]) for off, _ in structure if off.size] if ranking else [m] * len(models)
-    try:
-        arrays = [_from_f64(blob, (r, k)) for (_, k, blob, _), r in zip(models, rows, strict=True)]
-    except ValueError as exc:
-        raise StoreError(
-            f"{path}: the stored predictions do not fit the pool ({exc}); the file was "
-            "altered outside activeeval."
-        ) from exc
-    return ids, costs, arrays, structure
-
-
-def _bind_models(
-    meas: Any,
-    arrays: list[NDArray[np.float64]],
-    structure: list[Any],
-    pkind: str,
-    label_space: tuple[Any, ...] | None,
-) -> tuple[list[Any], Any]:
-    """The models' predictive distributions (a ranked pool's ``GradedRelevance``) and the
-    measure bound to them."""
-    if not structure:
-        return [_predictive_from(pkind, a, label_space) for a in arrays], meas
-    rels = [
-        GradedRelevance(a, off, None if it is None else np.array(json.loads(it)))
-        for a, (off, it) in zip(arrays, structure, strict=True)
-    ]
-    meas = meas.bind(rels[0]) if len(rels) == 1 else _bind_pair(meas, rels[0], rels[1])
-    return list(rels), meas

@@ -23,6 +23,7 @@ from ..estimators.report import ClasswisePool
 from ..measures import ClasswiseMeasure
 from ..predictive import Predictive
 from .codec import _f64, _fingerprint, _from_f64
+from .lookup import write_draw_index
 from .planning import (
     StoredPlan,
     _classic_models,
@@ -130,16 +131,21 @@ def add_model(
         # looked at (none handed out) are dropped, so the new q takes effect at once.
         first = int(c.execute("SELECT cursor FROM state").fetchone()[0])
         c.execute("DELETE FROM draws WHERE seq >= ?", (first,))
+        same = c.execute("SELECT phase FROM phases WHERE first_seq = ?", (first,)).fetchone()
         if first == 0:  # nothing drawn yet: the plan's q is replaced
             c.execute("UPDATE plan SET q = ?", (_f64(q),))
-        elif c.execute("SELECT 1 FROM phases WHERE first_seq = ?", (first,)).fetchone():
+            phase = 0
+        elif same:
             c.execute("UPDATE phases SET q = ? WHERE first_seq = ?", (_f64(q), first))
+            phase = int(same[0])
         else:
+            phase = int(c.execute("SELECT COALESCE(MAX(phase) + 1, 1) FROM phases").fetchone()[0])
             c.execute(
                 "INSERT INTO phases (phase, first_seq, q, reason, created_at) VALUES "
-                "((SELECT COALESCE(MAX(phase) + 1, 1) FROM phases), ?, ?, ?, ?)",
-                (first, _f64(q), f"add_model {name}", _now()),
+                "(?, ?, ?, ?, ?)",
+                (phase, first, _f64(q), f"add_model {name}", _now()),
             )
+        write_draw_index(c, phase, q)
         c.execute("UPDATE state SET finished = NULL WHERE finished = 'pool'")
 
     store.write(write)

@@ -49,13 +49,15 @@ __all__ = [
     "open_store",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of the store layout written by this package (``meta.schema_version``). Version 2
 added the ``ranking`` table (ranked pools, thesis Ch. 6); version 3 the ``holder`` of each
 hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``), the
 ``agreement`` of labels settled from several annotations and each model's ``decision``
 (``Session.create(prediction=...)``); version 4 the ``phases`` of the draw sequence (a q
-re-planned by ``Session.add_model``). A store
+re-planned by ``Session.add_model``); version 5 the ``draw_index`` of every phase and an
+index of the pool by cost, so that hand-outs, intake and progress read no whole-pool column
+(:mod:`~activeeval.session.lookup`). A store
 of a newer version is refused (``SchemaVersionError``); an older one is upgraded by
 ``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
@@ -179,6 +181,20 @@ CREATE TABLE phases (
 )
 """
 
+# Version 5: what hand-outs, intake and progress need without reading the pool
+# (activeeval.session.lookup). Per phase (0: the plan's q) the running sums of q at the end of
+# every ``chunk`` rows and the number of instances with q > 0; an index of the pool by cost
+# (sessions with costs). ``meta.horizon`` is written for stores that lack it.
+_SCHEMA_V5 = """
+CREATE TABLE draw_index (
+    phase     INTEGER PRIMARY KEY CHECK (phase >= 0),
+    chunk     INTEGER NOT NULL CHECK (chunk > 0),
+    n_support INTEGER NOT NULL CHECK (n_support >= 0),
+    ends      BLOB NOT NULL
+);
+CREATE INDEX pool_cost ON pool (cost) WHERE cost IS NOT NULL
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -195,7 +211,31 @@ def _add_phases(conn: sqlite3.Connection) -> None:
     conn.execute(_SCHEMA_V4)
 
 
-MIGRATIONS: dict[int, Migration] = {1: _add_ranking_table, 2: _add_annotators, 3: _add_phases}
+def _add_draw_index(conn: sqlite3.Connection) -> None:
+    """Version 5's tables, filled from the stored q of every phase: O(pool) once, so that
+    every later hand-out is O(labels)."""
+    import numpy as np  # the schema module itself stays import-light
+
+    from .lookup import plan_horizon, write_draw_index
+
+    for stmt in _SCHEMA_V5.split(";"):
+        conn.execute(stmt)
+    blobs = [(0, conn.execute("SELECT q FROM plan").fetchone()[0])]
+    blobs += conn.execute("SELECT phase, q FROM phases ORDER BY phase").fetchall()
+    for phase, blob in blobs:
+        write_draw_index(conn, int(phase), np.frombuffer(blob, "<f8"))
+    if conn.execute("SELECT 1 FROM meta WHERE key = 'horizon'").fetchone() is None:
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('horizon', ?)", (repr(plan_horizon(conn)),)
+        )
+
+
+MIGRATIONS: dict[int, Migration] = {
+    1: _add_ranking_table,
+    2: _add_annotators,
+    3: _add_phases,
+    4: _add_draw_index,
+}
 """``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1: a function of the SQLite
 connection, run inside the open transaction of ``Session.open`` (it must not commit). A store
 is brought to ``SCHEMA_VERSION`` in one transaction when it is opened."""
@@ -439,7 +479,9 @@ def build_store(target: Path, fill: Callable[[sqlite3.Connection], None]) -> Non
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             _configure(conn)
             with _transaction(conn, write=True):
-                for stmt in ";".join((_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4)).split(";"):
+                for stmt in ";".join(
+                    (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4, _SCHEMA_V5)
+                ).split(";"):
                     if stmt.strip():
                         conn.execute(stmt)
                 fill(conn)

@@ -1,0 +1,202 @@
+"""What hand-outs, intake and progress read from a store without reading its pool, so that
+``next_batch``, ``record``, ``progress`` and ``labels_frame`` cost O(labels), not O(pool):
+
+- :class:`PoolIds`: pool ids by position and positions by id, through the ``pool`` table's
+  keys (its primary key and its ``UNIQUE`` id index);
+- :class:`DrawIndex`: the draw sequence's inverse CDF a chunk at a time. Per phase of q the
+  store keeps the running sums of q at the end of every chunk of :data:`CHUNK` rows (the
+  ``draw_index`` table, schema version 5); a draw finds its chunk among those ends and then
+  its instance within the chunk, from that chunk's q read out of the stored q blob. Because
+  ``np.cumsum`` adds in order, the sums of a chunk continued from the previous chunk's end are
+  bit for bit those of the cumulative sum over the whole pool, so the draws are exactly
+  :func:`~activeeval.session.planning._draw_block`'s (tested).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "CHUNK", "DrawIndex", "PoolIds", "Prices", "chunk_ends", "plan_horizon", "read_draw_index",
+    "write_draw_index",
+]  # fmt: skip
+
+#: Rows per chunk of the draw index: a draw reads one chunk of q (32 KiB).
+CHUNK = 4096
+#: Rows of q summed at a time when the index is built (memory bounded by this, not the pool).
+_BUILD_ROWS = CHUNK * 256
+
+
+def _py(x: Any) -> Any:
+    """A plain Python scalar (numpy scalars unwrapped) for SQLite and JSON."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def chunk_ends(q: NDArray[np.float64], chunk: int = CHUNK) -> NDArray[np.float64]:
+    """The running sums Σ_{j ≤ i} q_j at the last row i of every chunk of ``chunk`` rows
+    (the last chunk may be shorter): exactly ``np.cumsum(q)`` there, computed ``_BUILD_ROWS``
+    rows at a time."""
+    m = q.shape[0]
+    ends: list[NDArray[np.float64]] = []
+    carry = np.zeros(1)
+    for start in range(0, m, _BUILD_ROWS):
+        run = np.cumsum(np.concatenate([carry, q[start : start + _BUILD_ROWS]]))[1:]
+        last = np.arange(chunk - 1, run.shape[0], chunk)
+        if start + run.shape[0] == m and (last.size == 0 or last[-1] != run.shape[0] - 1):
+            last = np.append(last, run.shape[0] - 1)
+        ends.append(run[last])
+        carry = run[-1:]
+    return np.concatenate(ends) if ends else np.zeros(0)
+
+
+def plan_horizon(c: sqlite3.Connection) -> float:
+    """The anytime sequences' horizon ``Session.create`` stores (``meta.horizon``), computed
+    again from the stored plan's budget, q and costs, for a store that does not hold it
+    (O(pool), once: the migration to version 5 stores it)."""
+    from ..stopping import horizon_draws
+
+    budget, blob = c.execute("SELECT budget, q FROM plan").fetchone()
+    rows = c.execute("SELECT cost FROM pool ORDER BY position").fetchall()
+    costs = None if rows[0][0] is None else np.array([r[0] for r in rows], dtype=np.float64)
+    return horizon_draws(budget, np.frombuffer(blob, "<f8"), costs)
+
+
+def write_draw_index(conn: sqlite3.Connection, phase: int, q: NDArray[np.float64]) -> None:
+    """Store phase ``phase``'s draw index: its chunk ends and the size of its support."""
+    ends = chunk_ends(q)
+    conn.execute(
+        "INSERT OR REPLACE INTO draw_index (phase, chunk, n_support, ends) VALUES (?, ?, ?, ?)",
+        (phase, CHUNK, int(np.count_nonzero(q > 0)), np.ascontiguousarray(ends, "<f8").tobytes()),
+    )
+
+
+@dataclass(frozen=True)
+class DrawIndex:
+    """One phase's q as stored: where its blob lives (``table``, ``rowid``) and its chunk
+    ends; draws and q at given positions are read a chunk at a time."""
+
+    table: str  # "plan" (phase 0) or "phases"
+    rowid: int
+    m: int
+    chunk: int
+    n_support: int
+    ends: NDArray[np.float64]
+
+    def _blob(self, c: sqlite3.Connection) -> Any:
+        return c.blobopen(self.table, "q", self.rowid, readonly=True)
+
+    def q_at(self, c: sqlite3.Connection, positions: NDArray[np.intp]) -> NDArray[np.float64]:
+        """q at ``positions`` (any order, repeats allowed)."""
+        out = np.empty(positions.shape[0])
+        if not positions.size:
+            return out
+        with self._blob(c) as blob:
+            for i, p in enumerate(positions.tolist()):
+                blob.seek(8 * p)
+                out[i] = np.frombuffer(blob.read(8), "<f8")[0]
+        return out
+
+    def draw(
+        self, c: sqlite3.Connection, u: NDArray[np.float64]
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+        """The inverse-CDF draws of the uniforms ``u`` (``searchsorted(cumsum(q) / Σq, u,
+        side="right")``, capped at m − 1) and q at each."""
+        total = self.ends[-1]
+        chunks = np.minimum(
+            np.searchsorted(self.ends / total, u, side="right"), self.ends.shape[0] - 1
+        )
+        idx = np.empty(u.shape[0], dtype=np.intp)
+        qd = np.empty(u.shape[0])
+        with self._blob(c) as blob:
+            for j in np.unique(chunks).tolist():
+                start = j * self.chunk
+                stop = min(start + self.chunk, self.m)
+                blob.seek(8 * start)
+                qc = np.frombuffer(blob.read(8 * (stop - start)), "<f8")
+                carry = self.ends[j - 1] if j else 0.0
+                cdf = np.cumsum(np.concatenate([[carry], qc]))[1:] / total
+                at = chunks == j
+                local = np.minimum(np.searchsorted(cdf, u[at], side="right"), stop - start - 1)
+                idx[at] = start + local
+                qd[at] = qc[local]
+        return np.minimum(idx, self.m - 1), qd
+
+
+def read_draw_index(c: sqlite3.Connection, phase: int, m: int) -> DrawIndex:
+    """Phase ``phase``'s draw index (0: the plan's q)."""
+    chunk, n_support, ends = c.execute(
+        "SELECT chunk, n_support, ends FROM draw_index WHERE phase = ?", (phase,)
+    ).fetchone()
+    table = "plan" if phase == 0 else "phases"
+    rowid = 1 if phase == 0 else phase
+    return DrawIndex(table, rowid, m, int(chunk), int(n_support), np.frombuffer(ends, "<f8"))
+
+
+class PoolIds:
+    """Pool ids by position and positions by id, read through the ``pool`` table's keys.
+    ``integer``: the ids are integers (else strings)."""
+
+    def __init__(self, c: sqlite3.Connection) -> None:
+        row = c.execute("SELECT typeof(id) FROM pool WHERE position = 0").fetchone()
+        self.integer = row is not None and row[0] == "integer"
+
+    @staticmethod
+    def ids_at(c: sqlite3.Connection, positions: Sequence[int]) -> list[Any]:
+        """The ids at ``positions``, in their order."""
+        rows = dict(
+            c.execute(
+                "SELECT position, id FROM pool WHERE position IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted(set(int(p) for p in positions))),),
+            ).fetchall()
+        )
+        return [rows[int(p)] for p in positions]
+
+    @staticmethod
+    def positions_of(c: sqlite3.Connection, keys: Sequence[Any]) -> NDArray[np.intp]:
+        """The position of every key (−1 where it is no id of the pool); keys as the pool
+        holds them (int or str)."""
+        rows = dict(
+            c.execute(
+                "SELECT p.id, p.position FROM pool p WHERE p.id IN "
+                "(SELECT value FROM json_each(?))",
+                (json.dumps(list(dict.fromkeys(keys))),),
+            ).fetchall()
+        )
+        return np.array([rows.get(k, -1) for k in keys], dtype=np.intp)
+
+    @staticmethod
+    def head(c: sqlite3.Connection, n: int) -> list[Any]:
+        return [r[0] for r in c.execute("SELECT id FROM pool ORDER BY position LIMIT ?", (n,))]
+
+    @staticmethod
+    def costs_at(c: sqlite3.Connection, positions: Sequence[int]) -> dict[int, float]:
+        """Each position's labeling cost (1 where the session has no costs)."""
+        rows = c.execute(
+            "SELECT position, cost FROM pool WHERE position IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(int(p) for p in positions))),),
+        ).fetchall()
+        return {int(p): 1.0 if v is None else float(v) for p, v in rows}
+
+
+class Prices:
+    """Labeling costs by pool position, read from the pool table as first needed (ones
+    without costs)."""
+
+    def __init__(self, c: sqlite3.Connection, cost_sensitive: bool) -> None:
+        self.c, self.cost_sensitive = c, cost_sensitive
+        self.known: dict[int, float] = {}
+
+    def of(self, positions: NDArray[np.intp]) -> NDArray[np.float64]:
+        if not self.cost_sensitive:
+            return np.ones(positions.shape[0])
+        missing = [p for p in positions.tolist() if p not in self.known]
+        if missing:
+            self.known.update(PoolIds.costs_at(self.c, missing))
+        return np.array([self.known[p] for p in positions.tolist()], dtype=np.float64)
