@@ -148,3 +148,39 @@ def test_an_annotators_loop_never_reads_the_pool(tmp_path: Path, monkeypatch, ki
     assert want["times_drawn"].tolist() == counts[pos].tolist()
     assert s.plan.n_models == (2 if kind == "two-phases" else 1)
     r.close()
+
+
+def test_a_model_added_by_another_process_takes_effect_in_an_open_session(tmp_path) -> None:
+    # Session A is open when B adds a model (nothing drawn yet: the plan's q is replaced):
+    # A's next hand-out draws from the new q, as a session opened after B's change does.
+    import shutil
+
+    pa, pb, _ = _pool(m=10000)
+    path, ref = tmp_path / "s.db", tmp_path / "ref.db"
+    Session.create(path, pa, "f1", 200, seed=1, pos_label=1).close()
+    shutil.copy(path, ref)
+    a = Session.open(path)
+    with Session.open(path) as b:
+        b.add_model(pb, name="b")
+    got = a.next_batch(20)
+    with pytest.raises(ae.errors.StoreError, match="added by another process"):
+        a.estimate()  # its plan is one model's: open the store again
+    a.close()
+    with Session.open(ref) as r:
+        r.add_model(pb, name="b")
+        assert got == r.next_batch(20)
+
+
+def test_the_walk_sums_costs_in_hand_out_order_as_progress_does(tmp_path) -> None:
+    # An exact budget tie: the room left is the budget minus the hand-outs' costs summed in
+    # hand-out order (numpy's pairwise sum; another order differs in the last bits). The
+    # release before the draw index handed out nothing more here.
+    rng = np.random.default_rng(11)
+    p = rng.uniform(0.05, 0.95, 400)
+    costs = rng.uniform(0.1, 10, 400)
+    with Session.create(tmp_path / "s.db", np.c_[1 - p, p], "error_rate",
+                        budget=122.45405014652628, costs=costs, seed=11,
+                        method="passive") as s:  # fmt: skip
+        s.record(dict.fromkeys(s.next_batch(25), 0))
+        assert s.next_batch(1) == []
+        assert s.progress().stop_reason == "budget"

@@ -324,7 +324,9 @@ class Session:
         SchemaVersionError
             The store was written by a newer activeeval.
         StoreError
-            The stored pool does not match its fingerprint (the file was altered).
+            The store's tables do not fit together (the file was altered). The stored pool
+            is checked against its fingerprint when a command first reads it (an estimate,
+            ``ids``, ``predictives``); hand-outs, intake and progress read only their rows.
         """
         target = Path(path)
         conn = open_store(target)

@@ -4,7 +4,8 @@ The walk (:func:`~activeeval.acquisition._walk_block`, the one :func:`~activeeva
 takes too) goes over the stored draws from the cursor on; a draw of an instance already handed
 out is free, a new instance costs its label, and the walk stops for good at the first new
 instance whose label the budget minus everything handed out cannot pay. Blocks of draws are
-materialized (:func:`~.planning._draw_block`) and persisted as the walk needs them.
+materialized from the draw index (:mod:`.lookup`; the draws :func:`~.stored._draw_block`
+gives) and persisted as the walk needs them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..acquisition import _budget_room, _walk_block
 from ..errors import ShapeError, UnknownIdError
-from .lookup import PoolIds, Prices, _py
+from .lookup import PoolIds, Prices, _py, last_draw_index
 from .schema import StoreFile, _now
 from .stored import StoredPlan, _uniforms
 
@@ -95,12 +96,16 @@ def _walk(c: sqlite3.Connection, stored: StoredPlan, need: int, who: str | None)
     if finished is not None:
         return []
     plan = stored.plan
-    index = stored.draw_index[-1]  # new draws come from the last phase's q
+    # Read in this transaction, not at open: another process may have raised the budget or
+    # added a model (a new phase of q) since; new draws come from the last phase's q.
+    budget, max_draws = c.execute("SELECT budget, max_draws FROM plan").fetchone()
+    starts = [0, *(r[0] for r in c.execute("SELECT first_seq FROM phases ORDER BY phase"))]
+    index = last_draw_index(c, plan.pool_size)
     handed = np.array(
-        [r[0] for r in c.execute("SELECT position FROM handouts ORDER BY position")], np.intp
+        [r[0] for r in c.execute("SELECT position FROM handouts ORDER BY seq")], np.intp
     )
     prices = Prices(c, plan.cost_sensitive)
-    room = _budget_room(plan.budget, float(prices.of(handed).sum()))
+    room = _budget_room(float(budget), float(prices.of(handed).sum()))
     left = index.n_support - int(np.count_nonzero(index.q_at(c, handed) > 0))
     taken = handed
     n_mat = int(c.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM draws").fetchone()[0])
@@ -117,11 +122,11 @@ def _walk(c: sqlite3.Connection, stored: StoredPlan, need: int, who: str | None)
         support[local] = tail_q > 0  # each draw's q is the last phase's at its instance
         step = _walk_block(
             local.astype(np.intp), np.isin(uniq, taken), prices.of(uniq), room,
-            support=support, left=left, draws_left=plan.max_draws - cursor, need=need,
+            support=support, left=left, draws_left=int(max_draws) - cursor, need=need,
         )  # fmt: skip
         if step.stop is None and tail.size == 0:  # the walk goes on: the next block
-            phase = len(stored.phase_starts) - 1
-            block = (n_mat - stored.phase_starts[phase]) // plan.block_size
+            phase = len(starts) - 1
+            block = (n_mat - starts[phase]) // plan.block_size
             tail, tail_q = index.draw(c, _uniforms(plan.seed, block, plan.block_size, phase))
             c.executemany(
                 "INSERT INTO draws (seq, position, q) VALUES (?, ?, ?)",
@@ -167,7 +172,8 @@ def release(
         raise ShapeError(
             f"to: {to!r} already holds them; name another annotator, or none to free them."
         )
-    wanted = None if ids is None else set(store.read(lambda c: positions_of(c, stored, ids)))
+    keys = None if ids is None else _id_list(ids)
+    wanted = None if keys is None else set(store.read(lambda c: positions_of(c, stored, keys)))
 
     def write(c: sqlite3.Connection) -> list[int]:
         mine = [p for p in _pending(c, who) if wanted is None or p in wanted]
@@ -178,11 +184,15 @@ def release(
     return store.write(lambda c: _ids(c, write(c)))
 
 
-def positions_of(c: sqlite3.Connection, stored: StoredPlan, ids: Any) -> list[int]:
-    """Pool positions of ``ids`` (refused by name when one is not in the pool)."""
+def _id_list(ids: Any) -> list[Any]:
+    """``ids`` as a list of plain values (a generator is read once, here)."""
     if isinstance(ids, str | bytes) or not hasattr(ids, "__iter__"):
         raise ShapeError(f"ids: a list of pool ids, got {ids!r}.")
-    keys = [_py(v) for v in ids]
+    return [_py(v) for v in ids]
+
+
+def positions_of(c: sqlite3.Connection, stored: StoredPlan, keys: list[Any]) -> list[int]:
+    """Pool positions of the ids ``keys`` (refused by name when one is not in the pool)."""
     pos = PoolIds.positions_of(c, [_as_key(k, stored.ids_integer) for k in keys])
     if (pos < 0).any():
         bad = keys[int(np.flatnonzero(pos < 0)[0])]

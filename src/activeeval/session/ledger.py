@@ -18,7 +18,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ..acquisition import _budget_room, _first_true_run
-from .lookup import Prices, _py
+from .lookup import Prices, _py, last_draw_index
 from .schema import StoreFile
 from .stored import StoredPlan
 
@@ -229,15 +229,20 @@ def _cheapest_left(
     """The cost of the cheapest instance not handed out that the last phase's q can draw
     (None: there is none): without costs 1, else the first such row of the pool table's
     cost index."""
-    index = stored.draw_index[-1]
+    index = last_draw_index(c, stored.plan.pool_size)
     if not stored.plan.cost_sensitive:
         left = index.n_support - int(np.count_nonzero(index.q_at(c, handed) > 0))
         return 1.0 if left > 0 else None
     taken = set(handed.tolist())
     rows = c.execute("SELECT position, cost FROM pool WHERE cost IS NOT NULL ORDER BY cost")
-    for p, cost in rows:
-        if p not in taken and index.q_at(c, np.array([p], dtype=np.intp))[0] > 0:
-            return float(cost)
+    while batch := rows.fetchmany(256):  # rows with q = 0 are skipped a batch at a time
+        free = [(p, cost) for p, cost in batch if p not in taken]
+        if not free:
+            continue
+        q = index.q_at(c, np.array([p for p, _ in free], dtype=np.intp))
+        drawable = np.flatnonzero(q > 0)
+        if drawable.size:
+            return float(free[int(drawable[0])][1])
     return None
 
 

@@ -24,7 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
-    "CHUNK", "DrawIndex", "PoolIds", "Prices", "chunk_ends", "plan_horizon", "read_draw_index",
+    "CHUNK", "DrawIndex", "PoolIds", "Prices", "chunk_ends", "last_draw_index", "plan_horizon",
+    "read_draw_index",
     "write_draw_index",
 ]  # fmt: skip
 
@@ -137,6 +138,13 @@ def read_draw_index(c: sqlite3.Connection, phase: int, m: int) -> DrawIndex:
     table = "plan" if phase == 0 else "phases"
     rowid = 1 if phase == 0 else phase
     return DrawIndex(table, rowid, m, int(chunk), int(n_support), np.frombuffer(ends, "<f8"))
+
+
+def last_draw_index(c: sqlite3.Connection, m: int) -> DrawIndex:
+    """The draw index of the last phase of q, which new draws come from, as the store holds
+    it now (another process may have added a phase since this one opened the store)."""
+    last = int(c.execute("SELECT MAX(phase) FROM draw_index").fetchone()[0])
+    return read_draw_index(c, last, m)
 
 
 class PoolIds:

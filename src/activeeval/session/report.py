@@ -36,11 +36,13 @@ from ..results import (
 )
 from ..stopping import reported, rule_met
 from .codec import _stored_labels
-from .ledger import _labeled_prefix, _snapshot
+
+# SessionProgress lived here before the ledger; kept so that results pickled then unpickle
+from .ledger import SessionProgress, _labeled_prefix, _snapshot
 from .schema import StoreFile
 from .stored import StoredPlan
 
-__all__ = ["by_group", "compare", "estimate", "stop_reason", "trajectory"]
+__all__ = ["SessionProgress", "by_group", "compare", "estimate", "stop_reason", "trajectory"]
 
 
 # ----------------------------------------------------------------- the labeled prefix

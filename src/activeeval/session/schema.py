@@ -184,7 +184,9 @@ CREATE TABLE phases (
 # Version 5: what hand-outs, intake and progress need without reading the pool
 # (activeeval.session.lookup). Per phase (0: the plan's q) the running sums of q at the end of
 # every ``chunk`` rows and the number of instances with q > 0; an index of the pool by cost
-# (sessions with costs). ``meta.horizon`` is written for stores that lack it.
+# (sessions with costs). ``meta.horizon`` is written for stores that lack it, from the budget
+# at migration; from then on it stays fixed, as a new store's does (``extend`` keeps it), where
+# such a store used to derive it again from the current budget at every open.
 _SCHEMA_V5 = """
 CREATE TABLE draw_index (
     phase     INTEGER PRIMARY KEY CHECK (phase >= 0),

@@ -23,7 +23,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ..errors import NotAStoreError, StoreError
-from .lookup import DrawIndex, PoolIds, plan_horizon, read_draw_index
+from .lookup import PoolIds, plan_horizon
 from .schema import StoreFile
 
 if TYPE_CHECKING:
@@ -243,10 +243,9 @@ class StoredPlan:
 
     plan: SessionPlan
     store: StoreFile
-    #: The first sequence number of every phase of the draw sequence (0 first) and each
-    #: phase's draw index; new draws come from the last phase.
+    #: The first sequence number of every phase of the draw sequence (0 first). Hand-outs
+    #: read the last phase's draw index in their own transaction (:mod:`.lookup`).
     phase_starts: tuple[int, ...]
-    draw_index: tuple[DrawIndex, ...]
     ids_integer: bool
     _data: PoolData | None = None
 
@@ -349,7 +348,7 @@ class StoredPlan:
 def load_plan(store: StoreFile) -> StoredPlan:
     """Read the immutable plan and what hand-outs need; the pool itself is read when first
     needed (:attr:`StoredPlan.data`)."""
-    meta, plan, names, ranking, phase_rows, index_rows, integer = _read_plan(store)
+    meta, plan, names, ranking, phase_rows, n_indexed, integer = _read_plan(store)
     (
         kind,
         measure_name,
@@ -373,7 +372,7 @@ def load_plan(store: StoreFile) -> StoredPlan:
     ) = plan
     label_space = None if space is None else tuple(json.loads(space))
     starts = (0, *(int(first) for (first,) in phase_rows))
-    if len(index_rows) != len(starts):
+    if n_indexed != len(starts):
         raise StoreError(f"{store.path}: the draw index does not cover every phase of q.")
     session_plan = SessionPlan(
         session_id=meta["session_id"],
@@ -408,7 +407,6 @@ def load_plan(store: StoreFile) -> StoredPlan:
         plan=session_plan,
         store=store,
         phase_starts=starts,
-        draw_index=tuple(index_rows),
         ids_integer=integer,
     )
 
@@ -491,7 +489,7 @@ def _read_plan(store: StoreFile) -> tuple[Any, ...]:
             "(SELECT cost IS NOT NULL FROM pool WHERE position = 0) FROM plan"
         ).fetchone()
         if plan is None:
-            return meta, None, [], False, [], [], False
+            return meta, None, [], False, [], 0, False
         names = [r[0] for r in c.execute("SELECT name FROM models ORDER BY model")]
         n_ranking = int(c.execute("SELECT COUNT(*) FROM ranking").fetchone()[0])
         # the models' prediction blobs by their lengths alone (SQLite reads no content):
@@ -507,12 +505,8 @@ def _read_plan(store: StoreFile) -> tuple[Any, ...]:
             )
         ranked = n_ranking > 0
         phases = c.execute("SELECT first_seq FROM phases ORDER BY phase").fetchall()
-        m = int(plan[9])
-        index = [
-            read_draw_index(c, int(ph), m)
-            for (ph,) in c.execute("SELECT phase FROM draw_index ORDER BY phase").fetchall()
-        ]
-        return meta, plan, names, ranked, phases, index, PoolIds(c).integer
+        n_indexed = int(c.execute("SELECT COUNT(*) FROM draw_index").fetchone()[0])
+        return meta, plan, names, ranked, phases, n_indexed, PoolIds(c).integer
 
     try:
         out = store.read(read)
