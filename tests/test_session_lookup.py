@@ -184,3 +184,31 @@ def test_the_walk_sums_costs_in_hand_out_order_as_progress_does(tmp_path) -> Non
         s.record(dict.fromkeys(s.next_batch(25), 0))
         assert s.next_batch(1) == []
         assert s.progress().stop_reason == "budget"
+
+
+def test_a_draw_index_altered_outside_activeeval_is_refused(tmp_path) -> None:
+    pa, _, _ = _pool(m=20000)
+    path = tmp_path / "s.db"
+    Session.create(path, pa, "error_rate", 300, seed=0).close()
+    conn = sqlite3.connect(path)
+    ends = np.frombuffer(conn.execute("SELECT ends FROM draw_index").fetchone()[0], "<f8").copy()
+    ends[1:4] += 1e-3  # chunks 1-3 look heavier than their q
+    conn.execute("UPDATE draw_index SET ends = ?", (ends.astype("<f8").tobytes(),))
+    conn.commit()
+    conn.close()
+    with Session.open(path) as s:
+        with pytest.raises(ae.errors.StoreError, match="draw index does not match q"):
+            s.next_batch(300)
+
+
+def test_progress_sees_a_budget_another_process_raised(tmp_path) -> None:
+    pa, _, _ = _pool()
+    path = tmp_path / "s.db"
+    Session.create(path, pa, "error_rate", 20, seed=0).close()
+    a = Session.open(path)
+    with Session.open(path) as b:
+        b.extend(40)
+    ids = a.next_batch(100)
+    p = a.progress()
+    assert len(ids) == 40 and p.budget == 40.0 and p.committed == 40.0
+    a.close()

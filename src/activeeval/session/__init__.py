@@ -23,8 +23,8 @@ when first needed), ``planning`` (what ``Session.create`` validates, plans and w
 ``handout`` (handing out ids), ``intake`` (label intake and audit), ``ledger`` (progress and
 the exported tables), ``report`` (estimates and comparisons), ``revision`` (a larger budget,
 another model), and ``facade``, the ``Session`` that delegates to them. Hand-outs, intake
-and the ledger cost O(labels) and import no estimator; what reads the pool does so once,
-when first asked.
+and the ledger cost O(labels) and load neither the estimators nor the sampling code; what
+reads the pool does so once, when first asked.
 """
 
 from __future__ import annotations

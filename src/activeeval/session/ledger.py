@@ -169,13 +169,14 @@ def progress(
             ],
             dtype=np.intp,
         )
+        budget = float(c.execute("SELECT budget FROM plan").fetchone()[0])  # extend: now
         several, unanimous = c.execute(
             "SELECT COUNT(*), COALESCE(SUM(n_agreeing = n_annotations), 0) FROM agreement "
             "WHERE n_annotations > 1"
         ).fetchone()
-        return cursor, finished, handed, holders, labeled, draws, (several, unanimous)
+        return cursor, finished, handed, holders, labeled, draws, (several, unanimous), budget
 
-    cursor, finished, handed, holders, labeled, draws, overlap = store.read(read)
+    cursor, finished, handed, holders, labeled, draws, overlap, budget = store.read(read)
     plan = stored.plan
 
     def prices(c: sqlite3.Connection) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -187,7 +188,7 @@ def progress(
     committed = float(at_handed.sum())
     if finished is None:
         # Finished in effect when no instance left to hand out is affordable.
-        room = _budget_room(plan.budget, committed)
+        room = _budget_room(budget, committed)
         cheapest = store.read(lambda c: _cheapest_left(c, stored, handed))
         if cheapest is None:
             finished = "pool"
@@ -207,7 +208,7 @@ def progress(
         n_labels=int(labeled.shape[0]),
         cost_spent=spent,
         committed=committed,
-        budget=plan.budget,
+        budget=budget,
         n_draws=int(cursor),
         n_handed_out=int(handed.shape[0]),
         n_pending=n_pending,

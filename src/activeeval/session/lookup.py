@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import StoreError
+
 __all__ = [
     "CHUNK", "DrawIndex", "PoolIds", "Prices", "chunk_ends", "last_draw_index", "plan_horizon",
     "read_draw_index",
@@ -122,7 +124,13 @@ class DrawIndex:
                 blob.seek(8 * start)
                 qc = np.frombuffer(blob.read(8 * (stop - start)), "<f8")
                 carry = self.ends[j - 1] if j else 0.0
-                cdf = np.cumsum(np.concatenate([[carry], qc]))[1:] / total
+                run = np.cumsum(np.concatenate([[carry], qc]))[1:]
+                if run[-1] != self.ends[j]:  # bit for bit, by construction
+                    raise StoreError(
+                        f"the draw index does not match q at instances {start}–{stop - 1}; "
+                        "the store was altered outside activeeval."
+                    )
+                cdf = run / total
                 at = chunks == j
                 local = np.minimum(np.searchsorted(cdf, u[at], side="right"), stop - start - 1)
                 idx[at] = start + local

@@ -1,11 +1,11 @@
 """A session's plan as its store holds it, read without the pool (:func:`load_plan`):
-:class:`SessionPlan` (what the session was created with), :class:`StoredPlan` (the plan
-with each phase's draw index, and the whole pool read once first needed, :class:`PoolData`),
-and the draw rule (:func:`_draw_block`).
+:class:`SessionPlan` (what the session was created with), :class:`StoredPlan` (the plan,
+with the whole pool read once first needed, :class:`PoolData`), and the draw rule
+(:func:`_draw_block`; hand-outs draw through the draw index, :mod:`.lookup`).
 
-This module imports no estimator, so that the commands an annotator's loop runs (``session
-next``, ``record``, ``status`` of progress, ``export``) start fast; what needs the pool
-imports them when it reads it.
+This module loads neither the estimators nor the sampling code, so that the commands an
+annotator's loop runs (``session next``, ``record``, ``status`` of progress, ``export``)
+start fast; what needs the pool imports them when it reads it.
 """
 
 from __future__ import annotations
