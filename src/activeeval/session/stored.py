@@ -253,7 +253,7 @@ class StoredPlan:
     def data(self) -> PoolData:
         """The whole pool, read (and checked against the fingerprint) on first use."""
         if self._data is None:
-            self._data = _load_pool(self.store, self.plan)
+            self._data = _load_pool(self.store, self.plan, self.ids_integer)
         return self._data
 
     @property
@@ -411,9 +411,9 @@ def load_plan(store: StoreFile) -> StoredPlan:
     )
 
 
-def _load_pool(store: StoreFile, plan: SessionPlan) -> PoolData:
-    """The whole pool: ids, costs, every model's predictions and q per phase, checked
-    against the fingerprint."""
+def _load_pool(store: StoreFile, plan: SessionPlan, integer: bool) -> PoolData:
+    """The whole pool: ids (``integer`` ones, else strings), costs, every model's predictions
+    and q per phase, checked against the fingerprint."""
     from ..estimators.report import RankedPool, pool_for
     from .codec import _fingerprint, _from_f64, _measure_from
 
@@ -423,14 +423,14 @@ def _load_pool(store: StoreFile, plan: SessionPlan) -> PoolData:
         models = c.execute(
             "SELECT name, n_columns, predictions, decision FROM models ORDER BY model"
         ).fetchall()
-        pool = c.execute("SELECT id, cost FROM pool ORDER BY position").fetchall()
+        pool = _pool_columns(c, m, integer, plan.cost_sensitive)
         ranking = c.execute("SELECT offsets, items FROM ranking ORDER BY model").fetchall()
         q0 = c.execute("SELECT q FROM plan").fetchone()[0]
         phases = c.execute("SELECT first_seq, q FROM phases ORDER BY phase").fetchall()
         return models, pool, ranking, q0, phases
 
     try:
-        models, pool_rows, ranking, qblob, phase_rows = store.read(read)
+        models, (ids, costs), ranking, qblob, phase_rows = store.read(read)
     except sqlite3.DatabaseError as exc:
         raise NotAStoreError(f"{store.path}: the store is damaged ({exc}).") from exc
     if len(models) != plan.n_models:
@@ -438,7 +438,12 @@ def _load_pool(store: StoreFile, plan: SessionPlan) -> PoolData:
             f"{store.path}: a model was added by another process while this session was "
             "open; open the store again."
         )
-    ids, costs, arrays, structure = _read_pool(store.path, m, models, pool_rows, ranking)
+    if ids is None:
+        raise StoreError(
+            f"{store.path}: the pool table's ids or costs are not of the session's types; "
+            "the file was altered outside activeeval."
+        )
+    arrays, structure = _read_pool(store.path, m, models, ranking)
     decisions = [None if r[3] is None else _from_f64(r[3], (m,)) for r in models]
     if _fingerprint(ids, arrays, costs, structure or None, decisions) != plan.fingerprint:
         raise StoreError(
@@ -517,19 +522,34 @@ def _read_plan(store: StoreFile) -> tuple[Any, ...]:
     return out
 
 
+def _pool_columns(
+    c: sqlite3.Connection, m: int, integer: bool, cost_sensitive: bool
+) -> tuple[NDArray[Any] | None, NDArray[np.float64] | None]:
+    """The pool's ids and costs (None without costs) in position order, read a column at a
+    time straight into arrays; (None, None) where a value is not of the session's type (the
+    table was altered)."""
+    rows = c.execute("SELECT id FROM pool ORDER BY position")
+    try:
+        if integer:
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=m)
+        else:
+            ids = np.array([str(r[0]) for r in rows], dtype=object)
+        costs = None
+        if cost_sensitive:
+            rows = c.execute("SELECT cost FROM pool ORDER BY position")
+            costs = np.fromiter((r[0] for r in rows), dtype=np.float64, count=m)
+    except (TypeError, ValueError):
+        return None, None
+    return ids, costs
+
+
 def _read_pool(
-    path: Path, m: int, models: list[Any], pool: list[Any], ranking: list[Any]
-) -> tuple[NDArray[Any], NDArray[np.float64] | None, list[NDArray[np.float64]], list[Any]]:
-    """Pool ids, costs, every model's prediction array and a ranked pool's (offsets, item ids
-    JSON) per model, from the stored rows."""
+    path: Path, m: int, models: list[Any], ranking: list[Any]
+) -> tuple[list[NDArray[np.float64]], list[Any]]:
+    """Every model's prediction array and a ranked pool's (offsets, item ids JSON) per
+    model, from the stored rows."""
     from .codec import _from_f64
 
-    ids_list = [r[0] for r in pool]
-    if all(isinstance(v, int) for v in ids_list):
-        ids = np.array(ids_list, dtype=np.int64)
-    else:
-        ids = np.array([str(v) for v in ids_list], dtype=object)
-    costs = None if pool[0][1] is None else np.array([r[1] for r in pool], dtype=np.float64)
     structure = [(np.frombuffer(off, dtype="<i8").astype(np.int64), it) for off, it in ranking]
     if ranking and len(ranking) != len(models):
         raise StoreError(f"{path}: the ranking table does not cover every model.")
@@ -541,7 +561,7 @@ def _read_pool(
             f"{path}: the stored predictions do not fit the pool ({exc}); the file was "
             "altered outside activeeval."
         ) from exc
-    return ids, costs, arrays, structure
+    return arrays, structure
 
 
 def _bind_models(
