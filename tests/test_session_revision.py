@@ -182,6 +182,34 @@ def test_the_cli_extends_and_adds_a_model(tmp_path: Path) -> None:
     assert out.exit_code != 0 and "--budget: the session's budget is already 30" in out.output
 
 
+def test_the_cli_refuses_an_added_model_s_other_costs(tmp_path: Path) -> None:
+    # An instance has one cost: a new model's file may repeat the session's, not change them
+    _, p1, p2 = _models(4)
+    ids = [f"r{i}" for i in range(M)]
+    costs = 1.0 + np.arange(M) % 3
+    run = CliRunner().invoke
+    for name, cost in (("a.csv", costs), ("same.csv", costs), ("other.csv", costs + 1)):
+        frame = pd.DataFrame({"id": ids, "p_0": p2[:, 0], "p_1": p2[:, 1], "cost": cost})
+        frame.iloc[::-1].to_csv(tmp_path / name, index=False)
+    pd.DataFrame({"id": ids, "p_0": p1[:, 0], "p_1": p1[:, 1]}).to_csv(
+        tmp_path / "plain.csv", index=False
+    )
+    for base, other, says in (
+        ("a.csv", "other.csv", "column 'cost' differs from the session's at id 'r"),
+        ("plain.csv", "a.csv", "the session has no labeling costs"),
+    ):
+        store = str(tmp_path / f"{base}.db")
+        out = run(main, ["session", "init", store, "--pool", str(tmp_path / base),
+                         "--measure", "error_rate", "--budget", "20"])  # fmt: skip
+        assert out.exit_code == 0, out.output
+        out = run(main, ["session", "add-model", store, "--pool", str(tmp_path / other)])
+        assert out.exit_code == 2 and says in out.output, out.output
+        assert ae.Session.open(store).plan.n_models == 1
+    store = str(tmp_path / "a.csv.db")
+    out = run(main, ["session", "add-model", store, "--pool", str(tmp_path / "same.csv")])
+    assert out.exit_code == 0, out.output
+
+
 def test_a_new_phase_starts_at_the_cursor_and_refuses_anytime_intervals(tmp_path) -> None:
     y, p1, p2 = _models(5)
     s = ae.Session.create(tmp_path / "s.db", p1, "error_rate", 30, seed=1)
@@ -200,3 +228,16 @@ def test_a_new_phase_starts_at_the_cursor_and_refuses_anytime_intervals(tmp_path
         res.confidence_interval(method="anytime")
     out = CliRunner().invoke(main, ["session", "status", str(s.path)])
     assert out.exit_code == 0, out.output
+
+
+def test_the_cli_says_when_an_extended_session_s_rule_is_met(tmp_path: Path) -> None:
+    y, p1, _ = _models(4)
+    s = ae.Session.create(tmp_path / "s.db", p1, "error_rate", 40, seed=0, target_width=0.9)
+    while (ids := s.next_batch(10)) and s.stopped is None:
+        s.record({i: int(y[i]) for i in ids})
+    assert s.stopped is not None
+    s.close()
+    out = CliRunner().invoke(main, ["session", "extend", str(tmp_path / "s.db"), "--budget", "80"])
+    assert out.exit_code == 0, out.output
+    assert "stopping rule is met (target width 0.9 reached" in out.output
+    assert "next: activeeval session next" not in out.output

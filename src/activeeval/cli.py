@@ -587,7 +587,9 @@ def session_next(
     from .session import Session
 
     if fmt == "label-studio" and (out is None or out.suffix.lower() != ".json"):
-        raise click.UsageError("--format label-studio writes tasks to a .json file: give --out.")
+        raise click.UsageError(
+            "--format label-studio writes tasks to a .json file: give --out with a .json name."
+        )
     if data is not None and fmt != "label-studio":
         raise click.UsageError("--data goes with --format label-studio.")
 
@@ -696,10 +698,16 @@ def session_extend(store: Path, budget: float) -> None:
         old = s.plan.budget
         s.extend(budget)
         plan = s.plan
+        done = s.stopped  # a stopping rule met: the larger budget hands out nothing more
         click.echo(
             f"extended {store}: budget {_budget_text(old, plan.cost_sensitive, plan.ranking)} "
             f"-> {_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)}\n"
-            f"next: activeeval session next {store} --k 20 --out batch.csv"
+            + (
+                f"note: the plan's stopping rule is met ({done}); session next hands out "
+                "nothing more"
+                if done is not None
+                else f"next: activeeval session next {store} --k 20 --out batch.csv"
+            )
         )
 
 
@@ -731,6 +739,7 @@ def session_add_model(
                 "model's predictions on the session's pool."
             )
         order = given.get_indexer(s.ids)
+        _check_added_costs(pool, read.costs, order, s)
         pred = read.predictives[0].take(order)
         decision = None
         if prediction_column is not None:
@@ -745,6 +754,27 @@ def session_add_model(
             f"added {label!r} to {store}: now a comparison of {plan.n_models} models "
             f"({', '.join(plan.model_names)}); the next draws come from q planned for them\n"
             f"more labels: activeeval session extend {store} --budget N"
+        )
+
+
+def _check_added_costs(pool: Path, costs: Any, order: NDArray[np.intp], s: Any) -> None:
+    """A ``cost`` column of an added model's pool file must be the session's costs (an
+    instance has one cost); a session without costs takes none."""
+    from .errors import InvalidCostsError
+
+    if costs is None:
+        return
+    if s.costs is None:
+        raise InvalidCostsError(
+            f"{pool}: has a 'cost' column, but the session has no labeling costs (its budget "
+            "counts labels); drop the column."
+        )
+    c = np.asarray(costs)[order]
+    if not np.array_equal(c, s.costs):
+        r = int(np.flatnonzero(c != s.costs)[0])
+        raise InvalidCostsError(
+            f"{pool}: column 'cost' differs from the session's at id {s.ids[r]!r} "
+            f"({c[r]:g} vs {s.costs[r]:g}); an instance has one cost."
         )
 
 
