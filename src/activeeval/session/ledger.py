@@ -174,28 +174,23 @@ def progress(
             "SELECT COUNT(*), COALESCE(SUM(n_agreeing = n_annotations), 0) FROM agreement "
             "WHERE n_annotations > 1"
         ).fetchone()
-        return cursor, finished, handed, holders, labeled, draws, (several, unanimous), budget
+        of = Prices(c, stored.plan.cost_sensitive).of
+        spent, committed = float(of(labeled).sum()), float(of(handed).sum())
+        if finished is None:
+            # Finished in effect when no instance left to hand out is affordable.
+            cheapest = _cheapest_left(c, stored, handed)
+            if cheapest is None:
+                finished = "pool"
+            elif cheapest > _budget_room(budget, committed):
+                finished = "budget"
+        return (cursor, finished, handed, holders, labeled, draws, (several, unanimous), budget,
+                spent, committed)  # fmt: skip
 
-    cursor, finished, handed, holders, labeled, draws, overlap, budget = store.read(read)
-    plan = stored.plan
-
-    def prices(c: sqlite3.Connection) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        of = Prices(c, plan.cost_sensitive).of
-        return of(labeled), of(handed)
-
-    at_labeled, at_handed = store.read(prices)
-    spent = float(at_labeled.sum())
-    committed = float(at_handed.sum())
-    if finished is None:
-        # Finished in effect when no instance left to hand out is affordable.
-        room = _budget_room(budget, committed)
-        cheapest = store.read(lambda c: _cheapest_left(c, stored, handed))
-        if cheapest is None:
-            finished = "pool"
-        elif cheapest > room:
-            finished = "budget"
-        elif stored.plan.stopping is not None and stopped() is not None:
-            finished = "stopping rule"
+    cursor, finished, handed, holders, labeled, draws, overlap, budget, spent, committed = (
+        store.read(read)
+    )
+    if finished is None and stored.plan.stopping is not None and stopped() is not None:
+        finished = "stopping rule"
     # the instances in play, numbered locally (O(labels), not O(pool))
     units = np.union1d(np.union1d(handed, labeled), draws)
     handed, labeled, draws = (np.searchsorted(units, a) for a in (handed, labeled, draws))

@@ -27,7 +27,7 @@ from ..errors import StoreError
 
 __all__ = [
     "CHUNK", "DrawIndex", "PoolIds", "Prices", "chunk_ends", "last_draw_index", "plan_horizon",
-    "read_draw_index",
+    "read_costs", "read_draw_index",
     "write_draw_index",
 ]  # fmt: skip
 
@@ -65,10 +65,19 @@ def plan_horizon(c: sqlite3.Connection) -> float:
     (O(pool), once: the migration to version 5 stores it)."""
     from ..stopping import horizon_draws
 
-    budget, blob = c.execute("SELECT budget, q FROM plan").fetchone()
-    rows = c.execute("SELECT cost FROM pool ORDER BY position").fetchall()
-    costs = None if rows[0][0] is None else np.array([r[0] for r in rows], dtype=np.float64)
+    budget, blob, m, has_costs = c.execute(
+        "SELECT budget, q, pool_size, (SELECT cost IS NOT NULL FROM pool WHERE position = 0) "
+        "FROM plan"
+    ).fetchone()
+    costs = read_costs(c, int(m)) if has_costs else None
     return horizon_draws(budget, np.frombuffer(blob, "<f8"), costs)
+
+
+def read_costs(c: sqlite3.Connection, m: int) -> NDArray[np.float64]:
+    """Every pool instance's labeling cost, in position order, read straight into an array
+    (a TypeError where a row has none: a store without costs, or an altered one)."""
+    rows = c.execute("SELECT cost FROM pool ORDER BY position")
+    return np.fromiter((r[0] for r in rows), dtype=np.float64, count=m)
 
 
 def write_draw_index(conn: sqlite3.Connection, phase: int, q: NDArray[np.float64]) -> None:

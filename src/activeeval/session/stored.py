@@ -23,7 +23,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ..errors import NotAStoreError, StoreError
-from .lookup import PoolIds, plan_horizon
+from .lookup import PoolIds, plan_horizon, read_costs
 from .schema import StoreFile
 
 if TYPE_CHECKING:
@@ -534,10 +534,7 @@ def _pool_columns(
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=m)
         else:
             ids = np.array([str(r[0]) for r in rows], dtype=object)
-        costs = None
-        if cost_sensitive:
-            rows = c.execute("SELECT cost FROM pool ORDER BY position")
-            costs = np.fromiter((r[0] for r in rows), dtype=np.float64, count=m)
+        costs = read_costs(c, m) if cost_sensitive else None
     except (TypeError, ValueError):
         return None, None
     return ids, costs
