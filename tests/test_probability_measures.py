@@ -182,33 +182,27 @@ def test_sample_estimates_are_scikit_learns_with_the_weights() -> None:
         assert est.estimate == pytest.approx(fn(y[idx] == 1, proba[idx, 1], sample_weight=v))
 
 
-def test_auc_jackknife_equals_leave_one_out_by_scikit_learn() -> None:
-    proba, y, _ = _pool(2, m=2000, seed=7)
-    q = optimal_distribution(proba, "roc_auc")
-    idx = draw(q, 60, random_state=2)
+@pytest.mark.parametrize(
+    ("name", "score", "seed", "n", "draw_seed"),
+    [
+        ("roc_auc", metrics.roc_auc_score, 7, 60, 2),
+        ("average_precision", metrics.average_precision_score, 14, 70, 3),
+    ],
+)
+def test_rank_measure_jackknife_equals_leave_one_out_by_scikit_learn(
+    name, score, seed: int, n: int, draw_seed: int
+) -> None:  # type: ignore[no-untyped-def]
+    proba, y, _ = _pool(2, m=2000, seed=seed)
+    q = optimal_distribution(proba, name)
+    idx = draw(q, n, random_state=draw_seed)
     v = (1 / 2000) / q[idx]
-    est = probability_estimate("roc_auc", proba, idx, y[idx], q[idx])
+    est = probability_estimate(name, proba, idx, y[idx], q[idx])
     loo = np.array([
-        metrics.roc_auc_score(np.delete(y[idx], i) == 1, np.delete(proba[idx, 1], i),
-                              sample_weight=np.delete(v, i))
-        for i in range(60)
+        score(np.delete(y[idx], i) == 1, np.delete(proba[idx, 1], i),
+              sample_weight=np.delete(v, i))
+        for i in range(n)
     ])  # fmt: skip
-    jack = math.sqrt(59 / 60 * np.sum((loo - loo.mean()) ** 2))
-    assert est.stderr == pytest.approx(jack, rel=1e-9)
-
-
-def test_ap_jackknife_equals_leave_one_out_by_scikit_learn() -> None:
-    proba, y, _ = _pool(2, m=2000, seed=14)
-    q = optimal_distribution(proba, "average_precision")
-    idx = draw(q, 70, random_state=3)
-    v = (1 / 2000) / q[idx]
-    est = probability_estimate("average_precision", proba, idx, y[idx], q[idx])
-    loo = np.array([
-        metrics.average_precision_score(np.delete(y[idx], i) == 1, np.delete(proba[idx, 1], i),
-                                        sample_weight=np.delete(v, i))
-        for i in range(70)
-    ])  # fmt: skip
-    jack = math.sqrt(69 / 70 * np.sum((loo - loo.mean()) ** 2))
+    jack = math.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2))
     assert est.stderr == pytest.approx(jack, rel=1e-9)
 
 

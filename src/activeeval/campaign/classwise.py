@@ -37,7 +37,6 @@ from .steps import (
     _bar,
     _comparison_result,
     _fixed_setup,
-    _no_label_bought,
 )
 
 
@@ -198,8 +197,7 @@ class _Run:
                                book=book)  # fmt: skip
             acq.run(self.budget)
         acq.warn_if_capped(self.budget, stacklevel=5)  # from evaluate or compare
-        if acq.draws.size == 0 and not (reused is not None and acq.exhausted):
-            raise _no_label_bought(self.settings.budget, self.lam)
+        acq.require_labels(self.settings.budget, reused is not None)
         if reused is None:
             return acq, acq.draws, book.lookup(acq.draws), q
         draws, mixture = reused.combined(acq.draws, q)

@@ -409,8 +409,7 @@ def evaluate(  # type: ignore[misc]
             replan = Replanning(predictive, meas, method, lam, pool_weights, floor, mix)
             stopped = _run_in_batches(acq, float(batch_size), b, replan, look)
     acq.warn_if_capped(b)
-    if acq.draws.size == 0 and not (reused is not None and acq.exhausted):
-        raise _no_label_bought(budget, lam)  # (reusing a census, nothing is left to buy)
+    acq.require_labels(budget, reused is not None)
     if reused is not None:  # every draw, old and new, weighted by the mixture of the two q
         draws, mixture = reused.combined(acq.draws, qq)
         rep = pool.reporting(mixture, lv, estimator, features, bandwidth)

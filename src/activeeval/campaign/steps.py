@@ -177,6 +177,12 @@ class _Acquisition:
                 self.capped = step.stop == "max_draws"
                 return
 
+    def require_labels(self, budget: float, reusing: bool) -> None:
+        """Refuse a campaign that bought no label (a cost budget short of the first draw's
+        cost), unless it reuses a census: then nothing was left to buy."""
+        if self.draws.size == 0 and not (reusing and self.exhausted):
+            raise _no_label_bought(budget, self.costs)
+
     def warn_if_capped(self, budget: float, stacklevel: int = 3) -> None:
         """Warn once the campaign is over if the draw cap, not the budget, ended it."""
         if self.capped and self.spent < budget * (1 - 1e-9):
