@@ -343,7 +343,7 @@ def _pair_terms(
     meas = meas0.bind(mix)
     p = np.full(mix.n, 1.0 / mix.n)
     fs = [pr.point_prediction() for pr in preds]
-    dom, p_dom = _domain(meas, fs, p)
+    dom, p_dom = _domain(meas, preds, p)
     whole = np.arange(mix.n)
     terms = {
         name: [_model_terms(meas, preds, src, whole, y, p_dom) for src in sources]

@@ -20,6 +20,7 @@ FLOORS: dict[str, float] = {
     "activeeval._version": 0,
     "activeeval.errors": 0,
     "activeeval.methods": 0,
+    "activeeval._chunks": 0,
     "activeeval._validation": 1,
     "activeeval.predictive": 2,
     "activeeval.measures": 3,

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import activeeval as ae
+from activeeval import _chunks
 from activeeval.session import Session
 from activeeval.session import lookup as lookup_mod
 from activeeval.session import stored as stored_mod
@@ -32,7 +33,7 @@ def _q(m: int, seed: int) -> np.ndarray:
 def test_chunk_ends_are_the_cumulative_sums_bit_for_bit(m: int, monkeypatch) -> None:
     q = _q(m, m)
     q[0] = max(q[0], 1e-3)  # some mass even for m = 1
-    monkeypatch.setattr(lookup_mod, "_BUILD_ROWS", 2 * 4096)  # carries across builds
+    monkeypatch.setattr(_chunks, "ROWS", 2 * 4096)  # carries across builds
     ends = lookup_mod.chunk_ends(q)
     full = np.cumsum(q)
     last = np.r_[np.arange(4095, m, 4096), m - 1]

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from ._chunks import row_chunks, uniform
 from .errors import (
     BudgetError,
     EmptyPoolError,
@@ -68,11 +69,30 @@ def check_probability_rows(proba: ArrayLike, name: str = "proba") -> NDArray[np.
         raise EmptyPoolError(f"{name}: the pool is empty (0 rows); pass at least one instance.")
     if k < 1:
         raise ShapeError(f"{name}: needs at least one class column, got shape {p.shape}.")
-    sums = p.sum(axis=1)
+    for rows in row_chunks(m):  # a chunk at a time: no temporary the size of the pool
+        _check_rows(p[rows], rows.start, p, name)
+    return p
+
+
+def _row_sums(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``a.sum(axis=1)``; with a few columns column by column (numpy reduces short rows one
+    at a time: 40 times slower for two classes)."""
+    if a.shape[1] > 16:
+        return np.asarray(a.sum(axis=1), dtype=float)
+    sums = a[:, 0].copy()
+    for j in range(1, a.shape[1]):
+        sums += a[:, j]
+    return sums
+
+
+def _check_rows(chunk: NDArray[np.float64], start: int, p: NDArray[np.float64], name: str) -> None:
+    """:func:`check_probability_rows` on the rows of ``chunk``, the first being row ``start``
+    of ``p``; errors name the row in ``p``."""
+    sums = _row_sums(chunk)
     if not np.isfinite(sums).all():
         check_finite_array(p, name)  # raises NonFiniteError naming the entry
-    if p.min() < 0.0:
-        bad = int(np.flatnonzero((p < 0.0).any(axis=1))[0])
+    if chunk.min() < 0.0:
+        bad = start + int(np.flatnonzero((chunk < 0.0).any(axis=1))[0])
         raise ProbabilityRowsError(
             f"{name}: row {bad} has a probability outside [0, 1]; pass class probabilities "
             "(e.g. predict_proba output), not scores or log-probabilities."
@@ -81,11 +101,10 @@ def check_probability_rows(proba: ArrayLike, name: str = "proba") -> NDArray[np.
     if off.any():
         bad = int(np.flatnonzero(off)[0])
         raise ProbabilityRowsError(
-            f"{name}: row {bad} sums to {sums[bad]:.6g}; rows must sum to 1 "
+            f"{name}: row {start + bad} sums to {sums[bad]:.6g}; rows must sum to 1 "
             f"(±{PROBABILITY_ROW_TOL:g}). Pass normalized class probabilities, "
             "e.g. predict_proba output."
         )
-    return p
 
 
 def check_costs(costs: ArrayLike | None, n: int, name: str = "costs") -> NDArray[np.float64] | None:
@@ -221,10 +240,12 @@ def pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.floa
     if n == 0:
         raise EmptyPoolError("pool: the pool is empty; pass at least one instance.")
     if pool_weights is None:
-        return np.full(n, 1.0 / n)
+        return uniform(n)
     pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
     if pw.shape[0] != n:
         raise ShapeError(f"pool_weights: has {pw.shape[0]} entries but the pool has {n}.")
+    if pw.strides == (0,) and pw[0] > 0:  # one value repeated (e.g. :func:`uniform`'s view)
+        return uniform(n)
     with np.errstate(over="ignore"):  # an overflowing sum is rescaled below
         total = float(pw.sum())
     if (pw < 0).any() or total <= 0:

@@ -404,8 +404,8 @@ def _runs(
     w_all = meas.weight(f, y)
     wl_all = w_all * meas.loss(f, y)
     lam_fixed = power if assisted else 0.0
-    dom, p_dom = _domain(meas, [f], p)  # as assisted_estimate
-    pool = _pool_moments(meas, pred, f, p_dom)
+    dom, p_dom = _domain(meas, [pred], p)  # as assisted_estimate
+    pool = _pool_moments(meas, pred, pred, p_dom)
     draws, kept, samples = _samples(q, budgets, reps, seed, dom, finite)
     est, se, lam, n_eff = (np.full(kept.shape, np.nan) for _ in range(4))
     z = None if features is None else _standardized(features, m)

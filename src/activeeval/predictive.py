@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._chunks import row_chunks
 from ._validation import check_finite_array, check_probability_rows
 from .errors import (
     ActiveEvalWarning,
@@ -93,13 +94,14 @@ class Predictive(ABC):
         """
 
     @abstractmethod
-    def take(self, index: ArrayLike) -> Predictive:
+    def take(self, index: ArrayLike | slice) -> Predictive:
         """The distribution restricted to some of the instances.
 
         Parameters
         ----------
-        index : array-like of int
-            Positions of the instances to keep, in the order wanted (repeats allowed).
+        index : array-like of int, or slice
+            Positions of the instances to keep, in the order wanted (repeats allowed); a
+            slice gives views of the rows, not copies (a chunk of the pool).
 
         Returns
         -------
@@ -246,7 +248,7 @@ class Categorical(Predictive):
         flat = np.arange(self.proba.shape[0]) * k + self.predicted_index  # row-major gather
         return np.ascontiguousarray(self.proba).ravel()[flat]
 
-    def take(self, index: ArrayLike) -> Categorical:
+    def take(self, index: ArrayLike | slice) -> Categorical:
         """The class probabilities of some of the instances.
 
         Parameters
@@ -260,13 +262,30 @@ class Categorical(Predictive):
             The same labels (and decision, if one was set) over ``len(index)`` instances.
         """
         out = object.__new__(Categorical)
-        idx = np.asarray(index)
+        idx = index if isinstance(index, slice) else np.asarray(index)
         out.proba = self.proba[idx]
         out.labels, out._order, out._sorted = self.labels, self._order, self._sorted
         if self.__dict__.get("_decision") is not None:  # a decision apart from the argmax
             out._decision = True
             for key in ("_point_prediction", "predicted_index", "predicted_probability"):
                 out.__dict__[key] = self.__dict__[key][idx]
+        elif isinstance(idx, slice):  # a chunk of the pool: its argmax found once for all
+            whole = self.__dict__.get("predicted_index")
+            codes = self._codes if whole is None else whole
+            out.__dict__["predicted_index"] = codes[idx].astype(np.intp)
+        return out
+
+    @cached_property
+    def _codes(self) -> NDArray[Any]:
+        """``predicted_index`` in the smallest integer type, found a chunk at a time: what the
+        chunks of a pass over the pool (``take(slice)``) read their decisions from, so that
+        the passes of q*, the estimators' pool sums and the census check find each row's
+        argmax once (one byte per instance up to 127 classes)."""
+        k = self.proba.shape[1]
+        dtype = np.int8 if k <= 127 else np.int16 if k <= 32767 else np.intp
+        out = np.empty(self.n, dtype=dtype)
+        for rows in row_chunks(self.n):
+            out[rows] = np.argmax(self.proba[rows], axis=1)
         return out
 
     def with_decision(self, prediction: ArrayLike, name: str = "prediction") -> Categorical:
@@ -521,7 +540,7 @@ class Gaussian(Predictive):
         decision = self.__dict__.get("_decision")
         return self.mean if decision is None else decision
 
-    def take(self, index: ArrayLike) -> Gaussian:
+    def take(self, index: ArrayLike | slice) -> Gaussian:
         """The distribution of some of the instances.
 
         Parameters
@@ -535,7 +554,7 @@ class Gaussian(Predictive):
             Means, variances (and decision, if one was set) of those instances.
         """
         out = object.__new__(Gaussian)
-        idx = np.asarray(index)
+        idx = index if isinstance(index, slice) else np.asarray(index)
         out.mean, out.var = self.mean[idx], self.var[idx]
         if self.__dict__.get("_decision") is not None:
             out._decision = self._decision[idx]
@@ -701,7 +720,7 @@ class Mixture(Predictive):
         proba = sum(w * c.proba for w, c in zip(self.weights, cats, strict=True))  # type: ignore[union-attr]
         return Categorical(np.clip(proba, 0.0, 1.0), cats[0].labels)  # type: ignore[union-attr]
 
-    def take(self, index: ArrayLike) -> Mixture:
+    def take(self, index: ArrayLike | slice) -> Mixture:
         """The mixture over some of the instances.
 
         Parameters

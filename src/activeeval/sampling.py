@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._chunks import chunk_ends, inverse_cdf, row_chunks
 from ._validation import (
     check_costs,
     check_finite_array,
@@ -99,7 +101,7 @@ def passive_distribution(n: int, pool_weights: ArrayLike | None = None) -> NDArr
     >>> passive_distribution(3, pool_weights=[2, 1, 1]).tolist()
     [0.5, 0.25, 0.25]
     """
-    return _pool_distribution(int(n), pool_weights)
+    return np.array(_pool_distribution(int(n), pool_weights))  # writable, not a uniform's view
 
 
 def cost_distribution(
@@ -148,14 +150,22 @@ def cost_distribution(
 
 
 def _defensive(
-    core: NDArray[np.float64], p: NDArray[np.float64], mask: NDArray[np.bool_], mix: float
+    core: NDArray[np.float64],
+    p: NDArray[np.float64],
+    mask: NDArray[np.bool_],
+    mix: float,
+    in_place: bool = False,
 ) -> NDArray[np.float64]:
-    """(1 − ε)·core + ε·p restricted to ``mask``; ``core`` already sums to one."""
-    base = np.where(mask, p, 0.0)
-    total = base.sum()
+    """(1 − ε)·core + ε·p restricted to ``mask``; ``core`` already sums to one (and is
+    overwritten ``in_place``)."""
+    chunks = list(row_chunks(core.shape[0]))
+    total = sum(np.where(mask[rows], p[rows], 0.0).sum() for rows in chunks)
     if total <= 0:
         return core
-    return (1.0 - mix) * core + mix * (base / total)
+    out = core if in_place else np.empty_like(core)  # a chunk at a time: no pool-size temporary
+    for rows in chunks:
+        out[rows] = (1.0 - mix) * core[rows] + mix * (np.where(mask[rows], p[rows], 0.0) / total)
+    return out
 
 
 def _from_moment(
@@ -172,7 +182,7 @@ def _from_moment(
     ``a`` is a fresh per-instance moment array and is updated in place: that keeps q* within a
     few passes over the pool (benchmarks/run.py). Regular risks (w ≡ 1) skip the mask.
     """
-    a = np.maximum(a, 0.0)
+    a = np.maximum(a, 0.0, out=a)
     if not regular:
         a[~mask] = 0.0
     if lam is not None:
@@ -199,7 +209,7 @@ def _from_moment(
         score *= 1.0 - mix
         score += mix / score.shape[0]
         return score
-    return _defensive(score, p, mask, mix)
+    return _defensive(score, p, mask, mix, in_place=True)
 
 
 def optimal_distribution(
@@ -352,20 +362,39 @@ def influence_moment(
         beliefs = floored(cat.proba, floor) if meas.uses_floor else cat.proba
         a = meas.influence_second_moment(beliefs, cat.proba, p)
         return a, np.ones(cat.n, dtype=bool), True
-    f = _decisions(pred_dist, prediction)
-    wl, w = meas.conditional_expectations(pred_dist, f, fast=fast)
-    scale = float(p @ w)  # E[w], 1 for regular risks
-    mask = meas.weight_can_be_positive(f)
+    # A chunk of the pool at a time (activeeval._chunks): no temporary the size of the pool.
+    decision = None if prediction is None else np.asarray(prediction)
+    m = pred_dist.n
+    mask = np.empty(m, dtype=bool)
+    scale = total = 0.0  # E[w] (1 for regular risks) and E[wℓ]
+    for rows in row_chunks(m):
+        part, f = _rows_of(pred_dist, decision, rows)
+        wl, w = meas.conditional_expectations(part, f, fast=fast)
+        scale += float(p[rows] @ w)
+        total += float(p[rows] @ wl)
+        mask[rows] = meas.weight_can_be_positive(f)
     if not scale > 0 or not mask.any():
-        meas.intrinsic_value(pred_dist, f, pool_weights=p, fast=fast)  # warns: undefined
+        f_all = _decisions(pred_dist, prediction)
+        meas.intrinsic_value(pred_dist, f_all, pool_weights=p, fast=fast)  # warns: undefined
         return None
-    c = float(p @ wl) / scale  # eq. 4.21
+    c = total / scale  # eq. 4.21
     if meas.binary_loss and floor > 0:
         c = min(max(c, floor), 1.0 - floor)
-    a = meas.conditional_second_moment(pred_dist, c, f, fast=fast)  # E[w²(ℓ−Ǧ)² | x]
+    a = np.empty(m)
+    for rows in row_chunks(m):
+        part, f = _rows_of(pred_dist, decision, rows)
+        a[rows] = meas.conditional_second_moment(part, c, f, fast=fast)  # E[w²(ℓ−Ǧ)² | x]
     if scaled and not meas.regular:
-        a = a / scale**2
+        a /= scale**2
     return a, mask, meas.regular
+
+
+def _rows_of(
+    pred_dist: Predictive, decision: NDArray[Any] | None, rows: slice
+) -> tuple[Predictive, NDArray[Any]]:
+    """A chunk of the pool: its predictive distribution (views of the rows) and decisions."""
+    part = pred_dist.take(rows)
+    return part, (part.point_prediction() if decision is None else decision[rows])
 
 
 #: How ``groups=`` plans q: ``"minimax"`` minimizes the largest group's variance,
@@ -535,6 +564,10 @@ def check_support(q: NDArray[Any], required: NDArray[np.bool_], name: str = "q")
         )
 
 
+#: Rows per chunk of :class:`Sampler`'s inverse CDF: a draw sums at most this many of q.
+DRAW_ROWS = 1 << 12
+
+
 def draw(q: ArrayLike, n: int, random_state: Any = None) -> NDArray[np.intp]:
     """Draw ``n`` pool indices i.i.d. from ``q``, with replacement (Algorithm 2, line 3).
 
@@ -573,11 +606,27 @@ def draw(q: ArrayLike, n: int, random_state: Any = None) -> NDArray[np.intp]:
     qq = check_distribution(q)
     if int(n) < 0:
         raise BudgetError(f"n: cannot draw a negative number of instances ({n}).")
-    rng = check_random_state(random_state)
-    cdf = np.cumsum(qq)
-    cdf /= cdf[-1]
-    idx = np.searchsorted(cdf, rng.random(int(n)), side="right")
-    return np.minimum(idx, qq.shape[0] - 1).astype(np.intp)
+    return Sampler(qq).draw(int(n), check_random_state(random_state))[0]
+
+
+class Sampler:
+    """Draws i.i.d. from one sampling distribution q (validated by the caller), by the inverse
+    CDF ``searchsorted(cumsum(q) / Σq, u, side="right")`` of uniforms u — a chunk of
+    :data:`DRAW_ROWS` rows at a time: built once with the running sums at the chunks' ends
+    (one pass), each draw then sums only its own chunk, continued from the previous chunk's end
+    (bit for bit the whole cumulative sum; :func:`activeeval._chunks.inverse_cdf`). Memory is
+    O(m / DRAW_ROWS), not a second copy of q."""
+
+    def __init__(self, q: NDArray[np.float64]) -> None:
+        self.q = q
+        self.ends = chunk_ends(q, DRAW_ROWS)
+
+    def draw(
+        self, n: int, rng: np.random.Generator
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+        """``n`` pool indices and q at each."""
+        q = self.q
+        return inverse_cdf(self.ends, DRAW_ROWS, q.shape[0], rng.random(n), lambda a, b: q[a:b])
 
 
 def successive_time(q: ArrayLike, n: int) -> float:
@@ -625,33 +674,62 @@ def successive_time(q: ArrayLike, n: int) -> float:
     return _successive_time(qq, int(n))
 
 
+#: The last :func:`_successive_time` of a q that cannot change (read-only and owning its
+#: data, as a campaign's q is): the estimator and its tempered interval ask for the same t.
+_LAST_TIME: dict[str, tuple[Any, int, float]] = {}
+
+
 def _successive_time(q: NDArray[np.float64], n: int) -> float:
     """``successive_time`` for a validated q and integer n ≥ 0."""
-    qp = q[q > 0]
-    if n >= qp.shape[0]:
-        return math.inf
-    return _time_to_reach(qp, float(n))
+    frozen = not q.flags.writeable and q.flags.owndata
+    last = _LAST_TIME.get("last")
+    if frozen and last is not None and last[0]() is q and last[1] == n:
+        return last[2]
+    n_support = sum(int(np.count_nonzero(q[rows] > 0)) for rows in row_chunks(q.shape[0]))
+    if n >= n_support:
+        t = math.inf
+    else:
+        t = _time_to_reach(q, float(n), positive=n_support < q.shape[0])
+    if frozen:
+        _LAST_TIME["last"] = (weakref.ref(q), n, t)
+    return t
 
 
 def _time_to_reach(
-    qp: NDArray[np.float64], total: float, price: NDArray[np.float64] | None = None
+    q: NDArray[np.float64],
+    total: float,
+    price: NDArray[np.float64] | None = None,
+    positive: bool = False,
 ) -> float:
-    """The t with Σ_i c_i (1 − exp(−q_i t)) = ``total`` over positive ``qp`` (c = ``price``,
-    ones by default: distinct instances; costs: the expected cost of the first distinct
-    draws, ``activeeval.planner``), for 0 ≤ total < Σ c. Newton's method from a point
-    left of the root (1 − e^(−x) ≤ x), where the concave increasing left side makes it
-    increase monotonically to the root."""
+    """The t with Σ_i c_i (1 − exp(−q_i t)) = ``total`` (c = ``price``, ones by default:
+    distinct instances; costs: the expected cost of the first distinct draws,
+    ``activeeval.planner``), for 0 ≤ total < Σ c, over q's positive entries (``positive``:
+    q may hold zeros, which are skipped; else every entry is positive). Newton's method from
+    a point left of the root (1 − e^(−x) ≤ x), where the concave increasing left side makes
+    it increase monotonically to the root. Sums run a chunk of the pool at a time."""
     if total <= 0:
         return 0.0
-    t = total if price is None else total / float(price @ qp)
+
+    def parts() -> Any:  # each chunk's q (positive entries) and their prices
+        for rows in row_chunks(q.shape[0]):
+            qc = q[rows]
+            cc = None if price is None else price[rows]
+            if positive:
+                on = qc > 0
+                qc, cc = qc[on], (None if cc is None else cc[on])
+            yield qc, cc
+
+    t = total if price is None else total / sum(float(cc @ qc) for qc, cc in parts())
     for _ in range(1000):
-        em = np.expm1(-qp * t)  # e^(−q t) − 1, accurate where q t is small
-        if price is None:
-            gap = total + float(em.sum())  # total − Σ (1 − e^(−q t)) ≥ 0 left of the root
-            slope = float(qp @ (1.0 + em))
-        else:
-            gap = total + float(price @ em)
-            slope = float((price * qp) @ (1.0 + em))
+        gap, slope = total, 0.0
+        for qc, cc in parts():
+            em = np.expm1(-qc * t)  # e^(−q t) − 1, accurate where q t is small
+            if cc is None:
+                gap += float(em.sum())  # total − Σ (1 − e^(−q t)) ≥ 0 left of the root
+                slope += float(qc @ (1.0 + em))
+            else:
+                gap += float(cc @ em)
+                slope += float((cc * qc) @ (1.0 + em))
         if gap <= 1e-12 * total or slope <= 0.0:
             break
         step = gap / slope
@@ -728,8 +806,8 @@ def sampling_distribution(
     (batch-adaptive sampling's recalibrated one, whose own mode may differ)."""
     method = check_option(method, SAMPLING_METHODS, "method")
     check_safeguards(mix, floor)
-    if method == "passive":
-        return passive_distribution(predictive.n, pool_weights)
+    if method == "passive":  # q = p (uniform: a view, no memory per instance)
+        return _pool_distribution(predictive.n, pool_weights)
     if method == "active_lambda":
         if costs is None:
             raise ShapeError("costs: method='active_lambda' samples by cost and needs costs.")

@@ -392,6 +392,7 @@ def evaluate(  # type: ignore[misc]
             qq = sampling_distribution(
                 method, predictive, meas, costs=lam, pool_weights=pool_weights, floor=floor, mix=mix
             )
+            qq.flags.writeable = False  # the campaign's record of what it drew from
             pw = pool_distribution(predictive.n, pool_weights)  # checked by q's planning
         pool = PlainPool([predictive], meas, pw)
         book, check = pool.label_book()

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._chunks import row_chunks
 from .._validation import (
     check_costs,
     check_level,
@@ -87,19 +88,48 @@ __all__ = [
 
 @dataclass(frozen=True)
 class _Pool:
-    """The model's conditional expectations over the pool and their p-weighted means."""
+    """The model's conditional expectations m_N, m_D over the pool (indexable by pool rows:
+    arrays, or :class:`_Expected`) and their p-weighted means μ_N, μ_D."""
 
-    m_num: NDArray[np.float64]
-    m_den: NDArray[np.float64]
+    m_num: Any
+    m_den: Any
     mu_num: float
     mu_den: float
 
 
+class _Expected:
+    """E[w ℓ | x] (``which`` 0) or E[w | x] (1) of the measure under ``model`` with the
+    decisions of ``decider``, computed at the pool rows asked for (``self[rows]``), so that no
+    array the size of the pool is kept (equal to indexing the whole pool's: the expectations
+    are per instance)."""
+
+    def __init__(self, measure: Measure, model: Predictive, decider: Predictive, which: int):
+        self.measure, self.model, self.decider, self.which = measure, model, decider, which
+
+    def __getitem__(self, rows: Any) -> NDArray[np.float64]:
+        f = self.decider.take(rows).point_prediction()
+        return self.measure.conditional_expectations(self.model.take(rows), f)[self.which]
+
+
 def _pool_moments(
-    measure: Measure, predictive: Predictive, prediction: NDArray[Any], p: NDArray[np.float64]
+    measure: Measure, predictive: Predictive, decider: Predictive, p: NDArray[np.float64]
 ) -> _Pool:
-    m_num, m_den = measure.conditional_expectations(predictive, prediction)
-    return _Pool(m_num, m_den, float(p @ m_num), float(p @ m_den))
+    """The control variate's pool moments: ``predictive``'s expectations of the measure with
+    ``decider``'s decisions f(x) (its point prediction), their means under ``p`` summed a
+    chunk of the pool at a time."""
+    mu_num = mu_den = 0.0
+    for rows in row_chunks(predictive.n):
+        m_num, m_den = measure.conditional_expectations(
+            predictive.take(rows), decider.take(rows).point_prediction()
+        )
+        mu_num += float(p[rows] @ m_num)
+        mu_den += float(p[rows] @ m_den)
+    return _Pool(
+        _Expected(measure, predictive, decider, 0),
+        _Expected(measure, predictive, decider, 1),
+        mu_num,
+        mu_den,
+    )
 
 
 @dataclass(frozen=True, repr=False)
@@ -682,14 +712,14 @@ def assisted_estimate(
     lv = check_level(level)
     idx, y = _check_draws(indices, labels, pred)
     p = _pool_distribution(pred.n, pool_weights)
-    f = pred.point_prediction()
     rows = _rows(idx, q, pool_q, p)
-    dom, p_dom = _domain(meas, [f], p, pool_q)
+    dom, p_dom = _domain(meas, [pred], p, pool_q)
     pos, v, fpc = _in_domain(dom, idx, rows)
     ir, yr = idx[pos], y[pos]
-    pool = _pool_moments(meas, pred, f, p_dom)
-    w = meas.weight(f[ir], yr)
-    wl = w * meas.loss(f[ir], yr)
+    pool = _pool_moments(meas, pred, pred, p_dom)
+    f_rows = pred.take(ir).point_prediction()
+    w = meas.weight(f_rows, yr)
+    wl = w * meas.loss(f_rows, yr)
     jk = _check_variance(variance)
     z = None if features is None else _standardized(features, pred.n)
     h = _check_bandwidth(bandwidth)
@@ -700,7 +730,7 @@ def assisted_estimate(
             a = replace(a, feature_power=0.0)
     else:
         base = [(wl, w, pool.m_num[ir], pool.m_den[ir], pool)]
-        groups = _prediction_groups([pred], [f])
+        groups = _prediction_groups([pred], [pred.point_prediction()])
         by_source, dropped = _with_smoother(z, [base], base, ir, p_dom, h, v, groups, fpc)
         a = _estimate_from_sources(
             v, by_source, power, idx, lv, meas, fpc, bias_correction, jk, dropped
@@ -747,12 +777,13 @@ def _rows(
 
 def _domain(
     meas: Measure,
-    predictions: Sequence[NDArray[Any]],
+    deciders: Sequence[Predictive],
     p: NDArray[np.float64],
     pool_q: ArrayLike | None = None,
     stacklevel: int = 3,
 ) -> tuple[NDArray[np.bool_] | None, NDArray[np.float64]]:
-    """The domain D where some model's weight w can be positive (model-assisted page,
+    """The domain D where some model's weight w can be positive — the models' decisions f(x)
+    are ``deciders``' point predictions, taken a chunk of the pool at a time (model-assisted page,
     "Domain") — None when it is the whole pool — and the test distribution renormalized on D
     for the pool moments. Every term (wℓ, w, m_N, m_D) vanishes off D, so G is the same
     ratio on D; but the self-normalized means over the rows estimate means *given the support
@@ -761,11 +792,17 @@ def _domain(
     zero on predicted negatives). A ``pool_q`` that vanishes somewhere in D where p > 0
     leaves those instances out of every estimate, which is then not consistent: warned about
     (as ``mix=0`` is), not refused. The rows are restricted by :func:`_in_domain`."""
-    dom = np.zeros(p.shape[0], dtype=bool)
-    for f in predictions:
-        dom |= np.asarray(meas.weight_can_be_positive(f), dtype=bool)
+    m = p.shape[0]
+    dom = np.zeros(m, dtype=bool)
+    for rows in row_chunks(m):
+        for pr in deciders:
+            dom[rows] |= meas.weight_can_be_positive(pr.take(rows).point_prediction())
     if pool_q is not None:
-        missing = int(np.count_nonzero(dom & (p > 0) & (np.asarray(pool_q, dtype=float) <= 0)))
+        qq = np.asarray(pool_q, dtype=float)
+        missing = sum(
+            int(np.count_nonzero(dom[rows] & (p[rows] > 0) & (qq[rows] <= 0)))
+            for rows in row_chunks(m)
+        )
         if missing:
             warnings.warn(
                 f"pool_q: is zero on {missing} instances with test mass whose weight can be "
@@ -776,8 +813,13 @@ def _domain(
             )
     if dom.all():
         return None, p
-    mass = float(p @ dom)
-    return dom, (np.where(dom, p, 0.0) / mass if mass > 0 else p)
+    mass = sum(float(p[rows] @ dom[rows]) for rows in row_chunks(m))
+    if not mass > 0:
+        return dom, p
+    p_dom = np.empty(m)
+    for rows in row_chunks(m):
+        p_dom[rows] = np.where(dom[rows], p[rows], 0.0) / mass
+    return dom, p_dom
 
 
 def _in_domain(
@@ -1268,7 +1310,7 @@ def _comparison_rows(
     h = _check_bandwidth(bandwidth)
     fs = [pr.point_prediction() for pr in preds]
     rows_all = _rows(idx, q, pool_q, p)  # validates pool_q before _domain warns about it
-    dom, p_dom = _domain(meas, fs, p, pool_q, stacklevel=4)  # the caller's caller
+    dom, p_dom = _domain(meas, preds, p, pool_q, stacklevel=4)  # the caller's caller
     pos, v, fpc = _in_domain(dom, idx, rows_all)
     rows, yr = idx[pos], y[pos]
     sources = [mix] if mixture_given else _sources(preds, mix, fs, rows, power)
@@ -1294,10 +1336,10 @@ def _model_terms(
     common model of p(y | x)) at the draws, and their pool moments."""
     parts: list[_Terms] = []
     for pr in preds:
-        f = pr.point_prediction()
-        pool = _pool_moments(meas, mix, f, p)
-        w = meas.weight(f[idx], y)
-        parts.append((w * meas.loss(f[idx], y), w, pool.m_num[idx], pool.m_den[idx], pool))
+        f = pr.take(idx).point_prediction()
+        pool = _pool_moments(meas, mix, pr, p)
+        w = meas.weight(f, y)
+        parts.append((w * meas.loss(f, y), w, pool.m_num[idx], pool.m_den[idx], pool))
     return parts
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from .._chunks import row_chunks
 from ..acquisition import Check, _flat_grades, _GradeBook, _label_check, _LabelBook
 from ..errors import ShapeError, UnknownOptionError
 from ..measures import (
@@ -303,12 +304,10 @@ def _census(
     that can be positive) is among the labeled ``draws`` — e.g. precision once all predicted
     positives are — with standard error 0; None otherwise."""
     meas, pw = rep.measure, rep.pool_weights
-    f = predictive.point_prediction()
-    needed = meas.weight_can_be_positive(f) & (pw > 0)
     idx, first = np.unique(draws, return_index=True)
-    if not _covers(idx, needed):
+    if not _labels_every_needed(meas, predictive, pw, idx):
         return None
-    value = _exact_value(meas, f[idx], y[first], pw[idx])
+    value = _exact_value(meas, predictive.take(idx).point_prediction(), y[first], pw[idx])
     if math.isnan(value):
         _warn_undefined(meas.name, census=True)
     return Estimate(
@@ -329,6 +328,21 @@ def _exact_value(meas: Measure, f: NDArray[Any], y: NDArray[Any], p: NDArray[np.
     w = meas.weight(f, y) * p
     total = float(w.sum())
     return float(w @ meas.loss(f, y)) / total if total > 0 else math.nan
+
+
+def _labels_every_needed(
+    meas: Measure, predictive: Predictive, pw: NDArray[np.float64], units: NDArray[np.intp]
+) -> bool:
+    """Whether the sorted distinct pool indices ``units`` include every instance with test
+    mass whose weight can be positive — a chunk of the pool at a time, stopping at the first
+    chunk with one left out (the first, unless nearly everything is labeled)."""
+    for rows in row_chunks(predictive.n):
+        f = predictive.take(rows).point_prediction()
+        needed = meas.weight_can_be_positive(f) & (pw[rows] > 0)
+        lo, hi = np.searchsorted(units, [rows.start, rows.stop])
+        if not _covers(units[lo:hi] - rows.start, needed):
+            return False
+    return True
 
 
 def _covers(units: NDArray[np.intp], needed: NDArray[np.bool_]) -> bool:
@@ -449,9 +463,7 @@ class _ModelScores:
         if self.done is None:
             r, units, labels = self.rep, self.units, self.labels
             self.done = tuple(
-                score_curve(
-                    pr, r.measure, pr.point_prediction(), r.q, r.pool_weights, units, labels
-                )
+                score_curve(pr, r.measure, None, r.q, r.pool_weights, units, labels)
                 for pr in self.preds
             )
         return self.done

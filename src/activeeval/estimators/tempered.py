@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from ..measures import Measure
 from ..predictive import Categorical, Gaussian, Predictive
-from ..sampling import successive_time
+from ..sampling import _successive_time
 from .inference import ScoreCurve
 
 __all__ = [
@@ -102,14 +102,15 @@ def pointwise_log_likelihood(pred: Predictive, y: NDArray[Any]) -> NDArray[np.fl
 def score_curve(
     pred: Predictive,
     meas: Measure,
-    f: NDArray[Any],
+    f: NDArray[Any] | None,
     q: NDArray[np.float64],
     p: NDArray[np.float64],
     units: NDArray[np.intp],
     labels: NDArray[Any],
 ) -> ScoreCurve | None:
     """(G_a, V_a) over :data:`GRID` for a static campaign that labeled the distinct pool
-    instances ``units`` (with ``labels``) by draws from ``q``, and the labels'
+    instances ``units`` (with ``labels``) by draws from ``q``, the model's decisions being ``f``
+    (None: ``pred``'s point prediction, taken only where the curve looks), and the labels'
     log-likelihood under each member (docs/how-it-works/intervals.md); None where the family
     is not defined (same page), a Gaussian has a zero variance, or the campaign labeled
     every instance q can draw."""
@@ -143,7 +144,7 @@ def as_curve(
 def variance_curve(
     pred: Predictive,
     meas: Measure,
-    f: NDArray[Any],
+    f: NDArray[Any] | None,
     q: NDArray[np.float64],
     p: NDArray[np.float64],
     n_labels: int,
@@ -152,13 +153,15 @@ def variance_curve(
     """(G_a, V_a, S_a) for each a of ``grid`` (NaN where the measure is undefined under p_a)
     at ``n_labels`` distinct labels drawn from ``q``, fewer than the instances q can draw
     (docs/how-it-works/intervals.md)."""
-    t = successive_time(q, n_labels)
+    t = _successive_time(q, n_labels)  # q is the campaign's, validated
     m = q.shape[0]
-    keep = np.arange(m)
     if m > MAX_POOL:  # a fixed subsample; sums scale by m/MAX_POOL, the same for every a
         keep = np.sort(np.random.default_rng(0).choice(m, MAX_POOL, replace=False))
+    else:
+        keep = np.arange(m)
     pred_k = pred if keep.shape[0] == m else pred.take(keep)
-    qk, pk, fk = q[keep], p[keep], f[keep]
+    qk, pk = q[keep], p[keep]
+    fk = pred_k.point_prediction() if f is None else f[keep]
     with np.errstate(over="ignore", divide="ignore"):
         c = np.where(qk > 0, np.exp(-qk * t) / -np.expm1(-qk * t), 0.0)  # (1 − π)/π
     k = keep.shape[0]

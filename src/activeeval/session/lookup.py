@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import _chunks
 from ..errors import StoreError
 
 __all__ = [
@@ -33,8 +34,6 @@ __all__ = [
 
 #: Rows per chunk of the draw index: a draw reads one chunk of q (32 KiB).
 CHUNK = 4096
-#: Rows of q summed at a time when the index is built (memory bounded by this, not the pool).
-_BUILD_ROWS = CHUNK * 256
 
 
 def _py(x: Any) -> Any:
@@ -43,20 +42,9 @@ def _py(x: Any) -> Any:
 
 
 def chunk_ends(q: NDArray[np.float64], chunk: int = CHUNK) -> NDArray[np.float64]:
-    """The running sums Σ_{j ≤ i} q_j at the last row i of every chunk of ``chunk`` rows
-    (the last chunk may be shorter): exactly ``np.cumsum(q)`` there, computed ``_BUILD_ROWS``
-    rows at a time."""
-    m = q.shape[0]
-    ends: list[NDArray[np.float64]] = []
-    carry = np.zeros(1)
-    for start in range(0, m, _BUILD_ROWS):
-        run = np.cumsum(np.concatenate([carry, q[start : start + _BUILD_ROWS]]))[1:]
-        last = np.arange(chunk - 1, run.shape[0], chunk)
-        if start + run.shape[0] == m and (last.size == 0 or last[-1] != run.shape[0] - 1):
-            last = np.append(last, run.shape[0] - 1)
-        ends.append(run[last])
-        carry = run[-1:]
-    return np.concatenate(ends) if ends else np.zeros(0)
+    """The running sums of q at the end of every chunk of ``chunk`` rows, exactly
+    ``np.cumsum(q)`` there (:func:`activeeval._chunks.chunk_ends`)."""
+    return _chunks.chunk_ends(q, chunk)
 
 
 def plan_horizon(c: sqlite3.Connection) -> float:
@@ -120,31 +108,20 @@ class DrawIndex:
     ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
         """The inverse-CDF draws of the uniforms ``u`` (``searchsorted(cumsum(q) / Σq, u,
         side="right")``, capped at m − 1) and q at each."""
-        total = self.ends[-1]
-        chunks = np.minimum(
-            np.searchsorted(self.ends / total, u, side="right"), self.ends.shape[0] - 1
-        )
-        idx = np.empty(u.shape[0], dtype=np.intp)
-        qd = np.empty(u.shape[0])
         with self._blob(c) as blob:
-            for j in np.unique(chunks).tolist():
-                start = j * self.chunk
-                stop = min(start + self.chunk, self.m)
+
+            def read(start: int, stop: int) -> NDArray[np.float64]:
                 blob.seek(8 * start)
-                qc = np.frombuffer(blob.read(8 * (stop - start)), "<f8")
-                carry = self.ends[j - 1] if j else 0.0
-                run = np.cumsum(np.concatenate([[carry], qc]))[1:]
-                if run[-1] != self.ends[j]:  # bit for bit, by construction
-                    raise StoreError(
-                        f"the draw index does not match q at instances {start}–{stop - 1}; "
-                        "the store was altered outside activeeval."
-                    )
-                cdf = run / total
-                at = chunks == j
-                local = np.minimum(np.searchsorted(cdf, u[at], side="right"), stop - start - 1)
-                idx[at] = start + local
-                qd[at] = qc[local]
-        return np.minimum(idx, self.m - 1), qd
+                return np.frombuffer(blob.read(8 * (stop - start)), "<f8")
+
+            return _chunks.inverse_cdf(self.ends, self.chunk, self.m, u, read, _altered)
+
+
+def _altered(start: int, stop: int) -> None:
+    raise StoreError(
+        f"the draw index does not match q at instances {start}–{stop - 1}; "
+        "the store was altered outside activeeval."
+    )
 
 
 def read_draw_index(c: sqlite3.Connection, phase: int, m: int) -> DrawIndex:

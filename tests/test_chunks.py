@@ -1,0 +1,189 @@
+"""The lean in-memory path: passes over the pool a chunk at a time (``activeeval._chunks``).
+
+A pool of one chunk keeps the arithmetic of one whole-array pass; on a pool of many chunks the
+sums are added chunk by chunk, so q*, the estimators and the draws must agree with the one-chunk
+computation of the same pool to rounding, and the draws exactly. Here ``_chunks.ROWS`` is made
+small so that a pool of a few thousand instances spans many chunks.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import activeeval as ae
+from activeeval import _chunks
+from activeeval import sampling as sampling_mod
+from activeeval.errors import ProbabilityRowsError
+from activeeval.estimators.assisted import assisted_estimate
+from activeeval.sampling import Sampler, optimal_distribution, successive_time
+
+M = 5_003  # a pool of 6 chunks of 997 rows and a short one
+
+
+def _pool(m: int = M, k: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet(np.full(k, 0.7), size=m)
+    y = (rng.random(m)[:, None] < proba.cumsum(axis=1)).argmax(axis=1)  # y ~ proba's row
+    return proba, y
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, compute):  # type: ignore[no-untyped-def]
+    """``compute()`` with the pool in one chunk, then in chunks of 997 rows."""
+    whole = compute()
+    monkeypatch.setattr(_chunks, "ROWS", 997)
+    chunked = compute()
+    monkeypatch.undo()
+    return whole, chunked
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1", "precision", "recall"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_q_star_in_chunks_equals_the_whole_pool_pass(monkeypatch, measure, weighted) -> None:
+    proba, _ = _pool()
+    weights = np.random.default_rng(1).gamma(2.0, size=M) if weighted else None
+    decision = (proba[:, 1] > 0.3).astype(int)  # a tuned threshold, apart from the argmax
+    for prediction in (None, decision):
+        whole, chunked = _both(
+            monkeypatch,
+            lambda prediction=prediction: optimal_distribution(
+                proba, measure, pool_weights=weights, prediction=prediction
+            ),
+        )
+        np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=0)
+        assert np.array_equal(chunked > 0, whole > 0)
+
+
+def test_q_star_of_a_regressor_in_chunks_equals_the_whole_pool_pass(monkeypatch) -> None:
+    rng = np.random.default_rng(2)
+    pred = ae.Gaussian(rng.normal(size=M), rng.gamma(2.0, size=M))
+    whole, chunked = _both(monkeypatch, lambda: optimal_distribution(pred, "mse"))
+    np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1", "precision"])
+def test_the_estimator_in_chunks_equals_the_whole_pool_pass(monkeypatch, measure) -> None:
+    proba, y = _pool()
+    q = optimal_distribution(proba, measure)
+    idx = ae.sampling.draw(q, 300, random_state=3)
+    whole, chunked = _both(
+        monkeypatch, lambda: assisted_estimate(measure, proba, idx, y[idx], pool_q=q)
+    )
+    assert chunked.n_labels == whole.n_labels
+    np.testing.assert_allclose(
+        [chunked.estimate, chunked.stderr, chunked.power],
+        [whole.estimate, whole.stderr, whole.power],
+        rtol=1e-10,
+    )
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1"])
+def test_evaluate_in_chunks_equals_the_whole_pool_pass(monkeypatch, measure) -> None:
+    proba, y = _pool()
+
+    def run() -> ae.EvaluationResult:
+        return ae.evaluate(proba, lambda i: y[i], measure, budget=150, random_state=4)
+
+    whole, chunked = _both(monkeypatch, run)
+    assert np.array_equal(chunked.indices, whole.indices)  # the same draws
+    np.testing.assert_allclose(chunked.pool_q, whole.pool_q, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(
+        [chunked.estimate, chunked.stderr, *chunked.ci],
+        [whole.estimate, whole.stderr, *whole.ci],
+        rtol=1e-10,
+    )
+
+
+def test_successive_time_in_chunks_and_remembered_for_a_frozen_q(monkeypatch) -> None:
+    q = np.random.default_rng(5).gamma(0.4, size=M)
+    q[::7] = 0.0
+    q /= q.sum()
+    whole, chunked = _both(monkeypatch, lambda: successive_time(q, 900))
+    assert chunked == pytest.approx(whole, rel=1e-12)
+    # Σ (1 − e^(−q t)) = n at the root (an independent check of the value)
+    assert float(-np.expm1(-q * whole).sum()) == pytest.approx(900, rel=1e-9)
+    frozen = q.copy()
+    frozen.flags.writeable = False
+    assert sampling_mod._successive_time(frozen, 900) == whole
+    assert sampling_mod._successive_time(frozen, 901) > whole  # another n: computed afresh
+
+
+@pytest.mark.parametrize("m", [1, 4095, 4096, 4097, 3 * 4096 + 5, 70_001])
+def test_draws_are_the_inverse_cdf_of_the_whole_pool_bit_for_bit(m: int) -> None:
+    rng = np.random.default_rng(m)
+    q = rng.gamma(0.3, size=m)
+    q[rng.random(m) < 0.2] = 0.0
+    q[rng.random(m) < 0.01] *= 1e-12
+    q[0] = max(q[0], 1e-3)
+    q /= q.sum()
+    cdf = np.cumsum(q)
+    cdf /= cdf[-1]
+    u = np.random.default_rng(1).random(3000)
+    ties = cdf[np.unique(np.r_[0, 4095, 4096, m // 2, m - 1].clip(0, m - 1))]
+    u = np.r_[u, ties[ties < 1], 0.0]
+    want = np.minimum(np.searchsorted(cdf, u, side="right"), m - 1)
+    s = Sampler(q)
+    got, got_q = _chunks.inverse_cdf(s.ends, sampling_mod.DRAW_ROWS, m, u, lambda a, b: q[a:b])
+    assert np.array_equal(got, want)
+    assert got_q.tobytes() == q[want].tobytes()
+    assert np.all(q[got] > 0)
+    drawn, drawn_q = s.draw(500, np.random.default_rng(7))
+    again = np.searchsorted(cdf, np.random.default_rng(7).random(500), side="right")
+    assert np.array_equal(drawn, np.minimum(again, m - 1))
+    assert np.array_equal(drawn_q, q[drawn])
+
+
+def test_errors_name_the_row_in_the_whole_pool_not_in_its_chunk(monkeypatch) -> None:
+    proba, _ = _pool()
+    monkeypatch.setattr(_chunks, "ROWS", 997)
+    bad = proba.copy()
+    bad[3_500] = [0.7, 0.7]
+    with pytest.raises(ProbabilityRowsError, match=r"row 3500 sums to 1\.4"):
+        ae.Categorical(bad)
+    bad = proba.copy()
+    bad[2_100] = [-0.1, 1.1]
+    with pytest.raises(ProbabilityRowsError, match="row 2100 has a probability outside"):
+        ae.Categorical(bad)
+
+
+def test_a_chunk_is_a_view_with_the_argmax_of_its_rows() -> None:
+    proba, _ = _pool(k=4)
+    pred = ae.Categorical(proba, labels=["a", "b", "c", "d"])
+    part = pred.take(slice(1000, 2000))
+    assert np.shares_memory(part.proba, proba)
+    assert np.array_equal(part.predicted_index, np.argmax(proba[1000:2000], axis=1))
+    assert np.array_equal(part.point_prediction(), pred.point_prediction()[1000:2000])
+    decided = pred.with_decision(np.array(["d"] * M))
+    assert set(decided.take(slice(10, 20)).point_prediction()) == {"d"}
+
+
+def test_the_uniform_pool_of_many_chunks_is_a_view(monkeypatch) -> None:
+    monkeypatch.setattr(_chunks, "ROWS", 997)
+    p = _chunks.uniform(M)
+    assert p.strides == (0,) and p[17] == 1.0 / M and not p.flags.writeable
+    assert ae.sampling.passive_distribution(M).flags.writeable  # the public one: an array
+    assert _chunks.uniform(996).flags.writeable
+
+
+def test_evaluate_works_within_a_small_multiple_of_its_input() -> None:
+    """Working memory, not time: q (8 bytes per instance), a domain mask, the decisions' codes,
+    the label book and the support (1 byte each) and a few chunks — about 12 bytes per
+    instance against the input's 16 (two float64 columns) — plus the temporaries of a chunk
+    (2 MiB per float64 column of 262,144 rows; 32 MiB allows 16 of them). Before the chunked
+    passes the call held about 5 copies of its input (80 bytes per instance)."""
+    m = 4_000_000
+    rng = np.random.default_rng(0)
+    proba = np.empty((m, 2))
+    proba[:, 1] = rng.random(m)
+    proba[:, 0] = 1.0 - proba[:, 1]
+    y = (rng.random(m) < proba[:, 1]).astype(np.int8)
+    ae.evaluate(proba[:1000], lambda i: y[i], "f1", budget=50, random_state=0)  # imports
+    tracemalloc.start()
+    try:
+        ae.evaluate(proba, lambda i: y[i], "f1", budget=500, random_state=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= 12 * m + 32 * 2**20, f"{peak / m:.1f} bytes per instance"
