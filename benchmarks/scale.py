@@ -8,7 +8,8 @@ the table gives the median. The Python API's times are the same calls in one pro
 open session. ``evaluate`` runs on a NumPy pool of two-class probabilities, beside one numpy
 pass over the array (its sum) for scale.
 
-    python benchmarks/scale.py [--sizes 1e6 1e7] [--evaluate 1e6 1e7 1e8] [--out docs/results]
+    python benchmarks/scale.py [--sizes 1e6 1e7] [--evaluate 1e6 1e7 1e8] [--compare 1e7]
+                               [--out docs/results]
 """
 
 from __future__ import annotations
@@ -148,25 +149,42 @@ _EVALUATE = textwrap.dedent(
         P[s : s + p1.shape[0], 1] = p1
         P[s : s + p1.shape[0], 0] = 1 - p1
         truth[s : s + p1.shape[0]] = rng.random(p1.shape[0]) < p1
+    models = [P]
+    if sys.argv[2] == "compare":  # a second model: the first's probability plus noise
+        B = np.empty((m, 2))
+        for s in range(0, m, 10**7):
+            e = min(s + 10**7, m)
+            B[s:e, 1] = np.clip(P[s:e, 1] + rng.normal(0.0, 0.1, e - s), 0.0, 1.0)
+            B[s:e, 0] = 1 - B[s:e, 1]
+        models.append(B)
     a = time.perf_counter(); P.sum(); one_pass = time.perf_counter() - a  # memory-bound
     a = time.perf_counter()
-    res = ae.evaluate(P, lambda i: truth[i], "f1", budget=1000, random_state=0, progress=False)
+    if len(models) == 1:
+        res = ae.evaluate(P, lambda i: truth[i], "f1", budget=1000, random_state=0,
+                          progress=False)
+        value = res.estimate
+    else:
+        res = ae.compare(models, lambda i: truth[i], "f1", budget=1000, random_state=0,
+                         progress=False)
+        value = res.difference
     wall = time.perf_counter() - a
-    print(json.dumps({"wall_s": wall, "one_pass_s": one_pass, "estimate": res.estimate,
-                      "input_MB": P.nbytes / 1e6}))
+    print(json.dumps({"wall_s": wall, "one_pass_s": one_pass, "estimate": value,
+                      "input_MB": sum(x.nbytes for x in models) / 1e6}))
     """
 )
 
 
-def bench_evaluate(m: int, rounds: int = 3) -> dict[str, Any]:
-    """The median of ``rounds`` runs (each its own process), the largest peak among them."""
+def bench_evaluate(m: int, rounds: int = 3, kind: str = "evaluate") -> dict[str, Any]:
+    """``evaluate`` (or ``compare`` of two models, ``kind``) on m instances: the median of
+    ``rounds`` runs (each its own process), the largest peak among them."""
     runs = []
     for _ in range(rounds):
-        _, peak, out = timed([PY, "-c", _EVALUATE, str(m)])
+        _, peak, out = timed([PY, "-c", _EVALUATE, str(m), kind])
         runs.append({**json.loads(out.strip().splitlines()[-1]), "peak_MB": peak})
     runs.sort(key=lambda r: r["wall_s"])
     mid = runs[len(runs) // 2]
-    return {"pool": m, **mid, "peak_MB": max(r["peak_MB"] for r in runs), "rounds": rounds}
+    peak = max(r["peak_MB"] for r in runs)
+    return {"pool": m, **mid, "peak_MB": peak, "rounds": rounds, "kind": kind}
 
 
 def write_report(out: Path, sessions: list[dict[str, Any]], evals: list[dict[str, Any]]) -> None:
@@ -199,14 +217,17 @@ def write_report(out: Path, sessions: list[dict[str, Any]], evals: list[dict[str
             f"{a['progress']:.3f} | {a['export']:.3f} | {a['estimate']:.2f} |"
         )
     lines += ["", "## `evaluate(P, oracle, \"f1\", budget=1000)` on a NumPy pool", "",
+              "And `compare([P, B], oracle, \"f1\", budget=1000)` of two models (B: P's",
+              "probability plus normal noise of s.d. 0.1); input counts both models.", "",
               "Median wall time of 3 runs, each its own process; the largest peak of the three.",
               "One numpy pass: `P.sum()`, one reduction over every entry (memory-bound).",
               "",
-              "| pool | input | wall | one numpy pass | ratio | peak RSS |",
-              "|---|---|---|---|---|---|"]  # fmt: skip
+              "| call | pool | input | wall | one numpy pass | ratio | peak RSS |",
+              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in evals:
         lines.append(
-            f"| {r['pool']:.0e} × 2 | {r['input_MB']:.0f} MB | {r['wall_s']:.2f} s | "
+            f"| {r.get('kind', 'evaluate')} | {r['pool']:.0e} × 2 | {r['input_MB']:.0f} MB | "
+            f"{r['wall_s']:.2f} s | "
             f"{r['one_pass_s']:.3f} s | {r['wall_s'] / r['one_pass_s']:.0f}× | "
             f"{r['peak_MB'] / 1000:.2f} GB |"
         )
@@ -238,7 +259,7 @@ def _goals(sessions: list[dict[str, Any]], evals: list[dict[str, Any]]) -> list[
             out.append(f"- {r['pool']:.0e}, API `{k}`: {v:.3f} s (goal ≤ 0.3 s): "
                        f"{'met' if v <= 0.3 else 'not met'}")  # fmt: skip
     for r in evals:
-        if r["pool"] >= 10**8:
+        if r["pool"] >= 10**8 and r.get("kind", "evaluate") == "evaluate":
             ok = r["peak_MB"] <= 3500 and r["wall_s"] <= 10
             out.append(f"- `evaluate` at {r['pool']:.0e} × 2: {r['wall_s']:.1f} s, "
                        f"{r['peak_MB'] / 1000:.2f} GB (goal ≤ 10 s, ≤ 3.5 GB): "
@@ -250,11 +271,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", nargs="*", type=float, default=[1e6, 1e7])
     ap.add_argument("--evaluate", nargs="*", type=float, default=[1e6, 1e7])
+    ap.add_argument("--compare", nargs="*", type=float, default=[1e7])
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         sessions = [bench_session(int(m), Path(tmp)) for m in args.sizes]
     evals = [bench_evaluate(int(m)) for m in args.evaluate]
+    evals += [bench_evaluate(int(m), kind="compare") for m in args.compare]
     write_report(args.out, sessions, evals)
     print((args.out / "scale.md").read_text())
 

@@ -187,3 +187,65 @@ def test_evaluate_works_within_a_small_multiple_of_its_input() -> None:
     finally:
         tracemalloc.stop()
     assert peak <= 12 * m + 32 * 2**20, f"{peak / m:.1f} bytes per instance"
+
+
+def _pair(m: int = M) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    proba, y = _pool(m)
+    rng = np.random.default_rng(9)
+    p1 = np.clip(proba[:, 1] + rng.normal(0, 0.15, m), 0.0, 1.0)
+    third = np.clip(proba[:, 1] + rng.normal(0, 0.3, m), 0.0, 1.0)
+    return proba, np.c_[1 - p1, p1], np.c_[1 - third, third], y
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1", "precision"])
+@pytest.mark.parametrize("method", ["active", "active_uniC"])
+def test_comparison_q_in_chunks_equals_the_whole_pool_pass(monkeypatch, measure, method) -> None:
+    a, b, c, _ = _pair()
+    costs = np.random.default_rng(3).uniform(0.5, 2.0, M)
+    for models in ([a, b], [a, b, c]):  # one pair, and three pairs (eq. 5.16)
+        whole, chunked = _both(
+            monkeypatch,
+            lambda models=models: ae.sampling.comparison_distribution(
+                models, measure, method=method, costs=costs
+            ),
+        )
+        np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=0)
+
+
+def test_compare_in_chunks_equals_the_whole_pool_pass(monkeypatch) -> None:
+    a, b, _, y = _pair()
+
+    def run() -> ae.ComparisonResult:
+        return ae.compare([a, b], lambda i: y[i], "f1", budget=200, random_state=5)
+
+    whole, chunked = _both(monkeypatch, run)
+    assert np.array_equal(chunked.indices, whole.indices)
+    np.testing.assert_allclose(
+        [chunked.difference, chunked.stderr, chunked.p_value],
+        [whole.difference, whole.stderr, whole.p_value],
+        rtol=1e-10,
+    )
+
+
+def test_compare_works_within_a_small_multiple_of_one_input() -> None:
+    """Working memory of a two-model comparison: q (8 bytes per instance), the domain, both
+    models' argmax codes, the label book and the support (1 byte each) — about 13 bytes per
+    instance against 16 per model's input — plus a few chunks' temporaries (32 MiB). Before,
+    q for the comparison alone took 7 times one model's input."""
+    m = 4_000_000
+    rng = np.random.default_rng(0)
+    a = np.empty((m, 2))
+    a[:, 1] = rng.random(m)
+    a[:, 0] = 1.0 - a[:, 1]
+    b = np.empty((m, 2))
+    b[:, 1] = np.clip(a[:, 1] + rng.normal(0, 0.1, m), 0.0, 1.0)
+    b[:, 0] = 1.0 - b[:, 1]
+    y = (rng.random(m) < a[:, 1]).astype(np.int8)
+    ae.compare([a[:1000], b[:1000]], lambda i: y[i], "error_rate", budget=50, random_state=0)
+    tracemalloc.start()
+    try:
+        ae.compare([a, b], lambda i: y[i], "error_rate", budget=500, random_state=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= 13 * m + 32 * 2**20, f"{peak / m:.1f} bytes per instance"

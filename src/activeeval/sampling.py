@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import warnings
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -504,7 +505,7 @@ def grouped_distribution(
         if len(models) == 2:  # the difference's influence under the mixture (eq. 5.11)
             parts = [pr.take(idx) for pr in models]
             fs = [pr.point_prediction() for pr in parts]
-            a = _pair_moment(meas, Mixture(parts), fs, pk, 0, 1, fast)
+            a = _pair_moment(meas, Mixture(parts), parts, pk, 0, 1, fast)
             mask = np.zeros(idx.shape[0], dtype=bool)
             for fj in fs:
                 mask |= meas.weight_can_be_positive(fj)
@@ -827,26 +828,40 @@ def sampling_distribution(
 def _pair_moment(
     meas: Measure,
     mixture: Predictive,
-    preds: list[NDArray[Any]],
+    models: Sequence[Predictive],
     p: NDArray[np.float64],
     i: int,
     j: int,
     fast: bool,
 ) -> NDArray[np.float64]:
-    """E[(ψ_i − ψ_j)² | x] under ``mixture`` with intrinsic centers (eq. 5.12)."""
+    """E[(ψ_i − ψ_j)² | x] under ``mixture`` with intrinsic centers (eq. 5.12), the models'
+    decisions f(x) being ``models``' point predictions; a chunk of the pool at a time."""
     if isinstance(meas, ClasswiseMeasure):  # a function of several ratios: its influences
         cat = as_categorical(mixture, meas.name)
-        fs = (decision_index(cat, preds[i]), decision_index(cat, preds[j]))
+        fs = (
+            decision_index(cat, models[i].point_prediction()),
+            decision_index(cat, models[j].point_prediction()),
+        )
         return difference_influence_moment(meas, cat.proba, fs, p)
-    centers, scales = [], []
-    for f in (preds[i], preds[j]):
-        wl, w = meas.conditional_expectations(mixture, f, fast=fast)
-        s = float(p @ w)
-        centers.append(float(p @ wl) / s if s > 0 else 0.0)
-        scales.append(1.0 if meas.regular else max(s, 1e-300))
-    return meas.difference_second_moment(
-        mixture, (preds[i], preds[j]), (centers[0], centers[1]), (scales[0], scales[1]), fast=fast
-    )
+    m = mixture.n
+    sums = np.zeros((2, 2))  # per model: E[w], E[wℓ] under the mixture
+    for rows in row_chunks(m):
+        part = mixture.take(rows)
+        for r, k in enumerate((i, j)):
+            wl, w = meas.conditional_expectations(
+                part, models[k].take(rows).point_prediction(), fast=fast
+            )
+            sums[r] += (float(p[rows] @ w), float(p[rows] @ wl))
+    centers = [float(wl) / s if s > 0 else 0.0 for s, wl in sums]
+    scales = [1.0 if meas.regular else max(float(s), 1e-300) for s, _ in sums]
+    out = np.empty(m)
+    for rows in row_chunks(m):
+        fi, fj = (models[k].take(rows).point_prediction() for k in (i, j))
+        out[rows] = meas.difference_second_moment(
+            mixture.take(rows), (fi, fj), (centers[0], centers[1]), (scales[0], scales[1]),
+            fast=fast,
+        )  # fmt: skip
+    return out
 
 
 def comparison_distribution(
@@ -945,10 +960,10 @@ def comparison_distribution(
     meas = get_measure(measure, pos_label=pos_label).bind(mixture)
     lam = check_costs(costs, m)
     p = _pool_distribution(m, pool_weights)
-    preds = [pr.point_prediction() for pr in preds_in]
     mask = np.zeros(m, dtype=bool)
-    for f in preds:
-        mask |= meas.weight_can_be_positive(f)
+    for rows in row_chunks(m):
+        for pr in preds_in:
+            mask[rows] |= meas.weight_can_be_positive(pr.take(rows).point_prediction())
     if method == "passive":
         return p
     if method == "active_lambda":
@@ -964,7 +979,7 @@ def comparison_distribution(
     if method in ("active_0", "active_inf", "active_neq"):
         if k != 2:
             raise ShapeError(f"method: {method!r} compares exactly two models, got {k}.")
-        fa, fb = preds
+        fa, fb = (pr.point_prediction() for pr in preds_in)
         if meas.categorical:
             gap = np.not_equal(fa, fb).astype(float)
         else:
@@ -977,11 +992,24 @@ def comparison_distribution(
             return p
         core = score / score.sum()
         return core if method == "active_neq" else _defensive(core, p, mask, mix)
-    q = np.zeros(m)
+    total_q: NDArray[np.float64] | None = None
     for i, j in pairs:
-        a = np.maximum(_pair_moment(meas, mixture, preds, p, i, j, fast), 0.0)
-        score = p * np.sqrt(a if lam is None or method == "active_uniC" else a / lam)
-        total = score.sum()
-        q += score / total if total > 0 else p
-    q /= len(pairs)  # eq. 5.16
-    return _defensive(q, p, mask, mix) if mix > 0 else q
+        # p·sqrt(a / λ) in place on the moment a (the pool's one array per pair)
+        score = _pair_moment(meas, mixture, preds_in, p, i, j, fast)
+        np.maximum(score, 0.0, out=score)
+        if lam is not None and method != "active_uniC":
+            score /= lam
+        np.sqrt(score, out=score)
+        score *= p
+        total = sum(score[rows].sum() for rows in row_chunks(m))
+        if not total > 0:
+            score[:] = p
+        else:
+            score /= total
+        if total_q is None:
+            total_q = score
+        else:
+            total_q += score
+    assert total_q is not None
+    total_q /= len(pairs)  # eq. 5.16
+    return _defensive(total_q, p, mask, mix, in_place=True) if mix > 0 else total_q

@@ -111,6 +111,17 @@ class _Expected:
         return self.measure.conditional_expectations(self.model.take(rows), f)[self.which]
 
 
+class _Decisions:
+    """A model's decisions f(x) (its point prediction) at the pool rows asked for
+    (``self[rows]``), without the array over the whole pool."""
+
+    def __init__(self, model: Predictive) -> None:
+        self.model = model
+
+    def __getitem__(self, rows: Any) -> NDArray[Any]:
+        return self.model.take(rows).point_prediction()
+
+
 def _pool_moments(
     measure: Measure, predictive: Predictive, decider: Predictive, p: NDArray[np.float64]
 ) -> _Pool:
@@ -1169,7 +1180,7 @@ MIN_DISAGREEMENTS = 30
 def _sources(
     preds: Sequence[Predictive],
     mix: Predictive,
-    predictions: Sequence[NDArray[Any]],
+    predictions: Sequence[Any],
     rows: NDArray[Any],
     power: float | None,
 ) -> Sequence[Predictive]:
@@ -1182,9 +1193,9 @@ def _sources(
     return preds
 
 
-def _disagreements(predictions: Sequence[NDArray[Any]], rows: NDArray[Any]) -> int:
+def _disagreements(predictions: Sequence[Any], rows: NDArray[Any]) -> int:
     """How many distinct pool instances among ``rows`` get different predictions from some
-    pair of models."""
+    pair of models (``predictions``: each model's, arrays or :class:`_Decisions`)."""
     units = np.unique(rows)
     first = predictions[0][units]
     differ = np.zeros(units.shape[0], dtype=bool)
@@ -1308,7 +1319,7 @@ def _comparison_rows(
     residuals is smoothed, whichever sources the labels then weight."""
     z = None if features is None else _standardized(features, mix.n)
     h = _check_bandwidth(bandwidth)
-    fs = [pr.point_prediction() for pr in preds]
+    fs = [_Decisions(pr) for pr in preds]  # found where asked: no pool-size array
     rows_all = _rows(idx, q, pool_q, p)  # validates pool_q before _domain warns about it
     dom, p_dom = _domain(meas, preds, p, pool_q, stacklevel=4)  # the caller's caller
     pos, v, fpc = _in_domain(dom, idx, rows_all)
@@ -1320,7 +1331,7 @@ def _comparison_rows(
     if z is None or z.shape[1] == 0:  # nothing to smooth: skip the mixture's terms
         return v, fpc, by_source, None
     ref = by_source[0] if sources[0] is mix else _model_terms(meas, preds, mix, rows, yr, p_dom)
-    groups = _prediction_groups(preds, fs)
+    groups = _prediction_groups(preds, [pr.point_prediction() for pr in preds])
     return v, fpc, *_with_smoother(z, by_source, ref, rows, p_dom, h, v, groups, fpc)
 
 

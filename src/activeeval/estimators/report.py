@@ -371,7 +371,7 @@ def _compare_sample(
     if census and len(preds) == 2 and support_mass == 1.0:
         units, first = np.unique(draws, return_index=True)
         if _covers(units, pw > 0):
-            f_at = [pr.point_prediction()[units] for pr in preds]
+            f_at = [pr.take(units).point_prediction() for pr in preds]
             exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
             cmp = _exact_comparison(exact, draws.shape[0], units.shape[0], level, meas)
             cmp = _unused_features(cmp, features)  # exact: no control variate, features unused
