@@ -108,6 +108,13 @@ def test_successive_time_in_chunks_and_remembered_for_a_frozen_q(monkeypatch) ->
     frozen.flags.writeable = False
     assert sampling_mod._successive_time(frozen, 900) == whole
     assert sampling_mod._successive_time(frozen, 901) > whole  # another n: computed afresh
+    # what counts as unable to change: read-only down to owned memory or a bytes blob
+    assert sampling_mod._immutable(frozen)
+    assert sampling_mod._immutable(np.frombuffer(q.tobytes()))  # a session's stored q
+    view = q[:]
+    view.flags.writeable = False
+    assert not sampling_mod._immutable(view)  # its base can still be written
+    assert not sampling_mod._immutable(q)
 
 
 @pytest.mark.parametrize("m", [1, 4095, 4096, 4097, 3 * 4096 + 5, 70_001])

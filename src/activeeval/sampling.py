@@ -675,14 +675,26 @@ def successive_time(q: ArrayLike, n: int) -> float:
     return _successive_time(qq, int(n))
 
 
-#: The last :func:`_successive_time` of a q that cannot change (read-only and owning its
-#: data, as a campaign's q is): the estimator and its tempered interval ask for the same t.
+#: The last :func:`_successive_time` of a q that cannot change (:func:`_immutable`, as a
+#: campaign's or a session's q is): the estimator and its tempered interval ask for the same t.
 _LAST_TIME: dict[str, tuple[Any, int, float]] = {}
+
+
+def _immutable(a: Any) -> bool:
+    """Whether the array's values cannot change: read-only down to memory it owns or to an
+    immutable ``bytes`` object (a stored blob)."""
+    while isinstance(a, np.ndarray):
+        if a.flags.writeable:
+            return False
+        if a.base is None:
+            return True
+        a = a.base
+    return isinstance(a, bytes)
 
 
 def _successive_time(q: NDArray[np.float64], n: int) -> float:
     """``successive_time`` for a validated q and integer n ≥ 0."""
-    frozen = not q.flags.writeable and q.flags.owndata
+    frozen = _immutable(q)
     last = _LAST_TIME.get("last")
     if frozen and last is not None and last[0]() is q and last[1] == n:
         return last[2]

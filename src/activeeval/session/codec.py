@@ -48,7 +48,9 @@ def _f64(a: NDArray[Any]) -> bytes:
 
 
 def _from_f64(b: bytes, shape: tuple[int, ...]) -> NDArray[np.float64]:
-    return np.frombuffer(b, dtype="<f8").astype(np.float64).reshape(shape)
+    """A stored float64 column or matrix: a read-only view of the blob's bytes where the
+    machine is little-endian (no copy), else a native copy."""
+    return np.frombuffer(b, dtype="<f8").astype(np.float64, copy=False).reshape(shape)
 
 
 def _stored_labels(values: list[Any], dtype: Any) -> NDArray[Any]:
