@@ -17,7 +17,9 @@ import activeeval as ae
 from activeeval import _chunks
 from activeeval import sampling as sampling_mod
 from activeeval.errors import ProbabilityRowsError
+from activeeval.estimators import report as report_mod
 from activeeval.estimators.assisted import assisted_estimate
+from activeeval.measures import get_measure
 from activeeval.sampling import Sampler, optimal_distribution, successive_time
 
 M = 5_003  # a pool of 6 chunks of 997 rows and a short one
@@ -104,17 +106,43 @@ def test_successive_time_in_chunks_and_remembered_for_a_frozen_q(monkeypatch) ->
     assert chunked == pytest.approx(whole, rel=1e-12)
     # Σ (1 − e^(−q t)) = n at the root (an independent check of the value)
     assert float(-np.expm1(-q * whole).sum()) == pytest.approx(900, rel=1e-9)
-    frozen = q.copy()
-    frozen.flags.writeable = False
-    assert sampling_mod._successive_time(frozen, 900) == whole
-    assert sampling_mod._successive_time(frozen, 901) > whole  # another n: computed afresh
-    # what counts as unable to change: read-only down to owned memory or a bytes blob
-    assert sampling_mod._immutable(frozen)
-    assert sampling_mod._immutable(np.frombuffer(q.tobytes()))  # a session's stored q
+    stored = np.frombuffer(q.tobytes())  # a session's q: a view of its blob's bytes
+    assert sampling_mod._immutable(stored)
+    with pytest.raises(ValueError):
+        stored.flags.writeable = True  # numpy refuses: it can never change
+    sampling_mod._LAST_TIME.clear()
+    assert sampling_mod._successive_time(stored, 900) == whole
+    assert sampling_mod._LAST_TIME["last"][1:] == (900, whole)  # remembered
+    assert sampling_mod._successive_time(stored, 900) == whole
+    assert sampling_mod._successive_time(stored, 901) > whole  # another n: computed afresh
+    # an array that owns its memory is never remembered, read-only or not: its owner can
+    # make it writable again and change it (the same sum, another t)
+    owned = q.copy()
+    owned.flags.writeable = False
+    assert not sampling_mod._immutable(owned)
+    assert sampling_mod._successive_time(owned, 901) == sampling_mod._successive_time(q, 901)
+    owned.flags.writeable = True
+    owned[:] = np.sort(q)[::-1] * 0.5
+    owned[0] += 0.5
+    owned.flags.writeable = False
+    assert sampling_mod._successive_time(owned, 901) == successive_time(owned.copy(), 901)
     view = q[:]
     view.flags.writeable = False
     assert not sampling_mod._immutable(view)  # its base can still be written
-    assert not sampling_mod._immutable(q)
+
+
+@pytest.mark.parametrize("m", [5_000, 70_001])
+@pytest.mark.parametrize("where", [0, 4095, 4096, -1])
+def test_draws_of_a_point_mass_and_of_a_uniform_view(m: int, where: int) -> None:
+    q = np.zeros(m)
+    q[where] = 1.0
+    assert set(Sampler(q).draw(300, np.random.default_rng(0))[0].tolist()) == {where % m}
+    flat = np.broadcast_to(1.0 / m, (m,))  # the uniform pool distribution's view
+    u = np.random.default_rng(2).random(400)
+    cdf = np.cumsum(np.full(m, 1.0 / m))
+    cdf /= cdf[-1]
+    got = Sampler(flat).draw(400, np.random.default_rng(2))[0]
+    assert np.array_equal(got, np.minimum(np.searchsorted(cdf, u, side="right"), m - 1))
 
 
 @pytest.mark.parametrize("m", [1, 4095, 4096, 4097, 3 * 4096 + 5, 70_001])
@@ -155,15 +183,92 @@ def test_errors_name_the_row_in_the_whole_pool_not_in_its_chunk(monkeypatch) -> 
         ae.Categorical(bad)
 
 
-def test_a_chunk_is_a_view_with_the_argmax_of_its_rows() -> None:
-    proba, _ = _pool(k=4)
-    pred = ae.Categorical(proba, labels=["a", "b", "c", "d"])
-    part = pred.take(slice(1000, 2000))
-    assert np.shares_memory(part.proba, proba)
-    assert np.array_equal(part.predicted_index, np.argmax(proba[1000:2000], axis=1))
-    assert np.array_equal(part.point_prediction(), pred.point_prediction()[1000:2000])
-    decided = pred.with_decision(np.array(["d"] * M))
-    assert set(decided.take(slice(10, 20)).point_prediction()) == {"d"}
+@pytest.mark.parametrize("k", [4, 130])  # int8 codes, and int16 above 127 classes
+def test_a_chunk_is_a_view_with_the_argmax_of_its_rows(k: int) -> None:
+    proba = np.random.default_rng(k).dirichlet(np.full(k, 0.5), size=M)
+    proba[::5] = 1.0 / k  # ties: the first class, as np.argmax
+    labels = [f"c{j}" for j in range(k)]
+    for cached_first in (False, True):
+        pred = ae.Categorical(proba, labels=labels)
+        if cached_first:
+            pred.predicted_index  # noqa: B018 — the whole pool's argmax, then chunks of it
+        part = pred.take(slice(1000, 2000))
+        assert np.shares_memory(part.proba, proba)
+        assert np.array_equal(part.predicted_index, np.argmax(proba[1000:2000], axis=1))
+        assert np.array_equal(part.point_prediction(), np.array(labels)[proba[1000:2000].argmax(1)])
+    decision = np.array(labels)[np.random.default_rng(1).integers(0, k, M)]
+    decided = ae.Categorical(proba, labels=labels).with_decision(decision)
+    assert np.array_equal(decided.take(slice(10, 2000)).point_prediction(), decision[10:2000])
+
+
+class _Discrete(ae.Predictive):
+    """A user's own predictive distribution whose ``take`` knows only index arrays."""
+
+    def __init__(self, vals: np.ndarray, probs: np.ndarray) -> None:
+        self.vals, self.probs = vals, probs
+
+    @property
+    def n(self) -> int:
+        return int(self.vals.shape[0])
+
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.vals, self.probs
+
+    def point_prediction(self) -> np.ndarray:
+        return (self.vals * self.probs).sum(axis=1)
+
+    def take(self, index):  # type: ignore[no-untyped-def]
+        idx = np.asarray(index)
+        assert idx.dtype.kind in "iu", "a subclass need only take index arrays"
+        return _Discrete(self.vals[idx], self.probs[idx])
+
+
+def test_a_predictive_subclass_that_takes_index_arrays_only_still_works(monkeypatch) -> None:
+    rng = np.random.default_rng(0)
+    vals = rng.normal(size=(M, 3))
+    probs = rng.dirichlet([1, 1, 1], size=M)
+    y = vals[np.arange(M), (rng.random(M)[:, None] < probs.cumsum(axis=1)).argmax(axis=1)]
+    pred = _Discrete(vals, probs)
+    whole, chunked = _both(
+        monkeypatch,
+        lambda: ae.evaluate(pred, lambda i: y[i], "mse", budget=60, random_state=0),
+    )
+    assert np.array_equal(chunked.indices, whole.indices)
+    assert chunked.estimate == pytest.approx(whole.estimate, rel=1e-10)
+
+
+def test_a_decision_of_the_wrong_length_is_refused_naming_it() -> None:
+    proba, _ = _pool()
+    with pytest.raises(ae.errors.ShapeError, match=r"prediction: .*\(5003,\); got shape \(5008,\)"):
+        optimal_distribution(proba, "f1", prediction=np.zeros(M + 5, dtype=int))
+
+
+@pytest.mark.parametrize("k", range(1, 21))
+def test_row_sums_are_numpys_bit_for_bit(k: int) -> None:
+    from activeeval._validation import _row_sums
+
+    a = np.random.default_rng(k).dirichlet(np.full(k, 0.3), size=2000)
+    assert _row_sums(a).tobytes() == a.sum(axis=1).tobytes()
+
+
+def test_a_census_spread_over_many_chunks_is_found(monkeypatch) -> None:
+    """Precision needs only the predicted positives: once every one of them is labeled (they
+    lie in several chunks), the estimate is their exact precision; one left out, it is not."""
+    proba, y = _pool()
+    proba = proba.copy()
+    proba[:, 1] = np.where(np.arange(M) % 500 == 7, 0.9, 0.1)  # 11 positives, one per ~500
+    proba[:, 0] = 1.0 - proba[:, 1]
+    positives = np.flatnonzero(proba[:, 1] > 0.5)
+    monkeypatch.setattr(_chunks, "ROWS", 997)
+    rep = report_mod.Reporting(
+        get_measure("precision").bind(ae.as_predictive(proba)),
+        np.full(M, 1.0 / M), np.full(M, 1.0 / M), 0.95, "assisted",
+    )  # fmt: skip
+    pred = ae.as_predictive(proba)
+    exact = report_mod._census(rep, pred, positives, y[positives])
+    assert exact is not None and exact.estimate == pytest.approx(float(y[positives].mean()))
+    assert report_mod._census(rep, pred, positives[:-1], y[positives[:-1]]) is None
+    assert report_mod._census(rep, pred, positives[1:], y[positives[1:]]) is None
 
 
 def test_the_uniform_pool_of_many_chunks_is_a_view(monkeypatch) -> None:
@@ -256,3 +361,18 @@ def test_compare_works_within_a_small_multiple_of_one_input() -> None:
     finally:
         tracemalloc.stop()
     assert peak <= 13 * m + 32 * 2**20, f"{peak / m:.1f} bytes per instance"
+
+
+def test_a_session_above_one_chunk_reports_what_evaluate_reports(monkeypatch, tmp_path) -> None:
+    """Bit for bit, as on pools of one chunk (``tests/test_inputs.py``): a session holds its
+    stored pool the way ``evaluate`` holds its own (the uniform test distribution as a view)
+    and sums it in the same chunks."""
+    proba, y = _pool()
+    monkeypatch.setattr(_chunks, "ROWS", 997)
+    for measure in ("f1", "error_rate"):
+        want = ae.evaluate(proba, lambda i: y[i], measure, budget=150, random_state=4)
+        with ae.Session.create(tmp_path / f"{measure}.db", proba, measure, 150, seed=4) as s:
+            while ids := s.next_batch(40):
+                s.record({i: int(y[i]) for i in ids})
+            got = s.estimate()
+        assert (got.estimate, got.ci, got.n_labels) == (want.estimate, want.ci, want.n_labels)

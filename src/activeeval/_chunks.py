@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ROWS", "chunk_ends", "inverse_cdf", "row_chunks", "uniform"]
+__all__ = ["ROWS", "chunk_ends", "inverse_cdf", "row_chunks", "uniform", "weighted_sum"]
 
 #: Rows per chunk of a whole-pool pass (2 MiB per float64 column).
 ROWS = 1 << 18
@@ -34,6 +34,15 @@ def uniform(m: int) -> NDArray[np.float64]:
     if m <= ROWS:
         return np.full(m, 1.0 / m)
     return np.broadcast_to(np.float64(1.0 / m), (m,))
+
+
+def weighted_sum(p: NDArray[np.float64], x: NDArray[np.float64]) -> float:
+    """Σ p·x over a chunk: ``p @ x``, or where p is one value repeated (:func:`uniform`'s
+    view) that value times Σ x — numpy's pairwise sum, faster and more accurate than a dot
+    product with a zero stride, which numpy adds up one term at a time."""
+    if p.strides == (0,) and p.shape[0]:
+        return float(p[0] * x.sum())
+    return float(p @ x)
 
 
 def chunk_ends(q: NDArray[np.float64], chunk: int) -> NDArray[np.float64]:
@@ -72,7 +81,11 @@ def inverse_cdf(
     chunks = np.minimum(np.searchsorted(ends / total, u, side="right"), ends.shape[0] - 1)
     idx = np.empty(u.shape[0], dtype=np.intp)
     qd = np.empty(u.shape[0])
-    for j in np.unique(chunks).tolist():
+    order = np.argsort(chunks, kind="stable")  # the draws grouped by chunk, found once
+    touched, first = np.unique(chunks[order], return_index=True)
+    bounds = np.append(first, order.shape[0])
+    spans = zip(touched.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
+    for j, lo, hi in spans:
         start = j * chunk
         stop = min(start + chunk, m)
         qc = read(start, stop)
@@ -80,7 +93,7 @@ def inverse_cdf(
         run = np.cumsum(np.concatenate([[carry], qc]))[1:]
         if altered is not None and run[-1] != ends[j]:
             altered(start, stop)
-        at = chunks == j
+        at = order[lo:hi]
         local = np.minimum(np.searchsorted(run / total, u[at], side="right"), stop - start - 1)
         idx[at] = start + local
         qd[at] = qc[local]

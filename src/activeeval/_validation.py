@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from . import _chunks
 from ._chunks import row_chunks, uniform
 from .errors import (
     BudgetError,
@@ -75,9 +76,10 @@ def check_probability_rows(proba: ArrayLike, name: str = "proba") -> NDArray[np.
 
 
 def _row_sums(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``a.sum(axis=1)``; with a few columns column by column (numpy reduces short rows one
-    at a time: 40 times slower for two classes)."""
-    if a.shape[1] > 16:
+    """``a.sum(axis=1)``, bit for bit; below 8 columns (where numpy adds a row's entries in
+    order, not pairwise) column by column: numpy reduces short rows one at a time, 40 times
+    slower for two classes."""
+    if a.shape[1] >= 8:
         return np.asarray(a.sum(axis=1), dtype=float)
     sums = a[:, 0].copy()
     for j in range(1, a.shape[1]):
@@ -244,7 +246,7 @@ def pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.floa
     pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
     if pw.shape[0] != n:
         raise ShapeError(f"pool_weights: has {pw.shape[0]} entries but the pool has {n}.")
-    if pw.strides == (0,) and pw[0] > 0:  # one value repeated (e.g. :func:`uniform`'s view)
+    if pw.strides == (0,) and pw[0] > 0 and n > _chunks.ROWS:  # uniform()'s view
         return uniform(n)
     with np.errstate(over="ignore"):  # an overflowing sum is rescaled below
         total = float(pw.sum())

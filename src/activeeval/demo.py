@@ -25,6 +25,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from ._chunks import uniform
 from ._validation import check_random_state
 from .campaign import evaluate
 from .datasets import EvaluationTask, load_email_shift
@@ -294,7 +295,7 @@ class _Design:
     ) -> None:
         self.q = np.asarray(q, dtype=float)
         self.m = m = self.q.shape[0]
-        p = np.full(m, 1.0 / m) if pool_weights is None else np.asarray(pool_weights, float)
+        p = uniform(m) if pool_weights is None else np.asarray(pool_weights, float)
         self.p = p = p / p.sum()
         self.budgets = np.asarray(budgets, dtype=float)
         self.lam = None if costs is None else np.asarray(costs, dtype=float)
@@ -399,7 +400,7 @@ def _runs(
     pool's ``features`` the model-assisted estimator adds the smoothed residuals as its
     second control variate (what ``evaluate(..., features=)`` does; tested equal)."""
     m = pred.n
-    p = np.full(m, 1.0 / m)
+    p = uniform(m)
     f = pred.point_prediction()
     w_all = meas.weight(f, y)
     wl_all = w_all * meas.loss(f, y)
@@ -441,7 +442,7 @@ def _samples(
     distinct instances of a successive sample (``finite``) or every draw with v = p/q."""
     draws, kept, _, _ = _draws_and_stops(_Design(q, budgets, None, None, seed), reps)
     m = q.shape[0]
-    p = np.full(m, 1.0 / m)
+    p = uniform(m)
 
     def rows() -> Iterator[tuple[Any, ...]]:
         for r in range(reps):

@@ -99,15 +99,22 @@ class Predictive(ABC):
 
         Parameters
         ----------
-        index : array-like of int, or slice
-            Positions of the instances to keep, in the order wanted (repeats allowed); a
-            slice gives views of the rows, not copies (a chunk of the pool).
+        index : array-like of int
+            Positions of the instances to keep, in the order wanted (repeats allowed). The
+            built-in distributions also take a slice, giving views of the rows, not copies
+            (a subclass need not).
 
         Returns
         -------
         Predictive
             A distribution of the same kind over ``len(index)`` instances.
         """
+
+    def _chunk(self, rows: slice) -> Predictive:
+        """A chunk of the pool (``rows``, a slice with step 1) for a pass over it: views of
+        the rows for the built-in distributions, else ``take`` of their positions (a
+        subclass written for index arrays keeps working)."""
+        return self.take(np.arange(*rows.indices(self.n)))
 
     def expect(self, g: Callable[[NDArray[Any]], NDArray[Any]]) -> NDArray[np.float64]:
         """E_y[g(y) | x] for every instance, by summation over the support.
@@ -274,6 +281,9 @@ class Categorical(Predictive):
             codes = self._codes if whole is None else whole
             out.__dict__["predicted_index"] = codes[idx].astype(np.intp)
         return out
+
+    def _chunk(self, rows: slice) -> Categorical:
+        return self.take(rows)
 
     @cached_property
     def _codes(self) -> NDArray[Any]:
@@ -560,6 +570,9 @@ class Gaussian(Predictive):
             out._decision = self._decision[idx]
         return out
 
+    def _chunk(self, rows: slice) -> Gaussian:
+        return self.take(rows)
+
     def with_decision(self, prediction: ArrayLike, name: str = "prediction") -> Gaussian:
         """The same beliefs N(mean, var) with another prediction f(x) for the measure to score.
 
@@ -735,6 +748,12 @@ class Mixture(Predictive):
         """
         out = object.__new__(Mixture)
         out.parts = [p.take(index) for p in self.parts]
+        out.weights = self.weights
+        return out
+
+    def _chunk(self, rows: slice) -> Mixture:
+        out = object.__new__(Mixture)
+        out.parts = [p._chunk(rows) for p in self.parts]
         out.weights = self.weights
         return out
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._chunks import chunk_ends, inverse_cdf, row_chunks
+from ._chunks import chunk_ends, inverse_cdf, row_chunks, weighted_sum
 from ._validation import (
     check_costs,
     check_finite_array,
@@ -366,13 +366,18 @@ def influence_moment(
     # A chunk of the pool at a time (activeeval._chunks): no temporary the size of the pool.
     decision = None if prediction is None else np.asarray(prediction)
     m = pred_dist.n
+    if decision is not None and decision.shape != (m,):
+        raise ShapeError(
+            f"prediction: expected one decision per pool instance, shape ({m},); got shape "
+            f"{decision.shape}."
+        )
     mask = np.empty(m, dtype=bool)
     scale = total = 0.0  # E[w] (1 for regular risks) and E[wℓ]
     for rows in row_chunks(m):
         part, f = _rows_of(pred_dist, decision, rows)
         wl, w = meas.conditional_expectations(part, f, fast=fast)
-        scale += float(p[rows] @ w)
-        total += float(p[rows] @ wl)
+        scale += weighted_sum(p[rows], w)
+        total += weighted_sum(p[rows], wl)
         mask[rows] = meas.weight_can_be_positive(f)
     if not scale > 0 or not mask.any():
         f_all = _decisions(pred_dist, prediction)
@@ -394,7 +399,7 @@ def _rows_of(
     pred_dist: Predictive, decision: NDArray[Any] | None, rows: slice
 ) -> tuple[Predictive, NDArray[Any]]:
     """A chunk of the pool: its predictive distribution (views of the rows) and decisions."""
-    part = pred_dist.take(rows)
+    part = pred_dist._chunk(rows)
     return part, (part.point_prediction() if decision is None else decision[rows])
 
 
@@ -675,19 +680,18 @@ def successive_time(q: ArrayLike, n: int) -> float:
     return _successive_time(qq, int(n))
 
 
-#: The last :func:`_successive_time` of a q that cannot change (:func:`_immutable`, as a
-#: campaign's or a session's q is): the estimator and its tempered interval ask for the same t.
+#: The last :func:`_successive_time` of a q that cannot change (:func:`_immutable`: a
+#: session's stored q), which its estimate and its tempered interval both ask for.
 _LAST_TIME: dict[str, tuple[Any, int, float]] = {}
 
 
 def _immutable(a: Any) -> bool:
-    """Whether the array's values cannot change: read-only down to memory it owns or to an
-    immutable ``bytes`` object (a stored blob)."""
+    """Whether the array's values cannot change at all: read-only views down to an immutable
+    ``bytes`` object (a stored blob; numpy refuses to make such a view writable). An array
+    that owns its memory is not, even read-only: its owner can make it writable again."""
     while isinstance(a, np.ndarray):
         if a.flags.writeable:
             return False
-        if a.base is None:
-            return True
         a = a.base
     return isinstance(a, bytes)
 
@@ -858,19 +862,19 @@ def _pair_moment(
     m = mixture.n
     sums = np.zeros((2, 2))  # per model: E[w], E[wℓ] under the mixture
     for rows in row_chunks(m):
-        part = mixture.take(rows)
+        part = mixture._chunk(rows)
         for r, k in enumerate((i, j)):
             wl, w = meas.conditional_expectations(
-                part, models[k].take(rows).point_prediction(), fast=fast
+                part, models[k]._chunk(rows).point_prediction(), fast=fast
             )
-            sums[r] += (float(p[rows] @ w), float(p[rows] @ wl))
+            sums[r] += (weighted_sum(p[rows], w), weighted_sum(p[rows], wl))
     centers = [float(wl) / s if s > 0 else 0.0 for s, wl in sums]
     scales = [1.0 if meas.regular else max(float(s), 1e-300) for s, _ in sums]
     out = np.empty(m)
     for rows in row_chunks(m):
-        fi, fj = (models[k].take(rows).point_prediction() for k in (i, j))
+        fi, fj = (models[k]._chunk(rows).point_prediction() for k in (i, j))
         out[rows] = meas.difference_second_moment(
-            mixture.take(rows), (fi, fj), (centers[0], centers[1]), (scales[0], scales[1]),
+            mixture._chunk(rows), (fi, fj), (centers[0], centers[1]), (scales[0], scales[1]),
             fast=fast,
         )  # fmt: skip
     return out
@@ -975,7 +979,7 @@ def comparison_distribution(
     mask = np.zeros(m, dtype=bool)
     for rows in row_chunks(m):
         for pr in preds_in:
-            mask[rows] |= meas.weight_can_be_positive(pr.take(rows).point_prediction())
+            mask[rows] |= meas.weight_can_be_positive(pr._chunk(rows).point_prediction())
     if method == "passive":
         return p
     if method == "active_lambda":

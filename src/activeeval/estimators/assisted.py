@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._chunks import row_chunks
+from .._chunks import row_chunks, weighted_sum
 from .._validation import (
     check_costs,
     check_level,
@@ -131,10 +131,10 @@ def _pool_moments(
     mu_num = mu_den = 0.0
     for rows in row_chunks(predictive.n):
         m_num, m_den = measure.conditional_expectations(
-            predictive.take(rows), decider.take(rows).point_prediction()
+            predictive._chunk(rows), decider._chunk(rows).point_prediction()
         )
-        mu_num += float(p[rows] @ m_num)
-        mu_den += float(p[rows] @ m_den)
+        mu_num += weighted_sum(p[rows], m_num)
+        mu_den += weighted_sum(p[rows], m_den)
     return _Pool(
         _Expected(measure, predictive, decider, 0),
         _Expected(measure, predictive, decider, 1),
@@ -807,7 +807,7 @@ def _domain(
     dom = np.zeros(m, dtype=bool)
     for rows in row_chunks(m):
         for pr in deciders:
-            dom[rows] |= meas.weight_can_be_positive(pr.take(rows).point_prediction())
+            dom[rows] |= meas.weight_can_be_positive(pr._chunk(rows).point_prediction())
     if pool_q is not None:
         qq = np.asarray(pool_q, dtype=float)
         missing = sum(
@@ -824,7 +824,7 @@ def _domain(
             )
     if dom.all():
         return None, p
-    mass = sum(float(p[rows] @ dom[rows]) for rows in row_chunks(m))
+    mass = sum(weighted_sum(p[rows], dom[rows]) for rows in row_chunks(m))
     if not mass > 0:
         return dom, p
     p_dom = np.empty(m)

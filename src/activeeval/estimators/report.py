@@ -337,7 +337,7 @@ def _labels_every_needed(
     mass whose weight can be positive — a chunk of the pool at a time, stopping at the first
     chunk with one left out (the first, unless nearly everything is labeled)."""
     for rows in row_chunks(predictive.n):
-        f = predictive.take(rows).point_prediction()
+        f = predictive._chunk(rows).point_prediction()
         needed = meas.weight_can_be_positive(f) & (pw[rows] > 0)
         lo, hi = np.searchsorted(units, [rows.start, rows.stop])
         if not _covers(units[lo:hi] - rows.start, needed):

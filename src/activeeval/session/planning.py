@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from .._chunks import uniform
 from .._validation import (
     MAX_STORED_SEED,
     check_budget,
@@ -204,7 +205,7 @@ def _validated(r: CreateRequest) -> _NewStore:
     ]
     if stop is not None:
         meta.append(("stopping", json.dumps(_stopping_spec(stop))))
-        pool = pool_for(preds, meas, np.full(m, 1.0 / m))
+        pool = pool_for(preds, meas, uniform(m))
         rep = pool.reporting(q, lv, estimator)
         window = window_draws(stop, pool, rep, horizon_draws(b, q, lam))
         if window is not None:  # fixed before the first label, from the model

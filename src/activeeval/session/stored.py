@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._chunks import uniform
 from ..errors import NotAStoreError, StoreError
 from .lookup import PoolIds, plan_horizon, read_costs
 from .schema import StoreFile
@@ -459,7 +460,7 @@ def _load_pool(store: StoreFile, plan: SessionPlan, integer: bool) -> PoolData:
         plan.label_space,
     )  # fmt: skip
     predictives = [_restore_decision(p, f) for p, f in zip(predictives, decisions, strict=True)]
-    pw = np.full(m, 1.0 / m)
+    pw = uniform(m)
     pool = pool_for(predictives, meas, pw)
     grade_keys, grade_offsets = (
         pool.items_to_grade() if isinstance(pool, RankedPool) else (None, None)
