@@ -235,12 +235,12 @@ def write_report(out: Path, sessions: list[dict[str, Any]], evals: list[dict[str
     lines += _goals(sessions, evals)
     lines += [
         "",
-        "`evaluate` of one model makes its passes over the pool a chunk of rows at a time",
-        "(about 12 bytes per instance beyond its input; `docs/guide/large-pools.md`).",
-        "What is not built yet: `status` (its estimate) and `estimate` read the stored pool",
-        "whole, once per process; `init` reads the pool file whole and computes q in memory, so",
-        "sessions of 10⁸ instances are out of reach on this machine; `compare` still holds",
-        "several copies of its input; Dask is not supported.",
+        "`evaluate` and `compare` make their passes over the pool a chunk of rows at a time",
+        "(about 12 bytes per instance beyond the input; `docs/guide/large-pools.md`).",
+        "What is not built yet: `status` (its estimate and re-plan) and `estimate` read the",
+        "stored pool whole, once per process; `init` reads the pool file whole and computes q",
+        "in memory, so sessions of 10⁸ instances are out of reach on this machine; Dask is",
+        "not supported.",
     ]
     (out / "scale.md").write_text("\n".join(lines) + "\n")
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 import warnings
-import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -680,35 +681,37 @@ def successive_time(q: ArrayLike, n: int) -> float:
     return _successive_time(qq, int(n))
 
 
-#: The last :func:`_successive_time` of a q that cannot change (:func:`_immutable`: a
-#: session's stored q), which its estimate and its tempered interval both ask for.
-_LAST_TIME: dict[str, tuple[Any, int, float]] = {}
+#: While :func:`remembering_times` is active: the t found for each (q, n), q held alive.
+_TIMES: ContextVar[dict[tuple[int, int], tuple[Any, float]] | None] = ContextVar(
+    "activeeval_times", default=None
+)
 
 
-def _immutable(a: Any) -> bool:
-    """Whether the array's values cannot change at all: read-only views down to an immutable
-    ``bytes`` object (a stored blob; numpy refuses to make such a view writable). An array
-    that owns its memory is not, even read-only: its owner can make it writable again."""
-    while isinstance(a, np.ndarray):
-        if a.flags.writeable:
-            return False
-        a = a.base
-    return isinstance(a, bytes)
+@contextmanager
+def remembering_times() -> Iterator[None]:
+    """Within the block, :func:`_successive_time` solves for each q and n once: an estimate
+    and its tempered interval ask for the same t of the same q (the block's caller does not
+    change q meanwhile)."""
+    token = _TIMES.set({})
+    try:
+        yield
+    finally:
+        _TIMES.reset(token)
 
 
 def _successive_time(q: NDArray[np.float64], n: int) -> float:
     """``successive_time`` for a validated q and integer n ≥ 0."""
-    frozen = _immutable(q)
-    last = _LAST_TIME.get("last")
-    if frozen and last is not None and last[0]() is q and last[1] == n:
-        return last[2]
+    memo = _TIMES.get()
+    hit = None if memo is None else memo.get((id(q), n))
+    if hit is not None and hit[0] is q:
+        return float(hit[1])
     n_support = sum(int(np.count_nonzero(q[rows] > 0)) for rows in row_chunks(q.shape[0]))
     if n >= n_support:
         t = math.inf
     else:
         t = _time_to_reach(q, float(n), positive=n_support < q.shape[0])
-    if frozen:
-        _LAST_TIME["last"] = (weakref.ref(q), n, t)
+    if memo is not None:
+        memo[(id(q), n)] = (q, t)
     return t
 
 

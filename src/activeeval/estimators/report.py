@@ -56,6 +56,7 @@ from ..ranking import (
     ranking_union,
     ranking_values,
 )
+from ..sampling import remembering_times
 from .anytime import DrawTerms
 from .assisted import (
     _as_assisted_census,
@@ -176,11 +177,12 @@ def _static_estimate(
     if est is not None and assisted:
         est = _as_assisted_census(est, rep.features)
     if est is None and assisted:
-        est = assisted_estimate(
-            meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q,
-            features=rep.features, bandwidth=rep.bandwidth,
-        )  # fmt: skip
-        curve = _score(rep, predictive, draws, y, est) if rep.score else None
+        with remembering_times():  # the estimator and its curve share the time t of q
+            est = assisted_estimate(
+                meas, predictive, draws, y, pool_weights=pw, level=lv, pool_q=q,
+                features=rep.features, bandwidth=rep.bandwidth,
+            )  # fmt: skip
+            curve = _score(rep, predictive, draws, y, est) if rep.score else None
         if curve is not None:
             return replace(est, score=curve), "tempered"
     if est is None:
