@@ -346,8 +346,7 @@ def compare(  # type: ignore[misc]
     qq = comparison_distribution(
         preds, meas, method=method, costs=lam, pool_weights=pool_weights, mix=mix
     )
-    if qq.flags.owndata:
-        qq.flags.writeable = False  # the campaign's record of what it drew from
+    qq.flags.writeable = False  # the campaign's record of what it drew from
     pw = pool_distribution(preds[0].n, pool_weights)
     support_mass = float(pw[qq > 0].sum()) if method == "active_neq" else 1.0
     pool = PlainPool(preds, meas, pw)
