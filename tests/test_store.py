@@ -143,12 +143,12 @@ def test_create_stores_the_plan_and_q_bit_exactly(tmp_path: Path) -> None:
         "active",
     )
     assert (p.budget, p.seed, p.level, p.pool_size, p.label_space) == (50.0, 3, 0.9, 400, (0, 1))
-    assert p.schema_version == session_mod.SCHEMA_VERSION == 5
+    assert p.schema_version == session_mod.SCHEMA_VERSION == 6
     assert not p.ranking
     s.close()
     conn = sqlite3.connect(tmp_path / "s.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "6"
     blob = conn.execute("SELECT q FROM plan").fetchone()[0]
     assert np.frombuffer(blob, "<f8").tobytes() == q.tobytes()
     conn.close()
@@ -685,12 +685,12 @@ def test_store_from_a_newer_schema_is_refused_unchanged(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     Session.create(path, proba, "error_rate", 10).close()
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
     before = path.read_bytes()
     with pytest.raises(
-        ae.errors.SchemaVersionError, match=r"schema version 6, newer than the version 5"
+        ae.errors.SchemaVersionError, match=r"schema version 7, newer than the version 6"
     ):
         Session.open(path)
     assert path.read_bytes() == before
@@ -736,17 +736,17 @@ def test_migrations_run_in_one_transaction_on_open(tmp_path: Path, monkeypatch) 
         conn.execute("ALTER TABLE labels ADD COLUMN half_done TEXT")
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 7)
-    migrations = {**schema_mod.MIGRATIONS, 5: add_notes, 6: broken}
+    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 8)
+    migrations = {**schema_mod.MIGRATIONS, 6: add_notes, 7: broken}
     monkeypatch.setattr(schema_mod, "MIGRATIONS", migrations)
     before = _dump(path)
     with pytest.raises(RuntimeError, match="migration bug"):
         Session.open(path)
     assert _dump(path) == before  # neither step kept
 
-    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 6)
+    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 7)
     s = Session.open(path)
-    assert s.plan.schema_version == 6
+    assert s.plan.schema_version == 7
     assert s.estimate().n_labels == 10
     s.close()
     conn = sqlite3.connect(path)
@@ -910,12 +910,13 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
     conn.execute("DROP TABLE phases")
     conn.execute("DROP TABLE draw_index")
     conn.execute("DROP INDEX pool_cost")
+    conn.execute("DROP TABLE parts")
     conn.execute("DELETE FROM meta WHERE key = 'horizon'")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
     s = Session.open(path)
-    assert s.plan.schema_version == 5 and not s.plan.ranking
+    assert s.plan.schema_version == 6 and not s.plan.ranking
     after = s.estimate()
     assert (after.estimate, after.stderr, after.n_labels) == (
         before.estimate,
@@ -926,7 +927,7 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
     assert s.progress().n_labels == 20
     s.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "6"
     assert "holder" in [r[1] for r in conn.execute("PRAGMA table_info(handouts)")]
     assert [r[1] for r in conn.execute("PRAGMA table_info(ranking)")] == [
         "model",

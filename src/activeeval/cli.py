@@ -479,9 +479,7 @@ def session_init(
     prediction_column: str | None,
 ) -> None:
     """Plan a campaign: read the pool file(s) and create STORE."""
-    from .estimators.report import pool_class
     from .ranking import DCG, ERR
-    from .session import Session
 
     with _command():
         check_seed(seed, "--seed", maximum=MAX_STORED_SEED)  # before any file is read
@@ -493,41 +491,14 @@ def session_init(
                     f"--depth: truncates a ranking measure (dcg, err), not {measure!r}."
                 )
             meas = DCG(k=depth) if key == "dcg" else ERR(k=depth)
-        read = read_pools(pools, ranked=key in ("dcg", "err"))
-        preds: list[Any] = list(read.predictives)
-        if depth is not None:  # only the top items count, so only they are graded and paid
-            preds = [r.truncated(depth) for r in preds]
-        decisions = None
-        if prediction_column is not None:
-            if key in ("dcg", "err"):
-                raise UnknownOptionError(
-                    "--prediction-column: a ranked pool's decision is its ranking; drop it."
-                )
-            decisions = [
-                read_decision_column(path, prediction_column, read.ids, getattr(p, "labels", None))
-                for path, p in zip(pools, preds, strict=True)
-            ]
-        with _as_flags(*_INIT_ARGS, prediction="--prediction-column"):
-            s = Session.create(
-                store,
-                preds[0] if len(preds) == 1 else preds,
-                meas,
-                budget,
-                method=method,
-                seed=seed,
-                costs=read.costs,
-                level=level,
-                pos_label=pos_label,
-                ids=read.ids,
-                beta=beta,
-                names=read.names,
-                estimator=estimator,
-                target_width=target_width,
-                claim=claim,
-                decide=decide,
-                rule=rule,
-                prediction=decisions if decisions is None or len(decisions) > 1 else decisions[0],
-            )
+        s = None
+        if key not in ("dcg", "err") and prediction_column is None:
+            s = _streamed_init(store, pools, meas, budget, method, seed, level, pos_label, beta,
+                               estimator, (target_width, claim, decide, rule))  # fmt: skip
+        if s is None:
+            s = _whole_init(store, pools, key, meas, budget, method, seed, level, pos_label, beta,
+                            estimator, (target_width, claim, decide, rule), depth,
+                            prediction_column)  # fmt: skip
         with s:
             plan = s.plan
             what = (
@@ -538,7 +509,7 @@ def session_init(
             pos = f" (positive class {plan.pos_label!r})" if plan.pos_label is not None else ""
             click.echo(
                 f"created {store}: {what}{pos}, pool of {plan.pool_size} "
-                f"{pool_class(s.predictives).unit}, method "
+                f"{'queries' if plan.ranking else 'instances'}, method "
                 f"{plan.method}, estimator {plan.estimator}, budget "
                 f"{_budget_text(plan.budget, plan.cost_sensitive, plan.ranking)}, "
                 f"seed {plan.seed}"
@@ -546,6 +517,92 @@ def session_init(
                 + f"\nsession id {plan.session_id}\n"
                 f"next: activeeval session next {store} --k 20 --out batch.csv"
             )
+
+
+def _streamed_init(
+    store: Path,
+    pools: tuple[Path, ...],
+    meas: Any,
+    budget: float,
+    method: str,
+    seed: int,
+    level: float,
+    pos_label: str | None,
+    beta: float | None,
+    estimator: str,
+    stopping: tuple[Any, ...],
+) -> Any:
+    """``session init`` on pool files a chunk at a time (:mod:`activeeval.session.streaming`);
+    None where they are to be read whole."""
+    from .session import Session
+    from .session.planning import DEFAULT_BLOCK_SIZE, CreateRequest
+    from .session.streaming import create_from_files
+
+    request = CreateRequest(
+        None, meas, budget, method, seed, None, level, pos_label, None, None, beta, None,
+        DEFAULT_BLOCK_SIZE, estimator, stopping,
+    )  # fmt: skip
+    with _as_flags(*_INIT_ARGS):
+        made = create_from_files(store, pools, request)
+    return None if made is None else Session.open(made)
+
+
+def _whole_init(
+    store: Path,
+    pools: tuple[Path, ...],
+    key: str,
+    meas: Any,
+    budget: float,
+    method: str,
+    seed: int,
+    level: float,
+    pos_label: str | None,
+    beta: float | None,
+    estimator: str,
+    stopping: tuple[Any, ...],
+    depth: int | None,
+    prediction_column: str | None,
+) -> Any:
+    """``session init`` on pool files read whole."""
+    from .session import Session
+
+    target_width, claim, decide, rule = stopping
+    read = read_pools(pools, ranked=key in ("dcg", "err"))
+    preds: list[Any] = list(read.predictives)
+    if depth is not None:  # only the top items count, so only they are graded and paid
+        preds = [r.truncated(depth) for r in preds]
+    decisions = None
+    if prediction_column is not None:
+        if key in ("dcg", "err"):
+            raise UnknownOptionError(
+                "--prediction-column: a ranked pool's decision is its ranking; drop it."
+            )
+        decisions = [
+            read_decision_column(path, prediction_column, read.ids, getattr(p, "labels", None))
+            for path, p in zip(pools, preds, strict=True)
+        ]
+    with _as_flags(*_INIT_ARGS, prediction="--prediction-column"):
+        s = Session.create(
+            store,
+            preds[0] if len(preds) == 1 else preds,
+            meas,
+            budget,
+            method=method,
+            seed=seed,
+            costs=read.costs,
+            level=level,
+            pos_label=pos_label,
+            ids=read.ids,
+            beta=beta,
+            names=read.names,
+            estimator=estimator,
+            target_width=target_width,
+            claim=claim,
+            decide=decide,
+            rule=rule,
+            prediction=decisions if decisions is None or len(decisions) > 1 else decisions[0],
+        )
+    return s
 
 
 @session.command("next")

@@ -170,6 +170,236 @@ def _read_table(path: Path) -> tuple[pd.DataFrame, str]:
     return frame, "line"
 
 
+# ----------------------------------------------------------------- pool files in chunks
+#: Rows of a pool file read at a time by a streamed ``session init`` (``PoolStream``).
+STREAM_ROWS = 1 << 18
+
+
+class NeedsWholeFile(Exception):
+    """A pool file that ``PoolStream`` does not read a chunk at a time (a ranked pool, files
+    listing their ids in different orders, text that is not UTF-8): read it whole instead,
+    which reports what is wrong, if anything, as precisely as ever."""
+
+
+def _header(path: Path) -> tuple[list[str], str, int | None]:
+    """A pool file's column names, "line" (CSV) or "row" (Parquet), and its number of rows
+    where the file says (Parquet), without reading its rows; checked as :func:`_read_table`
+    checks them."""
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot be read ({exc.strerror}).") from exc
+    if magic == b"PAR1":
+        import pyarrow.parquet as pq
+
+        try:
+            meta = pq.ParquetFile(path).metadata
+        except Exception as exc:  # pyarrow raises several types for damaged files
+            raise InputFileError(f"{path}: is not a readable Parquet file ({exc}).") from exc
+        return [str(c) for c in meta.schema.names], "row", int(meta.num_rows)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            header = next(csv.reader(f, strict=True), None)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise NeedsWholeFile(str(exc)) from exc
+    if header is None or not any(h.strip() for h in header):
+        raise InputFileError(f"{path}: is empty; expected a header line first.")
+    header = [h.strip() for h in header]
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise InputFileError(f"{path}: column {dup[0]!r} appears more than once in the header.")
+    return header, "line", None
+
+
+def _csv_chunks(
+    path: Path, header: list[str], columns: list[str], rows: int
+) -> Iterator[pd.DataFrame]:
+    """The CSV file's rows ``rows`` at a time, as :func:`_read_table` reads them whole (cells
+    as strings, indexed by line; blank lines skipped, ragged rows refused)."""
+    width = len(header)
+    pick = [header.index(c) for c in columns]
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f, strict=True)
+            next(reader)
+            batch: list[list[str]] = []
+            lines: list[int] = []
+            try:
+                for row in reader:
+                    if not row:
+                        continue
+                    if len(row) != width:
+                        raise InputFileError(
+                            f"{path}: line {reader.line_num} has {len(row)} field(s) but the "
+                            f"header has {width} ({','.join(header)}); the file is truncated "
+                            "or a row is ragged."
+                        )
+                    batch.append([row[i] for i in pick])
+                    lines.append(reader.line_num)
+                    if len(batch) == rows:
+                        yield pd.DataFrame(batch, columns=columns, dtype=object,
+                                           index=pd.Index(lines, name="line"))  # fmt: skip
+                        batch, lines = [], []
+            except csv.Error as exc:
+                raise InputFileError(
+                    f"{path}: line {reader.line_num}: {exc}; the file may be truncated (an "
+                    "unclosed quote) or not CSV."
+                ) from exc
+            if batch:
+                yield pd.DataFrame(batch, columns=columns, dtype=object,
+                                   index=pd.Index(lines, name="line"))  # fmt: skip
+    except UnicodeDecodeError as exc:
+        raise NeedsWholeFile(str(exc)) from exc
+
+
+def _parquet_chunks(path: Path, columns: list[str], rows: int) -> Iterator[pd.DataFrame]:
+    """The Parquet file's rows ``rows`` at a time (only ``columns``), indexed by row number
+    from 1, as :func:`_read_table` reads them whole."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def frame(table: Any, start: int) -> pd.DataFrame:
+        out = table.to_pandas()
+        out.index = pd.RangeIndex(start, start + out.shape[0])
+        out.columns = [str(c) for c in out.columns]
+        return out
+
+    start = 1
+    pending: list[Any] = []  # batches not yet yielded: pyarrow's end at row groups
+    held = 0
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=columns):
+            pending.append(batch)
+            held += batch.num_rows
+            while held >= rows:
+                table = pa.Table.from_batches(pending)
+                yield frame(table.slice(0, rows), start)
+                start += rows
+                held -= rows
+                pending = table.slice(rows).to_batches()
+        if held:
+            yield frame(pa.Table.from_batches(pending), start)
+    except (InputFileError, NeedsWholeFile):
+        raise
+    except Exception as exc:  # pyarrow raises several types for damaged files
+        raise InputFileError(f"{path}: is not a readable Parquet file ({exc}).") from exc
+
+
+@dataclass(frozen=True)
+class PoolStream:
+    """One classifier's or regressor's pool file, read a chunk of rows at a time: what a
+    streamed ``session init`` reads instead of :func:`read_pool_file`, with the same checks
+    and the same messages (each naming file, line or row, and column).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+    columns : list of str
+        The file's columns.
+    row_label : str
+        ``"line"`` (CSV) or ``"row"`` (Parquet).
+    kind : str
+        ``"categorical"`` (``p_<label>`` columns) or ``"gaussian"`` (``mean``, ``var``).
+    prediction_columns : list of str
+    labels : ndarray or None
+        A classifier's classes, in its columns' order.
+    """
+
+    path: Path
+    columns: list[str]
+    row_label: str
+    kind: str
+    prediction_columns: list[str]
+    labels: NDArray[Any] | None
+    n_rows: int | None
+
+    @classmethod
+    def open(cls, path: str | Path) -> PoolStream:
+        """The file's header, checked; :class:`NeedsWholeFile` for a ranked pool file."""
+        p = Path(path)
+        columns, row_label, n_rows = _header(p)
+        what = "a pool file needs an id column and p_<label> (or mean,var) columns."
+        if "id" not in columns:
+            raise InputFileError(f"{p}: no column 'id' (columns: {', '.join(columns)}); {what}")
+        if "item" in columns:
+            raise NeedsWholeFile("a ranked pool file")
+        pcols = [c for c in columns if c.startswith("p_")]
+        regression = [c for c in ("mean", "var") if c in columns]
+        if pcols and regression:
+            raise InputFileError(
+                f"{p}: has both class-probability columns ({', '.join(pcols)}) and regression "
+                f"columns ({', '.join(regression)}); a pool file describes one kind of model."
+            )
+        if pcols:
+            labels = _class_labels(pcols)
+            if pd.Index(labels).has_duplicates:
+                raise InputFileError(f"{p}: columns {pcols} name the same class twice.")
+            return cls(p, columns, row_label, "categorical", pcols, labels, n_rows)
+        if len(regression) == 2:
+            return cls(p, columns, row_label, "gaussian", ["mean", "var"], None, n_rows)
+        raise InputFileError(f"{p}: no prediction columns (columns: {', '.join(columns)}); {what}")
+
+    @property
+    def has_costs(self) -> bool:
+        return "cost" in self.columns
+
+    def chunks(self, columns: list[str], rows: int | None = None) -> Iterator[pd.DataFrame]:
+        """The file's ``columns``, ``rows`` (default :data:`STREAM_ROWS`) rows at a time."""
+        n = STREAM_ROWS if rows is None else rows
+        if self.row_label == "row":
+            return _parquet_chunks(self.path, columns, n)
+        return _csv_chunks(self.path, self.columns, columns, n)
+
+    def ids(self, frame: pd.DataFrame, integer: bool | None) -> NDArray[Any]:
+        """A chunk's ids as :func:`_keys` reads them, unique within the chunk; ``integer``:
+        the whole file's type (None: this chunk's own)."""
+        ids = _keys(frame["id"], self.path, self.row_label, "id", as_text=integer is False)
+        if integer and ids.dtype.kind != "i":
+            raise NeedsWholeFile("ids of another type")
+        dup = pd.Index(ids).duplicated(keep=False)
+        if dup.any():
+            _duplicate(ids, dup, frame.index, self.path, self.row_label)
+        return ids
+
+    def predictions(self, frame: pd.DataFrame) -> NDArray[np.float64]:
+        """A chunk's predictions as stored: a classifier's probabilities (checked as
+        :func:`read_pool_file` checks them), a regressor's columns mean, var."""
+        if self.kind == "categorical":
+            return _probabilities(frame, self.prediction_columns, self.path, self.row_label)
+        mean = _numbers(frame["mean"], self.path, self.row_label, "mean")
+        var = _numbers(frame["var"], self.path, self.row_label, "var")
+        _check_var(var, frame.index.to_numpy(), self.path, self.row_label)
+        return np.column_stack([mean, var])
+
+    def costs(self, frame: pd.DataFrame) -> NDArray[np.float64]:
+        """A chunk's costs, checked as :func:`read_pool_file` checks them."""
+        out = _costs(frame, self.path, self.row_label, "instances")
+        assert out is not None
+        return out
+
+
+def _duplicate(
+    ids: NDArray[Any], dup: NDArray[np.bool_], rows: Any, path: Path, label: str
+) -> None:
+    where = np.flatnonzero(dup)
+    first = ids[where[0]]
+    again = where[1:][ids[where[1:]] == first][0]
+    raise DuplicateIdError(
+        f"{path}: {label} {rows[again]}, column 'id': id {_scalar(first)!r} "
+        f"already appears on {label} {rows[where[0]]}; ids must be unique."
+    )
+
+
+def _check_var(var: NDArray[np.float64], lines: NDArray[Any], p: Path, row_label: str) -> None:
+    if (var < 0).any():
+        r = int(np.flatnonzero(var < 0)[0])
+        raise InvalidVarianceError(
+            f"{p}: {row_label} {lines[r]}, column 'var': {var[r]:g} is negative; pass the "
+            "predictive variance (std**2)."
+        )
+
+
 def _require(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], what: str) -> None:
     for col in columns:
         if col not in frame.columns:
@@ -212,12 +442,17 @@ def _numbers(series: pd.Series, path: Path, row_label: str, column: str) -> NDAr
     return num
 
 
-def _keys(series: pd.Series, path: Path, row_label: str, column: str) -> NDArray[Any]:
+def _keys(
+    series: pd.Series, path: Path, row_label: str, column: str, as_text: bool = False
+) -> NDArray[Any]:
     """A key column as int64 when every cell is an integer that int64 holds (integer text,
-    or integral numbers in a Parquet column), else as strings. Empty cells are refused."""
-    if series.dtype.kind in "iu" and not series.isna().any():
+    or integral numbers in a Parquet column), else as strings (always, with ``as_text``: a
+    chunk of a file whose other chunks are strings). Empty cells are refused."""
+    if series.dtype.kind in "iu" and not series.isna().any() and not as_text:
         return series.to_numpy(dtype=np.int64)
     cells = _cells(series, path, row_label, column)
+    if as_text:
+        return cells.map(str).to_numpy(dtype=object)
     if series.dtype.kind == "f":
         num = cells.to_numpy(dtype=float)
         if np.all(np.isfinite(num) & (np.floor(num) == num) & (np.abs(num) < 2.0**53)):
@@ -236,13 +471,7 @@ def _ids(series: pd.Series, path: Path, row_label: str) -> NDArray[Any]:
     ids = _keys(series, path, row_label, "id")
     dup = pd.Index(ids).duplicated(keep=False)
     if dup.any():
-        where = np.flatnonzero(dup)
-        first = ids[where[0]]
-        again = where[1:][ids[where[1:]] == first][0]
-        raise DuplicateIdError(
-            f"{path}: {row_label} {series.index[again]}, column 'id': id {_scalar(first)!r} "
-            f"already appears on {row_label} {series.index[where[0]]}; ids must be unique."
-        )
+        _duplicate(ids, dup, series.index, path, row_label)
     return ids
 
 
@@ -600,12 +829,7 @@ def read_pool_file(path: str | Path, ranked: bool | None = None) -> PoolFile:
     elif len(regression) == 2:
         mean = _numbers(frame["mean"], p, row_label, "mean")
         var = _numbers(frame["var"], p, row_label, "var")
-        if (var < 0).any():
-            r = int(np.flatnonzero(var < 0)[0])
-            raise InvalidVarianceError(
-                f"{p}: {row_label} {lines[r]}, column 'var': {var[r]:g} is negative; pass the "
-                "predictive variance (std**2)."
-            )
+        _check_var(var, lines, p, row_label)
         predictive = Gaussian(mean, var)
     else:
         raise InputFileError(

@@ -1133,8 +1133,8 @@ class FMeasure(Measure):
             if isinstance(predictive, Categorical):
                 label_index(predictive.labels, [self.pos_label], "pos_label")
             return self
-        if isinstance(predictive, Mixture):
-            predictive = predictive.collapse()
+        if isinstance(predictive, Mixture):  # its classes are its first part's
+            predictive = predictive._first_categorical()
         if isinstance(predictive, Categorical) and predictive.labels.shape[0] > 2:
             base = type(self).__name__.lower() if type(self) is not FMeasure else "f1"
             raise LabelSpaceError(

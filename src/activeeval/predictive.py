@@ -716,6 +716,19 @@ class Mixture(Predictive):
             return collapsed.point_prediction()
         return self.expect(lambda y: y)
 
+    def _first_categorical(self) -> Categorical | None:
+        """The first part, where every part is categorical (its classes are
+        :meth:`collapse`'s), else None: :meth:`collapse`'s classes without averaging the
+        pool's probabilities."""
+        if not isinstance(self.parts[0], Categorical | Mixture):
+            return None
+        first = self.parts[0]
+        cat = first._first_categorical() if isinstance(first, Mixture) else first
+        rest = (p._first_categorical() if isinstance(p, Mixture) else p for p in self.parts[1:])
+        if not isinstance(cat, Categorical) or any(not isinstance(c, Categorical) for c in rest):
+            return None
+        return cat
+
     def collapse(self) -> Categorical | None:
         """The equivalent single Categorical, for categorical parts.
 

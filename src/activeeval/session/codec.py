@@ -201,6 +201,66 @@ def _coerce_label(value: Any, label_space: Sequence[Any] | None, name: str) -> A
     return v
 
 
+class PoolHash:
+    """:func:`_fingerprint` fed a chunk at a time, in its order: the ids (:meth:`ids`), every
+    model's predictions (:meth:`model`, then :meth:`rows`), the costs, a ranked pool's
+    structure and the decisions (:meth:`finish`). The digest is the whole arrays' bit for
+    bit: SHA-256 is one stream, and the id list's JSON is cut between items."""
+
+    def __init__(self, integer: bool) -> None:
+        self._h = hashlib.sha256()
+        self._integer = integer
+        self._first = True  # no id yet
+        self._open = not integer  # the id list's JSON is not closed yet
+        kind = b"int64 ids" if integer else b"str ids"
+        self._h.update(b"activeeval-pool-v1\x00" + kind + b"\x00")
+
+    def ids(self, chunk: NDArray[Any]) -> None:
+        """The next ids, in position order."""
+        if self._integer:
+            self._h.update(np.ascontiguousarray(chunk, dtype="<i8").tobytes())
+            return
+        body = json.dumps(chunk.tolist(), separators=(",", ":"))[1:-1]  # the items, bare
+        if body:
+            self._h.update((b"[" if self._first else b",") + body.encode())
+            self._first = False
+
+    def model(self, j: int, shape: tuple[int, ...]) -> None:
+        """Model ``j``'s predictions follow (their whole shape)."""
+        self._end_ids()
+        self._h.update(f"\x00model {j} {shape}\x00".encode())
+
+    def rows(self, chunk: NDArray[np.float64]) -> None:
+        """The next rows of the current model's predictions."""
+        self._h.update(_f64(chunk))
+
+    def _end_ids(self) -> None:
+        if self._open:
+            self._h.update(b"[]" if self._first else b"]")
+            self._open = False
+
+    def finish(
+        self,
+        costs: NDArray[Any] | None,
+        ranking: Sequence[tuple[NDArray[np.int64], str | None]] | None = None,
+        decisions: Sequence[NDArray[np.float64] | None] = (),
+    ) -> str:
+        """The hex digest, after the costs, a ranked pool's structure and the decisions."""
+        self._end_ids()
+        h = self._h
+        h.update(b"\x00costs\x00")
+        h.update(b"none" if costs is None else _f64(costs))
+        for j, (offsets, items) in enumerate(ranking or ()):
+            h.update(f"\x00ranking {j}\x00".encode())
+            h.update(np.ascontiguousarray(offsets, dtype="<i8").tobytes())
+            h.update(b"\x00items\x00" + (b"none" if items is None else items.encode()))
+        for j, f in enumerate(decisions):
+            if f is not None:
+                h.update(f"\x00decision {j}\x00".encode())
+                h.update(_f64(f))
+        return h.hexdigest()
+
+
 def _fingerprint(
     ids: NDArray[Any],
     predictions: Sequence[NDArray[np.float64]],
@@ -211,27 +271,12 @@ def _fingerprint(
     """SHA-256 over the pool ids, every model's prediction array and the costs (and, for a
     ranked pool, every model's query offsets and item ids; and any model's stored decision,
     which a store without one leaves out, so its fingerprint is unchanged)."""
-    h = hashlib.sha256()
-    if ids.dtype.kind == "i":
-        h.update(b"activeeval-pool-v1\x00int64 ids\x00")
-        h.update(np.ascontiguousarray(ids, dtype="<i8").tobytes())
-    else:
-        h.update(b"activeeval-pool-v1\x00str ids\x00")
-        h.update(json.dumps(ids.tolist(), separators=(",", ":")).encode())
+    h = PoolHash(ids.dtype.kind == "i")
+    h.ids(ids)
     for j, arr in enumerate(predictions):
-        h.update(f"\x00model {j} {arr.shape}\x00".encode())
-        h.update(_f64(arr))
-    h.update(b"\x00costs\x00")
-    h.update(b"none" if costs is None else _f64(costs))
-    for j, (offsets, items) in enumerate(ranking or ()):
-        h.update(f"\x00ranking {j}\x00".encode())
-        h.update(np.ascontiguousarray(offsets, dtype="<i8").tobytes())
-        h.update(b"\x00items\x00" + (b"none" if items is None else items.encode()))
-    for j, f in enumerate(decisions):
-        if f is not None:
-            h.update(f"\x00decision {j}\x00".encode())
-            h.update(_f64(f))
-    return h.hexdigest()
+        h.model(j, arr.shape)
+        h.rows(arr)
+    return h.finish(costs, ranking, decisions)
 
 
 def _item_list(items: NDArray[Any]) -> list[Any]:

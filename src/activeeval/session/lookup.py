@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from .. import _chunks
 from ..errors import StoreError
+from .blobs import RowReader, StoredArray
 
 __all__ = [
     "CHUNK", "DrawIndex", "PoolIds", "Prices", "chunk_ends", "last_draw_index", "plan_horizon",
@@ -53,12 +54,11 @@ def plan_horizon(c: sqlite3.Connection) -> float:
     (O(pool), once: the migration to version 5 stores it)."""
     from ..stopping import horizon_draws
 
-    budget, blob, m, has_costs = c.execute(
-        "SELECT budget, q, pool_size, (SELECT cost IS NOT NULL FROM pool WHERE position = 0) "
-        "FROM plan"
+    budget, m, has_costs = c.execute(
+        "SELECT budget, pool_size, (SELECT cost IS NOT NULL FROM pool WHERE position = 0) FROM plan"
     ).fetchone()
     costs = read_costs(c, int(m)) if has_costs else None
-    return horizon_draws(budget, np.frombuffer(blob, "<f8"), costs)
+    return horizon_draws(budget, StoredArray("plan.q", 1, (int(m),)).read(c), costs)
 
 
 def read_costs(c: sqlite3.Connection, m: int) -> NDArray[np.float64]:
@@ -89,18 +89,17 @@ class DrawIndex:
     n_support: int
     ends: NDArray[np.float64]
 
-    def _blob(self, c: sqlite3.Connection) -> Any:
-        return c.blobopen(self.table, "q", self.rowid, readonly=True)
+    def _reader(self, c: sqlite3.Connection) -> RowReader:
+        return RowReader(c, StoredArray(f"{self.table}.q", self.rowid, (self.m,)))
 
     def q_at(self, c: sqlite3.Connection, positions: NDArray[np.intp]) -> NDArray[np.float64]:
         """q at ``positions`` (any order, repeats allowed)."""
         out = np.empty(positions.shape[0])
         if not positions.size:
             return out
-        with self._blob(c) as blob:
+        with self._reader(c) as r:
             for i, p in enumerate(positions.tolist()):
-                blob.seek(8 * p)
-                out[i] = np.frombuffer(blob.read(8), "<f8")[0]
+                out[i] = r.rows(p, p + 1)[0]
         return out
 
     def draw(
@@ -108,13 +107,8 @@ class DrawIndex:
     ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
         """The inverse-CDF draws of the uniforms ``u`` (``searchsorted(cumsum(q) / Σq, u,
         side="right")``, capped at m − 1) and q at each."""
-        with self._blob(c) as blob:
-
-            def read(start: int, stop: int) -> NDArray[np.float64]:
-                blob.seek(8 * start)
-                return np.frombuffer(blob.read(8 * (stop - start)), "<f8")
-
-            return _chunks.inverse_cdf(self.ends, self.chunk, self.m, u, read, _altered)
+        with self._reader(c) as r:
+            return _chunks.inverse_cdf(self.ends, self.chunk, self.m, u, r.rows, _altered)
 
 
 def _altered(start: int, stop: int) -> None:

@@ -68,10 +68,10 @@ from ..stopping import (
     stopping_rule,
     window_draws,
 )
+from .blobs import StoredArray, write_array
 from .codec import (
     _canonical_ids,
     _coerce_label,
-    _f64,
     _fingerprint,
     _item_list,
     _measure_spec,
@@ -171,6 +171,25 @@ def _validated(r: CreateRequest) -> _NewStore:
     decisions = [_decision_array(p) for p in preds]
     m = preds[0].n
     pool_ids = _canonical_ids(r.ids, m)
+    fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows, decisions)
+    meta, plan_row, q = _planned(r, preds, kind_name, label_space, lam, fingerprint)
+    model_names = _model_names(r.names, len(preds))
+    return _NewStore(meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids, decisions, q)
+
+
+def _planned(
+    r: CreateRequest,
+    preds: list[Any],
+    kind_name: str,
+    label_space: list[Any] | None,
+    lam: NDArray[np.float64] | None,
+    fingerprint: str,
+) -> tuple[list[tuple[str, str]], tuple[Any, ...], NDArray[np.float64]]:
+    """The plan of the request on the validated models ``preds``: the new store's meta
+    rows, its plan row (q's column left empty: :func:`_write_plan` writes q) and q."""
+    kind = pool_class(preds)
+    ranked = kind is RankedPool
+    m = preds[0].n
     b = check_budget(r.budget, lam)
     lv = check_level(r.level)
     seed = check_seed(r.seed, "seed", maximum=MAX_STORED_SEED)
@@ -179,7 +198,7 @@ def _validated(r: CreateRequest) -> _NewStore:
     comparison = len(preds) > 1
     method = check_option(r.method, kind.session_methods(len(preds)), "method")
     estimator = check_option(r.estimator, ESTIMATORS, "estimator")
-    model_names = _model_names(r.names, len(preds))
+    _model_names(r.names, len(preds))
     meas, q = _plan_measure_and_q(
         r.measure, preds, ranked, label_space, r.pos_label, r.beta, lam, method, r.stopping
     )
@@ -189,7 +208,6 @@ def _validated(r: CreateRequest) -> _NewStore:
         if comparison
         else stopping_rule(width, claim, decide, rule, measure=meas)
     )
-    fingerprint = _fingerprint(pool_ids, arrays, lam, ranking_rows, decisions)
     max_draws = check_max_draws(None, b, lam)
     spec = _measure_spec(meas)
     session_id = uuid.uuid4().hex
@@ -225,13 +243,13 @@ def _validated(r: CreateRequest) -> _NewStore:
         kind_name,
         None if label_space is None else json.dumps(label_space),
         fingerprint,
-        _f64(q),
+        b"",  # q: written by _write_plan, a chunk at a time (blobs.write_array)
         int(r.block_size),
         max_draws,
         DRAW_RULE,
         created,
     )
-    return _NewStore(meta, plan_row, model_names, arrays, ranking_rows, lam, pool_ids, decisions, q)
+    return meta, plan_row, q
 
 
 def _with_decisions(preds: list[Any], prediction: Any, ranked: bool) -> list[Any]:
@@ -295,22 +313,16 @@ def _model_names(names: Sequence[str] | None, n_models: int) -> list[str]:
 def _write_plan(conn: sqlite3.Connection, new: _NewStore) -> None:
     """A new store's rows (inside :func:`~.schema.build_store`'s transaction): meta, plan,
     models, a ranked pool's structure, the pool, and the state before the first draw."""
-    conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", new.meta)
-    conn.execute(
-        "INSERT INTO plan (singleton, kind, measure, measure_spec, beta, "
-        "pos_label, method, budget, seed, level, pool_size, n_models, "
-        "predictive_kind, label_space, fingerprint, q, block_size, max_draws, "
-        "draw_rule, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?)",
-        new.plan_row,
-    )
-    conn.executemany(
-        "INSERT INTO models (model, name, n_columns, predictions, decision) VALUES (?, ?, ?, ?, ?)",
-        [
-            (j, new.model_names[j], arr.shape[1], _f64(arr), None if f is None else _f64(f))
-            for j, (arr, f) in enumerate(zip(new.arrays, new.decisions, strict=True))
-        ],
-    )
+    _write_head(conn, new.meta, new.plan_row, new.q)
+    for j, (arr, f) in enumerate(zip(new.arrays, new.decisions, strict=True)):
+        conn.execute(
+            "INSERT INTO models (model, name, n_columns, predictions, decision) "
+            "VALUES (?, ?, ?, x'', ?)",
+            (j, new.model_names[j], arr.shape[1], None if f is None else b""),
+        )
+        write_array(conn, StoredArray("models.predictions", j, arr.shape), arr)
+        if f is not None:
+            write_array(conn, StoredArray("models.decision", j, f.shape), f)
     if new.ranking_rows is not None:
         conn.executemany(
             "INSERT INTO ranking (model, offsets, items) VALUES (?, ?, ?)",
@@ -325,8 +337,28 @@ def _write_plan(conn: sqlite3.Connection, new: _NewStore) -> None:
         "INSERT INTO pool (position, id, cost) VALUES (?, ?, ?)",
         zip(range(m), new.pool_ids.tolist(), cost_col, strict=True),
     )
+
+
+def _write_head(
+    conn: sqlite3.Connection,
+    meta: list[tuple[str, str]],
+    plan_row: tuple[Any, ...],
+    q: NDArray[np.float64],
+) -> None:
+    """A new store's meta, plan (with q), draw index and the state before the first draw:
+    every row but the pool's and the models'."""
+    conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta)
+    conn.execute(
+        "INSERT INTO plan (singleton, kind, measure, measure_spec, beta, "
+        "pos_label, method, budget, seed, level, pool_size, n_models, "
+        "predictive_kind, label_space, fingerprint, q, block_size, max_draws, "
+        "draw_rule, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?)",
+        plan_row,
+    )
+    write_array(conn, StoredArray("plan.q", 1, q.shape), q)
     conn.execute("INSERT INTO state (singleton, cursor) VALUES (1, 0)")
-    write_draw_index(conn, 0, new.q)
+    write_draw_index(conn, 0, q)
 
 
 def _pool_models(

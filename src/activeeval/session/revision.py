@@ -22,7 +22,8 @@ from ..errors import BudgetError, LabelSpaceError, ShapeError, UnknownOptionErro
 from ..estimators.report import ClasswisePool
 from ..measures import ClasswiseMeasure
 from ..predictive import Predictive
-from .codec import _f64, _fingerprint, _from_f64
+from .blobs import StoredArray, write_array
+from .codec import _fingerprint
 from .lookup import write_draw_index
 from .planning import (
     StoredPlan,
@@ -110,19 +111,25 @@ def add_model(
     decision = _decision_array(pred)
 
     def write(c: sqlite3.Connection) -> None:
+        m = plan.pool_size
         rows = c.execute(
-            "SELECT n_columns, predictions, decision FROM models ORDER BY model"
+            "SELECT model, n_columns, decision IS NOT NULL FROM models ORDER BY model"
         ).fetchall()
-        arrays = [_from_f64(blob, (plan.pool_size, n)) for n, blob, _ in rows]
-        decisions = [None if f is None else _from_f64(f, (plan.pool_size,)) for _, _, f in rows]
+        arrays = [StoredArray("models.predictions", j, (m, n)).read(c) for j, n, _ in rows]
+        decisions = [
+            StoredArray("models.decision", j, (m,)).read(c) if has else None for j, _, has in rows
+        ]
         fingerprint = _fingerprint(
             stored.ids, [*arrays, array], stored.costs, None, [*decisions, decision]
         )
         c.execute(
             "INSERT INTO models (model, name, n_columns, predictions, decision) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (k, name, array.shape[1], _f64(array), None if decision is None else _f64(decision)),
+            "VALUES (?, ?, ?, x'', ?)",
+            (k, name, array.shape[1], None if decision is None else b""),
         )
+        write_array(c, StoredArray("models.predictions", k, array.shape), array)
+        if decision is not None:
+            write_array(c, StoredArray("models.decision", k, decision.shape), decision)
         c.execute(
             "UPDATE plan SET n_models = ?, kind = 'comparison', fingerprint = ?",
             (k + 1, fingerprint),
@@ -133,18 +140,19 @@ def add_model(
         c.execute("DELETE FROM draws WHERE seq >= ?", (first,))
         same = c.execute("SELECT phase FROM phases WHERE first_seq = ?", (first,)).fetchone()
         if first == 0:  # nothing drawn yet: the plan's q is replaced
-            c.execute("UPDATE plan SET q = ?", (_f64(q),))
             phase = 0
         elif same:
-            c.execute("UPDATE phases SET q = ? WHERE first_seq = ?", (_f64(q), first))
             phase = int(same[0])
         else:
             phase = int(c.execute("SELECT COALESCE(MAX(phase) + 1, 1) FROM phases").fetchone()[0])
             c.execute(
                 "INSERT INTO phases (phase, first_seq, q, reason, created_at) VALUES "
-                "(?, ?, ?, ?, ?)",
-                (phase, first, _f64(q), f"add_model {name}", _now()),
+                "(?, ?, x'', ?, ?)",
+                (phase, first, f"add_model {name}", _now()),
             )
+        where = StoredArray("plan.q", 1, q.shape) if phase == 0 else (
+            StoredArray("phases.q", phase, q.shape))  # fmt: skip
+        write_array(c, where, q)
         write_draw_index(c, phase, q)
         c.execute("UPDATE state SET finished = NULL WHERE finished = 'pool'")
 

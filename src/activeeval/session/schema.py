@@ -49,7 +49,7 @@ __all__ = [
     "open_store",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Version of the store layout written by this package (``meta.schema_version``). Version 2
 added the ``ranking`` table (ranked pools, thesis Ch. 6); version 3 the ``holder`` of each
 hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``), the
@@ -57,7 +57,8 @@ hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)`
 (``Session.create(prediction=...)``); version 4 the ``phases`` of the draw sequence (a q
 re-planned by ``Session.add_model``); version 5 the ``draw_index`` of every phase and an
 index of the pool by cost, so that hand-outs, intake and progress read no whole-pool column
-(:mod:`~activeeval.session.lookup`). A store
+(:mod:`~activeeval.session.lookup`); version 6 the ``parts`` of arrays too large for one
+SQLite value (:mod:`~activeeval.session.blobs`). A store
 of a newer version is refused (``SchemaVersionError``); an older one is upgraded by
 ``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
@@ -197,6 +198,20 @@ CREATE TABLE draw_index (
 CREATE INDEX pool_cost ON pool (cost) WHERE cost IS NOT NULL
 """
 
+# Version 6: arrays larger than one SQLite value holds (at most 10⁹ bytes; a 10⁸ × 2 float64
+# matrix is 1.6·10⁹). Such an array's column (plan.q, phases.q, models.predictions,
+# models.decision) holds an empty blob and its bytes lie here, in parts of whole rows
+# (activeeval.session.blobs); ``owner`` is '<table>.<column>:<key>'. Smaller arrays stay in
+# their column, as before.
+_SCHEMA_V6 = """
+CREATE TABLE parts (
+    owner TEXT NOT NULL,
+    part  INTEGER NOT NULL CHECK (part >= 0),
+    data  BLOB NOT NULL,
+    UNIQUE (owner, part)
+)
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -232,11 +247,16 @@ def _add_draw_index(conn: sqlite3.Connection) -> None:
         )
 
 
+def _add_parts(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA_V6)
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _add_ranking_table,
     2: _add_annotators,
     3: _add_phases,
     4: _add_draw_index,
+    5: _add_parts,
 }
 """``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1: a function of the SQLite
 connection, run inside the open transaction of ``Session.open`` (it must not commit). A store
@@ -482,7 +502,7 @@ def build_store(target: Path, fill: Callable[[sqlite3.Connection], None]) -> Non
             _configure(conn)
             with _transaction(conn, write=True):
                 for stmt in ";".join(
-                    (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4, _SCHEMA_V5)
+                    (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4, _SCHEMA_V5, _SCHEMA_V6)
                 ).split(";"):
                     if stmt.strip():
                         conn.execute(stmt)

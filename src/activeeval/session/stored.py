@@ -416,18 +416,26 @@ def _load_pool(store: StoreFile, plan: SessionPlan, integer: bool) -> PoolData:
     """The whole pool: ids (``integer`` ones, else strings), costs, every model's predictions
     and q per phase, checked against the fingerprint."""
     from ..estimators.report import RankedPool, pool_for
-    from .codec import _fingerprint, _from_f64, _measure_from
+    from .codec import _fingerprint, _measure_from
 
     m = plan.pool_size
 
     def read(c: sqlite3.Connection) -> tuple[Any, ...]:
-        models = c.execute(
-            "SELECT name, n_columns, predictions, decision FROM models ORDER BY model"
-        ).fetchall()
+        models = [
+            (name, k, _flat(c, "models.predictions", j),
+             None if has is None else _flat(c, "models.decision", j))
+            for j, name, k, has in c.execute(
+                "SELECT model, name, n_columns, decision IS NOT NULL OR NULL FROM models "
+                "ORDER BY model"
+            ).fetchall()
+        ]  # fmt: skip
         pool = _pool_columns(c, m, integer, plan.cost_sensitive)
         ranking = c.execute("SELECT offsets, items FROM ranking ORDER BY model").fetchall()
-        q0 = c.execute("SELECT q FROM plan").fetchone()[0]
-        phases = c.execute("SELECT first_seq, q FROM phases ORDER BY phase").fetchall()
+        q0 = _flat(c, "plan.q", 1)
+        phases = [
+            (first, _flat(c, "phases.q", phase))
+            for phase, first in c.execute("SELECT phase, first_seq FROM phases ORDER BY phase")
+        ]
         return models, pool, ranking, q0, phases
 
     try:
@@ -445,15 +453,15 @@ def _load_pool(store: StoreFile, plan: SessionPlan, integer: bool) -> PoolData:
             "the file was altered outside activeeval."
         )
     arrays, structure = _read_pool(store.path, m, models, ranking)
-    decisions = [None if r[3] is None else _from_f64(r[3], (m,)) for r in models]
+    decisions = [None if r[3] is None else _sized(store.path, r[3], (m,)) for r in models]
     if _fingerprint(ids, arrays, costs, structure or None, decisions) != plan.fingerprint:
         raise StoreError(
             f"{store.path}: the stored pool does not match its fingerprint; the file was "
             "altered outside activeeval."
         )
     phases = (
-        (0, _from_f64(qblob, (m,))),
-        *((int(first), _from_f64(blob, (m,))) for first, blob in phase_rows),
+        (0, _sized(store.path, qblob, (m,))),
+        *((int(first), _sized(store.path, q, (m,))) for first, q in phase_rows),
     )
     predictives, meas = _bind_models(
         _measure_from(plan.measure_spec), arrays, structure, plan.predictive_kind,
@@ -501,7 +509,9 @@ def _read_plan(store: StoreFile) -> tuple[Any, ...]:
         # the models' prediction blobs by their lengths alone (SQLite reads no content):
         # one row of n_columns per pool instance, unless the pool is ranked
         unfit = c.execute(
-            "SELECT COUNT(*) FROM models WHERE length(predictions) != 8 * n_columns * ?",
+            "SELECT COUNT(*) FROM models WHERE length(predictions) + (SELECT "
+            "COALESCE(SUM(length(data)), 0) FROM parts WHERE owner = 'models.predictions:' "
+            "|| model) != 8 * n_columns * ?",
             (int(plan[9]),),
         ).fetchone()[0]
         if n_ranking not in (0, len(names)) or (n_ranking == 0 and unfit):
@@ -541,19 +551,38 @@ def _pool_columns(
     return ids, costs
 
 
+def _flat(c: sqlite3.Connection, column: str, key: int) -> NDArray[np.float64]:
+    """A stored float64 array, flat, as long as the store holds it (its column's blob or its
+    parts: :mod:`.blobs`)."""
+    from .blobs import StoredArray
+
+    n = StoredArray(column, key, (0,)).stored_bytes(c)
+    return StoredArray(column, key, (n // 8,)).read(c)
+
+
+def _sized(path: Path, flat: NDArray[np.float64], shape: tuple[int, ...]) -> NDArray[np.float64]:
+    """A stored array in its shape, or a StoreError where it does not fit (the store was
+    altered)."""
+    try:
+        return flat.reshape(shape)
+    except ValueError as exc:
+        raise StoreError(
+            f"{path}: a stored array does not fit the pool ({exc}); the file was altered "
+            "outside activeeval."
+        ) from exc
+
+
 def _read_pool(
     path: Path, m: int, models: list[Any], ranking: list[Any]
 ) -> tuple[list[NDArray[np.float64]], list[Any]]:
     """Every model's prediction array and a ranked pool's (offsets, item ids JSON) per
     model, from the stored rows."""
-    from .codec import _from_f64
-
     structure = [(np.frombuffer(off, dtype="<i8").astype(np.int64), it) for off, it in ranking]
     if ranking and len(ranking) != len(models):
         raise StoreError(f"{path}: the ranking table does not cover every model.")
     rows = [int(off[-1]) for off, _ in structure if off.size] if ranking else [m] * len(models)
     try:
-        arrays = [_from_f64(blob, (r, k)) for (_, k, blob, _), r in zip(models, rows, strict=True)]
+        arrays = [flat.reshape(r, k) for (_, k, flat, _), r in zip(models, rows, strict=True)]
     except ValueError as exc:
         raise StoreError(
             f"{path}: the stored predictions do not fit the pool ({exc}); the file was "

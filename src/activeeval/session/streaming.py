@@ -1,0 +1,298 @@
+"""``session init`` on pool files larger than one chunk, a chunk of rows at a time.
+
+The files are read in a few passes of :data:`activeeval.io.STREAM_ROWS` rows: the ids (their
+type: integers only if every one is), then the ids and costs of every file side by side into
+the store's pool table, then each model's predictions into its blob — each chunk checked as
+:func:`activeeval.io.read_pool_file` checks the whole file and hashed into the fingerprint as
+it passes. q is then planned from the stored predictions, read back a chunk at a time (the
+passes of :mod:`activeeval.sampling` read the pool through ``Predictive._chunk``). No array of
+the pool's predictions or ids is ever whole in memory; q (and the costs, if any) is, at 8 bytes
+per instance.
+
+The store is the one :meth:`Session.create <activeeval.Session.create>` writes from the same
+files read whole (:func:`activeeval.io.read_pools`), byte for byte but for the session's id and
+creation time (tested). Files a chunk-by-chunk read does not serve — a ranked pool, files that
+list their ids in different orders, a decision column, text that is not UTF-8, a pool of at
+most one chunk — are read whole instead (:func:`create_from_files` returns None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from .. import io
+from .._validation import check_costs
+from ..errors import DuplicateIdError, InvalidCostsError, LabelSpaceError, StoreError
+from ..predictive import Categorical, Gaussian
+from .blobs import ArrayWriter, RowReader, StoredArray
+from .codec import PoolHash, _canonical_labels
+from .planning import CreateRequest, _model_names, _planned, _write_head
+from .schema import build_store
+
+__all__ = ["create_from_files"]
+
+
+class _StoredCategorical(Categorical):
+    """A classifier's predictions as the store being built holds them, read a chunk at a time:
+    every pass over the pool reads its chunks (``_chunk``, ``take``); nothing reads them
+    whole (``proba`` refuses, so that a whole-pool read cannot slip in unnoticed)."""
+
+    def __init__(self, reader: RowReader, m: int, labels: NDArray[Any]) -> None:
+        self._reader, self._m = reader, m
+        self.labels = labels
+        self._order = np.argsort(labels, kind="stable")
+        self._sorted = labels[self._order]
+
+    @property
+    def n(self) -> int:
+        return self._m
+
+    @property
+    def proba(self) -> NDArray[np.float64]:  # type: ignore[override]
+        raise NotImplementedError("a streamed pool is read a chunk at a time")
+
+    def take(self, index: ArrayLike | slice) -> Categorical:
+        out = object.__new__(Categorical)
+        out.proba = _rows(self._reader, self._m, index)
+        out.labels, out._order, out._sorted = self.labels, self._order, self._sorted
+        return out
+
+    def _chunk(self, rows: slice) -> Categorical:
+        return self.take(rows)
+
+    def __repr__(self) -> str:
+        return f"_StoredCategorical(m={self._m}, labels={self.labels.tolist()})"
+
+
+class _StoredGaussian(Gaussian):
+    """A regressor's predictions as the store being built holds them (mean, var), read a
+    chunk at a time (see :class:`_StoredCategorical`)."""
+
+    def __init__(self, reader: RowReader, m: int) -> None:
+        self._reader, self._m = reader, m
+
+    @property
+    def n(self) -> int:
+        return self._m
+
+    @property
+    def mean(self) -> NDArray[np.float64]:  # type: ignore[override]
+        raise NotImplementedError("a streamed pool is read a chunk at a time")
+
+    @property
+    def var(self) -> NDArray[np.float64]:  # type: ignore[override]
+        raise NotImplementedError("a streamed pool is read a chunk at a time")
+
+    def take(self, index: ArrayLike | slice) -> Gaussian:
+        arr = _rows(self._reader, self._m, index)
+        out = object.__new__(Gaussian)
+        out.mean, out.var = arr[:, 0].copy(), arr[:, 1].copy()
+        return out
+
+    def _chunk(self, rows: slice) -> Gaussian:
+        return self.take(rows)
+
+    def __repr__(self) -> str:
+        return f"_StoredGaussian(m={self._m})"
+
+
+def _rows(reader: RowReader, m: int, index: ArrayLike | slice) -> NDArray[np.float64]:
+    """The stored rows at ``index`` (a slice, or positions in any order with repeats)."""
+    if isinstance(index, slice):
+        start, stop, step = index.indices(m)
+        if step != 1:
+            return _rows(reader, m, np.arange(start, stop, step))
+        return reader.rows(start, stop)
+    idx = np.asarray(index, dtype=np.intp)
+    uniq, inverse = np.unique(idx, return_inverse=True)
+    if uniq.size == 0:
+        return reader.rows(0, 0)
+    return np.stack([reader.rows(int(p), int(p) + 1)[0] for p in uniq.tolist()])[inverse]
+
+
+def _scan_ids(stream: io.PoolStream) -> tuple[bool, int]:
+    """Whether every id of the file is an integer (else all are read as strings), and the
+    number of rows; every id cell checked (none empty), duplicates within a chunk refused."""
+    integer, m = True, 0
+    for frame in stream.chunks(["id"]):
+        integer &= stream.ids(frame, None).dtype.kind == "i"
+        m += frame.shape[0]
+    return integer, m
+
+
+def create_from_files(
+    target: str | Path, paths: Sequence[str | Path], request: CreateRequest
+) -> Path | None:
+    """The store ``session init`` writes from the pool files ``paths`` (one per model), read
+    a chunk at a time; ``request`` as :meth:`Session.create <activeeval.Session.create>`
+    takes it, without ``pools``, ``ids`` and ``costs`` (the files') and ``names`` (the
+    files' paths). None, with nothing written, where the files are to be read whole."""
+    out = Path(target)
+    try:
+        streams = [io.PoolStream.open(p) for p in paths]
+        if len({s.kind for s in streams}) > 1:
+            return None  # read whole, which says which file is which kind
+        integer, m = _scan_ids(streams[0])
+    except io.NeedsWholeFile:
+        return None
+    if m <= io.STREAM_ROWS:
+        return None
+    if out.exists():
+        raise StoreError(
+            f"{out}: already exists; open it with Session.open (activeeval session "
+            "status) or choose another file name."
+        )
+    try:
+        build_store(out, lambda conn: _fill(conn, streams, integer, m, request))
+    except io.NeedsWholeFile:
+        return None
+    return out
+
+
+def _fill(
+    conn: sqlite3.Connection,
+    streams: list[io.PoolStream],
+    integer: bool,
+    m: int,
+    r: CreateRequest,
+) -> None:
+    base = streams[0]
+    names = _model_names([str(s.path) for s in streams], len(streams))
+    h = PoolHash(integer)
+    costs = _pool_rows(conn, streams, integer, h)
+    lam = None if costs is None else check_costs(costs, m)
+    readers: list[RowReader] = []
+    try:
+        preds: list[Any] = []
+        for j, s in enumerate(streams):
+            width = len(s.prediction_columns)
+            conn.execute(
+                "INSERT INTO models (model, name, n_columns, predictions, decision) "
+                "VALUES (?, ?, ?, x'', NULL)",
+                (j, names[j], width),
+            )
+            where = StoredArray("models.predictions", j, (m, width))
+            h.model(j, where.shape)
+            order = _class_order(base, s)
+            with ArrayWriter(conn, where) as w:
+                at = 0
+                for frame in s.chunks(s.prediction_columns):
+                    arr = s.predictions(frame)
+                    if order is not None:
+                        arr = np.ascontiguousarray(arr[:, order])
+                    w.write(at, arr)
+                    h.rows(arr)
+                    at += arr.shape[0]
+            readers.append(RowReader(conn, where))
+            preds.append(
+                _StoredCategorical(readers[-1], m, base.labels)
+                if base.labels is not None
+                else _StoredGaussian(readers[-1], m)
+            )
+        fingerprint = h.finish(lam)
+        label_space = None if base.labels is None else _canonical_labels(base.labels, "labels")
+        request = dataclasses.replace(r, names=names)
+        meta, plan_row, q = _planned(request, preds, base.kind, label_space, lam, fingerprint)
+    finally:
+        for rd in readers:
+            rd.close()
+    _write_head(conn, meta, plan_row, q)
+
+
+def _class_order(base: io.PoolStream, s: io.PoolStream) -> NDArray[np.intp] | None:
+    """The columns of ``s`` in the order of ``base``'s classes (None: the same order)."""
+    if base.labels is None or s is base:
+        return None
+    assert s.labels is not None
+    if set(s.labels.tolist()) != set(base.labels.tolist()):
+        raise LabelSpaceError(
+            f"{s.path}: classes {s.labels.tolist()} differ from {base.path}'s "
+            f"{base.labels.tolist()}; give every model the same p_<label> columns."
+        )
+    order = pd.Index(s.labels).get_indexer(base.labels)
+    return None if np.array_equal(order, np.arange(order.shape[0])) else order
+
+
+def _pool_rows(
+    conn: sqlite3.Connection, streams: list[io.PoolStream], integer: bool, h: PoolHash
+) -> NDArray[np.float64] | None:
+    """The pool table's rows (position, id, cost) from every file's ids and costs side by
+    side, the ids hashed; the costs (None: no file has a cost column). Files whose ids are
+    not the same in the same order are read whole (:class:`~activeeval.io.NeedsWholeFile`)."""
+    base = streams[0]
+    iters = [s.chunks(["id", "cost"] if s.has_costs else ["id"]) for s in streams]
+    costs: list[NDArray[np.float64]] | None = [] if any(s.has_costs for s in streams) else None
+    at = 0
+    for frames in zip(*iters, strict=False):
+        ids = base.ids(frames[0], integer)
+        for s, f in zip(streams[1:], frames[1:], strict=True):
+            if not np.array_equal(s.ids(f, integer), ids):
+                raise io.NeedsWholeFile("ids in another order")
+        c = _chunk_costs(streams, frames, ids)
+        if costs is not None:
+            assert c is not None
+            costs.append(c)
+        rows = zip(range(at, at + ids.shape[0]), ids.tolist(),
+                   [None] * ids.shape[0] if c is None else c.tolist(), strict=True)  # fmt: skip
+        try:
+            conn.executemany("INSERT INTO pool (position, id, cost) VALUES (?, ?, ?)", rows)
+        except sqlite3.IntegrityError:
+            _seen_before(conn, base, frames[0], ids, at)
+            raise
+        h.ids(ids)
+        at += ids.shape[0]
+    if any(next(it, None) is not None for it in iters):
+        raise io.NeedsWholeFile("files of different lengths")
+    return None if costs is None else np.concatenate(costs)
+
+
+def _chunk_costs(
+    streams: list[io.PoolStream], frames: tuple[pd.DataFrame, ...], ids: NDArray[Any]
+) -> NDArray[np.float64] | None:
+    """A chunk's costs from the files that give them, equal where several do."""
+    out: NDArray[np.float64] | None = None
+    for s, f in zip(streams, frames, strict=True):
+        if not s.has_costs:
+            continue
+        c = s.costs(f)
+        if out is None:
+            out = c
+        elif not np.array_equal(c, out):
+            i = int(np.flatnonzero(c != out)[0])
+            raise InvalidCostsError(
+                f"{s.path}: column 'cost' differs from {streams[0].path}'s at id "
+                f"{io._scalar(ids[i])!r} ({c[i]:g} vs {out[i]:g}); an instance has one cost."
+            )
+    return out
+
+
+def _seen_before(
+    conn: sqlite3.Connection, s: io.PoolStream, frame: pd.DataFrame, ids: NDArray[Any], at: int
+) -> None:
+    """Raise DuplicateIdError for the first id of this chunk that an earlier chunk holds,
+    naming both rows as :func:`~activeeval.io.read_pool_file` does."""
+    for i, v in enumerate(ids.tolist()):
+        row = conn.execute("SELECT position FROM pool WHERE id = ?", (v,)).fetchone()
+        if row is not None and row[0] < at:
+            raise DuplicateIdError(
+                f"{s.path}: {s.row_label} {frame.index[i]}, column 'id': id {v!r} already "
+                f"appears on {s.row_label} {_row_of(s, int(row[0]))}; ids must be unique."
+            )
+
+
+def _row_of(s: io.PoolStream, position: int) -> Any:
+    """The line (CSV) or row (Parquet) of the file's ``position``-th instance."""
+    start = 0
+    for frame in s.chunks(["id"]):
+        if position < start + frame.shape[0]:
+            return frame.index[position - start]
+        start += frame.shape[0]
+    return position + 1

@@ -1,0 +1,203 @@
+"""``session init`` reads pool files a chunk at a time (``activeeval.session.streaming``).
+
+A streamed store must be the store the whole-file read writes, byte for byte but for the
+session's id and creation time; every error must say what the whole-file read says; and the
+read must hold no more than a chunk of the file (tracemalloc, no timing).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from activeeval import _chunks, io
+from activeeval.cli import main
+from activeeval.session import Session
+from activeeval.session import streaming as streaming_mod
+
+CHUNK = 7  # rows per chunk in the streamed runs: every pool below spans many chunks
+
+
+def _tables(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every table's rows, without what differs between two stores made of the same files
+    (the session's id, the creation time)."""
+    conn = sqlite3.connect(path)
+    out: dict[str, list[tuple[object, ...]]] = {}
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+        rows = conn.execute(f"SELECT * FROM {name}").fetchall()
+        if name == "meta":
+            rows = [r for r in rows if r[0] not in ("session_id", "created_at")]
+        if name == "plan":
+            rows = [r[:-1] for r in rows]  # created_at, the last column
+        out[name] = sorted(rows, key=repr)
+    conn.close()
+    return out
+
+
+def _init(store: Path, pools: list[Path], *args: str) -> object:
+    argv = ["session", "init", str(store), *(a for p in pools for a in ("--pool", str(p))), *args]
+    return CliRunner().invoke(main, argv)
+
+
+def _whole_and_streamed(
+    tmp_path: Path, pools: list[Path], args: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> tuple[object, object]:
+    """The same init read whole (the pool fits one chunk) and streamed (chunks of CHUNK rows,
+    read_pools made to fail so that the streamed path must serve)."""
+    whole = _init(tmp_path / "whole.db", pools, *args)
+    with monkeypatch.context() as mp:
+        mp.setattr(io, "STREAM_ROWS", CHUNK)
+
+        def refuse(*a: object, **k: object) -> None:
+            raise AssertionError("read whole")
+
+        mp.setattr("activeeval.cli.read_pools", refuse)
+        streamed = _init(tmp_path / "streamed.db", pools, *args)
+    return whole, streamed
+
+
+def _pool_frame(m: int, seed: int, ids: str = "int", costs: bool = False) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.02, 0.98, m)
+    frame = pd.DataFrame({"id": np.arange(m) * 7 + 3, "p_0": 1 - p, "p_1": p})
+    if ids == "str":
+        frame["id"] = [f"doc-{i:05d}" for i in range(m)]
+    elif ids == "int-like text then words":  # integers for many chunks, then a word
+        frame["id"] = [str(i) for i in range(m - 1)] + ["last"]
+    if costs:
+        frame["cost"] = rng.integers(1, 5, m).astype(float)
+    return frame
+
+
+def _write(frame: pd.DataFrame, path: Path) -> Path:
+    if path.suffix == ".parquet":
+        frame.to_parquet(path, row_group_size=50)  # row groups unlike the chunks
+    else:
+        frame.to_csv(path, index=False)
+    return path
+
+
+CASES = {
+    "csv, int ids": ([("a.csv", {})], ("--measure", "error_rate", "--budget", "40")),
+    "parquet, str ids, costs": (
+        [("a.parquet", {"ids": "str", "costs": True})],
+        ("--measure", "f1", "--budget", "60"),
+    ),
+    "csv, ids integer until the last chunk": (
+        [("a.csv", {"ids": "int-like text then words"})],
+        ("--measure", "accuracy", "--budget", "30", "--method", "passive"),
+    ),
+    "two models, parquet and csv, classes in another order, costs in one": (
+        [("a.parquet", {"costs": True}), ("b.csv", {"swap": True})],
+        ("--measure", "f1", "--budget", "50", "--target-width", "0.3"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_streamed_store_is_the_whole_file_store(case: str, tmp_path, monkeypatch) -> None:
+    files, args = CASES[case]
+    pools = []
+    for j, (name, opts) in enumerate(files):
+        frame = _pool_frame(403, j, ids=opts.get("ids", "int"), costs=opts.get("costs", False))
+        if opts.get("swap"):
+            frame = frame[["id", "p_1", "p_0"]]
+        pools.append(_write(frame, tmp_path / name))
+    whole, streamed = _whole_and_streamed(tmp_path, pools, args, monkeypatch)
+    assert whole.exit_code == 0, whole.output  # type: ignore[attr-defined]
+    assert streamed.exit_code == 0, streamed.output  # type: ignore[attr-defined]
+    assert _tables(tmp_path / "streamed.db") == _tables(tmp_path / "whole.db")
+    with Session.open(tmp_path / "streamed.db") as s:  # and it opens and continues
+        ids = s.next_batch(5)
+        assert len(ids) == 5
+        assert s.predictives[0].n == 403  # its fingerprint checks
+
+
+def test_a_regressor_pool_streams(tmp_path: Path, monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"id": np.arange(300), "mean": rng.normal(size=300),
+                          "var": rng.uniform(0.1, 2, 300)})  # fmt: skip
+    pool = _write(frame, tmp_path / "r.csv")
+    whole, streamed = _whole_and_streamed(tmp_path, [pool], ("--measure", "mse", "--budget", "30"),
+                                          monkeypatch)  # fmt: skip
+    assert whole.exit_code == 0 and streamed.exit_code == 0, streamed.output  # type: ignore[attr-defined]
+    assert _tables(tmp_path / "streamed.db") == _tables(tmp_path / "whole.db")
+
+
+def test_files_with_ids_in_another_order_are_read_whole(tmp_path, monkeypatch) -> None:
+    a = _pool_frame(100, 0)
+    b = _pool_frame(100, 1).iloc[::-1]
+    pools = [_write(a, tmp_path / "a.csv"), _write(b, tmp_path / "b.csv")]
+    monkeypatch.setattr(io, "STREAM_ROWS", CHUNK)
+    made = _init(tmp_path / "s.db", pools, "--measure", "error_rate", "--budget", "20")
+    assert made.exit_code == 0, made.output  # type: ignore[attr-defined]
+    assert not list(tmp_path.glob("*.build*"))  # the abandoned streamed build is gone
+    monkeypatch.setattr(io, "STREAM_ROWS", 1 << 18)
+    again = _init(tmp_path / "t.db", pools, "--measure", "error_rate", "--budget", "20")
+    assert again.exit_code == 0  # type: ignore[attr-defined]
+    assert _tables(tmp_path / "s.db") == _tables(tmp_path / "t.db")
+
+
+def _broken(kind: str, tmp_path: Path) -> Path:
+    frame = _pool_frame(200, 0, costs=kind == "cost").astype({"id": object})
+    frame = frame.astype(object)
+    if kind == "row sum":
+        frame.loc[150, "p_1"] = 0.9
+    elif kind == "empty id":
+        frame.loc[151, "id"] = ""
+    elif kind == "duplicate id":
+        frame.loc[170, "id"] = frame.loc[12, "id"]
+    elif kind == "cost":
+        frame.loc[160, "cost"] = 0.0
+    elif kind == "not a number":
+        frame.loc[199, "p_0"] = "x"
+    path = tmp_path / "pool.csv"
+    text = frame.to_csv(index=False).splitlines()
+    text.insert(40, "")  # a blank line: line numbers are not row numbers
+    path.write_text("\n".join(text) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["row sum", "empty id", "duplicate id", "cost", "not a number"])
+def test_errors_say_what_the_whole_file_read_says(kind: str, tmp_path, monkeypatch) -> None:
+    pool = _broken(kind, tmp_path)
+    args = ("--measure", "error_rate", "--budget", "20")
+    whole, streamed = _whole_and_streamed(tmp_path, [pool], args, monkeypatch)
+    assert whole.exit_code == streamed.exit_code == 2  # type: ignore[attr-defined]
+    assert streamed.output == whole.output  # type: ignore[attr-defined]
+    assert "line" in whole.output  # type: ignore[attr-defined]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pool.csv"]  # no store left
+
+
+def test_a_streamed_init_holds_a_chunk_of_the_file_not_the_file(tmp_path, monkeypatch) -> None:
+    m, chunk = 120_000, 4096
+    pool = _write(_pool_frame(m, 5), tmp_path / "pool.csv")  # 5 MB of text
+    monkeypatch.setattr(io, "STREAM_ROWS", chunk)  # the file's chunks
+    monkeypatch.setattr(_chunks, "ROWS", chunk)  # q's planning passes
+    calls: list[int] = []
+    real = streaming_mod._fill
+
+    def counted(*a: object, **k: object) -> None:
+        calls.append(1)
+        real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(streaming_mod, "_fill", counted)
+    warm = _write(_pool_frame(3 * chunk, 6), tmp_path / "warm.csv")  # imports every module used
+    assert _init(tmp_path / "w.db", [warm], "--measure", "f1", "--budget", "100").exit_code == 0  # type: ignore[attr-defined]
+    tracemalloc.start()
+    try:
+        made = _init(tmp_path / "s.db", [pool], "--measure", "f1", "--budget", "100")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert made.exit_code == 0, made.output  # type: ignore[attr-defined]
+    assert calls == [1, 1]
+    # q is whole in memory (8 bytes per instance) and a few chunks are; the file, its ids and
+    # its predictions are not. Measured: 18 bytes per row; read whole, 650.
+    assert peak < 24 * m + (2 << 20), peak / m
