@@ -7,9 +7,11 @@ read must hold no more than a chunk of the file (tracemalloc, no timing).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -201,3 +203,90 @@ def test_a_streamed_init_holds_a_chunk_of_the_file_not_the_file(tmp_path, monkey
     # q is whole in memory (8 bytes per instance) and a few chunks are; the file, its ids and
     # its predictions are not. Measured: 18 bytes per row; read whole, 650.
     assert peak < 24 * m + (2 << 20), peak / m
+
+
+def _same_either_way(tmp_path: Path, pools: list[Path], args: tuple[str, ...], monkeypatch):
+    """The init's output, exit code and store with chunks of CHUNK rows are those of the
+    whole-file read (the pool fits one chunk)."""
+    whole = _init(tmp_path / "whole.db", pools, *args)
+    with monkeypatch.context() as mp:
+        mp.setattr(io, "STREAM_ROWS", CHUNK)
+        chunked = _init(tmp_path / "chunked.db", pools, *args)
+
+    def said(result: Any, name: str) -> tuple[int, str]:
+        text = re.sub(r"session id \w+", "", result.output.replace(name, "X"))
+        return result.exit_code, text
+
+    assert said(chunked, "chunked.db") == said(whole, "whole.db")
+    if whole.exit_code == 0:  # type: ignore[attr-defined]
+        assert _tables(tmp_path / "chunked.db") == _tables(tmp_path / "whole.db")
+    else:
+        assert not list(tmp_path.glob("*.db*"))
+    return whole
+
+
+def test_a_second_file_shorter_by_less_than_a_chunk_is_refused(tmp_path, monkeypatch) -> None:
+    a = _write(_pool_frame(21, 0), tmp_path / "a.csv")
+    b = _write(_pool_frame(14, 1), tmp_path / "b.csv")  # a's first 14 ids
+    out = _same_either_way(tmp_path, [a, b], ("--measure", "error_rate", "--budget", "10"),
+                           monkeypatch)  # fmt: skip
+    assert out.exit_code == 2 and "is missing" in out.output  # type: ignore[attr-defined]
+
+
+def test_files_whose_ids_read_as_different_types_are_refused(tmp_path, monkeypatch) -> None:
+    a = _pool_frame(30, 0)
+    a["id"] = [f"{i}.0" for i in range(30)]  # text
+    b = _pool_frame(30, 1)
+    b["id"] = np.arange(30, dtype=float)  # numbers, read as integers
+    pools = [_write(a, tmp_path / "t.csv"), _write(b, tmp_path / "f.parquet")]
+    out = _same_either_way(tmp_path, pools, ("--measure", "error_rate", "--budget", "10"),
+                           monkeypatch)  # fmt: skip
+    assert out.exit_code == 2 and "is not in" in out.output  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--measure", "macro_f1", "--budget", "30"),  # q of an average: the pool whole
+        ("--measure", "balanced_accuracy", "--budget", "30", "--method", "active_uniC"),
+        ("--measure", "error_rate", "--budget", "30", "--method", "active_0"),
+        ("--measure", "f1", "--budget", "30", "--method", "active_inf"),
+    ],
+)
+def test_plans_that_need_the_pool_whole_read_it_whole(args, tmp_path, monkeypatch) -> None:
+    rng = np.random.default_rng(0)
+    pools = []
+    for j in range(1 if "active_0" not in args and "active_inf" not in args else 2):
+        p = rng.dirichlet(np.ones(3), 60)
+        frame = pd.DataFrame({"id": np.arange(60), "p_a": p[:, 0], "p_b": p[:, 1],
+                              "p_c": p[:, 2]})  # fmt: skip
+        pools.append(_write(frame, tmp_path / f"m{j}.csv"))
+    if "f1" in args:
+        args = (*args, "--pos-label", "b")
+    out = _same_either_way(tmp_path, pools, args, monkeypatch)
+    assert out.exit_code == 0, out.output  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "id,foo\n",  # no rows, no prediction columns: "has no rows" first
+        "id,p_0,p_0\n1,0.5,0.5\n2,0.5\n",  # a ragged row before the repeated column
+        "id,p_0,p_1,mean,var\n,0.5,0.5,1,1\n",  # an empty id before the mixed columns
+        "id,p_0,p_1\n1,0.5,0.5\n2,,0.5\n3,0.2,0.8\n",
+    ],
+)
+def test_a_small_file_s_error_is_the_whole_read_s(text: str, tmp_path, monkeypatch) -> None:
+    pool = tmp_path / "pool.csv"
+    pool.write_text(text)
+    out = _same_either_way(tmp_path, [pool], ("--measure", "error_rate", "--budget", "10"),
+                           monkeypatch)  # fmt: skip
+    assert out.exit_code == 2  # type: ignore[attr-defined]
+
+
+def test_a_parquet_file_with_its_ids_as_the_index_is_refused_as_before(tmp_path, monkeypatch):
+    frame = _pool_frame(40, 0).set_index("id")
+    frame.to_parquet(tmp_path / "i.parquet")
+    out = _same_either_way(tmp_path, [tmp_path / "i.parquet"],
+                           ("--measure", "error_rate", "--budget", "10"), monkeypatch)  # fmt: skip
+    assert out.exit_code == 2 and "no column 'id'" in out.output  # type: ignore[attr-defined]

@@ -539,8 +539,9 @@ def _streamed_init(
     from .session.streaming import create_from_files
 
     request = CreateRequest(
-        None, meas, budget, method, seed, None, level, pos_label, None, None, beta, None,
-        DEFAULT_BLOCK_SIZE, estimator, stopping,
+        pools=None, measure=meas, budget=budget, method=method, seed=seed, costs=None,
+        level=level, pos_label=pos_label, labels=None, ids=None, beta=beta, names=None,
+        block_size=DEFAULT_BLOCK_SIZE, estimator=estimator, stopping=stopping,
     )  # fmt: skip
     with _as_flags(*_INIT_ARGS):
         made = create_from_files(store, pools, request)

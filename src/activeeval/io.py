@@ -182,33 +182,30 @@ class NeedsWholeFile(Exception):
 
 
 def _header(path: Path) -> tuple[list[str], str, int | None]:
-    """A pool file's column names, "line" (CSV) or "row" (Parquet), and its number of rows
-    where the file says (Parquet), without reading its rows; checked as :func:`_read_table`
-    checks them."""
+    """A pool file's column names (a Parquet file's pandas index left out, as
+    :func:`_read_table` leaves it), "line" (CSV) or "row" (Parquet), and its number of rows
+    where the file says (Parquet), without reading its rows. Whatever is wrong with them is
+    left to the whole-file read to report (:class:`NeedsWholeFile`)."""
     try:
         with path.open("rb") as f:
             magic = f.read(4)
-    except OSError as exc:
-        raise InputFileError(f"{path}: cannot be read ({exc.strerror}).") from exc
-    if magic == b"PAR1":
-        import pyarrow.parquet as pq
+        if magic == b"PAR1":
+            import pyarrow.parquet as pq
 
-        try:
-            meta = pq.ParquetFile(path).metadata
-        except Exception as exc:  # pyarrow raises several types for damaged files
-            raise InputFileError(f"{path}: is not a readable Parquet file ({exc}).") from exc
-        return [str(c) for c in meta.schema.names], "row", int(meta.num_rows)
-    try:
+            source = pq.ParquetFile(path)
+            index = (source.schema_arrow.pandas_metadata or {}).get("index_columns", [])
+            hidden = {c for c in index if isinstance(c, str)}
+            names = [str(c) for c in source.schema_arrow.names if c not in hidden]
+            return names, "row", int(source.metadata.num_rows)
         with path.open(newline="", encoding="utf-8-sig") as f:
             header = next(csv.reader(f, strict=True), None)
-    except (UnicodeDecodeError, csv.Error) as exc:
+    except Exception as exc:  # unreadable, not UTF-8, not CSV, a damaged Parquet file
         raise NeedsWholeFile(str(exc)) from exc
     if header is None or not any(h.strip() for h in header):
-        raise InputFileError(f"{path}: is empty; expected a header line first.")
+        raise NeedsWholeFile("no header")
     header = [h.strip() for h in header]
-    dup = sorted({h for h in header if header.count(h) > 1})
-    if dup:
-        raise InputFileError(f"{path}: column {dup[0]!r} appears more than once in the header.")
+    if len(set(header)) < len(header):
+        raise NeedsWholeFile("a column named twice")
     return header, "line", None
 
 
@@ -269,7 +266,10 @@ def _parquet_chunks(path: Path, columns: list[str], rows: int) -> Iterator[pd.Da
     pending: list[Any] = []  # batches not yet yielded: pyarrow's end at row groups
     held = 0
     try:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=columns):
+        # pre_buffer=False: with it, pyarrow keeps every row group read so far (the memory
+        # of a pass would grow with the file)
+        source = pq.ParquetFile(path, pre_buffer=False)
+        for batch in source.iter_batches(batch_size=rows, columns=columns):
             pending.append(batch)
             held += batch.num_rows
             while held >= rows:
@@ -304,6 +304,8 @@ class PoolStream:
     prediction_columns : list of str
     labels : ndarray or None
         A classifier's classes, in its columns' order.
+    n_rows : int or None
+        The number of rows, where the file says (Parquet).
     """
 
     path: Path
@@ -316,29 +318,21 @@ class PoolStream:
 
     @classmethod
     def open(cls, path: str | Path) -> PoolStream:
-        """The file's header, checked; :class:`NeedsWholeFile` for a ranked pool file."""
+        """The file's header; :class:`NeedsWholeFile` for a ranked pool file and for any
+        header the whole-file read refuses (it says why, in its own order of checks)."""
         p = Path(path)
         columns, row_label, n_rows = _header(p)
-        what = "a pool file needs an id column and p_<label> (or mean,var) columns."
-        if "id" not in columns:
-            raise InputFileError(f"{p}: no column 'id' (columns: {', '.join(columns)}); {what}")
-        if "item" in columns:
-            raise NeedsWholeFile("a ranked pool file")
+        if "id" not in columns or "item" in columns:
+            raise NeedsWholeFile("no id column, or a ranked pool file")
         pcols = [c for c in columns if c.startswith("p_")]
         regression = [c for c in ("mean", "var") if c in columns]
-        if pcols and regression:
-            raise InputFileError(
-                f"{p}: has both class-probability columns ({', '.join(pcols)}) and regression "
-                f"columns ({', '.join(regression)}); a pool file describes one kind of model."
-            )
-        if pcols:
+        if pcols and not regression:
             labels = _class_labels(pcols)
-            if pd.Index(labels).has_duplicates:
-                raise InputFileError(f"{p}: columns {pcols} name the same class twice.")
-            return cls(p, columns, row_label, "categorical", pcols, labels, n_rows)
-        if len(regression) == 2:
+            if not pd.Index(labels).has_duplicates:
+                return cls(p, columns, row_label, "categorical", pcols, labels, n_rows)
+        elif len(regression) == 2 and not pcols:
             return cls(p, columns, row_label, "gaussian", ["mean", "var"], None, n_rows)
-        raise InputFileError(f"{p}: no prediction columns (columns: {', '.join(columns)}); {what}")
+        raise NeedsWholeFile("prediction columns the whole-file read refuses")
 
     @property
     def has_costs(self) -> bool:

@@ -198,7 +198,7 @@ def _planned(
     comparison = len(preds) > 1
     method = check_option(r.method, kind.session_methods(len(preds)), "method")
     estimator = check_option(r.estimator, ESTIMATORS, "estimator")
-    _model_names(r.names, len(preds))
+    _model_names(r.names, len(preds))  # refused before q is planned
     meas, q = _plan_measure_and_q(
         r.measure, preds, ranked, label_space, r.pos_label, r.beta, lam, method, r.stopping
     )

@@ -30,7 +30,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import io
 from .._validation import check_costs
-from ..errors import DuplicateIdError, InvalidCostsError, LabelSpaceError, StoreError
+from ..errors import (
+    ActiveEvalError,
+    DuplicateIdError,
+    InvalidCostsError,
+    LabelSpaceError,
+    StoreError,
+)
 from ..predictive import Categorical, Gaussian
 from .blobs import ArrayWriter, RowReader, StoredArray
 from .codec import PoolHash, _canonical_labels
@@ -38,6 +44,10 @@ from .planning import CreateRequest, _model_names, _planned, _write_head
 from .schema import build_store
 
 __all__ = ["create_from_files"]
+
+
+class _WholePool(NotImplementedError):
+    """A pass that would read the streamed pool whole: its init reads the files whole."""
 
 
 class _StoredCategorical(Categorical):
@@ -57,7 +67,7 @@ class _StoredCategorical(Categorical):
 
     @property
     def proba(self) -> NDArray[np.float64]:  # type: ignore[override]
-        raise NotImplementedError("a streamed pool is read a chunk at a time")
+        raise _WholePool("a streamed pool is read a chunk at a time")
 
     def take(self, index: ArrayLike | slice) -> Categorical:
         out = object.__new__(Categorical)
@@ -85,11 +95,11 @@ class _StoredGaussian(Gaussian):
 
     @property
     def mean(self) -> NDArray[np.float64]:  # type: ignore[override]
-        raise NotImplementedError("a streamed pool is read a chunk at a time")
+        raise _WholePool("a streamed pool is read a chunk at a time")
 
     @property
     def var(self) -> NDArray[np.float64]:  # type: ignore[override]
-        raise NotImplementedError("a streamed pool is read a chunk at a time")
+        raise _WholePool("a streamed pool is read a chunk at a time")
 
     def take(self, index: ArrayLike | slice) -> Gaussian:
         arr = _rows(self._reader, self._m, index)
@@ -120,11 +130,26 @@ def _rows(reader: RowReader, m: int, index: ArrayLike | slice) -> NDArray[np.flo
 
 def _scan_ids(stream: io.PoolStream) -> tuple[bool, int]:
     """Whether every id of the file is an integer (else all are read as strings), and the
-    number of rows; every id cell checked (none empty), duplicates within a chunk refused."""
+    number of rows; every id cell checked (none empty), duplicates within a chunk refused.
+    A file of at most one chunk with something wrong in it is read whole instead
+    (:class:`~activeeval.io.NeedsWholeFile`), so that its error is the one the whole-file
+    read reports first."""
     integer, m = True, 0
-    for frame in stream.chunks(["id"]):
-        integer &= stream.ids(frame, None).dtype.kind == "i"
-        m += frame.shape[0]
+    failure: ActiveEvalError | None = None
+    try:
+        for frame in stream.chunks(["id"]):
+            if failure is None:
+                try:
+                    integer &= stream.ids(frame, None).dtype.kind == "i"
+                except ActiveEvalError as exc:
+                    failure = exc
+            m += frame.shape[0]
+    except ActiveEvalError as exc:  # a ragged or unreadable row: nothing more to count
+        failure = failure or exc
+    if failure is not None:
+        if m <= io.STREAM_ROWS:
+            raise io.NeedsWholeFile(str(failure)) from failure
+        raise failure
     return integer, m
 
 
@@ -134,16 +159,23 @@ def create_from_files(
     """The store ``session init`` writes from the pool files ``paths`` (one per model), read
     a chunk at a time; ``request`` as :meth:`Session.create <activeeval.Session.create>`
     takes it, without ``pools``, ``ids`` and ``costs`` (the files') and ``names`` (the
-    files' paths). None, with nothing written, where the files are to be read whole."""
+    files' paths). None, with nothing written, where the files are to be read whole: a
+    pool of at most one chunk, a ranked pool, files of different kinds or id types or with
+    their ids in different orders, a header or a one-chunk file the whole-file read
+    refuses, and a plan whose q needs the pool whole (the multi-class averages'
+    ``active`` q, comparisons' ``active_0`` and ``active_inf``)."""
     out = Path(target)
     try:
         streams = [io.PoolStream.open(p) for p in paths]
         if len({s.kind for s in streams}) > 1:
-            return None  # read whole, which says which file is which kind
-        integer, m = _scan_ids(streams[0])
+            return None
+        if streams[0].n_rows is not None and streams[0].n_rows <= io.STREAM_ROWS:
+            return None
+        scans = [_scan_ids(s) for s in streams]
     except io.NeedsWholeFile:
         return None
-    if m <= io.STREAM_ROWS:
+    integer, m = scans[0]
+    if m <= io.STREAM_ROWS or any(sc != scans[0] for sc in scans):
         return None
     if out.exists():
         raise StoreError(
@@ -152,7 +184,7 @@ def create_from_files(
         )
     try:
         build_store(out, lambda conn: _fill(conn, streams, integer, m, request))
-    except io.NeedsWholeFile:
+    except (io.NeedsWholeFile, _WholePool):
         return None
     return out
 
@@ -231,7 +263,13 @@ def _pool_rows(
     iters = [s.chunks(["id", "cost"] if s.has_costs else ["id"]) for s in streams]
     costs: list[NDArray[np.float64]] | None = [] if any(s.has_costs for s in streams) else None
     at = 0
-    for frames in zip(*iters, strict=False):
+    while True:
+        got = [next(it, None) for it in iters]
+        if all(f is None for f in got):
+            break
+        frames = tuple(f for f in got if f is not None)
+        if len(frames) < len(got) or len({f.shape[0] for f in frames}) > 1:
+            raise io.NeedsWholeFile("files of different lengths")
         ids = base.ids(frames[0], integer)
         for s, f in zip(streams[1:], frames[1:], strict=True):
             if not np.array_equal(s.ids(f, integer), ids):
@@ -249,8 +287,6 @@ def _pool_rows(
             raise
         h.ids(ids)
         at += ids.shape[0]
-    if any(next(it, None) is not None for it in iters):
-        raise io.NeedsWholeFile("files of different lengths")
     return None if costs is None else np.concatenate(costs)
 
 
