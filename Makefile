@@ -108,7 +108,7 @@ bench: $(STAMP_BENCH)
 	$(BIN)/python -m pytest -q -p no:randomly benchmarks/test_peers_smoke.py
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/ranking_bench.py
-	$(BIN)/python benchmarks/scale.py --sizes 1e6 1e7 --evaluate 1e6 1e7 1e8 --compare 1e7 5e7
+	$(BIN)/python benchmarks/scale.py --sizes 1e6 1e7 1e8 --evaluate 1e6 1e7 1e8 --compare 1e7 5e7
 
 # GLIDE (glide-py) needs Python >= 3.12, so the robustness benchmark runs it in its own
 # environment, .venv-glide, pinned by requirements/glide-lock.txt (network at install time
