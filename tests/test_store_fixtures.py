@@ -6,7 +6,8 @@ out next; and stores written at commit 871da25 (schema version 4, the last relea
 sessions read the whole pool on every command) with ``expected_v4.json``, and stores written at
 commit 9c02bb8 (schema version 5, the last release whose arrays were one blob each and whose
 ``session init`` read the pool files whole) with ``expected_v5.json`` (``make_stores.py``
-wrote them all, run with that release's ``src`` on the path). Each test works on a copy, so the fixture stays as that release left it.
+wrote them all, run with that release's ``src`` on the path). Each test works on a copy, so
+the fixture stays as that release left it.
 """
 
 from __future__ import annotations

@@ -50,13 +50,13 @@ def _run(path: Path, *, third: bool = True) -> tuple[object, ...]:
 @pytest.fixture
 def tiny_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(blobs_mod, "PART_BYTES", 1000)
-    monkeypatch.setattr(blobs_mod, "ROW_QUANTUM", 7)
+    monkeypatch.setattr(blobs_mod, "PART_ROWS", 7)
 
 
 def test_a_session_in_parts_reports_bit_for_bit_as_one_stored_whole(tmp_path, monkeypatch):
     whole = _run(tmp_path / "whole.db")
     monkeypatch.setattr(blobs_mod, "PART_BYTES", 1000)
-    monkeypatch.setattr(blobs_mod, "ROW_QUANTUM", 7)
+    monkeypatch.setattr(blobs_mod, "PART_ROWS", 7)
     parted = _run(tmp_path / "parts.db")
     assert repr(parted) == repr(whole)
     conn = sqlite3.connect(tmp_path / "parts.db")
@@ -68,8 +68,7 @@ def test_a_session_in_parts_reports_bit_for_bit_as_one_stored_whole(tmp_path, mo
     assert set(owners) == {"plan.q:1", "phases.q:1", "models.predictions:0",
                            "models.predictions:1", "models.predictions:2",
                            "models.decision:0"}  # fmt: skip
-    assert owners["plan.q:1"] == -(-500 // 119)  # parts of 119 rows (1000 // 8 // 7 · 7)
-    assert owners["models.predictions:0"] == -(-500 // 56)  # 1000 // 16 // 7 · 7
+    assert owners["plan.q:1"] == owners["models.predictions:0"] == -(-500 // 7)  # of 7 rows
     conn.close()
 
 

@@ -2,12 +2,15 @@
 
 An array of at most :data:`PART_BYTES` bytes is one blob in its own row's column (``plan.q``,
 ``phases.q``, ``models.predictions``, ``models.decision``), as every store before schema
-version 6 keeps it. A larger one — SQLite holds at most 10⁹ bytes in one value, and a 10⁸ × 2
-float64 matrix is 1.6·10⁹ — leaves that column an empty blob and lies in the ``parts`` table
-(schema version 6), cut into parts of whole rows, a multiple of the draw index's chunk each, so
-that a chunk of q never straddles two parts. Both are written a chunk of rows at a time
-(SQLite's ``zeroblob`` and incremental blob I/O: no copy of the array as bytes) and read whole
-or by rows.
+version 6 keeps it. A larger one leaves that column an empty blob and lies in the ``parts``
+table (schema version 6), in parts of :data:`PART_ROWS` rows — the draw index's chunk, so that
+a draw reads one part of q. Parts keep the commands that read a few rows O(labels) on large
+pools: SQLite keeps a blob beyond a page in a chain of overflow pages, and a read at an offset
+first walks the chain up to it, so reading rows spread over one 80 MB blob (q of 10⁷
+instances) reads most of it. They also hold arrays larger than one SQLite value (10⁹ bytes;
+the predictions of 10⁸ instances of a binary model are 1.6·10⁹). Arrays are written a chunk
+of rows at a time (``zeroblob`` and incremental blob I/O: no copy of the array as bytes) and
+read whole or by rows.
 """
 
 from __future__ import annotations
@@ -20,15 +23,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._chunks import row_chunks
+from ..errors import StoreError
 
-__all__ = ["PART_BYTES", "ArrayWriter", "RowReader", "StoredArray", "write_array"]
+__all__ = ["PART_BYTES", "PART_ROWS", "ArrayWriter", "RowReader", "StoredArray", "write_array"]
 
-#: The largest array stored as one blob; a larger one is cut into parts of at most this size.
-PART_BYTES = 1 << 28
-#: A part's rows are a multiple of this (the draw index's chunk, ``lookup.CHUNK``).
-ROW_QUANTUM = 4096
-#: Bytes read from a blob at a time when an array is read whole.
-_READ_BYTES = 1 << 24
+#: The largest array stored as one blob; a larger one is stored in parts of PART_ROWS rows.
+PART_BYTES = 1 << 20
+#: Rows per part (the draw index's chunk, ``lookup.CHUNK``); the last part may be shorter.
+PART_ROWS = 4096
+#: Part blobs a reader keeps open at once.
+_OPEN_PARTS = 64
 
 #: column → (table, column); every such table's key is its rowid.
 _WHERE = {
@@ -62,59 +66,77 @@ class StoredArray:
     def nbytes(self) -> int:
         return 8 * self.shape[0] * self.width
 
-    def _parts(self, c: sqlite3.Connection) -> list[tuple[int, int]]:
-        """(rowid, bytes) of every part in order; empty where the column holds the array."""
+    def _own_length(self, c: sqlite3.Connection) -> int:
+        """Bytes in the column itself (0: empty, or NULL)."""
         table, col = _WHERE[self.column]
         n = c.execute(f"SELECT length({col}) FROM {table} WHERE rowid = ?", (self.key,)).fetchone()
-        if n is not None and n[0]:
-            return []
-        rows = c.execute(
-            "SELECT rowid, length(data) FROM parts WHERE owner = ? ORDER BY part", (self.owner,)
-        )
-        return [(int(r), int(b)) for r, b in rows]
+        return 0 if n is None or n[0] is None else int(n[0])
 
     def stored_bytes(self, c: sqlite3.Connection) -> int:
         """Bytes the store holds for it, by lengths alone (SQLite reads no content)."""
-        table, col = _WHERE[self.column]
-        n = c.execute(f"SELECT length({col}) FROM {table} WHERE rowid = ?", (self.key,)).fetchone()
-        return int(n[0] or 0) + sum(b for _, b in self._parts(c)) if n is not None else 0
+        own = self._own_length(c)
+        if own:
+            return own
+        parts = c.execute(
+            "SELECT COALESCE(SUM(length(data)), 0) FROM parts WHERE owner = ?", (self.owner,)
+        )
+        return int(parts.fetchone()[0])
 
     def read(self, c: sqlite3.Connection) -> NDArray[np.float64]:
         """The whole array: a read-only view of the blob's bytes where it is one blob, else
         assembled from its parts."""
-        parts = self._parts(c)
-        if not parts:
+        if self._own_length(c):
             table, col = _WHERE[self.column]
-            blob = c.execute(f"SELECT {col} FROM {table} WHERE rowid = ?", (self.key,)).fetchone()
-            flat = np.frombuffer(blob[0], dtype="<f8").astype(np.float64, copy=False)
+            blob = c.execute(f"SELECT {col} FROM {table} WHERE rowid = ?", (self.key,))
+            flat = np.frombuffer(blob.fetchone()[0], dtype="<f8").astype(np.float64, copy=False)
             return flat.reshape(self.shape)
-        out = np.empty(sum(b for _, b in parts) // 8)
+        out = np.empty(self.stored_bytes(c) // 8)
         view = memoryview(out.data).cast("B")
         at = 0
-        for rowid, size in parts:
-            with c.blobopen("parts", "data", rowid, readonly=True) as blob:
-                for lo in range(0, size, _READ_BYTES):
-                    data = blob.read(min(_READ_BYTES, size - lo))
-                    view[at : at + len(data)] = data
-                    at += len(data)
+        rows = c.execute("SELECT data FROM parts WHERE owner = ? ORDER BY part", (self.owner,))
+        for (data,) in rows:
+            view[at : at + len(data)] = data
+            at += len(data)
         return out.reshape(self.shape)
 
 
 class RowReader:
     """Rows of a stored array read through incremental blob I/O, from its one blob or from
-    its parts, without reading the rest. A context manager."""
+    the parts holding them (opened as needed, a few at a time), without reading the rest. A
+    context manager."""
 
     def __init__(self, c: sqlite3.Connection, where: StoredArray) -> None:
         self.where = where
+        self._c = c
         self._rb = 8 * where.width
-        parts = where._parts(c)
-        if parts:
-            self._part_rows = parts[0][1] // self._rb
-            self._blobs = [c.blobopen("parts", "data", r, readonly=True) for r, _ in parts]
-        else:
+        self._open: dict[int, Any] = {}
+        self._single = bool(where._own_length(c))
+        if self._single:
             table, col = _WHERE[where.column]
             self._part_rows = max(where.shape[0], 1)
-            self._blobs = [c.blobopen(table, col, where.key, readonly=True)]
+            self._open[0] = c.blobopen(table, col, where.key, readonly=True)
+            return
+        first = c.execute(
+            "SELECT length(data) FROM parts WHERE owner = ? AND part = 0", (where.owner,)
+        ).fetchone()
+        self._part_rows = max((first[0] if first else 0) // self._rb, 1)
+
+    def _blob(self, j: int) -> Any:
+        blob = self._open.get(j)
+        if blob is not None:
+            return blob
+        if len(self._open) >= _OPEN_PARTS:
+            self.close()
+        row = self._c.execute(
+            "SELECT rowid FROM parts WHERE owner = ? AND part = ?", (self.where.owner, j)
+        ).fetchone()
+        if row is None:
+            raise StoreError(
+                f"{self.where.owner}: part {j} is missing; the store was altered outside "
+                "activeeval."
+            )
+        blob = self._open[j] = self._c.blobopen("parts", "data", int(row[0]), readonly=True)
+        return blob
 
     def rows(self, start: int, stop: int) -> NDArray[np.float64]:
         """Rows ``start`` to ``stop`` − 1 (they may span parts), shaped as the array's."""
@@ -124,17 +146,26 @@ class RowReader:
         while at < stop:
             j, off = divmod(at, self._part_rows)
             end = min(stop, (j + 1) * self._part_rows)
-            blob = self._blobs[j]
+            blob = self._blob(j)
             blob.seek(off * self._rb)
             lo = (at - start) * w
             out[lo : lo + (end - at) * w] = np.frombuffer(blob.read((end - at) * self._rb), "<f8")
             at = end
         return out.reshape((stop - start, *self.where.shape[1:]))
 
+    def at(self, positions: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The rows at ``positions`` (any order, repeats allowed), each part opened once."""
+        out = np.empty((positions.shape[0], *self.where.shape[1:]))
+        order = np.argsort(positions, kind="stable")
+        for i in order.tolist():
+            p = int(positions[i])
+            out[i] = self.rows(p, p + 1)[0]
+        return out
+
     def close(self) -> None:
-        for b in self._blobs:
+        for b in self._open.values():
             b.close()
-        self._blobs = []
+        self._open = {}
 
     def __enter__(self) -> RowReader:
         return self
@@ -143,37 +174,45 @@ class RowReader:
         self.close()
 
 
-def part_rows(row_bytes: int) -> int:
-    """Rows per part of an array whose rows are ``row_bytes`` long."""
-    return max(PART_BYTES // row_bytes // ROW_QUANTUM, 1) * ROW_QUANTUM
-
-
 class ArrayWriter:
     """A stored array written a chunk of rows at a time, in any order: the column's row (which
     must exist) is set to ``zeroblob`` — or, above :data:`PART_BYTES`, to an empty blob, with
-    zeroblob parts — and :meth:`write` fills rows. A context manager."""
+    zeroblob parts of :data:`PART_ROWS` rows — and :meth:`write` fills rows. A context
+    manager."""
 
     def __init__(self, c: sqlite3.Connection, where: StoredArray) -> None:
         self.where = where
+        self._c = c
         self._rb = 8 * where.width
+        self._current: tuple[int, Any] | None = None
         table, col = _WHERE[where.column]
         c.execute("DELETE FROM parts WHERE owner = ?", (where.owner,))
         if where.nbytes <= PART_BYTES:
-            self._part_rows = max(where.shape[0], 1)
             c.execute(f"UPDATE {table} SET {col} = zeroblob(?) WHERE rowid = ?",
                       (where.nbytes, where.key))  # fmt: skip
-            self._blobs = [c.blobopen(table, col, where.key)]
+            self._part_rows = max(where.shape[0], 1)
+            self._target = (table, col)
+            self._rowids = [where.key]
             return
-        self._part_rows = part_rows(self._rb)
         c.execute(f"UPDATE {table} SET {col} = x'' WHERE rowid = ?", (where.key,))
-        self._blobs = []
-        for j, start in enumerate(range(0, where.shape[0], self._part_rows)):
-            n = min(self._part_rows, where.shape[0] - start)
+        self._part_rows = PART_ROWS
+        self._target = ("parts", "data")
+        self._rowids = []
+        for j, start in enumerate(range(0, where.shape[0], PART_ROWS)):
+            n = min(PART_ROWS, where.shape[0] - start)
             cur = c.execute(
                 "INSERT INTO parts (owner, part, data) VALUES (?, ?, zeroblob(?))",
                 (where.owner, j, n * self._rb),
             )
-            self._blobs.append(c.blobopen("parts", "data", int(cur.lastrowid or 0)))
+            self._rowids.append(int(cur.lastrowid or 0))
+
+    def _blob(self, j: int) -> Any:
+        if self._current is not None and self._current[0] == j:
+            return self._current[1]
+        self.close()
+        blob = self._c.blobopen(*self._target, self._rowids[j])
+        self._current = (j, blob)
+        return blob
 
     def write(self, start: int, values: NDArray[Any]) -> None:
         """Rows ``start`` … ``start + len(values)`` − 1 (``values``: those rows)."""
@@ -184,16 +223,16 @@ class ArrayWriter:
         while done < rows:
             j, off = divmod(at, self._part_rows)
             n = min(rows - done, (j + 1) * self._part_rows - at)
-            blob = self._blobs[j]
+            blob = self._blob(j)
             blob.seek(off * self._rb)
             blob.write(data[done * w : (done + n) * w].tobytes())
             at += n
             done += n
 
     def close(self) -> None:
-        for b in self._blobs:
-            b.close()
-        self._blobs = []
+        if self._current is not None:
+            self._current[1].close()
+            self._current = None
 
     def __enter__(self) -> ArrayWriter:
         return self

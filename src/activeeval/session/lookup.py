@@ -94,13 +94,10 @@ class DrawIndex:
 
     def q_at(self, c: sqlite3.Connection, positions: NDArray[np.intp]) -> NDArray[np.float64]:
         """q at ``positions`` (any order, repeats allowed)."""
-        out = np.empty(positions.shape[0])
         if not positions.size:
-            return out
+            return np.empty(0)
         with self._reader(c) as r:
-            for i, p in enumerate(positions.tolist()):
-                out[i] = r.rows(p, p + 1)[0]
-        return out
+            return r.at(positions)
 
     def draw(
         self, c: sqlite3.Connection, u: NDArray[np.float64]
