@@ -57,8 +57,9 @@ hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)`
 (``Session.create(prediction=...)``); version 4 the ``phases`` of the draw sequence (a q
 re-planned by ``Session.add_model``); version 5 the ``draw_index`` of every phase and an
 index of the pool by cost, so that hand-outs, intake and progress read no whole-pool column
-(:mod:`~activeeval.session.lookup`); version 6 the ``parts`` of arrays too large for one
-SQLite value (:mod:`~activeeval.session.blobs`). A store
+(:mod:`~activeeval.session.lookup`); version 6 the ``parts`` of arrays above 1 MiB, so that
+a draw reads one part of q and arrays beyond one SQLite value fit
+(:mod:`~activeeval.session.blobs`). A store
 of a newer version is refused (``SchemaVersionError``); an older one is upgraded by
 ``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
@@ -198,11 +199,12 @@ CREATE TABLE draw_index (
 CREATE INDEX pool_cost ON pool (cost) WHERE cost IS NOT NULL
 """
 
-# Version 6: arrays larger than one SQLite value holds (at most 10⁹ bytes; a 10⁸ × 2 float64
-# matrix is 1.6·10⁹). Such an array's column (plan.q, phases.q, models.predictions,
-# models.decision) holds an empty blob and its bytes lie here, in parts of whole rows
-# (activeeval.session.blobs); ``owner`` is '<table>.<column>:<key>'. Smaller arrays stay in
-# their column, as before.
+# Version 6: arrays above 1 MiB. Such an array's column (plan.q, phases.q,
+# models.predictions, models.decision) holds an empty blob and its bytes lie here, in parts
+# of 4,096 rows (activeeval.session.blobs): a draw reads one part of q instead of walking a
+# large blob's page chain, and arrays beyond one SQLite value (10⁹ bytes; a 10⁸ × 2 float64
+# matrix is 1.6·10⁹) fit. ``owner`` is '<table>.<column>:<key>'. Smaller arrays stay in their
+# column, as before.
 _SCHEMA_V6 = """
 CREATE TABLE parts (
     owner TEXT NOT NULL,

@@ -2,7 +2,7 @@
 
 The files are read in a few passes of :data:`activeeval.io.STREAM_ROWS` rows: the ids (their
 type: integers only if every one is), then the ids and costs of every file side by side into
-the store's pool table, then each model's predictions into its blob — each chunk checked as
+the store's pool table, then each model's predictions into the store — each chunk checked as
 :func:`activeeval.io.read_pool_file` checks the whole file and hashed into the fingerprint as
 it passes. q is then planned from the stored predictions, read back a chunk at a time (the
 passes of :mod:`activeeval.sampling` read the pool through ``Predictive._chunk``). No array of
@@ -11,9 +11,8 @@ per instance.
 
 The store is the one :meth:`Session.create <activeeval.Session.create>` writes from the same
 files read whole (:func:`activeeval.io.read_pools`), byte for byte but for the session's id and
-creation time (tested). Files a chunk-by-chunk read does not serve — a ranked pool, files that
-list their ids in different orders, a decision column, text that is not UTF-8, a pool of at
-most one chunk — are read whole instead (:func:`create_from_files` returns None).
+creation time (tested). Files a chunk-by-chunk read does not serve are read whole instead
+(:func:`create_from_files` returns None; it lists them).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from .. import io
-from .._validation import check_costs
+from .._validation import check_costs, check_level, check_option
 from ..errors import (
     ActiveEvalError,
     DuplicateIdError,
@@ -37,6 +36,8 @@ from ..errors import (
     LabelSpaceError,
     StoreError,
 )
+from ..measures import get_measure
+from ..methods import ESTIMATORS
 from ..predictive import Categorical, Gaussian
 from .blobs import ArrayWriter, RowReader, StoredArray
 from .codec import PoolHash, _canonical_labels
@@ -121,11 +122,7 @@ def _rows(reader: RowReader, m: int, index: ArrayLike | slice) -> NDArray[np.flo
         if step != 1:
             return _rows(reader, m, np.arange(start, stop, step))
         return reader.rows(start, stop)
-    idx = np.asarray(index, dtype=np.intp)
-    uniq, inverse = np.unique(idx, return_inverse=True)
-    if uniq.size == 0:
-        return reader.rows(0, 0)
-    return np.stack([reader.rows(int(p), int(p) + 1)[0] for p in uniq.tolist()])[inverse]
+    return reader.at(np.asarray(index, dtype=np.intp))
 
 
 def _scan_ids(stream: io.PoolStream) -> tuple[bool, int]:
@@ -165,6 +162,11 @@ def create_from_files(
     refuses, and a plan whose q needs the pool whole (the multi-class averages'
     ``active`` q, comparisons' ``active_0`` and ``active_inf``)."""
     out = Path(target)
+    # what needs no pool is refused before the passes over the files, not after them
+    check_level(request.level)
+    check_option(request.estimator, ESTIMATORS, "estimator")
+    if isinstance(request.measure, str):
+        get_measure(request.measure)
     try:
         streams = [io.PoolStream.open(p) for p in paths]
         if len({s.kind for s in streams}) > 1:
