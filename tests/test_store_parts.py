@@ -1,8 +1,8 @@
-"""Arrays larger than one SQLite value (schema version 6, ``activeeval.session.blobs``).
+"""Arrays stored in parts (schema version 6, ``activeeval.session.blobs``).
 
-SQLite holds at most 10⁹ bytes in one value; a store keeps a larger array in parts. Here the
-part size is made tiny, so that a small pool's arrays are cut into many parts, and a session
-stored that way must behave bit for bit as one stored whole.
+A store keeps an array above 1 MiB in parts of 4,096 rows. Here parts are made tiny, so that
+a small pool's arrays are cut into many parts, and a session stored that way must behave bit
+for bit as one stored whole; a store whose parts were altered is refused.
 """
 
 from __future__ import annotations
@@ -108,3 +108,42 @@ def test_a_missing_part_is_refused_as_an_altered_store(tmp_path: Path, tiny_part
     conn.close()
     with pytest.raises(StoreError, match="altered outside activeeval"):
         Session.open(path)
+
+
+@pytest.mark.parametrize(
+    "alter",
+    [
+        "UPDATE parts SET data = substr(data, 1, 8) WHERE owner = 'plan.q:1' AND part = 3",
+        "UPDATE parts SET data = substr(data, 1, 24) WHERE owner = 'plan.q:1' AND part = 0",
+        "UPDATE parts SET data = data || data WHERE owner = 'plan.q:1' AND part = 0",
+        "DELETE FROM parts WHERE owner = 'plan.q:1' AND part = 5",
+    ],
+)
+def test_altered_parts_of_q_are_refused_where_rows_are_read(alter: str, tmp_path, tiny_parts):
+    a, _, y = _pool()
+    path = tmp_path / "s.db"
+    s = Session.create(path, a, "error_rate", 200, seed=1)
+    s.record({i: int(y[i]) for i in s.next_batch(60)})
+    s.close()
+    conn = sqlite3.connect(path)
+    conn.execute(alter)
+    conn.commit()
+    conn.close()
+    with Session.open(path) as s, pytest.raises(StoreError, match="altered outside activeeval"):
+        s.progress()  # reads q at the handed-out rows, a few parts of it
+        s.next_batch(60)  # new draws read the parts of their chunks
+        s.estimate()  # reads q whole
+
+
+def test_an_altered_q_blob_is_refused_where_rows_are_read(tmp_path: Path) -> None:
+    a, _, y = _pool()
+    path = tmp_path / "s.db"
+    s = Session.create(path, a, "error_rate", 200, seed=1)
+    s.record({i: int(y[i]) for i in s.next_batch(60)})
+    s.close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE plan SET q = substr(q, 1, 800)")
+    conn.commit()
+    conn.close()
+    with Session.open(path) as s, pytest.raises(StoreError, match="altered outside activeeval"):
+        s.progress()

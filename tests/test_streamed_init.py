@@ -290,3 +290,23 @@ def test_a_parquet_file_with_its_ids_as_the_index_is_refused_as_before(tmp_path,
     out = _same_either_way(tmp_path, [tmp_path / "i.parquet"],
                            ("--measure", "error_rate", "--budget", "10"), monkeypatch)  # fmt: skip
     assert out.exit_code == 2 and "no column 'id'" in out.output  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--measure", "f2", "--budget", "10"),  # not a measure
+        ("--measure", "brier", "--budget", "10"),  # a measure, not a session's
+        ("--measure", "per_class_f1", "--budget", "10"),
+        ("--measure", "f2", "--budget", "10", "--method", "zzz"),  # the method is named first
+        ("--measure", "error_rate", "--budget", "-1", "--level", "2"),  # the budget first
+    ],
+)
+def test_arguments_are_refused_as_the_whole_read_refuses_them(args, tmp_path, monkeypatch):
+    pool = _write(_pool_frame(60, 0), tmp_path / "pool.csv")
+    written: list[int] = []
+    real = streaming_mod._fill
+    monkeypatch.setattr(streaming_mod, "_fill", lambda *a, **k: written.append(1) or real(*a, **k))
+    out = _same_either_way(tmp_path, [pool], args, monkeypatch)
+    assert out.exit_code == 2, out.output  # type: ignore[attr-defined]
+    assert written == []  # refused before any pass that writes

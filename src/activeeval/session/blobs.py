@@ -29,7 +29,8 @@ __all__ = ["PART_BYTES", "PART_ROWS", "ArrayWriter", "RowReader", "StoredArray",
 
 #: The largest array stored as one blob; a larger one is stored in parts of PART_ROWS rows.
 PART_BYTES = 1 << 20
-#: Rows per part (the draw index's chunk, ``lookup.CHUNK``); the last part may be shorter.
+#: Rows per part, the draw index's chunk (``lookup.CHUNK`` is this); the last part may be
+#: shorter.
 PART_ROWS = 4096
 #: Part blobs a reader keeps open at once.
 _OPEN_PARTS = 64
@@ -84,7 +85,8 @@ class StoredArray:
 
     def read(self, c: sqlite3.Connection) -> NDArray[np.float64]:
         """The whole array: a read-only view of the blob's bytes where it is one blob, else
-        assembled from its parts."""
+        assembled from its parts (its length is the caller's to check, against the shape
+        it expects)."""
         if self._own_length(c):
             table, col = _WHERE[self.column]
             blob = c.execute(f"SELECT {col} FROM {table} WHERE rowid = ?", (self.key,))
@@ -110,16 +112,29 @@ class RowReader:
         self._c = c
         self._rb = 8 * where.width
         self._open: dict[int, Any] = {}
-        self._single = bool(where._own_length(c))
-        if self._single:
+        m = where.shape[0]
+        own = where._own_length(c)
+        if own:
             table, col = _WHERE[where.column]
-            self._part_rows = max(where.shape[0], 1)
-            self._open[0] = c.blobopen(table, col, where.key, readonly=True)
+            self._part_rows = max(m, 1)
+            blob = c.blobopen(table, col, where.key, readonly=True)
+            self._open[0] = blob
+            if own != where.nbytes:
+                self.close()
+                self._altered(f"holds {own} bytes, not {where.nbytes}")
             return
-        first = c.execute(
-            "SELECT length(data) FROM parts WHERE owner = ? AND part = 0", (where.owner,)
+        # the part size is part 0's (a store of 8046082 has parts of another size)
+        first, count = c.execute(
+            "SELECT (SELECT length(data) FROM parts WHERE owner = ?1 AND part = 0), "
+            "(SELECT COUNT(*) FROM parts WHERE owner = ?1)",
+            (where.owner,),
         ).fetchone()
-        self._part_rows = max((first[0] if first else 0) // self._rb, 1)
+        self._part_rows = max((first or 0) // self._rb, 1)
+        if not first or first % self._rb or count != -(-m // self._part_rows):
+            self._altered(f"has {count} parts, part 0 of {first} bytes, for {m} rows")
+
+    def _altered(self, what: str) -> None:
+        raise StoreError(f"{self.where.owner}: {what}; the store was altered outside activeeval.")
 
     def _blob(self, j: int) -> Any:
         blob = self._open.get(j)
@@ -131,11 +146,12 @@ class RowReader:
             "SELECT rowid FROM parts WHERE owner = ? AND part = ?", (self.where.owner, j)
         ).fetchone()
         if row is None:
-            raise StoreError(
-                f"{self.where.owner}: part {j} is missing; the store was altered outside "
-                "activeeval."
-            )
+            self._altered(f"part {j} is missing")
         blob = self._open[j] = self._c.blobopen("parts", "data", int(row[0]), readonly=True)
+        rows = min(self._part_rows, self.where.shape[0] - j * self._part_rows)
+        if len(blob) != rows * self._rb:
+            self.close()
+            self._altered(f"part {j} holds {len(blob)} bytes, not {rows * self._rb}")
         return blob
 
     def rows(self, start: int, stop: int) -> NDArray[np.float64]:

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from .. import _chunks
 from ..errors import StoreError
-from .blobs import RowReader, StoredArray
+from .blobs import PART_ROWS, RowReader, StoredArray
 
 __all__ = [
     "CHUNK", "DrawIndex", "PoolIds", "Prices", "chunk_ends", "last_draw_index", "plan_horizon",
@@ -33,8 +33,9 @@ __all__ = [
     "write_draw_index",
 ]  # fmt: skip
 
-#: Rows per chunk of the draw index: a draw reads one chunk of q (32 KiB).
-CHUNK = 4096
+#: Rows per chunk of the draw index: a draw reads one chunk of q (32 KiB), one part of it
+#: where q is stored in parts.
+CHUNK = PART_ROWS
 
 
 def _py(x: Any) -> Any:
@@ -79,8 +80,8 @@ def write_draw_index(conn: sqlite3.Connection, phase: int, q: NDArray[np.float64
 
 @dataclass(frozen=True)
 class DrawIndex:
-    """One phase's q as stored: where its blob lives (``table``, ``rowid``) and its chunk
-    ends; draws and q at given positions are read a chunk at a time."""
+    """One phase's q as stored: where (``table``, ``rowid``: its column or, that empty, its
+    parts) and its chunk ends; draws and q at given positions are read a chunk at a time."""
 
     table: str  # "plan" (phase 0) or "phases"
     rowid: int
@@ -94,8 +95,6 @@ class DrawIndex:
 
     def q_at(self, c: sqlite3.Connection, positions: NDArray[np.intp]) -> NDArray[np.float64]:
         """q at ``positions`` (any order, repeats allowed)."""
-        if not positions.size:
-            return np.empty(0)
         with self._reader(c) as r:
             return r.at(positions)
 

@@ -34,7 +34,7 @@ from ..errors import (
     StoreError,
     UnknownOptionError,
 )
-from ..estimators.report import ClasswisePool, RankedPool, pool_class, pool_for
+from ..estimators.report import ClasswisePool, Pool, RankedPool, pool_class, pool_for
 from ..measures import (
     ClasswiseMeasure,
     FMeasure,
@@ -190,14 +190,8 @@ def _planned(
     kind = pool_class(preds)
     ranked = kind is RankedPool
     m = preds[0].n
-    b = check_budget(r.budget, lam)
-    lv = check_level(r.level)
-    seed = check_seed(r.seed, "seed", maximum=MAX_STORED_SEED)
-    if int(r.block_size) < 1:
-        raise ShapeError(f"block_size: must be a positive integer, got {r.block_size!r}.")
+    b, lv, seed, method, estimator = _checked(r, kind, len(preds), lam)
     comparison = len(preds) > 1
-    method = check_option(r.method, kind.session_methods(len(preds)), "method")
-    estimator = check_option(r.estimator, ESTIMATORS, "estimator")
     _model_names(r.names, len(preds))  # refused before q is planned
     meas, q = _plan_measure_and_q(
         r.measure, preds, ranked, label_space, r.pos_label, r.beta, lam, method, r.stopping
@@ -250,6 +244,26 @@ def _planned(
         created,
     )
     return meta, plan_row, q
+
+
+def _checked(
+    r: CreateRequest,
+    kind: type[Pool],
+    n_models: int,
+    lam: NDArray[np.float64] | None,
+    budget: bool = True,
+) -> tuple[float, float, int, str, str]:
+    """The request's arguments that need no pool, checked in the order a refusal names them:
+    budget (unless not ``budget``: its check needs the costs), level, seed, block size,
+    method, estimator; and a measure given by name."""
+    b = check_budget(r.budget, lam) if budget else float(r.budget)
+    lv = check_level(r.level)
+    seed = check_seed(r.seed, "seed", maximum=MAX_STORED_SEED)
+    if int(r.block_size) < 1:
+        raise ShapeError(f"block_size: must be a positive integer, got {r.block_size!r}.")
+    method = check_option(r.method, kind.session_methods(n_models), "method")
+    estimator = check_option(r.estimator, ESTIMATORS, "estimator")
+    return b, lv, seed, method, estimator
 
 
 def _with_decisions(preds: list[Any], prediction: Any, ranked: bool) -> list[Any]:
@@ -560,6 +574,18 @@ def _check_classwise(meas: Measure, method: str, n_models: int, stopping: Any) -
     ClasswisePool.refuse(meas, target_width=width, claim=claim, decide=decide)
 
 
+def _measure_name(measure: str, beta: float | None) -> str:
+    """A measure a session takes by name (and β only for an F-measure), or the refusal."""
+    if measure.strip().lower().startswith("per_class"):
+        raise _per_class_refused(measure)
+    key = check_option(measure, SESSION_MEASURES, "measure")
+    if beta is not None and key not in _WITH_BETA:
+        raise UnknownOptionError(
+            f"beta: only the F-measures ({', '.join(_WITH_BETA)}) have a β, not {key!r}."
+        )
+    return key
+
+
 def _plan_measure(
     measure: Measure | str,
     preds: list[Predictive],
@@ -570,13 +596,7 @@ def _plan_measure(
     if pos_label is not None:
         pos_label = _coerce_label(pos_label, label_space, "pos_label")
     if isinstance(measure, str):
-        if measure.strip().lower().startswith("per_class"):
-            raise _per_class_refused(measure)
-        key = check_option(measure, SESSION_MEASURES, "measure")
-        if beta is not None and key not in _WITH_BETA:
-            raise UnknownOptionError(
-                f"beta: only the F-measures ({', '.join(_WITH_BETA)}) have a β, not {key!r}."
-            )
+        key = _measure_name(measure, beta)
         meas: Measure
         if beta is not None and key != "f1":
             meas = (MacroF1 if key == "macro_f1" else WeightedF1)(beta=float(beta))

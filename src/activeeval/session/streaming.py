@@ -28,7 +28,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from .. import io
-from .._validation import check_costs, check_level, check_option
+from .._validation import check_costs
 from ..errors import (
     ActiveEvalError,
     DuplicateIdError,
@@ -36,12 +36,18 @@ from ..errors import (
     LabelSpaceError,
     StoreError,
 )
-from ..measures import get_measure
-from ..methods import ESTIMATORS
+from ..estimators.report import PlainPool
 from ..predictive import Categorical, Gaussian
 from .blobs import ArrayWriter, RowReader, StoredArray
 from .codec import PoolHash, _canonical_labels
-from .planning import CreateRequest, _model_names, _planned, _write_head
+from .planning import (
+    CreateRequest,
+    _checked,
+    _measure_name,
+    _model_names,
+    _planned,
+    _write_head,
+)
 from .schema import build_store
 
 __all__ = ["create_from_files"]
@@ -162,11 +168,6 @@ def create_from_files(
     refuses, and a plan whose q needs the pool whole (the multi-class averages'
     ``active`` q, comparisons' ``active_0`` and ``active_inf``)."""
     out = Path(target)
-    # what needs no pool is refused before the passes over the files, not after them
-    check_level(request.level)
-    check_option(request.estimator, ESTIMATORS, "estimator")
-    if isinstance(request.measure, str):
-        get_measure(request.measure)
     try:
         streams = [io.PoolStream.open(p) for p in paths]
         if len({s.kind for s in streams}) > 1:
@@ -179,6 +180,12 @@ def create_from_files(
     integer, m = scans[0]
     if m <= io.STREAM_ROWS or any(sc != scans[0] for sc in scans):
         return None
+    # what needs no pool is refused before the passes that write, as the plan refuses it
+    # (after the files' own errors, as the whole-file read reports them first)
+    costs = any(s.has_costs for s in streams)
+    _checked(request, PlainPool, len(streams), None, budget=not costs)
+    if isinstance(request.measure, str):
+        _measure_name(request.measure, request.beta)
     if out.exists():
         raise StoreError(
             f"{out}: already exists; open it with Session.open (activeeval session "
