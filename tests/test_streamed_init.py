@@ -310,3 +310,16 @@ def test_arguments_are_refused_as_the_whole_read_refuses_them(args, tmp_path, mo
     out = _same_either_way(tmp_path, [pool], args, monkeypatch)
     assert out.exit_code == 2, out.output  # type: ignore[attr-defined]
     assert written == []  # refused before any pass that writes
+
+
+def test_costs_that_differ_between_files_are_refused_alike(tmp_path, monkeypatch) -> None:
+    a = _pool_frame(100, 0, costs=True)
+    b = _pool_frame(100, 1, costs=True)
+    b["cost"] = a["cost"]
+    b.loc[60, "cost"] = a.loc[60, "cost"] + 1  # in the ninth chunk of 7 rows
+    pools = [_write(a, tmp_path / "a.csv"), _write(b, tmp_path / "b.parquet")]
+    args = ("--measure", "error_rate", "--budget", "20")
+    whole, streamed = _whole_and_streamed(tmp_path, pools, args, monkeypatch)
+    assert whole.exit_code == streamed.exit_code == 2  # type: ignore[attr-defined]
+    assert streamed.output == whole.output  # type: ignore[attr-defined]
+    assert "column 'cost' differs" in whole.output  # type: ignore[attr-defined]

@@ -943,6 +943,26 @@ def _common_items(pools: list[PoolFile]) -> list[GradedRelevance]:
     ]
 
 
+def _merged_costs(
+    have: NDArray[np.float64] | None,
+    c: NDArray[np.float64],
+    path: Path,
+    base: Path,
+    ids: NDArray[Any],
+) -> NDArray[np.float64]:
+    """The costs ``c`` another file (``path``) gives for the instances ``ids``: taken where
+    no file gave them yet, else equal to those (``base``'s)."""
+    if have is None:
+        return c
+    if not np.array_equal(c, have):
+        r = int(np.flatnonzero(c != have)[0])
+        raise InvalidCostsError(
+            f"{path}: column 'cost' differs from {base}'s at id {_scalar(ids[r])!r} "
+            f"({c[r]:g} vs {have[r]:g}); an instance has one cost."
+        )
+    return have
+
+
 def _align(pools: list[PoolFile]) -> tuple[list[Any], NDArray[Any] | None]:
     """Put every model's rows in the first file's id order; same ids, same kind, same classes,
     and equal costs wherever several files give them."""
@@ -990,16 +1010,7 @@ def _align(pools: list[PoolFile]) -> tuple[list[Any], NDArray[Any] | None]:
             pred = Gaussian(pred.mean[order], pred.var[order])
         preds.append(pred)
         if other.costs is not None:
-            c = other.costs[order]
-            if costs is None:
-                costs = c
-            elif not np.array_equal(c, costs):
-                r = int(np.flatnonzero(c != costs)[0])
-                raise InvalidCostsError(
-                    f"{other.path}: column 'cost' differs from {base.path}'s at id "
-                    f"{_scalar(base.ids[r])!r} ({c[r]:g} vs {costs[r]:g}); an instance has one "
-                    "cost."
-                )
+            costs = _merged_costs(costs, other.costs[order], other.path, base.path, base.ids)
     if all(isinstance(r, GradedRelevance) for r in preds):
         _check_shared_costs(pools, preds)
     return preds, costs

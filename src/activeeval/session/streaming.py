@@ -32,7 +32,6 @@ from .._validation import check_costs
 from ..errors import (
     ActiveEvalError,
     DuplicateIdError,
-    InvalidCostsError,
     LabelSpaceError,
     StoreError,
 )
@@ -305,17 +304,8 @@ def _chunk_costs(
     """A chunk's costs from the files that give them, equal where several do."""
     out: NDArray[np.float64] | None = None
     for s, f in zip(streams, frames, strict=True):
-        if not s.has_costs:
-            continue
-        c = s.costs(f)
-        if out is None:
-            out = c
-        elif not np.array_equal(c, out):
-            i = int(np.flatnonzero(c != out)[0])
-            raise InvalidCostsError(
-                f"{s.path}: column 'cost' differs from {streams[0].path}'s at id "
-                f"{io._scalar(ids[i])!r} ({c[i]:g} vs {out[i]:g}); an instance has one cost."
-            )
+        if s.has_costs:
+            out = io._merged_costs(out, s.costs(f), s.path, streams[0].path, ids)
     return out
 
 
