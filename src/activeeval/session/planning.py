@@ -255,7 +255,7 @@ def _checked(
 ) -> tuple[float, float, int, str, str]:
     """The request's arguments that need no pool, checked in the order a refusal names them:
     budget (unless not ``budget``: its check needs the costs), level, seed, block size,
-    method, estimator; and a measure given by name."""
+    method, estimator (a measure's name next: :func:`_measure_name`)."""
     b = check_budget(r.budget, lam) if budget else float(r.budget)
     lv = check_level(r.level)
     seed = check_seed(r.seed, "seed", maximum=MAX_STORED_SEED)
