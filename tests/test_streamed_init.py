@@ -323,3 +323,25 @@ def test_costs_that_differ_between_files_are_refused_alike(tmp_path, monkeypatch
     assert whole.exit_code == streamed.exit_code == 2  # type: ignore[attr-defined]
     assert streamed.output == whole.output  # type: ignore[attr-defined]
     assert "column 'cost' differs" in whole.output  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("ids", ["int", "str"])
+def test_the_fingerprint_fed_in_chunks_is_the_one_of_whole_arrays(ids: str, monkeypatch):
+    from activeeval.session import codec
+
+    rng = np.random.default_rng(4)
+    m = 50
+    pool_ids = np.arange(m) * 3 if ids == "int" else np.array([f"x{i}" for i in range(m)], object)
+    arrays = [rng.random((m, 2)), rng.random((m, 3))]
+    costs = rng.uniform(1, 2, m)
+    whole = codec._fingerprint(pool_ids, arrays, costs)
+    monkeypatch.setattr(_chunks, "ROWS", 7)
+    assert codec._fingerprint(pool_ids, arrays, costs) == whole
+    h = codec.PoolHash(ids == "int")
+    for start, stop in [(0, 1), (1, 20), (20, 20), (20, 49), (49, 50)]:  # an empty piece too
+        h.ids(pool_ids[start:stop])
+    for j, a in enumerate(arrays):
+        h.model(j, a.shape)
+        h.rows(a[:13])
+        h.rows(a[13:])
+    assert h.finish(costs) == whole

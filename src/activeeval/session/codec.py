@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from .._chunks import row_chunks
 from ..errors import (
     DuplicateIdError,
     LabelSpaceError,
@@ -272,10 +273,12 @@ def _fingerprint(
     ranked pool, every model's query offsets and item ids; and any model's stored decision,
     which a store without one leaves out, so its fingerprint is unchanged)."""
     h = PoolHash(ids.dtype.kind == "i")
-    h.ids(ids)
+    for rows in row_chunks(ids.shape[0]):  # a chunk at a time: no copy of a whole array
+        h.ids(ids[rows])
     for j, arr in enumerate(predictions):
         h.model(j, arr.shape)
-        h.rows(arr)
+        for rows in row_chunks(arr.shape[0]):
+            h.rows(arr[rows])
     return h.finish(costs, ranking, decisions)
 
 
