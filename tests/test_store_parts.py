@@ -110,6 +110,19 @@ def test_a_missing_part_is_refused_as_an_altered_store(tmp_path: Path, tiny_part
         Session.open(path)
 
 
+def _labeled_then_altered(path: Path, alter: str) -> Path:
+    """A session with 60 labels, its file then altered by the SQL ``alter``."""
+    a, _, y = _pool()
+    s = Session.create(path, a, "error_rate", 200, seed=1)
+    s.record({i: int(y[i]) for i in s.next_batch(60)})
+    s.close()
+    conn = sqlite3.connect(path)
+    conn.execute(alter)
+    conn.commit()
+    conn.close()
+    return path
+
+
 @pytest.mark.parametrize(
     "alter",
     [
@@ -120,15 +133,7 @@ def test_a_missing_part_is_refused_as_an_altered_store(tmp_path: Path, tiny_part
     ],
 )
 def test_altered_parts_of_q_are_refused_where_rows_are_read(alter: str, tmp_path, tiny_parts):
-    a, _, y = _pool()
-    path = tmp_path / "s.db"
-    s = Session.create(path, a, "error_rate", 200, seed=1)
-    s.record({i: int(y[i]) for i in s.next_batch(60)})
-    s.close()
-    conn = sqlite3.connect(path)
-    conn.execute(alter)
-    conn.commit()
-    conn.close()
+    path = _labeled_then_altered(tmp_path / "s.db", alter)
     with Session.open(path) as s, pytest.raises(StoreError, match="altered outside activeeval"):
         s.progress()  # reads q at the handed-out rows, a few parts of it
         s.next_batch(60)  # new draws read the parts of their chunks
@@ -136,14 +141,6 @@ def test_altered_parts_of_q_are_refused_where_rows_are_read(alter: str, tmp_path
 
 
 def test_an_altered_q_blob_is_refused_where_rows_are_read(tmp_path: Path) -> None:
-    a, _, y = _pool()
-    path = tmp_path / "s.db"
-    s = Session.create(path, a, "error_rate", 200, seed=1)
-    s.record({i: int(y[i]) for i in s.next_batch(60)})
-    s.close()
-    conn = sqlite3.connect(path)
-    conn.execute("UPDATE plan SET q = substr(q, 1, 800)")
-    conn.commit()
-    conn.close()
+    path = _labeled_then_altered(tmp_path / "s.db", "UPDATE plan SET q = substr(q, 1, 800)")
     with Session.open(path) as s, pytest.raises(StoreError, match="altered outside activeeval"):
         s.progress()

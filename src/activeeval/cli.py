@@ -480,6 +480,7 @@ def session_init(
 ) -> None:
     """Plan a campaign: read the pool file(s) and create STORE."""
     from .ranking import DCG, ERR
+    from .session.planning import DEFAULT_BLOCK_SIZE, CreateRequest
 
     with _command():
         check_seed(seed, "--seed", maximum=MAX_STORED_SEED)  # before any file is read
@@ -491,14 +492,19 @@ def session_init(
                     f"--depth: truncates a ranking measure (dcg, err), not {measure!r}."
                 )
             meas = DCG(k=depth) if key == "dcg" else ERR(k=depth)
+        # Session.create's request, but for what the pool files give (pools, ids, costs,
+        # names, decisions)
+        request = CreateRequest(
+            pools=None, measure=meas, budget=budget, method=method, seed=seed, costs=None,
+            level=level, pos_label=pos_label, labels=None, ids=None, beta=beta, names=None,
+            block_size=DEFAULT_BLOCK_SIZE, estimator=estimator,
+            stopping=(target_width, claim, decide, rule),
+        )  # fmt: skip
         s = None
         if key not in ("dcg", "err") and prediction_column is None:
-            s = _streamed_init(store, pools, meas, budget, method, seed, level, pos_label, beta,
-                               estimator, (target_width, claim, decide, rule))  # fmt: skip
+            s = _streamed_init(store, pools, request)
         if s is None:
-            s = _whole_init(store, pools, key, meas, budget, method, seed, level, pos_label, beta,
-                            estimator, (target_width, claim, decide, rule), depth,
-                            prediction_column)  # fmt: skip
+            s = _whole_init(store, pools, key, request, depth, prediction_column)
         with s:
             plan = s.plan
             what = (
@@ -519,30 +525,12 @@ def session_init(
             )
 
 
-def _streamed_init(
-    store: Path,
-    pools: tuple[Path, ...],
-    meas: Any,
-    budget: float,
-    method: str,
-    seed: int,
-    level: float,
-    pos_label: str | None,
-    beta: float | None,
-    estimator: str,
-    stopping: tuple[Any, ...],
-) -> Any:
+def _streamed_init(store: Path, pools: tuple[Path, ...], request: Any) -> Any:
     """``session init`` on pool files a chunk at a time (:mod:`activeeval.session.streaming`);
     None where they are to be read whole."""
     from .session import Session
-    from .session.planning import DEFAULT_BLOCK_SIZE, CreateRequest
     from .session.streaming import create_from_files
 
-    request = CreateRequest(
-        pools=None, measure=meas, budget=budget, method=method, seed=seed, costs=None,
-        level=level, pos_label=pos_label, labels=None, ids=None, beta=beta, names=None,
-        block_size=DEFAULT_BLOCK_SIZE, estimator=estimator, stopping=stopping,
-    )  # fmt: skip
     with _as_flags(*_INIT_ARGS):
         made = create_from_files(store, pools, request)
     return None if made is None else Session.open(made)
@@ -552,22 +540,14 @@ def _whole_init(
     store: Path,
     pools: tuple[Path, ...],
     key: str,
-    meas: Any,
-    budget: float,
-    method: str,
-    seed: int,
-    level: float,
-    pos_label: str | None,
-    beta: float | None,
-    estimator: str,
-    stopping: tuple[Any, ...],
+    request: Any,
     depth: int | None,
     prediction_column: str | None,
 ) -> Any:
-    """``session init`` on pool files read whole."""
+    """``session init`` on pool files read whole (``Session.create`` on what they give)."""
     from .session import Session
+    from .session.planning import create_store
 
-    target_width, claim, decide, rule = stopping
     read = read_pools(pools, ranked=key in ("dcg", "err"))
     preds: list[Any] = list(read.predictives)
     if depth is not None:  # only the top items count, so only they are graded and paid
@@ -582,28 +562,13 @@ def _whole_init(
             read_decision_column(path, prediction_column, read.ids, getattr(p, "labels", None))
             for path, p in zip(pools, preds, strict=True)
         ]
+    request = dataclasses.replace(
+        request, pools=preds[0] if len(preds) == 1 else preds, costs=read.costs, ids=read.ids,
+        names=read.names,
+        prediction=decisions if decisions is None or len(decisions) > 1 else decisions[0],
+    )  # fmt: skip
     with _as_flags(*_INIT_ARGS, prediction="--prediction-column"):
-        s = Session.create(
-            store,
-            preds[0] if len(preds) == 1 else preds,
-            meas,
-            budget,
-            method=method,
-            seed=seed,
-            costs=read.costs,
-            level=level,
-            pos_label=pos_label,
-            ids=read.ids,
-            beta=beta,
-            names=read.names,
-            estimator=estimator,
-            target_width=target_width,
-            claim=claim,
-            decide=decide,
-            rule=rule,
-            prediction=decisions if decisions is None or len(decisions) > 1 else decisions[0],
-        )
-    return s
+        return Session.open(create_store(store, request))
 
 
 @session.command("next")
