@@ -472,7 +472,7 @@ def _labels_of(y):
 
 
 def test_session_reports_what_evaluate_reports(tmp_path):
-    """A session of macro F1 draws what evaluate draws with the same seed (its first block)
+    """A session of macro F1 draws what evaluate draws with the same seed
     and reports the same estimate and interval; the measure survives reopening the store."""
     proba, y = _pool(m=800, k=4, seed=70)
     s = ae.Session.create(tmp_path / "s.db", proba, measure="macro_f1", budget=80, seed=3)

@@ -83,18 +83,19 @@ def _reference_campaign(
     costs: np.ndarray | None = None,
     block: int = session_mod.DEFAULT_BLOCK_SIZE,
 ) -> tuple[list[int], int]:
-    """Algorithm 2 without an oracle, one draw at a time: the i.i.d. draws of block b are the
-    inverse-CDF images of ``default_rng([seed, b]).random(block)``; a repeat is free; stop at
-    the first new instance the budget cannot pay. Returns (hand-out order, draws walked)."""
+    """Algorithm 2 without an oracle, one draw at a time: the i.i.d. draws are the
+    inverse-CDF images of the stream ``default_rng(seed).random``, taken ``block`` at a time;
+    a repeat is free; stop at the first new instance the budget cannot pay. Returns (hand-out
+    order, draws walked)."""
     cdf = np.cumsum(q)
     cdf /= cdf[-1]
     order: list[int] = []
     seen: set[int] = set()
-    spent, n, b = 0.0, 0, 0
+    spent, n = 0.0, 0
     support = int((q > 0).sum())
+    stream = np.random.default_rng(seed)
     while True:
-        u = np.random.default_rng([seed, b]).random(block)
-        b += 1
+        u = stream.random(block)
         for x in np.minimum(np.searchsorted(cdf, u, side="right"), q.shape[0] - 1).tolist():
             if x in seen:
                 n += 1
@@ -143,12 +144,12 @@ def test_create_stores_the_plan_and_q_bit_exactly(tmp_path: Path) -> None:
         "active",
     )
     assert (p.budget, p.seed, p.level, p.pool_size, p.label_space) == (50.0, 3, 0.9, 400, (0, 1))
-    assert p.schema_version == session_mod.SCHEMA_VERSION == 6
+    assert p.schema_version == session_mod.SCHEMA_VERSION == 7
     assert not p.ranking
     s.close()
     conn = sqlite3.connect(tmp_path / "s.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "6"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "7"
     blob = conn.execute("SELECT q FROM plan").fetchone()[0]
     assert np.frombuffer(blob, "<f8").tobytes() == q.tobytes()
     conn.close()
@@ -182,7 +183,7 @@ def test_altered_pool_is_detected_by_the_fingerprint(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- hand-outs
 
 
-def test_draw_sequence_is_inverse_cdf_of_default_rng_seed_block(tmp_path: Path) -> None:
+def test_draw_sequence_is_inverse_cdf_of_the_default_rng_seed_stream(tmp_path: Path) -> None:
     proba, _ = _pool()
     s = Session.create(tmp_path / "s.db", proba, "error_rate", 300, seed=11, block_size=64)
     s.next_batch(300)
@@ -190,7 +191,7 @@ def test_draw_sequence_is_inverse_cdf_of_default_rng_seed_block(tmp_path: Path) 
     n_blocks = len(draws) // 64
     assert len(draws) == 64 * n_blocks and n_blocks > 2
     cdf = np.cumsum(s.q) / s.q.sum()
-    u = np.concatenate([np.random.default_rng([11, b]).random(64) for b in range(n_blocks)])
+    u = np.random.default_rng(11).random(64 * n_blocks)  # one stream, as evaluate draws
     expect = np.searchsorted(cdf, u, side="right")
     assert [d[1] for d in draws] == expect.tolist()
     assert [d[2] for d in draws] == s.q[expect].tolist()  # each draw's q, stored exactly
@@ -264,10 +265,10 @@ def test_pending_ids_count_against_the_budget(tmp_path: Path) -> None:
 
 
 def test_session_reproduces_evaluate_with_the_same_seed(tmp_path: Path) -> None:
-    """Block 0 is ``default_rng([seed, 0])``, whose stream NumPy's SeedSequence makes equal to
-    ``default_rng(seed)``'s, which ``evaluate`` draws from; with one block covering the whole
-    campaign the session must buy the same labels and give the same estimate, interval
-    included, with either estimator (the session's own, or overridden per call)."""
+    """The session's draws are the stream of ``default_rng(seed)`` in every block, which
+    ``evaluate`` draws from; over blocks of 16 draws (the campaign spans many) the session must
+    buy the same labels and give the same estimate, interval included, with either estimator
+    (the session's own, or overridden per call)."""
     proba, y = _pool(500, seed=7)
     costs = np.random.default_rng(8).uniform(0.5, 2.0, 500)
 
@@ -276,15 +277,13 @@ def test_session_reproduces_evaluate_with_the_same_seed(tmp_path: Path) -> None:
 
     for c, budget, how in ((None, 80, "assisted"), (costs, 90.0, "assisted"), (None, 80, "snis")):
         path = tmp_path / f"s{c is None}{how}.db"
-        s = Session.create(
-            path, proba, "f1", budget, costs=c, seed=5, block_size=100_000, estimator=how
-        )
+        s = Session.create(path, proba, "f1", budget, costs=c, seed=5, block_size=16, estimator=how)
         assert s.plan.estimator == how
         _label_all(s, y, 13)
         ref = ae.evaluate(proba, oracle, "f1", budget, costs=c, random_state=5, estimator=how)
         got = s.estimate()
         draws = [r[1] for r in _draws(path)][: got.n_draws]
-        assert draws == ref.indices.tolist()
+        assert draws == ref.indices.tolist() and got.n_draws > 4 * 16
         np.testing.assert_array_equal(s.q[draws], ref.q)
         assert (got.estimate, got.stderr, got.ci) == (ref.estimate, ref.stderr, ref.ci)
         assert got.interval == ref.interval == ("tempered" if how == "assisted" else "wald")
@@ -307,6 +306,40 @@ def test_session_reproduces_evaluate_with_the_same_seed(tmp_path: Path) -> None:
         s.close()
         with Session.open(path) as again:  # the plan keeps the estimator
             assert again.plan.estimator == how and again.estimate().ci == ref.ci
+
+
+def test_a_comparison_and_a_ranked_session_reproduce_compare_and_evaluate_past_block_0(
+    tmp_path: Path,
+) -> None:
+    """A pair (and a ranked pool) draws as ``compare`` (``evaluate``) does, past the first
+    block of the default 1,024 draws: the same draws, the same report."""
+    proba, y = _pool(3000, seed=3)
+    noisy = np.clip(proba[:, 1] + np.random.default_rng(4).normal(0, 0.2, 3000), 0.01, 0.99)
+    models = [proba, np.c_[1 - noisy, noisy]]
+    s = Session.create(tmp_path / "c.db", models, "error_rate", 1500, seed=6)
+    _label_all(s, y, 250)
+    got = s.compare()
+    ref = ae.compare(models, lambda i: y[i], "error_rate", budget=1500, random_state=6)
+    assert got.n_draws == ref.n_draws > 1024
+    np.testing.assert_array_equal(got.indices, ref.indices)
+    assert (got.difference, got.stderr, got.ci, got.p_value) == (
+        ref.difference, ref.stderr, ref.ci, ref.p_value,
+    )  # fmt: skip
+    rng = np.random.default_rng(5)
+    lens = rng.integers(2, 5, 600)
+    offsets = np.r_[0, np.cumsum(lens)]
+    grades = rng.dirichlet(np.ones(3), offsets[-1])
+    rel = ae.GradedRelevance(grades, offsets)
+    truth = [rng.integers(0, 3, n) for n in lens]
+    r = Session.create(tmp_path / "r.db", rel, "dcg", 590, seed=2, block_size=64)
+    while ids := r.next_batch(100):
+        rows = [(i, k, int(truth[i][k])) for i in ids for k in range(lens[i])]
+        r.record(pd.DataFrame(rows, columns=["id", "item", "grade"]))
+    got_r = r.estimate()
+    ref_r = ae.evaluate(rel, lambda i: [truth[j] for j in i], "dcg", budget=590, random_state=2)
+    assert got_r.n_draws == ref_r.n_draws > 4 * 64
+    np.testing.assert_array_equal(got_r.indices, ref_r.indices)
+    assert (got_r.estimate, got_r.stderr, got_r.ci) == (ref_r.estimate, ref_r.stderr, ref_r.ci)
 
 
 # --------------------------------------------------------------------------- labels
@@ -685,12 +718,14 @@ def test_store_from_a_newer_schema_is_refused_unchanged(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     Session.create(path, proba, "error_rate", 10).close()
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    newer = schema_mod.SCHEMA_VERSION + 1
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(newer),))
     conn.commit()
     conn.close()
     before = path.read_bytes()
     with pytest.raises(
-        ae.errors.SchemaVersionError, match=r"schema version 7, newer than the version 6"
+        ae.errors.SchemaVersionError,
+        match=rf"schema version {newer}, newer than the version {newer - 1}",
     ):
         Session.open(path)
     assert path.read_bytes() == before
@@ -736,17 +771,17 @@ def test_migrations_run_in_one_transaction_on_open(tmp_path: Path, monkeypatch) 
         conn.execute("ALTER TABLE labels ADD COLUMN half_done TEXT")
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 8)
-    migrations = {**schema_mod.MIGRATIONS, 6: add_notes, 7: broken}
+    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 9)
+    migrations = {**schema_mod.MIGRATIONS, 7: add_notes, 8: broken}
     monkeypatch.setattr(schema_mod, "MIGRATIONS", migrations)
     before = _dump(path)
     with pytest.raises(RuntimeError, match="migration bug"):
         Session.open(path)
     assert _dump(path) == before  # neither step kept
 
-    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 7)
+    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 8)
     s = Session.open(path)
-    assert s.plan.schema_version == 7
+    assert s.plan.schema_version == 8
     assert s.estimate().n_labels == 10
     s.close()
     conn = sqlite3.connect(path)
@@ -916,7 +951,7 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
     conn.commit()
     conn.close()
     s = Session.open(path)
-    assert s.plan.schema_version == 6 and not s.plan.ranking
+    assert s.plan.schema_version == 7 and not s.plan.ranking
     after = s.estimate()
     assert (after.estimate, after.stderr, after.n_labels) == (
         before.estimate,
@@ -927,7 +962,7 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
     assert s.progress().n_labels == 20
     s.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "6"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "7"
     assert "holder" in [r[1] for r in conn.execute("PRAGMA table_info(handouts)")]
     assert [r[1] for r in conn.execute("PRAGMA table_info(ranking)")] == [
         "model",

@@ -5,8 +5,11 @@
 out next; and stores written at commit 871da25 (schema version 4, the last release whose
 sessions read the whole pool on every command) with ``expected_v4.json``, and stores written at
 commit 9c02bb8 (schema version 5, the last release whose arrays were one blob each and whose
-``session init`` read the pool files whole) with ``expected_v5.json`` (``make_stores.py``
-wrote them all, run with that release's ``src`` on the path). Each test works on a copy, so
+``session init`` read the pool files whole) with ``expected_v5.json``, and stores written at
+commit 807d1c9 (schema version 6, the last release whose sessions drew each block of 1,024
+draws from uniforms of its own; one store continues past its first block) with
+``expected_v6.json`` (``make_stores.py`` wrote them all, run with that release's ``src`` on the
+path). Each test works on a copy, so
 the fixture stays as that release left it.
 """
 
@@ -29,7 +32,7 @@ EXPECTED: dict[str, dict] = {}
 #: pandas): bit for bit then; other versions may round the last digits differently (numpy
 #: 1.26: 1 ulp of a stderr).
 SAME_NUMERICS: dict[str, bool] = {}
-for _name in ("expected.json", "expected_v4.json", "expected_v5.json"):
+for _name in ("expected.json", "expected_v4.json", "expected_v5.json", "expected_v6.json"):
     _table = json.loads((FIXTURES / _name).read_text())
     _with = _table.pop("_written_with")
     for _store, _want in _table.items():

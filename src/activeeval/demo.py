@@ -166,8 +166,8 @@ def session_campaign(
     """The same job as a labeling session on disk (:class:`~activeeval.session.Session`): create
     a store, hand out ``batch`` ids at a time, record the oracle's labels, estimate; printed
     next to :func:`~activeeval.evaluate` with the same (default, model-assisted) estimator and
-    seed. A campaign within the session's first block of draws (1,024) draws exactly what
-    ``evaluate`` draws, so the two agree exactly."""
+    seed. The session draws exactly what ``evaluate`` draws (the same stream of the seed), so
+    the two agree exactly."""
     import tempfile
     from pathlib import Path
 

@@ -229,6 +229,8 @@ class Session:
             Ranked pools: one of ``activeeval.methods.RANKING_METHODS`` (eq. 6.10, 6.11).
         seed : int
             Non-negative seed of the draw sequence, at most 2**63 − 1 (what the store holds).
+            The draws are those of ``evaluate(..., random_state=seed)`` (``compare``): a
+            session labeled to its end reports what they report.
         costs : array-like of shape (m,), optional
             Labeling cost per pool instance, strictly positive. A ranked pool defaults to
             its items' summed costs (``activeeval.ranking.ranking_query_costs``).
@@ -247,7 +249,8 @@ class Session:
         names : sequence of str, optional
             A name per model (default ``model 0``, ``model 1``, ...).
         block_size : int
-            Draws generated per block of the draw sequence.
+            Draws generated per block of the draw sequence (the sequence itself does not
+            depend on it).
         estimator : {"assisted", "snis"}
             The estimator the session reports, as ``evaluate``'s: the model-assisted one
             (default; its finite-population form, the tempered interval: logit for measures

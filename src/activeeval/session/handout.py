@@ -127,7 +127,9 @@ def _walk(c: sqlite3.Connection, stored: StoredPlan, need: int, who: str | None)
         if step.stop is None and tail.size == 0:  # the walk goes on: the next block
             phase = len(starts) - 1
             block = (n_mat - starts[phase]) // plan.block_size
-            tail, tail_q = index.draw(c, _uniforms(plan.seed, block, plan.block_size, phase))
+            tail, tail_q = index.draw(
+                c, _uniforms(plan.seed, block, plan.block_size, phase, plan.draw_rule)
+            )
             c.executemany(
                 "INSERT INTO draws (seq, position, q) VALUES (?, ?, ?)",
                 zip(range(n_mat, n_mat + tail.shape[0]), tail.tolist(), tail_q.tolist(),

@@ -49,7 +49,7 @@ __all__ = [
     "open_store",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Version of the store layout written by this package (``meta.schema_version``). Version 2
 added the ``ranking`` table (ranked pools, thesis Ch. 6); version 3 the ``holder`` of each
 hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``), the
@@ -59,7 +59,10 @@ re-planned by ``Session.add_model``); version 5 the ``draw_index`` of every phas
 index of the pool by cost, so that hand-outs, intake and progress read no whole-pool column
 (:mod:`~activeeval.session.lookup`); version 6 the ``parts`` of arrays above 1 MiB, so that
 a draw reads one part of q and arrays beyond one SQLite value fit
-(:mod:`~activeeval.session.blobs`). A store
+(:mod:`~activeeval.session.blobs`); version 7 no table, but a new draw rule for new stores
+(the stream of ``evaluate(random_state=seed)`` in every block; ``plan.draw_rule``, which
+older stores keep): a release before it would continue such a store with other draws, so it
+must refuse it. A store
 of a newer version is refused (``SchemaVersionError``); an older one is upgraded by
 ``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
@@ -253,12 +256,17 @@ def _add_parts(conn: sqlite3.Connection) -> None:
     conn.execute(_SCHEMA_V6)
 
 
+def _keep_draw_rule(conn: sqlite3.Connection) -> None:
+    """Nothing to change: the store keeps the draw rule it names (``plan.draw_rule``)."""
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _add_ranking_table,
     2: _add_annotators,
     3: _add_phases,
     4: _add_draw_index,
     5: _add_parts,
+    6: _keep_draw_rule,
 }
 """``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1: a function of the SQLite
 connection, run inside the open transaction of ``Session.open`` (it must not commit). A store

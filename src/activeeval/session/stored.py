@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from ..stopping import StoppingRule
 
 __all__ = [
+    "BLOCK_DRAW_RULE",
     "DEFAULT_BLOCK_SIZE",
     "DRAW_RULE",
+    "DRAW_RULES",
     "PoolData",
     "SessionPlan",
     "StoredPlan",
@@ -42,9 +44,19 @@ __all__ = [
 
 DEFAULT_BLOCK_SIZE = 1024
 """Draws materialized at a time (``Session.create``'s ``block_size``): block b of the draw
-sequence is ``block_size`` uniforms from ``numpy.random.default_rng([seed, b])``."""
-#: Name of the rule that turns (q, seed, block) into draws; stored with the plan.
-DRAW_RULE = "inverse-cdf(cumsum(q)/sum, default_rng([seed, block]).random(block_size))"
+sequence is the b-th run of ``block_size`` uniforms of ``numpy.random.default_rng(seed)``'s
+stream (:data:`DRAW_RULE`)."""
+#: Name of the rule that turns (q, seed, block) into draws; stored with the plan. Block b of
+#: phase 0 takes uniforms b·block_size … of the stream of ``default_rng(seed)`` (its bit
+#: generator advanced, O(1) per block), so the draw sequence is the one
+#: ``evaluate(random_state=seed)`` draws, in every block (schema 7).
+DRAW_RULE = "inverse-cdf(cumsum(q)/sum, default_rng(seed) stream from block*block_size)"
+#: The rule of stores written before schema 7: block b of phase 0 from
+#: ``default_rng([seed, b])`` (the stream of ``default_rng(seed)`` in block 0 only). Such
+#: stores keep it, so that they continue bit for bit.
+BLOCK_DRAW_RULE = "inverse-cdf(cumsum(q)/sum, default_rng([seed, block]).random(block_size))"
+#: Every rule this release can continue.
+DRAW_RULES = (DRAW_RULE, BLOCK_DRAW_RULE)
 
 
 @dataclass(frozen=True)
@@ -177,20 +189,37 @@ class SessionPlan:
 
 
 def _draw_block(
-    cdf: NDArray[np.float64], seed: int, block: int, size: int, phase: int = 0
+    cdf: NDArray[np.float64],
+    seed: int,
+    block: int,
+    size: int,
+    phase: int = 0,
+    rule: str = DRAW_RULE,
 ) -> NDArray[np.intp]:
     """Block ``block`` of the session's i.i.d. draws from q (inverse CDF, as
     :func:`~activeeval.sampling.draw`, pinned here: a stored session must not change when the
     library's sampler does). Phase k ≥ 1 (a model added) numbers its blocks from its first
-    draw and has uniforms of its own, ``default_rng([seed, k, block])``; phase 0 keeps the
-    draw rule of stores without phases."""
-    u = _uniforms(seed, block, size, phase)
+    draw and has uniforms of its own, ``default_rng([seed, k, block])``; phase 0 follows the
+    store's ``rule`` (:data:`DRAW_RULE` or, for stores before schema 7,
+    :data:`BLOCK_DRAW_RULE`)."""
+    u = _uniforms(seed, block, size, phase, rule)
     idx = np.searchsorted(cdf, u, side="right")
     return np.minimum(idx, cdf.shape[0] - 1).astype(np.intp)
 
 
-def _uniforms(seed: int, block: int, size: int, phase: int = 0) -> NDArray[np.float64]:
-    """The uniforms of block ``block`` of phase ``phase`` (see :func:`_draw_block`)."""
+def _uniforms(
+    seed: int, block: int, size: int, phase: int = 0, rule: str = DRAW_RULE
+) -> NDArray[np.float64]:
+    """The uniforms of block ``block`` of phase ``phase`` (see :func:`_draw_block`). Under
+    :data:`DRAW_RULE`, phase 0's are the stream of ``default_rng(seed)`` from uniform
+    ``block·size`` on: each float64 uniform is one 64-bit output of PCG64, so advancing the
+    bit generator by that many outputs lands exactly there."""
+    if phase == 0 and rule == DRAW_RULE:
+        bits = np.random.PCG64(seed)
+        bits.advance(block * size)
+        return np.random.Generator(bits).random(size)
+    if rule not in DRAW_RULES:
+        raise StoreError(f"draw rule {rule!r}: not one this release can continue.")
     key = [seed, block] if phase == 0 else [seed, phase, block]
     return np.random.default_rng(key).random(size)
 
@@ -375,6 +404,11 @@ def load_plan(store: StoreFile) -> StoredPlan:
     starts = (0, *(int(first) for (first,) in phase_rows))
     if n_indexed != len(starts):
         raise StoreError(f"{store.path}: the draw index does not cover every phase of q.")
+    if draw_rule not in DRAW_RULES:
+        raise StoreError(
+            f"{store.path}: its draw rule {draw_rule!r} is not one this release can continue; "
+            "the file was altered outside activeeval."
+        )
     session_plan = SessionPlan(
         session_id=meta["session_id"],
         kind=kind,
