@@ -267,6 +267,37 @@ def test_compare_decides_and_the_deprecated_alias_still_answers() -> None:
     assert seq["upper"].iloc[-1] == pytest.approx(res.ci[1])
 
 
+def test_a_decided_comparison_reports_the_anytime_p_value() -> None:
+    """Beside the anytime interval, the p-value is the anytime one: on a grid of α (an
+    enumeration independent of the bisection) the anytime interval at 1 − α excludes 0
+    exactly from p on (within the bisection's 10⁻⁴), so p ≤ 1 − level iff decided; the Wald
+    p-value stays available, and smaller (it pays nothing for the looks)."""
+    proba, oracle, _y = _task()
+    rng = np.random.default_rng(8)
+    noisy = np.clip(proba[:, 1] + rng.normal(0, 0.25, proba.shape[0]), 0.01, 0.99)
+    other = np.column_stack([1 - noisy, noisy])
+    res = ae.compare([proba, other], oracle, "error_rate", budget=2000, random_state=5,
+                     decide=True)  # fmt: skip
+    assert res.stopped == "decided: model 0 is better"
+    p = res.p_value
+    assert p == res.test() == res.test(method="anytime") and 0 < p <= 1 - res.level
+    assert res.test(method="wald") < p
+    for alpha in np.geomspace(p / 50, min(50 * p, 0.99), 41):
+        lo, hi = res.confidence_interval(level=1 - alpha, method="anytime")
+        excluded = not lo <= 0.0 <= hi
+        if abs(alpha / p - 1) > 1e-4:
+            assert excluded == (alpha > p), alpha
+    # one-sided: h1 "less" (model 0's error lower) has the smaller p; "greater" none
+    assert res.test(alternative="less", method="anytime") <= p
+    assert res.test(alternative="greater", method="anytime") == 1.0
+    # without a rule the p-value is Wald's, and the anytime one on request
+    fixed = ae.compare([proba, other], oracle, "error_rate", budget=300, random_state=5)
+    assert fixed.interval != "anytime" and fixed.p_value == fixed.test(method="wald")
+    undecided = fixed.test(method="anytime")
+    lo, hi = fixed.confidence_interval(method="anytime")
+    assert (undecided <= 1 - fixed.level) == (not lo <= 0.0 <= hi)
+
+
 def test_compare_claim_about_the_difference() -> None:
     proba, oracle, _ = _task()
     res = ae.compare([proba, proba], oracle, "error_rate", budget=500, random_state=5,
@@ -347,11 +378,14 @@ def _labeling_loop(s: ae.Session, y: np.ndarray, step: int) -> None:
         s.record({i: int(y[i]) for i in ids})
 
 
-def test_a_stopped_session_reports_what_evaluate_reports_with_the_same_rule(tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("block_size", [1024, 64])  # one block; many (the stream goes on)
+def test_a_stopped_session_reports_what_evaluate_reports_with_the_same_rule(  # type: ignore[no-untyped-def]
+    tmp_path, block_size
+) -> None:
     proba, oracle, y = _task()
     step = 15
     with ae.Session.create(tmp_path / "s.db", proba, "error_rate", 1500, seed=4,
-                           target_width=0.1) as s:  # fmt: skip
+                           target_width=0.1, block_size=block_size) as s:  # fmt: skip
         assert s.stopped is None
         _labeling_loop(s, y, step)
         assert s.stopped is not None and s.stopped.startswith("target width 0.1 reached")
@@ -362,7 +396,7 @@ def test_a_stopped_session_reports_what_evaluate_reports_with_the_same_rule(tmp_
                        target_width=0.1, step=step)  # fmt: skip
     assert got.stopped == want.stopped and got.interval == want.interval == "anytime"
     assert got.ci == want.ci and got.estimate == want.estimate
-    assert got.n_labels == want.n_labels < 1500
+    assert got.n_labels == want.n_labels < 1500 and got.n_draws > 2 * 64
     with ae.Session.open(tmp_path / "s.db") as s:  # the rule is part of the stored plan
         assert s.plan.stopping == ae.Session.open(tmp_path / "s.db").plan.stopping
         assert s.plan.stopping is not None and s.plan.stopping.target_width == 0.1

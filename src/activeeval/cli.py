@@ -1127,6 +1127,7 @@ def session_status(
     from .claims import parse_claim
     from .estimators.report import _no_features
     from .session import Session
+    from .stopping import as_anytime
 
     verdict = None
     with _command(), _gate_errors(gate is not None):
@@ -1148,9 +1149,7 @@ def session_status(
                 x = read_features_file(features, s.ids)
             result = s.estimate(features=x) if s.plan.n_models == 1 else s.compare(features=x)
             if anytime and result.interval != "anytime" and result.n_labels > 0:
-                result = dataclasses.replace(
-                    result, ci=result.confidence_interval(method="anytime"), interval="anytime"
-                )
+                result = as_anytime(result)
             status = _status_dict(s, result, x)
             replanned = _replan(s, result, target_width)
             if replanned is not None and (target_width is not None or not as_json):
@@ -1318,7 +1317,7 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
             f"difference ({pair}): {_fmt(status['difference'])}  stderr "
             f"{_fmt(status['stderr'])}  {lv} CI [{_fmt(status['ci'][0])}, "
             f"{_fmt(status['ci'][1])}] ({status['interval']})  p-value {_fmt(status['p_value'])}"
-            + (" (fixed-n: valid for one look)" if status.get("interval") == "anytime" else "")
+            + (" (anytime-valid)" if status.get("interval") == "anytime" else "")
         )
         lines.append(
             "best:     " + ("—" if best is None else f"model {best} ({plan.model_names[best]})")

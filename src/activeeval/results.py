@@ -307,7 +307,9 @@ class ComparisonResult:
     stderr : float
         Standard error of ``difference``.
     p_value : float
-        Wald p-value of Δ = 0 (k > 2: Holm-adjusted over all pairs).
+        Wald p-value of Δ = 0 (k > 2: Holm-adjusted over all pairs); with a stopping rule
+        (``interval`` ``"anytime"``) the anytime-valid one of ``test``, p ≤ 1 − ``level``
+        exactly when ``ci`` excludes 0.
     ci : tuple of float
         Interval for Δ at ``level``; ``interval`` names its method.
     best : int
@@ -598,11 +600,15 @@ class ComparisonResult:
         lo, hi = self.value_range
         return np.clip(out, lo, hi)
 
-    def test(self, null: float = 0.0, alternative: str = "two-sided") -> float:
-        """The Wald p-value of h₀: Δ = ``null`` (eq. 3.23–3.24), Δ = ``difference``.
+    def test(
+        self, null: float = 0.0, alternative: str = "two-sided", method: str | None = None
+    ) -> float:
+        """The p-value of h₀: Δ = ``null``, Δ = ``difference``: Wald's (eq. 3.23–3.24), or
+        the anytime-valid one of the confidence sequence.
 
         For two models ``test()`` is ``p_value``; for k > 2 it is not adjusted for the other
-        pairs (``p_value`` is Holm-adjusted).
+        pairs (``p_value`` is Holm-adjusted), except the anytime one, Bonferroni-adjusted over
+        all pairs as its interval is.
 
         Parameters
         ----------
@@ -610,6 +616,15 @@ class ComparisonResult:
             The difference under h₀.
         alternative : {"two-sided", "less", "greater"}, default "two-sided"
             h₁: Δ ≠ ``null``, Δ < ``null`` (``"less"``) or Δ > ``null`` (``"greater"``).
+        method : {"wald", "anytime"}, optional
+            ``"wald"``: valid at a fixed number of draws; ``"anytime"``: the smallest α at
+            which the anytime interval at level 1 − α (``confidence_interval(method=
+            "anytime")``) excludes ``null`` — valid however often the comparison was looked
+            at and whenever it stopped (p ≤ α exactly when that interval excludes ``null``;
+            found by bisection, reported as the end of the bracket that excludes it, so it
+            errs high by at most 1 part in 10⁴; floor 10⁻¹²). Default: ``"anytime"`` when
+            the result reports the anytime interval (``interval``, a stopping rule), else
+            ``"wald"``.
 
         Returns
         -------
@@ -617,7 +632,41 @@ class ComparisonResult:
             The p-value.
         """
         alternative = check_option(alternative, ALTERNATIVES, "alternative")
+        default = "anytime" if self.interval == "anytime" else "wald"
+        how = check_option(default if method is None else method, ("wald", "anytime"), "method")
+        if how == "anytime":
+            return self._anytime_p(_null(null), alternative)
         return _shifted_p(self.difference, self.stderr, _null(null), alternative)
+
+    def _anytime_p(self, null: float, alternative: str) -> float:
+        """:meth:`test`'s anytime p-value: bisection on log α between 10⁻¹² and 0.999 for
+        the α where the anytime interval at 1 − α first excludes ``null`` (the interval
+        narrows as α grows); α = 1 − ``level`` is tried first."""
+        if math.isnan(self.difference):
+            return math.nan
+
+        def excludes(alpha: float) -> bool:
+            lo, hi = self._anytime(1.0 - alpha, alternative)
+            return not lo <= null <= hi
+
+        low, high = 1e-12, 0.999
+        if excludes(low):
+            return low
+        if not excludes(high):
+            return 1.0
+        at_level = 1.0 - self.level  # bracketed first, so that p ≤ 1 − level exactly when ci
+        if low < at_level < high:  # excludes null (the bisection's end errs high)
+            if excludes(at_level):
+                high = at_level
+            else:
+                low = at_level
+        while high / low > 1.0001:  # low: null inside; high: excluded
+            mid = math.sqrt(low * high)
+            if excludes(mid):
+                high = mid
+            else:
+                low = mid
+        return high
 
     def __repr__(self) -> str:
         return _result_repr(

@@ -44,6 +44,7 @@ from .results import ComparisonResult, EvaluationResult
 __all__ = [
     "RULES",
     "StoppingRule",
+    "as_anytime",
     "comparison_rule",
     "horizon_draws",
     "reported",
@@ -344,6 +345,15 @@ def rule_met(
     return stop.met(terms, rep.level, None, fixed, gib, include)
 
 
+def as_anytime(res: Any) -> Any:
+    """A result reported with its anytime-valid interval (and, for a comparison, p-value:
+    :meth:`~activeeval.ComparisonResult.test`), valid however often it was looked at."""
+    ci = res.confidence_interval(method="anytime")
+    if isinstance(res, ComparisonResult):
+        return replace(res, ci=ci, interval="anytime", p_value=res.test(method="anytime"))
+    return replace(res, ci=ci, interval="anytime")
+
+
 def reported(res: Any, stop: StoppingRule | None) -> Any:
     """A result as a stopping rule reports it: the anytime interval (or Chow–Robbins' fixed
     one) whenever a rule was set — the looks were taken, stopped early or not."""
@@ -354,7 +364,7 @@ def reported(res: Any, stop: StoppingRule | None) -> Any:
             return res
         if stop.rule == "fixed-width":
             return replace(res, interval="fixed-width")
-        return replace(res, ci=res.confidence_interval(method="anytime"), interval="anytime")
+        return as_anytime(res)
     if not isinstance(res, EvaluationResult) or res.inference is None:
         return res
     how = "anytime" if stop.rule == "anytime" else "fixed-width"
