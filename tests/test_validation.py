@@ -571,6 +571,51 @@ def test_error_messages_locate_the_offending_entry():
         ae.estimators.inference.estimate("error_rate", _model(), ["pos", "neg", "maybe"])
     with pytest.raises(ae.errors.InvalidSamplingDistributionError, match="draw 1"):
         ae.estimators.inference.estimate("error_rate", POINT, LABELS, q=[0.5, 0.0, 0.2])
+    with pytest.raises(ae.errors.ShapeError, match=r"^pool_weights: entry 1 is -1;"):
+        ae.sampling.optimal_distribution(PROBA, "error_rate", pool_weights=[1, -1, 1])
+    with pytest.raises(ae.errors.ShapeError, match=r"^pool_weights: sum to 0;"):
+        ae.sampling.optimal_distribution(PROBA, "error_rate", pool_weights=[0, 0, 0])
+
+
+def test_a_measure_no_label_can_define_is_refused_before_labels_are_bought(tmp_path):
+    """Precision of a model that predicts the positive class nowhere (with test mass) is 0/0
+    whatever the labels: evaluate and Session.create refuse it before the oracle is asked
+    (they used to spend the budget and report NaN); one positive prediction is enough."""
+    m = 300
+    never = np.c_[np.full(m, 0.8), np.full(m, 0.2)]
+    asked: list[int] = []
+
+    def oracle(idx):  # type: ignore[no-untyped-def]
+        asked.extend(np.asarray(idx).tolist())
+        return np.zeros(len(idx), dtype=int)
+
+    match = r"^measure: precision is undefined whatever the labels \(the model predicts 1 "
+    with pytest.raises(ae.errors.ShapeError, match=match):
+        ae.evaluate(never, oracle, "precision", budget=50, random_state=0)
+    with pytest.raises(ae.errors.ShapeError, match=match):
+        ae.evaluate(never, oracle, "precision", budget=50, method="stratified", random_state=0)
+    with pytest.raises(ae.errors.ShapeError, match=match):
+        ae.Session.create(tmp_path / "s.db", never, "precision", 50)
+    assert asked == [] and not (tmp_path / "s.db").exists()
+    weights = np.ones(m)
+    one = never.copy()
+    one[7] = [0.3, 0.7]  # one predicted positive ...
+    assert np.isfinite(ae.evaluate(one, oracle, "precision", budget=50, random_state=0).estimate)
+    weights[7] = 0.0  # ... without test mass
+    with pytest.raises(ae.errors.ShapeError, match=match):
+        ae.evaluate(one, oracle, "precision", budget=50, pool_weights=weights, random_state=0)
+    # recall and F1 can be moved by any label: not refused
+    assert ae.evaluate(never, lambda i: np.ones(len(i), int), "recall", budget=20).n_labels > 0
+
+
+def test_an_unknown_interval_method_lists_every_method_a_result_takes():
+    rng = np.random.default_rng(0)
+    p1 = rng.uniform(0.1, 0.9, 400)
+    y = (rng.random(400) < p1).astype(int)
+    res = ae.evaluate(np.c_[1 - p1, p1], lambda i: y[i], "error_rate", budget=60, random_state=0)
+    with pytest.raises(ae.errors.UnknownOptionError, match=r"anytime.*fixed-width"):
+        res.confidence_interval(method="bogus")
+    assert res.confidence_interval(method="fixed-width") == res.confidence_interval(method="logit")
 
 
 # ------------------------------------------------------------- validators accept good input

@@ -250,8 +250,17 @@ def pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.floa
         return uniform(n)
     with np.errstate(over="ignore"):  # an overflowing sum is rescaled below
         total = float(pw.sum())
-    if (pw < 0).any() or total <= 0:
-        raise ShapeError("pool_weights: must be non-negative with a positive sum.")
+    if (pw < 0).any():
+        bad = int(np.flatnonzero(pw < 0)[0])
+        raise ShapeError(
+            f"pool_weights: entry {bad} is {pw[bad]:g}; weights of the test distribution must "
+            "be non-negative (0 leaves an instance out)."
+        )
+    if total <= 0:
+        raise ShapeError(
+            "pool_weights: sum to 0; give some instance a positive weight (the test "
+            "distribution is proportional to them)."
+        )
     if not np.finfo(np.float64).tiny <= total < math.inf:
         # A subnormal or overflowing sum: scale by a power of two first (exact), so that the
         # largest weight lies in [0.5, 1); dividing by a subnormal can overflow (numpy < 2).

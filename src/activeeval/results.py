@@ -34,7 +34,7 @@ from .estimators.inference import (
     _wald_interval,
 )
 from .measures import ClasswiseMeasure, Measure, clip_to_range
-from .methods import ALTERNATIVES
+from .methods import ALTERNATIVES, INTERVAL_METHODS
 from .probability_measures import ProbabilityMeasure, _ScoringRule
 
 __all__ = ["ComparisonResult", "EvaluationResult", "GroupResult", "PerClassResult"]
@@ -200,9 +200,11 @@ class EvaluationResult:
         The anytime interval is wider than the fixed-n one at the same labels; the measured
         ratio is on the *How it works* page (``docs/how-it-works/index.md``).
         """
+        how = self.interval if method is None else method
+        if method is not None:  # the result's own methods beside the estimate's
+            how = check_option(method, (*INTERVAL_METHODS, "anytime", "fixed-width"), "method")
         if self.inference is None:
             return math.nan, math.nan
-        how = self.interval if method is None else method
         if how == "anytime":
             return self._anytime(level, alternative)
         if how == "fixed-width":

@@ -347,6 +347,24 @@ def _labels_every_needed(
     return True
 
 
+def refuse_undefined(meas: Measure, predictive: Predictive, pw: NDArray[np.float64]) -> None:
+    """Refuse, before any label is bought, a measure that no label can define for this
+    model: its weight w is zero whatever the label on every instance with test mass — the
+    census of no label already covers what the measure needs (precision of a model that
+    predicts the positive class nowhere: 0/0). A campaign would spend its whole budget and
+    report NaN."""
+    if not _labels_every_needed(meas, predictive, pw, np.empty(0, dtype=np.intp)):
+        return
+    pos = getattr(meas, "pos_label", None)
+    what = "" if pos is None else f" (the model predicts {pos!r} for no instance with test mass)"
+    raise ShapeError(
+        f"measure: {meas.name} is undefined whatever the labels{what}: its weight is zero on "
+        "every instance, so no label can move it and a campaign would spend its budget on "
+        "NaN. Check the predictions and pos_label, or evaluate another measure (e.g. "
+        "'recall', 'f1' or 'error_rate')."
+    )
+
+
 def _covers(units: NDArray[np.intp], needed: NDArray[np.bool_]) -> bool:
     """Whether the distinct pool indices ``units`` include every instance in ``needed``."""
     return int(np.count_nonzero(needed[units])) == int(np.count_nonzero(needed))

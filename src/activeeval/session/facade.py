@@ -286,6 +286,9 @@ class Session:
         ------
         StoreError
             ``path`` exists already or cannot be written.
+        ShapeError
+            Invalid input, naming the argument; also a measure no label can define for the
+            model (precision of a model that predicts the positive class nowhere).
 
         Notes
         -----

@@ -34,7 +34,14 @@ from ..errors import (
     StoreError,
     UnknownOptionError,
 )
-from ..estimators.report import ClasswisePool, Pool, RankedPool, pool_class, pool_for
+from ..estimators.report import (
+    ClasswisePool,
+    Pool,
+    RankedPool,
+    pool_class,
+    pool_for,
+    refuse_undefined,
+)
 from ..measures import (
     ClasswiseMeasure,
     FMeasure,
@@ -445,6 +452,8 @@ def _plan_measure_and_q(
             )
         meas = _plan_measure(measure, preds, label_space, pos_label, beta)
         _check_classwise(meas, method, len(preds), stopping)
+        if len(preds) == 1:  # a comparison reports the other models (as compare)
+            refuse_undefined(meas, preds[0], uniform(preds[0].n))
         q = _plan_distribution(method, preds, meas, lam)
     return meas, q
 
