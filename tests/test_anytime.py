@@ -7,6 +7,7 @@ rules through evaluate and compare, and their refusals."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pickle
 
@@ -269,9 +270,10 @@ def test_compare_decides_and_the_deprecated_alias_still_answers() -> None:
 
 def test_a_decided_comparison_reports_the_anytime_p_value() -> None:
     """Beside the anytime interval, the p-value is the anytime one: on a grid of α (an
-    enumeration independent of the bisection) the anytime interval at 1 − α excludes 0
-    exactly from p on (within the bisection's 10⁻⁴), so p ≤ 1 − level iff decided; the Wald
-    p-value stays available, and smaller (it pays nothing for the looks)."""
+    enumeration of each look's own interval, independent of the bisection) the sequence at
+    1 − α excludes 0 at some look exactly from p on (within the bisection's 10⁻⁴), so a
+    decided comparison has p ≤ 1 − level; the Wald p-value stays available, and smaller (it
+    pays nothing for the looks)."""
     proba, oracle, _y = _task()
     rng = np.random.default_rng(8)
     noisy = np.clip(proba[:, 1] + rng.normal(0, 0.25, proba.shape[0]), 0.01, 0.99)
@@ -282,20 +284,48 @@ def test_a_decided_comparison_reports_the_anytime_p_value() -> None:
     p = res.p_value
     assert p == res.test() == res.test(method="anytime") and 0 < p <= 1 - res.level
     assert res.test(method="wald") < p
-    for alpha in np.geomspace(p / 50, min(50 * p, 0.99), 41):
-        lo, hi = res.confidence_interval(level=1 - alpha, method="anytime")
-        excluded = not lo <= 0.0 <= hi
-        if abs(alpha / p - 1) > 1e-4:
-            assert excluded == (alpha > p), alpha
+    _p_is_the_first_alpha_some_look_excludes(res, 0.0, "two-sided")
     # one-sided: h1 "less" (model 0's error lower) has the smaller p; "greater" none
     assert res.test(alternative="less", method="anytime") <= p
     assert res.test(alternative="greater", method="anytime") == 1.0
     # without a rule the p-value is Wald's, and the anytime one on request
     fixed = ae.compare([proba, other], oracle, "error_rate", budget=300, random_state=5)
     assert fixed.interval != "anytime" and fixed.p_value == fixed.test(method="wald")
-    undecided = fixed.test(method="anytime")
     lo, hi = fixed.confidence_interval(method="anytime")
-    assert (undecided <= 1 - fixed.level) == (not lo <= 0.0 <= hi)
+    assert (fixed.test(method="anytime") <= 1 - fixed.level) == (not lo <= 0.0 <= hi)
+
+
+def _p_is_the_first_alpha_some_look_excludes(res, null, alternative) -> None:  # type: ignore[no-untyped-def]
+    p = res.test(null, alternative, method="anytime")
+    terms = res.anytime_terms()
+    for alpha in np.geomspace(1e-6, 0.99, 31):
+        if abs(alpha / p - 1) > 2e-4:
+            seq = terms.sequence((0, 1), 1 - alpha, alternative, intersect=False)
+            excluded = bool(np.any((null < seq["lower"]) | (null > seq["upper"])))
+            assert excluded == (alpha > p), (alpha, p)
+
+
+@pytest.mark.parametrize("seed", [24, 33])
+def test_the_anytime_p_value_does_not_depend_on_the_result_s_level(seed) -> None:  # type: ignore[no-untyped-def]
+    """A review's cases: where the running intersection falls back to a look's own interval,
+    the anytime intervals are not nested in α, and a p-value bisected on them changed with
+    the result's level (0.46 at 95%, 0.07 at 90%) or was 1.0 beside an interval excluding the
+    null. Bisected on each look's own interval, it is one number, coherent at every level."""
+    m = 3000
+    rng = np.random.default_rng(0)
+    p1 = rng.uniform(0.02, 0.98, m)
+    y = (rng.uniform(size=m) < p1).astype(int)
+    r = np.random.default_rng(100 + seed)
+    spread = r.choice([0.02, 0.05, 0.1, 0.2])
+    n2 = np.clip(p1 + r.normal(0, spread, m), 0.01, 0.99)
+    budget = int(r.choice([60, 120, 300, 800]))
+    res = ae.compare([np.c_[1 - p1, p1], np.c_[1 - n2, n2]], lambda i: y[i], "error_rate",
+                     budget=budget, random_state=seed, progress=False)  # fmt: skip
+    for null in (0.0, -0.01, -0.052, res.difference):
+        ps = {lv: dataclasses.replace(res, level=lv).test(null, method="anytime")
+              for lv in (0.8, 0.9, 0.95)}  # fmt: skip
+        assert len(set(ps.values())) == 1, ps
+        _p_is_the_first_alpha_some_look_excludes(res, null, "two-sided")
 
 
 def test_compare_claim_about_the_difference() -> None:

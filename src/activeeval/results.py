@@ -310,8 +310,8 @@ class ComparisonResult:
         Standard error of ``difference``.
     p_value : float
         Wald p-value of Δ = 0 (k > 2: Holm-adjusted over all pairs); with a stopping rule
-        (``interval`` ``"anytime"``) the anytime-valid one of ``test``, p ≤ 1 − ``level``
-        exactly when ``ci`` excludes 0.
+        (``interval`` ``"anytime"``) the anytime-valid one of ``test``: p ≤ 1 − ``level``
+        when the sequence excluded 0 at some look.
     ci : tuple of float
         Interval for Δ at ``level``; ``interval`` names its method.
     best : int
@@ -620,13 +620,14 @@ class ComparisonResult:
             h₁: Δ ≠ ``null``, Δ < ``null`` (``"less"``) or Δ > ``null`` (``"greater"``).
         method : {"wald", "anytime"}, optional
             ``"wald"``: valid at a fixed number of draws; ``"anytime"``: the smallest α at
-            which the anytime interval at level 1 − α (``confidence_interval(method=
-            "anytime")``) excludes ``null`` — valid however often the comparison was looked
-            at and whenever it stopped (p ≤ α exactly when that interval excludes ``null``;
-            found by bisection, reported as the end of the bracket that excludes it, so it
-            errs high by at most 1 part in 10⁴; floor 10⁻¹²). Default: ``"anytime"`` when
-            the result reports the anytime interval (``interval``, a stopping rule), else
-            ``"wald"``.
+            which the confidence sequence at level 1 − α excludes ``null`` at some look
+            (``confidence_sequence``, each look's own interval) — valid however often the
+            comparison was looked at and whenever it stopped. p ≤ α exactly when the
+            sequence at 1 − α missed ``null`` somewhere, i.e. when its running intersection
+            excludes it (the reported ``ci`` also stretches to the reported estimate). Found
+            by bisection, reported as the end of the bracket that excludes, so it errs high
+            by at most 1 part in 10⁴; floor 10⁻¹². Default: ``"anytime"`` when the result
+            reports the anytime interval (``interval``, a stopping rule), else ``"wald"``.
 
         Returns
         -------
@@ -641,34 +642,16 @@ class ComparisonResult:
         return _shifted_p(self.difference, self.stderr, _null(null), alternative)
 
     def _anytime_p(self, null: float, alternative: str) -> float:
-        """:meth:`test`'s anytime p-value: bisection on log α between 10⁻¹² and 0.999 for
-        the α where the anytime interval at 1 − α first excludes ``null`` (the interval
-        narrows as α grows); α = 1 − ``level`` is tried first."""
+        """:meth:`test`'s anytime p-value (:meth:`~.estimators.anytime.DrawTerms.p_value`),
+        for k > 2 models Bonferroni-adjusted over the k(k − 1)/2 pairs as the anytime
+        interval is; a census (every unit that counts labeled) has the exact difference."""
         if math.isnan(self.difference):
             return math.nan
-
-        def excludes(alpha: float) -> bool:
-            lo, hi = self._anytime(1.0 - alpha, alternative)
-            return not lo <= null <= hi
-
-        low, high = 1e-12, 0.999
-        if excludes(low):
-            return low
-        if not excludes(high):
-            return 1.0
-        at_level = 1.0 - self.level  # bracketed first, so that p ≤ 1 − level exactly when ci
-        if low < at_level < high:  # excludes null (the bisection's end errs high)
-            if excludes(at_level):
-                high = at_level
-            else:
-                low = at_level
-        while high / low > 1.0001:  # low: null inside; high: excluded
-            mid = math.sqrt(low * high)
-            if excludes(mid):
-                high = mid
-            else:
-                low = mid
-        return high
+        if getattr(self.comparison, "census", False):
+            return 1.0 if self.difference == null else 1e-12
+        k = len(self.estimates)
+        p = self._terms().p_value(self._pair(), null, alternative)
+        return min(1.0, p * (k * (k - 1) / 2)) if k > 2 else p
 
     def __repr__(self) -> str:
         return _result_repr(

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, special
+from scipy import special
 
 from .._validation import check_level, check_option
 from ..errors import ShapeError
@@ -59,6 +59,8 @@ def mixture_rho2(horizon: float, level: float = 0.95, alternative: str = "two-si
     if alternative == "two-sided":
         a = -2.0 * math.log(alpha)
         return (a + math.log(a + 1.0)) / horizon
+    from scipy import optimize  # one-sided only: scipy.optimize is slow to import
+
     res = optimize.minimize_scalar(
         lambda lr: float(_one_sided_s(horizon, math.exp(lr), alpha)),
         bounds=(-20, 5),
@@ -259,6 +261,58 @@ class DrawTerms:
         raw = self.sequence(model, level, alternative, intersect=False, upto=upto)
         raw_lo, raw_hi = float(raw["lower"][-1]), float(raw["upper"][-1])
         return min(lo, max(include, raw_lo)), max(hi, min(include, raw_hi))
+
+    def p_value(self, pair: tuple[int, int], null: float, alternative: str = "two-sided") -> float:
+        """The anytime-valid p-value of G_i − G_j = ``null`` for ``pair`` = (i, j): the
+        smallest α at which the sequence at level 1 − α excludes ``null`` at some look, with
+        each look's own C_t (not the running intersection, whose empty-set fallback and the
+        reported interval's widening are not nested in α). Each C_t shrinks as α grows, so
+        "some look excludes ``null``" is monotone in α and bisection on log α finds its
+        edge; valid because p ≤ α only if some C_t(α) missed, which happens with
+        probability ≤ α. Floored at 10⁻¹²; the centre and σ̂_t do not depend on α, so they
+        are computed once and each step evaluates only the boundary. NaN before any draw."""
+        alternative = check_option(alternative, ALTERNATIVES, "alternative")
+        t = self.looks()
+        if t.size == 0:
+            return math.nan
+        cols = [int(pair[0]), int(pair[1])]
+        mom = _cumulative(self.z, [4 * j + r for j in cols for r in range(4)], t)
+        g, s2 = _path(mom, t, 2, self.tune)
+        est = g[:, 0] - g[:, 1]
+        npos = np.cumsum(self._differs(cols[0], cols[1]))[t - 1]
+        sd = np.sqrt(s2)
+        lo_r, hi_r = self._difference_range()
+        if not lo_r <= null <= hi_r:
+            return 1e-12  # outside the values a difference can take: excluded at any level
+        if alternative == "two-sided":
+            gap = np.abs(est - null)
+        elif alternative == "less":  # h1: Δ < null; the upper bound excludes it
+            gap = null - est
+        else:
+            gap = est - null
+        with np.errstate(invalid="ignore"):
+            live = (t >= MIN_DRAWS) & (npos >= MIN_DRAWS) & np.isfinite(est) & (gap > 0)
+        if not live.any():
+            return 1.0
+        t, sd, gap = t[live], sd[live], gap[live]
+
+        def excludes(alpha: float) -> bool:
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                half = sd * window_boundary(t, self.horizon, 1.0 - alpha, alternative, self.window)
+            return bool(np.any(half < gap))
+
+        low, high = 1e-12, 0.999
+        if excludes(low):
+            return low
+        if not excludes(high):
+            return 1.0
+        while high / low > 1.0001:  # low: no look excludes null; high: some look does
+            mid = math.sqrt(low * high)
+            if excludes(mid):
+                high = mid
+            else:
+                low = mid
+        return high
 
     def only(self, model: int) -> DrawTerms:
         """The terms of model ``model`` alone (one model of a comparison's draws)."""
