@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
+from scipy import special
 
 from ._validation import check_costs, check_level, check_option, check_safeguards, real_number
 from ._validation import pool_distribution as _pool_distribution
@@ -835,11 +835,11 @@ def _power(shift: float, se: float, level: float, alternative: str) -> float:
         return 1.0 if shift != 0 else 0.0
     d = shift / se
     if alternative == "less":
-        return float(stats.norm.cdf(-d - stats.norm.isf(alpha)))
+        return float(special.ndtr(-d + special.ndtri(alpha)))  # Φ(−d − z_α)
     if alternative == "greater":
-        return float(stats.norm.cdf(d - stats.norm.isf(alpha)))
-    z = stats.norm.isf(alpha / 2)
-    return float(stats.norm.cdf(d - z) + stats.norm.cdf(-d - z))
+        return float(special.ndtr(d + special.ndtri(alpha)))  # Φ(d − z_α)
+    z = -special.ndtri(alpha / 2)
+    return float(special.ndtr(d - z) + special.ndtr(-d - z))
 
 
 def _single_terms(

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, special, stats
+from scipy import special
 
 from .._validation import check_finite_array, check_level, check_option, real_number
 from ..errors import (
@@ -124,14 +124,14 @@ def proportion_confint(
     if np.any(n <= 0) or np.any(x < 0) or np.any(x > n):
         raise ShapeError("count, nobs: need 0 ≤ count ≤ nobs and nobs > 0.")
     alpha = 1.0 - lv
-    z = stats.norm.isf(alpha / 2)
+    z = _z_upper(alpha / 2)
     p = x / n
     if method == "wald":
         half = z * np.sqrt(p * (1 - p) / n)
         low, high = p - half, p + half
     elif method == "t":
         with np.errstate(divide="ignore", invalid="ignore"):
-            half = stats.t.isf(alpha / 2, n - 1) * np.sqrt(p * (1 - p) / (n - 1))
+            half = _t_upper(alpha / 2, n - 1) * np.sqrt(p * (1 - p) / (n - 1))
         low, high = p - half, p + half
     elif method == "wilson":
         z2 = z * z
@@ -139,6 +139,8 @@ def proportion_confint(
         half = z * np.sqrt(p * (1 - p) + z2 / (4 * n)) / (np.sqrt(n) + z2 / np.sqrt(n))  # 3.20
         low, high = center - half, center + half
     elif method == "clopper-pearson":
+        from scipy import stats  # the beta quantiles only here (scipy.stats is slow to import)
+
         with np.errstate(invalid="ignore"):
             low = np.where(x > 0, stats.beta.ppf(alpha / 2, x, n - x + 1), 0.0)
             high = np.where(x < n, stats.beta.isf(alpha / 2, x + 1, n - x), 1.0)
@@ -222,6 +224,21 @@ def importance_weights(
             raise ShapeError(f"p: has {pp.shape[0]} entries but q has {qq.shape[0]}.")
         return pp / qq
     return 1.0 / qq
+
+
+def _z_upper(alpha: Any) -> Any:
+    """The standard normal's upper α quantile, ``scipy.stats.norm.isf(alpha)`` bit for bit
+    (its −ndtri(α)), without importing scipy.stats (half a second, on every command line)."""
+    return -special.ndtri(alpha)
+
+
+def _t_upper(alpha: Any, df: Any) -> Any:
+    """Student's t upper α quantile on ``df`` degrees of freedom, ``scipy.stats.t.isf(alpha,
+    df)`` bit for bit (its −stdtrit(df, α)); NaN where df ≤ 0, as scipy.stats gives."""
+    d = np.asarray(df, dtype=float)
+    ok = d > 0
+    out = -special.stdtrit(np.where(ok, d, 1.0), alpha)
+    return np.where(ok, out, np.nan) if d.ndim else (out if ok else math.nan)
 
 
 def _influence(v: NDArray[Any], w: NDArray[Any], loss: NDArray[Any]) -> tuple[float, NDArray[Any]]:
@@ -405,15 +422,15 @@ def _wald_p(z: float, alternative: str) -> float:
     if math.isnan(z):
         return math.nan
     if alternative == "less":
-        return float(stats.norm.cdf(z))
+        return float(special.ndtr(z))
     if alternative == "greater":
-        return float(stats.norm.sf(z))
-    return float(min(1.0, 2.0 * stats.norm.sf(abs(z))))
+        return float(special.ndtr(-z))
+    return float(min(1.0, 2.0 * special.ndtr(-abs(z))))
 
 
 def _wald_interval(d: float, se: float, lv: float) -> tuple[float, float]:
     """d ± z·se, the two-sided Wald interval at level ``lv`` (Lemma 3.3)."""
-    half = stats.norm.isf((1 - lv) / 2) * se
+    half = _z_upper((1 - lv) / 2) * se
     return float(d - half), float(d + half)
 
 
@@ -426,7 +443,7 @@ def _difference_interval(
         return _wald_interval(d, se, lv)
     if n < 2:
         return -math.inf, math.inf
-    half = stats.t.isf((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
+    half = _t_upper((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
     return float(d - half), float(d + half)
 
 
@@ -521,7 +538,7 @@ class ScoreCurve:
 
     @staticmethod
     def _plausible(loglik: NDArray[np.float64], level: float) -> NDArray[np.bool_]:
-        cut = float(stats.chi2.isf(1.0 - level, 1)) / 2.0
+        cut = float(special.chdtri(1, 1.0 - level)) / 2.0  # scipy.stats.chi2.isf's
         return np.isfinite(loglik) & (loglik >= loglik.max() - cut)
 
     def plausible(self, level: float) -> NDArray[np.bool_]:
@@ -571,7 +588,7 @@ class ScoreCurve:
         if not on.any():  # no member fits the labels (a NaN likelihood)
             empty = np.full(g.shape[:-1], np.nan)
             return empty, empty.copy()
-        z = float(stats.norm.isf((1.0 - level) / 2.0))
+        z = float(_z_upper((1.0 - level) / 2.0))
         vals, half, band = values[on], z * np.sqrt(variances[on]), z * np.sqrt(spreads[on])
         lo = np.maximum(g - half, vals - band)
         hi = np.minimum(g + half, vals + band)
@@ -626,6 +643,8 @@ def _box_least_squares(
     elif live.any():
         k = int(live.sum())
         ridge = np.sqrt(1e-10 * norms[live].mean()) * np.eye(k)
+        from scipy import optimize  # here only: scipy.optimize is slow to import
+
         fit = optimize.lsq_linear(
             np.vstack([x[:, live], ridge]), np.r_[y, np.zeros(k)], bounds=(0.0, 1.0), method="bvls"
         )
@@ -796,11 +815,11 @@ def _wald_or_t(g: float, se: float, n: int, lv: float, method: str) -> tuple[flo
     """Ĝ ± z·se (``wald``, Lemma 3.3), or Ĝ ± t_{n−1}·se·√(n/(n−1)) (``t``; unbounded for
     n < 2)."""
     if method == "wald":
-        half = stats.norm.isf((1 - lv) / 2) * se
+        half = _z_upper((1 - lv) / 2) * se
     elif n < 2:
         return -math.inf, math.inf
     else:
-        half = stats.t.isf((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
+        half = _t_upper((1 - lv) / 2, n - 1) * se * math.sqrt(n / (n - 1))
     return float(g - half), float(g + half)
 
 
@@ -874,7 +893,7 @@ def logit_interval(
     )
     g = np.broadcast_to(np.asarray(estimate, dtype=float), shape)
     se = np.broadcast_to(np.asarray(stderr, dtype=float), shape)
-    z = float(stats.norm.isf((1 - check_level(level)) / 2))
+    z = float(_z_upper((1 - check_level(level)) / 2))
     inside = (g > 0) & (g < 1)
     gi = np.where(inside, g, 0.5)
     with np.errstate(divide="ignore", over="ignore"):
@@ -1535,6 +1554,8 @@ def _multiple_from_influence(
     """The pairwise table and range test from k estimates and their per-row influences
     u (n, k): Var[Ĝ_a − Ĝ_b] = Σ_i (u_ia − u_ib)² (any linearized estimator; rows are draws,
     or distinct instances of a without-replacement sample, then ``n_draws`` counts draws)."""
+    from scipy import stats  # the studentized range only here (scipy.stats is slow to import)
+
     k = int(g.shape[0])
     n = int(u.shape[0])
     if np.isnan(g).any():

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
+from scipy import special
 
 from .._chunks import row_chunks
 from ..acquisition import Check, _flat_grades, _GradeBook, _label_check, _LabelBook
@@ -661,7 +661,7 @@ class Pool(ABC):
         cum = np.zeros((n, sig_grid.shape[0]))
         cum[first] = ll
         cum = np.cumsum(cum, axis=0)
-        cut = float(stats.chi2.ppf(level, 1)) / 2
+        cut = float(special.gammaincinv(0.5, level))  # scipy.stats.chi2.ppf(level, 1) / 2
         plausible = cum >= cum.max(axis=1, keepdims=True) - cut
         return np.asarray(np.max(np.where(plausible, sig_grid[None, :], -np.inf), axis=1))
 
