@@ -46,6 +46,7 @@ from activeeval.estimators.tempered import score_curve
 from activeeval.session import Session
 from activeeval.session import handout as handout_mod
 from activeeval.session import schema as schema_mod
+from activeeval.session import stored as stored_mod
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -306,6 +307,21 @@ def test_session_reproduces_evaluate_with_the_same_seed(tmp_path: Path) -> None:
         s.close()
         with Session.open(path) as again:  # the plan keeps the estimator
             assert again.plan.estimator == how and again.estimate().ci == ref.ci
+
+
+def test_a_store_keeps_its_draw_rule_and_refuses_one_it_cannot_continue(tmp_path: Path) -> None:
+    """New stores name the stream rule; a rule this release does not know (an altered file)
+    is refused on open, naming it, before any draw."""
+    proba, _ = _pool()
+    path = tmp_path / "s.db"
+    Session.create(path, proba, "error_rate", 30, seed=1).close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT draw_rule FROM plan").fetchone()[0] == stored_mod.DRAW_RULE
+    conn.execute("UPDATE plan SET draw_rule = 'inverse-cdf(something else)'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ae.errors.StoreError, match=r"draw rule 'inverse-cdf\(something else\)'"):
+        Session.open(path)
 
 
 def test_a_comparison_and_a_ranked_session_reproduce_compare_and_evaluate_past_block_0(
