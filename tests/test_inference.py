@@ -770,3 +770,34 @@ def test_identical_models_have_exactly_zero_difference_and_p_value_one():
             assert mc.pairwise["p_value"].iloc[0] == 1.0
             assert mc.pairwise["p_tukey"].iloc[0] == 1.0
             assert mc.range_p_value == 1.0
+
+
+def test_the_quantiles_taken_from_scipy_special_are_scipy_stats_bit_for_bit() -> None:
+    """The estimators take the normal and t quantiles from scipy.special so that a command
+    line does not import scipy.stats (a second); they must be exactly what scipy.stats
+    gives — including t's NaN for df ≤ 0 — or results would move in the last bits."""
+    from scipy import special, stats
+
+    from activeeval.estimators.inference import _t_upper, _z_upper
+
+    rng = np.random.default_rng(0)
+    alphas = np.concatenate(
+        [rng.uniform(1e-12, 1.0, 3000), np.geomspace(1e-300, 0.5, 300), [0.05, 0.025, 0.5]]
+    )
+    for a in alphas:
+        assert float(_z_upper(a)) == float(stats.norm.isf(a))
+    dfs = rng.integers(1, 2000, alphas.shape[0]).astype(float)
+    for a, d in zip(alphas, dfs, strict=True):
+        assert float(_t_upper(a, d)) == float(stats.t.isf(a, d))
+    vec = _t_upper(0.025, np.array([-1.0, 0.0, 1.0, 7.0]))
+    want = stats.t.isf(0.025, np.array([-1.0, 0.0, 1.0, 7.0]))
+    np.testing.assert_array_equal(vec, want)  # NaN where df <= 0, as scipy.stats
+    assert math.isnan(float(_t_upper(0.025, 0.0)))
+    z = np.concatenate([rng.normal(0, 5, 3000), np.linspace(-40, 40, 801)])
+    for x in z:
+        assert float(special.ndtr(x)) == float(stats.norm.cdf(x))
+        assert float(special.ndtr(-x)) == float(stats.norm.sf(x))
+    levels = rng.uniform(0.001, 0.99999, 2000)
+    for lv in levels:
+        assert float(special.gammaincinv(0.5, lv)) == float(stats.chi2.ppf(lv, 1)) / 2
+        assert float(special.chdtri(1, 1 - lv)) == float(stats.chi2.isf(1 - lv, 1))
