@@ -252,13 +252,19 @@ def test_a_comparison_under_the_fixed_width_rule_says_so() -> None:
     assert res.ci == res.confidence_interval(method="wald")
 
 
-def test_compare_decides_and_the_deprecated_alias_still_answers() -> None:
+def _decided_pair() -> tuple[ae.ComparisonResult, np.ndarray, np.ndarray, object]:
+    """A pair that compare(decide=True) decides: model 0 against a noisier copy of it."""
     proba, oracle, _y = _task()
     rng = np.random.default_rng(8)
     noisy = np.clip(proba[:, 1] + rng.normal(0, 0.25, proba.shape[0]), 0.01, 0.99)
     other = np.column_stack([1 - noisy, noisy])
     res = ae.compare([proba, other], oracle, "error_rate", budget=2000, random_state=5,
                      decide=True)  # fmt: skip
+    return res, proba, other, oracle
+
+
+def test_compare_decides_and_the_deprecated_alias_still_answers() -> None:
+    res = _decided_pair()[0]
     assert res.stopped == "decided: model 0 is better" and res.n_labels < 2000
     assert res.interval == "anytime" and res.ci[1] < 0
     assert res.ci == res.confidence_interval(method="anytime")
@@ -274,12 +280,7 @@ def test_a_decided_comparison_reports_the_anytime_p_value() -> None:
     1 − α excludes 0 at some look exactly from p on (within the bisection's 10⁻⁴), so a
     decided comparison has p ≤ 1 − level; the Wald p-value stays available, and smaller (it
     pays nothing for the looks)."""
-    proba, oracle, _y = _task()
-    rng = np.random.default_rng(8)
-    noisy = np.clip(proba[:, 1] + rng.normal(0, 0.25, proba.shape[0]), 0.01, 0.99)
-    other = np.column_stack([1 - noisy, noisy])
-    res = ae.compare([proba, other], oracle, "error_rate", budget=2000, random_state=5,
-                     decide=True)  # fmt: skip
+    res, proba, other, oracle = _decided_pair()
     assert res.stopped == "decided: model 0 is better"
     p = res.p_value
     assert p == res.test() == res.test(method="anytime") and 0 < p <= 1 - res.level
