@@ -963,6 +963,20 @@ def _merged_costs(
     return have
 
 
+def _class_columns(
+    path: Path, labels: NDArray[Any], base_path: Path, want: NDArray[Any]
+) -> NDArray[np.intp]:
+    """The columns of a model's classes ``labels`` (file ``path``) in the order of the first
+    file's classes ``want``; refused, naming both files, where the classes differ (read
+    whole or streamed alike)."""
+    if set(labels.tolist()) != set(want.tolist()):
+        raise LabelSpaceError(
+            f"{path}: classes {labels.tolist()} differ from {base_path}'s {want.tolist()}; "
+            "give every model the same p_<label> columns."
+        )
+    return np.asarray(pd.Index(labels).get_indexer(want), dtype=np.intp)
+
+
 def _align(pools: list[PoolFile]) -> tuple[list[Any], NDArray[Any] | None]:
     """Put every model's rows in the first file's id order; same ids, same kind, same classes,
     and equal costs wherever several files give them."""
@@ -999,12 +1013,7 @@ def _align(pools: list[PoolFile]) -> tuple[list[Any], NDArray[Any] | None]:
             )
         if isinstance(pred, Categorical) and isinstance(base.predictive, Categorical):
             want = base.predictive.labels
-            if set(pred.labels.tolist()) != set(want.tolist()):
-                raise LabelSpaceError(
-                    f"{other.path}: classes {pred.labels.tolist()} differ from {base.path}'s "
-                    f"{want.tolist()}; give every model the same p_<label> columns."
-                )
-            cols = pd.Index(pred.labels).get_indexer(want)
+            cols = _class_columns(other.path, pred.labels, base.path, want)
             pred = Categorical(pred.proba[order][:, cols], labels=want)
         elif isinstance(pred, Gaussian):
             pred = Gaussian(pred.mean[order], pred.var[order])

@@ -32,7 +32,6 @@ from .._validation import check_costs
 from ..errors import (
     ActiveEvalError,
     DuplicateIdError,
-    LabelSpaceError,
     StoreError,
 )
 from ..estimators.report import PlainPool
@@ -252,12 +251,7 @@ def _class_order(base: io.PoolStream, s: io.PoolStream) -> NDArray[np.intp] | No
     if base.labels is None or s is base:
         return None
     assert s.labels is not None
-    if set(s.labels.tolist()) != set(base.labels.tolist()):
-        raise LabelSpaceError(
-            f"{s.path}: classes {s.labels.tolist()} differ from {base.path}'s "
-            f"{base.labels.tolist()}; give every model the same p_<label> columns."
-        )
-    order = pd.Index(s.labels).get_indexer(base.labels)
+    order = io._class_columns(s.path, s.labels, base.path, base.labels)
     return None if np.array_equal(order, np.arange(order.shape[0])) else order
 
 
