@@ -325,6 +325,18 @@ def test_costs_that_differ_between_files_are_refused_alike(tmp_path, monkeypatch
     assert "column 'cost' differs" in whole.output  # type: ignore[attr-defined]
 
 
+def test_files_whose_classes_differ_are_refused_alike(tmp_path, monkeypatch) -> None:
+    a = _pool_frame(100, 0)
+    b = _pool_frame(100, 1).rename(columns={"p_1": "p_2"})
+    pools = [_write(a, tmp_path / "a.csv"), _write(b, tmp_path / "b.parquet")]
+    args = ("--measure", "error_rate", "--budget", "20")
+    whole, streamed = _whole_and_streamed(tmp_path, pools, args, monkeypatch)
+    assert whole.exit_code == streamed.exit_code == 2  # type: ignore[attr-defined]
+    assert streamed.output == whole.output  # type: ignore[attr-defined]
+    assert "classes [0, 2] differ from" in whole.output  # type: ignore[attr-defined]
+    assert "a.csv's [0, 1]; give every model the same p_<label> columns" in whole.output  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("ids", ["int", "str"])
 def test_the_fingerprint_fed_in_chunks_is_the_one_of_whole_arrays(ids: str, monkeypatch):
     from activeeval.session import codec
