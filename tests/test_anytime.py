@@ -329,6 +329,33 @@ def test_the_anytime_p_value_does_not_depend_on_the_result_s_level(seed) -> None
         _p_is_the_first_alpha_some_look_excludes(res, null, "two-sided")
 
 
+def test_a_result_refuses_to_compute_from_predictions_changed_after_the_call() -> None:
+    """A result computes its anytime interval (and a comparison its models' tempered curves)
+    from the caller's arrays when first asked; an array filled again for another model
+    afterwards used to change them without a word. Asked before the change, the interval is
+    kept; after it, refused naming the fix; a copy, or a pickled result (which carries its
+    own copy of the arrays), keeps working."""
+    proba, oracle, _ = _task()
+    buf = proba.copy()
+    early = ae.evaluate(buf, oracle, "error_rate", budget=300, random_state=1)
+    kept = early.confidence_interval(method="anytime")
+    late = ae.evaluate(buf, oracle, "error_rate", budget=300, random_state=1)
+    pair = ae.compare([buf, proba[::-1].copy()], oracle, "error_rate", budget=300,
+                      random_state=1)  # fmt: skip
+    saved = pickle.dumps(late)
+    rng = np.random.default_rng(3)
+    noisy = np.clip(proba[:, 1] + rng.normal(0, 0.2, proba.shape[0]), 0.01, 0.99)
+    buf[:] = np.column_stack([1 - noisy, noisy])  # the buffer reused for another model
+    assert early.confidence_interval(method="anytime") == kept
+    with pytest.raises(ShapeError, match=r"^predictions: the arrays given to evaluate"):
+        late.confidence_interval(method="anytime")
+    assert pickle.loads(saved).confidence_interval(method="anytime") == kept
+    with pytest.raises(ShapeError, match="changed after the call"):
+        pair.model_intervals()
+    again = ae.evaluate(proba.copy(), oracle, "error_rate", budget=300, random_state=1)
+    assert again.confidence_interval(method="anytime") == kept
+
+
 def test_compare_claim_about_the_difference() -> None:
     proba, oracle, _ = _task()
     res = ae.compare([proba, proba], oracle, "error_rate", budget=500, random_state=5,

@@ -193,7 +193,9 @@ class EvaluationResult:
         Raises
         ------
         ShapeError
-            ``method="anytime"`` on a result without per-draw terms (a stratified campaign).
+            ``method="anytime"`` on a result without per-draw terms (a stratified campaign),
+            or whose prediction arrays were changed after the call (the sequence is computed
+            from them when first asked: pass ``evaluate`` a copy to reuse the array).
 
         Notes
         -----

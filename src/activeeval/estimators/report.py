@@ -17,6 +17,7 @@ control-variate moments cached). :func:`pool_for` picks the class.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -467,20 +468,64 @@ def _labeled_units(
     return units, np.asarray(y)[first]
 
 
+#: Pool rows, evenly spaced, at which :func:`_predictions_digest` reads the models.
+DIGEST_ROWS = 256
+
+
+def _predictions_digest(measure: Any, models: Sequence[Any], draws: NDArray[np.intp]) -> bytes:
+    """A digest of what the models predict — their decisions and the measure's conditional
+    expectations — at :data:`DIGEST_ROWS` evenly spaced pool rows and at the draws: a result
+    computes its anytime terms and tempered curves from the caller's prediction arrays when
+    first asked, so an array reused for another model after the call (a buffer filled again)
+    must be noticed, not silently read (a few hundred rows: no copy of the pool)."""
+    if not models or not all(isinstance(pr, Predictive) for pr in models):
+        return b""
+    m = models[0].n
+    rows = np.unique(
+        np.concatenate([np.linspace(0, m - 1, min(m, DIGEST_ROWS)).astype(np.intp), draws])
+    )
+    h = hashlib.sha256()
+    for pr in models:
+        part = pr.take(rows)
+        f = np.asarray(part.point_prediction())
+        h.update(repr(f.tolist()).encode() if f.dtype == object else f.tobytes())
+        for arr in measure.conditional_expectations(part, f):
+            h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+    return h.digest()
+
+
+def _unchanged(measure: Any, models: Sequence[Any], draws: NDArray[np.intp], want: bytes) -> None:
+    """Refuse to compute from predictions that changed since the result was made."""
+    if want and _predictions_digest(measure, models, draws) != want:
+        raise ShapeError(
+            "predictions: the arrays given to evaluate/compare changed after the call (an array "
+            "reused for another model?); this result computes its anytime interval and "
+            "tempered curves from them when first asked. Pass a copy (evaluate(P.copy(), "
+            "...)), or ask for them before changing the array."
+        )
+
+
 @dataclass(eq=False)
 class _ModelScores:
     """Each model's tempered-model score curve on the labeled ``units`` (a static campaign's
     or a comparison's), computed on the first call and kept (a class rather than a closure,
-    so that a result holding it can be pickled)."""
+    so that a result holding it can be pickled); refused if the models' predictions changed
+    meanwhile (:func:`_predictions_digest`)."""
 
     rep: Reporting
     preds: list[Predictive]
     units: NDArray[np.intp]
     labels: NDArray[Any]
     done: tuple[ScoreCurve | None, ...] | None = None
+    digest: bytes = b""
+
+    def __post_init__(self) -> None:
+        if not self.digest and self.done is None:
+            self.digest = _predictions_digest(self.rep.measure, self.preds, self.units)
 
     def __call__(self) -> tuple[ScoreCurve | None, ...]:
         if self.done is None:
+            _unchanged(self.rep.measure, self.preds, self.units, getattr(self, "digest", b""))
             r, units, labels = self.rep, self.units, self.labels
             self.done = tuple(
                 score_curve(pr, r.measure, None, r.q, r.pool_weights, units, labels)
@@ -942,9 +987,18 @@ class LazyTerms:
     #: The window of a target-width rule's boundary (:func:`~.anytime.window_boundary`).
     window: float | None = None
     done: DrawTerms | None = None
+    #: What the models predicted when the result was made (:func:`_predictions_digest`).
+    digest: bytes = b""
+
+    def __post_init__(self) -> None:
+        if not self.digest and self.done is None and isinstance(self.pool, PlainPool):
+            self.digest = _predictions_digest(self.pool.measure, self.pool.models, self.draws)
 
     def __call__(self) -> DrawTerms:
         if self.done is None:
+            if isinstance(self.pool, PlainPool):
+                want = getattr(self, "digest", b"")
+                _unchanged(self.pool.measure, self.pool.models, self.draws, want)
             terms = self.pool.draw_terms(
                 self.rep, self.draws, self.labels, self.horizon, self.draw_q, self.window
             )
