@@ -606,6 +606,20 @@ def test_a_measure_no_label_can_define_is_refused_before_labels_are_bought(tmp_p
         ae.evaluate(one, oracle, "precision", budget=50, pool_weights=weights, random_state=0)
     # recall and F1 can be moved by any label: not refused
     assert ae.evaluate(never, lambda i: np.ones(len(i), int), "recall", budget=20).n_labels > 0
+    # groups, and comparisons where no model is defined (one undefined model of two is
+    # reported beside the other, as before)
+    groups = np.arange(m) % 3
+    asked.clear()
+    with pytest.raises(ae.errors.ShapeError, match=match):
+        ae.evaluate(never, oracle, "precision", budget=50, groups=groups, random_state=0)
+    several = r"^measure: precision is undefined whatever the labels \(no model predicts 1 "
+    with pytest.raises(ae.errors.ShapeError, match=several):
+        ae.compare([never, never.copy()], oracle, "precision", budget=50, random_state=0)
+    with pytest.raises(ae.errors.ShapeError, match=several):
+        ae.compare([never, never.copy()], oracle, "precision", budget=50, groups=groups)
+    with pytest.raises(ae.errors.ShapeError, match=several):
+        ae.Session.create(tmp_path / "c.db", [never, never.copy()], "precision", 50)
+    assert asked == [] and not (tmp_path / "c.db").exists()
 
 
 def test_an_unknown_interval_method_lists_every_method_a_result_takes():

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from ._validation import check_level, check_option
 from .errors import ShapeError
-from .estimators.anytime import DrawTerms
+from .estimators.anytime import DrawTerms, _certain
 from .estimators.classwise import PerClassEstimate
 from .estimators.inference import (
     Comparison,
@@ -650,10 +650,12 @@ class ComparisonResult:
         if math.isnan(self.difference):
             return math.nan
         if getattr(self.comparison, "census", False):
-            return 1.0 if self.difference == null else 1e-12
-        k = len(self.estimates)
-        p = self._terms().p_value(self._pair(), null, alternative)
-        return min(1.0, p * (k * (k - 1) / 2)) if k > 2 else p
+            d = self.difference
+            return _certain(d > null, d < null, alternative)
+        pairs = len(self.estimates) * (len(self.estimates) - 1) / 2
+        first = (1.0 - self.level) / pairs  # p ≤ 1 − level iff the level's sequence excludes it
+        p = self._terms().p_value(self._pair(), null, alternative, first)
+        return min(1.0, p * pairs)
 
     def __repr__(self) -> str:
         return _result_repr(

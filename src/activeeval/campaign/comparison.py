@@ -27,6 +27,7 @@ from ..estimators.report import (
     PlainPool,
     RankedPool,
     _no_features,
+    refuse_undefined,
 )
 from ..estimators.smoother import DEFAULT_BANDWIDTH
 from ..measures import ClasswiseMeasure, Measure, check_fits, get_measure
@@ -343,11 +344,12 @@ def compare(  # type: ignore[misc]
         raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
     rng = check_random_state(random_state)
     max_draws = check_max_draws(max_draws, b, lam)
+    pw = pool_distribution(preds[0].n, pool_weights)
+    refuse_undefined(meas, preds, pw)
     qq = comparison_distribution(
         preds, meas, method=method, costs=lam, pool_weights=pool_weights, mix=mix
     )
     qq.flags.writeable = False  # the campaign's record of what it drew from
-    pw = pool_distribution(preds[0].n, pool_weights)
     support_mass = float(pw[qq > 0].sum()) if method == "active_neq" else 1.0
     pool = PlainPool(preds, meas, pw)
     rep = pool.reporting(qq, lv, estimator, features, bandwidth, support_mass)

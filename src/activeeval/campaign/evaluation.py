@@ -378,7 +378,7 @@ def evaluate(  # type: ignore[misc]
                 "method: the stratified baseline has no anytime-valid interval, so no stopping "
                 "rule; use method='active' or drop target_width= and claim=."
             )
-    refuse_undefined(meas, predictive, pool_distribution(predictive.n, pool_weights))
+    refuse_undefined(meas, [predictive], pool_distribution(predictive.n, pool_weights))
     with _bar(b, lam, progress) as bar:
         if method == "stratified" and q is None:
             res = _stratified(predictive, oracle, meas, b, lam, lv, rng, n_strata, bar)

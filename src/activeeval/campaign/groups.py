@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_groups, check_option
 from ..errors import UnknownOptionError
-from ..estimators.report import ClasswisePool, PlainPool, _result_fields
+from ..estimators.report import ClasswisePool, PlainPool, _result_fields, refuse_undefined
 from ..measures import ClasswiseMeasure, Measure, as_categorical
 from ..predictive import Predictive
 from ..probability_measures import ProbabilityMeasure
@@ -73,6 +73,7 @@ def _evaluate_groups(
     m = predictive.n
     run = _Run.checked(s, m, oracle)
     labels, codes = check_groups(groups, m, run.p)
+    refuse_undefined(meas, [predictive], run.p)  # a group's alone may be undefined
     if q is None and method == "active":
         qq = grouped_distribution(predictive, meas, codes, costs=run.lam,
                                   pool_weights=s.pool_weights, floor=floor, mix=s.mix,
@@ -143,6 +144,7 @@ def _compare_groups(
     m = preds[0].n
     run = _Run.checked(s, m, oracle)
     labels, codes = check_groups(groups, m, run.p)
+    refuse_undefined(meas, preds, run.p)
     if method == "passive":
         qq, design = run.p, "given"
     else:

@@ -262,7 +262,13 @@ class DrawTerms:
         raw_lo, raw_hi = float(raw["lower"][-1]), float(raw["upper"][-1])
         return min(lo, max(include, raw_lo)), max(hi, min(include, raw_hi))
 
-    def p_value(self, pair: tuple[int, int], null: float, alternative: str = "two-sided") -> float:
+    def p_value(
+        self,
+        pair: tuple[int, int],
+        null: float,
+        alternative: str = "two-sided",
+        first: float | None = None,
+    ) -> float:
         """The anytime-valid p-value of G_i − G_j = ``null`` for ``pair`` = (i, j): the
         smallest α at which the sequence at level 1 − α excludes ``null`` at some look, with
         each look's own C_t (not the running intersection, whose empty-set fallback and the
@@ -270,7 +276,9 @@ class DrawTerms:
         "some look excludes ``null``" is monotone in α and bisection on log α finds its
         edge; valid because p ≤ α only if some C_t(α) missed, which happens with
         probability ≤ α. Floored at 10⁻¹²; the centre and σ̂_t do not depend on α, so they
-        are computed once and each step evaluates only the boundary. NaN before any draw."""
+        are computed once and each step evaluates only the boundary. ``first``: an α tried
+        before the bisection (the reported level's), so that p ≤ ``first`` exactly when the
+        sequence at 1 − ``first`` excludes ``null``. NaN before any draw."""
         alternative = check_option(alternative, ALTERNATIVES, "alternative")
         t = self.looks()
         if t.size == 0:
@@ -282,8 +290,8 @@ class DrawTerms:
         npos = np.cumsum(self._differs(cols[0], cols[1]))[t - 1]
         sd = np.sqrt(s2)
         lo_r, hi_r = self._difference_range()
-        if not lo_r <= null <= hi_r:
-            return 1e-12  # outside the values a difference can take: excluded at any level
+        if not lo_r <= null <= hi_r:  # outside the values a difference can take
+            return _certain(null < lo_r, null > hi_r, alternative)
         if alternative == "two-sided":
             gap = np.abs(est - null)
         elif alternative == "less":  # h1: Δ < null; the upper bound excludes it
@@ -306,6 +314,11 @@ class DrawTerms:
             return low
         if not excludes(high):
             return 1.0
+        if first is not None and low < first < high:
+            if excludes(first):
+                high = first
+            else:
+                low = first
         while high / low > 1.0001:  # low: no look excludes null; high: some look does
             mid = math.sqrt(low * high)
             if excludes(mid):
@@ -347,6 +360,17 @@ class DrawTerms:
     def _difference_range(self) -> tuple[float, float]:
         lo, hi = self.value_range
         return lo - hi, hi - lo
+
+
+def _certain(above: bool, below: bool, alternative: str) -> float:
+    """The p-value where the difference is known to lie ``above`` the null (or ``below``
+    it; neither: equal to it): 10⁻¹² where h₁ (``alternative``, of Δ against the null)
+    holds, 1 where it cannot."""
+    if alternative == "two-sided":
+        holds = above or below
+    else:
+        holds = below if alternative == "less" else above
+    return 1e-12 if holds else 1.0
 
 
 def _cumulative(

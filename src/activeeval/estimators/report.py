@@ -348,16 +348,24 @@ def _labels_every_needed(
     return True
 
 
-def refuse_undefined(meas: Measure, predictive: Predictive, pw: NDArray[np.float64]) -> None:
-    """Refuse, before any label is bought, a measure that no label can define for this
-    model: its weight w is zero whatever the label on every instance with test mass — the
-    census of no label already covers what the measure needs (precision of a model that
-    predicts the positive class nowhere: 0/0). A campaign would spend its whole budget and
-    report NaN."""
-    if not _labels_every_needed(meas, predictive, pw, np.empty(0, dtype=np.intp)):
+def refuse_undefined(
+    meas: Measure, predictives: Sequence[Predictive], pw: NDArray[np.float64]
+) -> None:
+    """Refuse, before any label is bought, a measure that no label can define for any of
+    the models: its weight w is zero whatever the label on every instance with test mass —
+    the census of no label already covers what the measure needs (precision of models that
+    predict the positive class nowhere: 0/0). A campaign would spend its whole budget and
+    report NaN. One model of several may be undefined (the others are still reported)."""
+    none = np.empty(0, dtype=np.intp)
+    if not all(_labels_every_needed(meas, pr, pw, none) for pr in predictives):
         return
     pos = getattr(meas, "pos_label", None)
-    what = "" if pos is None else f" (the model predicts {pos!r} for no instance with test mass)"
+    if pos is None:
+        what = ""
+    elif len(predictives) == 1:
+        what = f" (the model predicts {pos!r} for no instance with test mass)"
+    else:
+        what = f" (no model predicts {pos!r} for any instance with test mass)"
     raise ShapeError(
         f"measure: {meas.name} is undefined whatever the labels{what}: its weight is zero on "
         "every instance, so no label can move it and a campaign would spend its budget on "
@@ -473,12 +481,16 @@ DIGEST_ROWS = 256
 
 
 def _predictions_digest(measure: Any, models: Sequence[Any], draws: NDArray[np.intp]) -> bytes:
-    """A digest of what the models predict — their decisions and the measure's conditional
-    expectations — at :data:`DIGEST_ROWS` evenly spaced pool rows and at the draws: a result
-    computes its anytime terms and tempered curves from the caller's prediction arrays when
-    first asked, so an array reused for another model after the call (a buffer filled again)
-    must be noticed, not silently read (a few hundred rows: no copy of the pool)."""
-    if not models or not all(isinstance(pr, Predictive) for pr in models):
+    """A digest of what the models predict at :data:`DIGEST_ROWS` evenly spaced pool rows
+    (queries, for rankers) and at the draws — their arrays (class or grade probabilities;
+    a Gaussian's mean and variance) and, for predictive distributions, their decisions and
+    the measure's conditional expectations: a result computes its anytime terms and
+    tempered curves from the caller's arrays when first asked, so an array reused for
+    another model after the call (a buffer filled again) must be noticed, not silently read.
+    A few hundred rows, no copy of the pool; a change confined to rows it does not read
+    (a fraction f of the pool, scattered: caught with probability about 1 − (1 − f)^256) can
+    pass."""
+    if not models:
         return b""
     m = models[0].n
     rows = np.unique(
@@ -487,10 +499,15 @@ def _predictions_digest(measure: Any, models: Sequence[Any], draws: NDArray[np.i
     h = hashlib.sha256()
     for pr in models:
         part = pr.take(rows)
-        f = np.asarray(part.point_prediction())
-        h.update(repr(f.tolist()).encode() if f.dtype == object else f.tobytes())
-        for arr in measure.conditional_expectations(part, f):
-            h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+        for name in ("proba", "mean", "var"):
+            arr = getattr(part, name, None)
+            if isinstance(arr, np.ndarray):
+                h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+        if isinstance(part, Predictive):
+            f = np.asarray(part.point_prediction())
+            h.update(repr(f.tolist()).encode() if f.dtype == object else f.tobytes())
+            for arr in measure.conditional_expectations(part, f):
+                h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
     return h.digest()
 
 
@@ -991,14 +1008,13 @@ class LazyTerms:
     digest: bytes = b""
 
     def __post_init__(self) -> None:
-        if not self.digest and self.done is None and isinstance(self.pool, PlainPool):
+        if not self.digest and self.done is None:
             self.digest = _predictions_digest(self.pool.measure, self.pool.models, self.draws)
 
     def __call__(self) -> DrawTerms:
         if self.done is None:
-            if isinstance(self.pool, PlainPool):
-                want = getattr(self, "digest", b"")
-                _unchanged(self.pool.measure, self.pool.models, self.draws, want)
+            want = getattr(self, "digest", b"")
+            _unchanged(self.pool.measure, self.pool.models, self.draws, want)
             terms = self.pool.draw_terms(
                 self.rep, self.draws, self.labels, self.horizon, self.draw_q, self.window
             )

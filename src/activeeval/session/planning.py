@@ -452,8 +452,7 @@ def _plan_measure_and_q(
             )
         meas = _plan_measure(measure, preds, label_space, pos_label, beta)
         _check_classwise(meas, method, len(preds), stopping)
-        if len(preds) == 1:  # a comparison reports the other models (as compare)
-            refuse_undefined(meas, preds[0], uniform(preds[0].n))
+        refuse_undefined(meas, preds, uniform(preds[0].n))
         q = _plan_distribution(method, preds, meas, lam)
     return meas, q
 
