@@ -506,8 +506,9 @@ def _predictions_digest(measure: Any, models: Sequence[Any], draws: NDArray[np.i
         if isinstance(part, Predictive):
             f = np.asarray(part.point_prediction())
             h.update(repr(f.tolist()).encode() if f.dtype == object else f.tobytes())
-            for arr in measure.conditional_expectations(part, f):
-                h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+            if not isinstance(measure, ClasswiseMeasure):  # a mean of per-instance losses
+                for arr in measure.conditional_expectations(part, f):
+                    h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
     return h.digest()
 
 
