@@ -309,6 +309,24 @@ def test_session_reproduces_evaluate_with_the_same_seed(tmp_path: Path) -> None:
             assert again.plan.estimator == how and again.estimate().ci == ref.ci
 
 
+def test_integer_ids_beyond_int64_are_refused_not_wrapped(tmp_path: Path) -> None:
+    """uint64 ids past 2**63 − 1 were cast to int64, wrapping to negative ids; Python ints
+    beyond int64 raised an OverflowError. Both are refused naming the id and the fix; ids
+    int64 holds (uint32, Python ints, negatives) are kept as they are."""
+    proba, _ = _pool(30)
+    big = np.arange(30, dtype=np.uint64) + np.uint64(2**63)
+    with pytest.raises(ae.errors.ShapeError, match=r"^ids: id 9223372036854775808 is beyond"):
+        Session.create(tmp_path / "u.db", proba, "error_rate", 5, ids=big)
+    huge = np.array([2**64 + i for i in range(30)], dtype=object)
+    with pytest.raises(ae.errors.ShapeError, match="pass the ids as strings"):
+        Session.create(tmp_path / "o.db", proba, "error_rate", 5, ids=huge)
+    assert not (tmp_path / "u.db").exists() and not (tmp_path / "o.db").exists()
+    for ok in (np.arange(30, dtype=np.uint32) + 7, list(range(-15, 15))):
+        path = tmp_path / f"ok{len(list(tmp_path.iterdir()))}.db"
+        with Session.create(path, proba, "error_rate", 5, ids=ok) as s:
+            assert set(s.next_batch(3)) <= {int(i) for i in ok}
+
+
 def test_a_store_keeps_its_draw_rule_and_refuses_one_it_cannot_continue(tmp_path: Path) -> None:
     """New stores name the stream rule; a rule this release does not know (an altered file)
     is refused on open, naming it, before any draw."""

@@ -337,6 +337,26 @@ def test_files_whose_classes_differ_are_refused_alike(tmp_path, monkeypatch) -> 
     assert "a.csv's [0, 1]; give every model the same p_<label> columns" in whole.output  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("past", ["every chunk", "the last chunk"])
+def test_unsigned_ids_beyond_int64_stay_the_file_s_ids(past: str, tmp_path, monkeypatch) -> None:
+    """A Parquet id column of uint64 whose values pass 2**63 − 1 was cast to int64, wrapping
+    to negative ids that no label file would name; such ids are kept as text (as integer
+    text beyond int64 is), whole or streamed, and handed out as the file wrote them."""
+    frame = _pool_frame(100, 0)
+    big = np.arange(100, dtype=np.uint64) + np.uint64(2**63 - 60)  # past 2**63 − 1 at row 59
+    if past == "every chunk":
+        big = big + np.uint64(100)
+    frame["id"] = big
+    pools = [_write(frame, tmp_path / "a.parquet")]
+    args = ("--measure", "error_rate", "--budget", "30")
+    whole, streamed = _whole_and_streamed(tmp_path, pools, args, monkeypatch)
+    assert whole.exit_code == streamed.exit_code == 0  # type: ignore[attr-defined]
+    assert _tables(tmp_path / "whole.db") == _tables(tmp_path / "streamed.db")
+    with Session.open(tmp_path / "whole.db") as s:
+        handed = s.next_batch(30)
+    assert set(handed) <= {str(int(i)) for i in big}
+
+
 @pytest.mark.parametrize("ids", ["int", "str"])
 def test_the_fingerprint_fed_in_chunks_is_the_one_of_whole_arrays(ids: str, monkeypatch):
     from activeeval.session import codec

@@ -442,8 +442,11 @@ def _keys(
     """A key column as int64 when every cell is an integer that int64 holds (integer text,
     or integral numbers in a Parquet column), else as strings (always, with ``as_text``: a
     chunk of a file whose other chunks are strings). Empty cells are refused."""
-    if series.dtype.kind in "iu" and not series.isna().any() and not as_text:
+    whole = series.dtype.kind in "iu" and not series.isna().any() and not as_text
+    if whole and not (series.dtype.kind == "u" and series.max() > np.iinfo(np.int64).max):
         return series.to_numpy(dtype=np.int64)
+    # (unsigned integers beyond int64, which the cast would wrap to negative ids: strings
+    # below, as integer text beyond int64 is)
     cells = _cells(series, path, row_label, column)
     if as_text:
         return cells.map(str).to_numpy(dtype=object)

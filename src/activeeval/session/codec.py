@@ -90,16 +90,15 @@ def _canonical_ids(ids: ArrayLike | None, m: int) -> NDArray[Any]:
     arr = np.asarray(ids)
     if arr.ndim != 1 or arr.shape[0] != m:
         raise ShapeError(f"ids: expected {m} pool ids (one per instance), got shape {arr.shape}.")
-    if arr.dtype.kind in "iu":
-        out = arr.astype(np.int64)
+    if arr.dtype.kind in "iu" or (
+        arr.dtype.kind == "O"
+        and all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in arr.tolist())
+    ):
+        out = _int64_ids(arr)
     elif arr.dtype.kind in "US" or (
         arr.dtype.kind == "O" and all(isinstance(v, str) for v in arr.tolist())
     ):
         out = np.array([str(v) for v in arr.tolist()], dtype=object)
-    elif arr.dtype.kind == "O" and all(
-        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in arr.tolist()
-    ):
-        out = arr.astype(np.int64)
     else:
         raise ShapeError(
             f"ids: pool ids must be all integers or all strings, got dtype {arr.dtype}."
@@ -113,6 +112,24 @@ def _canonical_ids(ids: ArrayLike | None, m: int) -> NDArray[Any]:
             "must be unique."
         )
     return out
+
+
+def _int64_ids(arr: NDArray[Any]) -> NDArray[np.int64]:
+    """Integer ids as int64, refusing one that int64 does not hold (the cast would wrap an
+    unsigned id past 2**63 − 1 to a negative one, an id no label file names)."""
+    info = np.iinfo(np.int64)
+    if arr.dtype.kind == "O":
+        over = [v for v in arr.tolist() if not info.min <= int(v) <= info.max]
+    elif arr.dtype.kind == "u" and arr.size and arr.max() > info.max:
+        over = [arr[np.argmax(arr > info.max)]]
+    else:
+        over = []
+    if over:
+        raise ShapeError(
+            f"ids: id {int(over[0])} is beyond the integers a store keeps (-2**63 … 2**63 − 1); "
+            "pass the ids as strings."
+        )
+    return np.asarray(arr.tolist() if arr.dtype.kind == "O" else arr, dtype=np.int64)
 
 
 def _measure_spec(meas: Measure) -> dict[str, Any]:
