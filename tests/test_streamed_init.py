@@ -317,24 +317,28 @@ def test_costs_that_differ_between_files_are_refused_alike(tmp_path, monkeypatch
     b = _pool_frame(100, 1, costs=True)
     b["cost"] = a["cost"]
     b.loc[60, "cost"] = a.loc[60, "cost"] + 1  # in the ninth chunk of 7 rows
+    assert "column 'cost' differs" in _refused_alike(tmp_path, a, b, monkeypatch)
+
+
+def _refused_alike(
+    tmp_path: Path, a: pd.DataFrame, b: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """The message of an init of the pool files a.csv and b.parquet, refused (exit 2) with
+    the same output whole and streamed."""
     pools = [_write(a, tmp_path / "a.csv"), _write(b, tmp_path / "b.parquet")]
     args = ("--measure", "error_rate", "--budget", "20")
     whole, streamed = _whole_and_streamed(tmp_path, pools, args, monkeypatch)
     assert whole.exit_code == streamed.exit_code == 2  # type: ignore[attr-defined]
     assert streamed.output == whole.output  # type: ignore[attr-defined]
-    assert "column 'cost' differs" in whole.output  # type: ignore[attr-defined]
+    return str(whole.output)  # type: ignore[attr-defined]
 
 
 def test_files_whose_classes_differ_are_refused_alike(tmp_path, monkeypatch) -> None:
     a = _pool_frame(100, 0)
     b = _pool_frame(100, 1).rename(columns={"p_1": "p_2"})
-    pools = [_write(a, tmp_path / "a.csv"), _write(b, tmp_path / "b.parquet")]
-    args = ("--measure", "error_rate", "--budget", "20")
-    whole, streamed = _whole_and_streamed(tmp_path, pools, args, monkeypatch)
-    assert whole.exit_code == streamed.exit_code == 2  # type: ignore[attr-defined]
-    assert streamed.output == whole.output  # type: ignore[attr-defined]
-    assert "classes [0, 2] differ from" in whole.output  # type: ignore[attr-defined]
-    assert "a.csv's [0, 1]; give every model the same p_<label> columns" in whole.output  # type: ignore[attr-defined]
+    out = _refused_alike(tmp_path, a, b, monkeypatch)
+    assert "classes [0, 2] differ from" in out
+    assert "a.csv's [0, 1]; give every model the same p_<label> columns" in out
 
 
 @pytest.mark.parametrize("past", ["every chunk", "the last chunk"])
