@@ -378,7 +378,8 @@ def evaluate(  # type: ignore[misc]
                 "method: the stratified baseline has no anytime-valid interval, so no stopping "
                 "rule; use method='active' or drop target_width= and claim=."
             )
-    refuse_undefined(meas, [predictive], pool_distribution(predictive.n, pool_weights))
+    pw = pool_distribution(predictive.n, pool_weights)
+    refuse_undefined(meas, [predictive], pw)
     with _bar(b, lam, progress) as bar:
         if method == "stratified" and q is None:
             res = _stratified(predictive, oracle, meas, b, lam, lv, rng, n_strata, bar)
@@ -388,14 +389,12 @@ def evaluate(  # type: ignore[misc]
         if q is not None:
             qq = check_distribution(q, "q", predictive.n)
             f = predictive.point_prediction()
-            pw = pool_distribution(predictive.n, pool_weights)
             check_support(qq, meas.weight_can_be_positive(f) & (pw > 0))
         else:
             qq = sampling_distribution(
                 method, predictive, meas, costs=lam, pool_weights=pool_weights, floor=floor, mix=mix
             )
             qq.flags.writeable = False  # the campaign's record of what it drew from
-            pw = pool_distribution(predictive.n, pool_weights)  # checked by q's planning
         pool = PlainPool([predictive], meas, pw)
         book, check = pool.label_book()
         if reused is not None:
