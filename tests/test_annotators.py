@@ -163,7 +163,7 @@ def test_a_store_of_the_previous_schema_gains_annotators_and_keeps_its_ids(tmp_p
     expected = json.loads((FIXTURES / "expected.json").read_text())[name]
     shutil.copy(FIXTURES / name, tmp_path / name)
     with Session.open(tmp_path / name) as s:
-        assert s.plan.schema_version == 7  # v2 -> v3 (annotators) -> v4 (phases) -> … -> v7
+        assert s.plan.schema_version == 8  # v2 -> v3 (annotators) -> v4 (phases) -> … -> v8
         assert s.next_batch(len(expected["next"]), annotator="alice") == expected["next"]
         assert s.progress().pending_by_annotator == {"alice": len(expected["next"])}
     conn = sqlite3.connect(tmp_path / name)

@@ -396,7 +396,7 @@ def test_a_stored_decision_is_part_of_the_fingerprint(binary, tmp_path) -> None:
     conn.close()
     with ae.Session.open(tmp_path / "s.db") as reopened:  # the pool is checked when read
         with pytest.raises(ae.errors.StoreError, match="does not match its fingerprint"):
-            reopened.estimate()
+            reopened.predictives  # noqa: B018
 
 
 def test_cli_session_init_reads_the_decision_from_a_pool_column(binary, tmp_path) -> None:  # type: ignore[no-untyped-def]

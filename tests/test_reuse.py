@@ -118,7 +118,8 @@ def test_what_reuse_does_not_take_is_refused_by_name(kwargs, head) -> None:
 def test_what_cannot_be_reused_is_refused() -> None:
     y, p1, p2 = _models(5)
     batched = ae.evaluate(p1, lambda i: y[i], budget=100, batch_size=50, random_state=0)
-    with pytest.raises(UnknownOptionError, match=r"^reuse: the earlier campaign's q changed"):
+    no_q = r"^reuse: the earlier result carries no q — its campaign's q changed"
+    with pytest.raises(UnknownOptionError, match=no_q):
         ae.evaluate(p2, lambda i: y[i], budget=50, reuse=batched)
     one_q = ae.evaluate(p1, lambda i: y[i], budget=100, random_state=0)
     small = ae.evaluate(p1[:500], lambda i: y[i], budget=50, random_state=0)

@@ -123,7 +123,7 @@ def test_an_earlier_release_s_store_gains_a_model_and_a_budget(name: str, tmp_pa
     path = tmp_path / name
     shutil.copy(FIXTURES / name, path)
     s = ae.Session.open(path)
-    assert s.plan.schema_version == 7  # migrated
+    assert s.plan.schema_version == 8  # migrated
     k, m = s.plan.n_models, s.plan.pool_size
     before = [s.estimate(model=j) for j in range(k)]
     p = np.random.default_rng(0).uniform(0.05, 0.95, size=m)

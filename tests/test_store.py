@@ -145,12 +145,12 @@ def test_create_stores_the_plan_and_q_bit_exactly(tmp_path: Path) -> None:
         "active",
     )
     assert (p.budget, p.seed, p.level, p.pool_size, p.label_space) == (50.0, 3, 0.9, 400, (0, 1))
-    assert p.schema_version == session_mod.SCHEMA_VERSION == 7
+    assert p.schema_version == session_mod.SCHEMA_VERSION == 8
     assert not p.ranking
     s.close()
     conn = sqlite3.connect(tmp_path / "s.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "7"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "8"
     blob = conn.execute("SELECT q FROM plan").fetchone()[0]
     assert np.frombuffer(blob, "<f8").tobytes() == q.tobytes()
     conn.close()
@@ -173,8 +173,14 @@ def test_altered_pool_is_detected_by_the_fingerprint(tmp_path: Path) -> None:
     conn.execute("UPDATE pool SET id = 9999 WHERE position = 0")
     conn.commit()
     conn.close()
-    # Opening reads no whole-pool column; the first command that reads the pool checks it.
-    for read in (lambda s: s.estimate(), lambda s: s.ids, lambda s: s.predictives):
+    # Opening reads no whole-pool column; the first command that reads the pool checks it
+    # (the default estimate reads the pool summary and the labeled rows instead: not this).
+    for read in (
+        lambda s: s.estimate(estimator="snis"),
+        lambda s: s.ids,
+        lambda s: s.predictives,
+        lambda s: s.q,
+    ):
         s = Session.open(tmp_path / "s.db")
         with pytest.raises(ae.errors.StoreError, match="fingerprint"):
             read(s)
@@ -805,17 +811,17 @@ def test_migrations_run_in_one_transaction_on_open(tmp_path: Path, monkeypatch) 
         conn.execute("ALTER TABLE labels ADD COLUMN half_done TEXT")
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 9)
-    migrations = {**schema_mod.MIGRATIONS, 7: add_notes, 8: broken}
+    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 10)
+    migrations = {**schema_mod.MIGRATIONS, 8: add_notes, 9: broken}
     monkeypatch.setattr(schema_mod, "MIGRATIONS", migrations)
     before = _dump(path)
     with pytest.raises(RuntimeError, match="migration bug"):
         Session.open(path)
     assert _dump(path) == before  # neither step kept
 
-    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 8)
+    monkeypatch.setattr(schema_mod, "SCHEMA_VERSION", 9)
     s = Session.open(path)
-    assert s.plan.schema_version == 8
+    assert s.plan.schema_version == 9
     assert s.estimate().n_labels == 10
     s.close()
     conn = sqlite3.connect(path)
@@ -980,12 +986,14 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
     conn.execute("DROP TABLE draw_index")
     conn.execute("DROP INDEX pool_cost")
     conn.execute("DROP TABLE parts")
+    conn.execute("DROP TABLE summaries")
+    conn.execute("ALTER TABLE models DROP COLUMN checks")
     conn.execute("DELETE FROM meta WHERE key = 'horizon'")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
     s = Session.open(path)
-    assert s.plan.schema_version == 7 and not s.plan.ranking
+    assert s.plan.schema_version == 8 and not s.plan.ranking
     after = s.estimate()
     assert (after.estimate, after.stderr, after.n_labels) == (
         before.estimate,
@@ -996,7 +1004,7 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
     assert s.progress().n_labels == 20
     s.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "7"
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "8"
     assert "holder" in [r[1] for r in conn.execute("PRAGMA table_info(handouts)")]
     assert [r[1] for r in conn.execute("PRAGMA table_info(ranking)")] == [
         "model",

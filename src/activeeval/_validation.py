@@ -237,17 +237,30 @@ def check_same_length(name_a: str, a: NDArray[Any], name_b: str, b: NDArray[Any]
         )
 
 
+def _one_positive_value(pool_weights: Any, n: int) -> bool:
+    """Whether ``pool_weights`` is one finite positive float repeated over a pool above one
+    chunk with no memory per instance (:func:`~activeeval._chunks.uniform`'s view)."""
+    return (
+        isinstance(pool_weights, np.ndarray)
+        and pool_weights.dtype == np.float64
+        and pool_weights.shape == (n,)
+        and pool_weights.strides == (0,)
+        and n > _chunks.ROWS
+        and bool(np.isfinite(pool_weights[0]) and pool_weights[0] > 0)
+    )
+
+
 def pool_distribution(n: int, pool_weights: ArrayLike | None) -> NDArray[np.float64]:
     """p(x) over the pool: uniform, or proportional to ``pool_weights``."""
     if n == 0:
         raise EmptyPoolError("pool: the pool is empty; pass at least one instance.")
     if pool_weights is None:
         return uniform(n)
+    if _one_positive_value(pool_weights, n):  # uniform()'s view: checked by its one value
+        return uniform(n)
     pw = check_finite_array(pool_weights, "pool_weights", ndim=1)
     if pw.shape[0] != n:
         raise ShapeError(f"pool_weights: has {pw.shape[0]} entries but the pool has {n}.")
-    if pw.strides == (0,) and pw[0] > 0 and n > _chunks.ROWS:  # uniform()'s view
-        return uniform(n)
     with np.errstate(over="ignore"):  # an overflowing sum is rescaled below
         total = float(pw.sum())
     if (pw < 0).any():

@@ -954,9 +954,9 @@ def _why_no_estimate(prog: Any) -> str | None:
 
 
 def _status_dict(
-    s: Any, result: Any, features: NDArray[np.float64] | None = None
+    s: Any, result: Any, features: NDArray[np.float64] | None = None, prog: Any = None
 ) -> dict[str, Any]:
-    prog = s.progress()
+    prog = s.progress() if prog is None else prog
     plan = s.plan
     out: dict[str, Any] = {
         "measure": plan.measure,
@@ -1150,8 +1150,14 @@ def session_status(
             result = s.estimate(features=x) if s.plan.n_models == 1 else s.compare(features=x)
             if anytime and result.interval != "anytime" and result.n_labels > 0:
                 result = as_anytime(result)
-            status = _status_dict(s, result, x)
-            replanned = _replan(s, result, target_width)
+            prog = s.progress()  # once: the text and the JSON report the same
+            status = _status_dict(s, result, x, prog)
+            if target_width is None and s.plan.pool_size > _REPLAN_ROWS and s._from_summary():
+                replanned = None  # the re-plan reads the pool: above one chunk only when asked
+                if not as_json and result.n_labels > 0:
+                    status["plan_hint"] = True
+            else:
+                replanned = _replan(s, result, target_width)
             if replanned is not None and (target_width is not None or not as_json):
                 status["plan"] = replanned  # in --json only when asked, as "gate"
             if claim is not None:
@@ -1179,7 +1185,7 @@ def session_status(
             if as_json:
                 click.echo(json.dumps(_json_safe(status), indent=2, allow_nan=False))
             else:
-                click.echo(_status_text(s, status, plot, verdict))
+                click.echo(_status_text(s, status, plot, verdict, prog))
     if verdict is not None and not verdict.established:
         sys.exit(1)
 
@@ -1195,6 +1201,11 @@ def _group_rows(grouped: Any, column: str) -> dict[str, Any]:
         for r in frame.to_dict("records")
     ]  # fmt: skip
     return {"column": column, "value": value, "rows": rows}
+
+
+#: Above this many instances ``status`` of a session whose estimate reads its pool summary
+#: re-plans only with ``--target-width``: the re-plan's pool sums read the whole pool.
+_REPLAN_ROWS = 1 << 18
 
 
 def _replan(s: Any, result: Any, target_width: float | None) -> dict[str, Any] | None:
@@ -1256,9 +1267,11 @@ _ONE_LOOK = (
 )
 
 
-def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any) -> str:
-    """``session status``'s text."""
-    plan, prog = s.plan, s.progress()
+def _status_text(
+    s: Any, status: dict[str, Any], plot: Path | None, verdict: Any, prog: Any = None
+) -> str:
+    """``session status``'s text (``prog``: the session's progress, read once by the caller)."""
+    plan, prog = s.plan, (s.progress() if prog is None else prog)
     pct = f"{prog.cost_spent / plan.budget:.0%}"
     state = (
         "complete"
@@ -1330,6 +1343,11 @@ def _status_text(s: Any, status: dict[str, Any], plot: Path | None, verdict: Any
         )
     if "plan" in status:
         lines.extend(_plan_text(status["plan"], plan, status.get("interval") == "anytime"))
+    elif status.get("plan_hint"):
+        lines.append(
+            "plan:     --target-width W re-plans the budget from the labels so far (on a pool "
+            "this large it reads the pool)"
+        )
     if "groups" in status:
         g = status["groups"]
         lines.append(f"by {g['column']} ({g['value']}, {lv} CI, marginal):")

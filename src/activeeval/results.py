@@ -156,7 +156,9 @@ class EvaluationResult:
     #: (``DrawTerms``), computed once when first asked.
     anytime_terms: Callable[[], DrawTerms] | None = field(default=None, repr=False)
     #: The distribution over the whole pool that every draw came from (a campaign from one
-    #: q, or its reused mixture), which ``reuse=`` needs; None when q changed between draws.
+    #: q, or its reused mixture), which ``reuse=`` needs; None when q changed between draws,
+    #: and for a session's estimate from its pool summary (which reads no q: reuse the
+    #: Session itself).
     pool_q: NDArray[np.float64] | None = field(default=None, repr=False)
 
     def confidence_interval(

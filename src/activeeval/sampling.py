@@ -22,11 +22,13 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _chunks
 from ._chunks import chunk_ends, inverse_cdf, row_chunks, weighted_sum
 from ._validation import (
     check_costs,
@@ -681,8 +683,9 @@ def successive_time(q: ArrayLike, n: int) -> float:
     return _successive_time(qq, int(n))
 
 
-#: While :func:`remembering_times` is active: the t found for each (q, n), q held alive.
-_TIMES: ContextVar[dict[tuple[int, int], tuple[Any, float]] | None] = ContextVar(
+#: While :func:`remembering_times` is active: the t found for each (q, n) and q's summary
+#: (n = −1), q held alive.
+_TIMES: ContextVar[dict[tuple[int, int], tuple[Any, Any]] | None] = ContextVar(
     "activeeval_times", default=None
 )
 
@@ -700,19 +703,131 @@ def remembering_times() -> Iterator[None]:
 
 
 def _successive_time(q: NDArray[np.float64], n: int) -> float:
-    """``successive_time`` for a validated q and integer n ≥ 0."""
+    """``successive_time`` for a validated q and integer n ≥ 0: from q's
+    :class:`TimeSummary`, so that a session, which keeps the summary instead of q, finds
+    the same t bit for bit. Within :func:`remembering_times` the summary and each t are
+    made once per q."""
     memo = _TIMES.get()
     hit = None if memo is None else memo.get((id(q), n))
     if hit is not None and hit[0] is q:
         return float(hit[1])
-    n_support = sum(int(np.count_nonzero(q[rows] > 0)) for rows in row_chunks(q.shape[0]))
-    if n >= n_support:
-        t = math.inf
-    else:
-        t = _time_to_reach(q, float(n), positive=n_support < q.shape[0])
+    made = None if memo is None else memo.get((id(q), -1))
+    summary = made[1] if made is not None and made[0] is q else TimeSummary.of(q)
+    t = summary.time(n, q)
     if memo is not None:
+        memo[(id(q), -1)] = (q, summary)
         memo[(id(q), n)] = (q, t)
     return t
+
+
+#: A :class:`TimeSummary` keeps this many of the largest q exactly (pools above one chunk).
+TOP_Q = 1 << 16
+#: Power sums S_1 … S_TERMS of the other q (the series of :meth:`TimeSummary.time`).
+TERMS = 20
+
+
+@dataclass(frozen=True, eq=False)
+class TimeSummary:
+    """What :func:`successive_time` needs of q, in O(:data:`TOP_Q`) numbers, so that a
+    session finds t(n) without reading q (``docs/design/lean-status.md``).
+
+    A pool of at most one chunk (:data:`~activeeval._chunks.ROWS`) keeps its positive q
+    (``top``) and Newton's iteration runs on them, as it always did. A larger one keeps its
+    :data:`TOP_Q` largest q exactly (``top``; every other q is at most ``tau``) and the power
+    sums S_k = Σ q^k of the others (``sums``), so that for τ·t ≤ 1
+
+        Σ_i (1 − e^(−q_i t)) = Σ_top (1 − e^(−q t)) + Σ_k (−1)^(k+1) t^k S_k / k!,
+
+    the series' remainder below t·S_1·(τ t)^20 / 21! — with the series' sum at least
+    (1 − 1/e)·t·S_1, at most 3·10⁻²⁰ of it; its terms cancel by at most a factor e (less
+    than two bits): the same root to rounding. The largest q keep τ small: Σ q = 1 makes
+    τ ≤ 1/TOP_Q, so the series holds at least to t = TOP_Q, past about 0.63·TOP_Q distinct
+    labels (every top instance then has π ≥ 1 − 1/e). Beyond (:meth:`covers`), :meth:`time`
+    solves over q itself; a session then estimates from its pool.
+    """
+
+    size: int
+    n_support: int
+    top: NDArray[np.float64]
+    tau: float
+    sums: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, q: NDArray[np.float64]) -> TimeSummary:
+        """The summary of a validated q: two passes over it, a chunk at a time."""
+        m = q.shape[0]
+        n_support = sum(int(np.count_nonzero(q[rows] > 0)) for rows in row_chunks(m))
+        if m <= _chunks.ROWS or n_support <= TOP_Q:
+            top = np.concatenate([q[rows][q[rows] > 0] for rows in row_chunks(m)] or [q[:0]])
+            if m <= _chunks.ROWS and n_support == m:
+                top = np.asarray(q, dtype=np.float64)
+            return cls(m, n_support, top, 0.0, np.zeros(0))
+        best, low = np.empty(0), 0.0  # the TOP_Q + 1 largest so far, and the least of them
+        for rows in row_chunks(m):
+            qc = q[rows]
+            best = np.concatenate([best, qc[qc > low]])
+            if best.shape[0] > TOP_Q + 1:
+                k = best.shape[0] - TOP_Q - 1
+                best = np.partition(best, k)[k:]  # the least of them first
+                low = float(best[0])
+        tau = float(best.min())  # the (TOP_Q + 1)-th largest: it and all below go to the sums
+        tops, sums = [], np.zeros(TERMS)
+        for rows in row_chunks(m):
+            qc = q[rows]
+            tops.append(qc[qc > tau])
+            x = qc[(qc > 0) & (qc <= tau)]
+            power = x.copy()
+            for k in range(TERMS):
+                sums[k] += float(power.sum())
+                power *= x
+        return cls(m, n_support, np.concatenate(tops), tau, sums)
+
+    def time(self, n: int, q: NDArray[np.float64] | None = None) -> float:
+        """t(n) (:func:`successive_time`); where the series does not reach n, Newton's
+        iteration over ``q`` itself (needed then: a :class:`ValueError` without it)."""
+        if n >= self.n_support:
+            return math.inf
+        if self.tau == 0.0:
+            if self.size <= _chunks.ROWS:  # the positive q, as one chunk of the whole pool
+                return _time_to_reach(self.top, float(n), positive=self.n_support < self.size)
+            return _time_to_reach(self.top, float(n))
+        if n <= 0:
+            return 0.0
+        if not self.covers(n):  # n lies beyond the series' range
+            if q is None:
+                raise ValueError("TimeSummary.time: n lies beyond the series; pass q.")
+            return _time_to_reach(q, float(n), positive=self.n_support < self.size)
+        t = float(n)  # left of the root, as in _time_to_reach
+        for _ in range(1000):
+            gap, slope = self._gap(t, float(n))
+            if gap <= 1e-12 * n or slope <= 0.0:
+                break
+            step = gap / slope
+            t = min(t + step, 1.0 / self.tau)
+            if step <= 1e-15 * t:
+                break
+        return t
+
+    def covers(self, n: int) -> bool:
+        """Whether :meth:`time` finds t(n) without q: from the kept q alone, or the series
+        reaches n within τ·t ≤ 1 (a sum that overflows there, with τ tiny, does not)."""
+        if n >= self.n_support or n <= 0 or self.tau == 0.0:
+            return True
+        return bool(self._gap(1.0 / self.tau, float(n))[0] <= 0.0)
+
+    def _gap(self, t: float, n: float) -> tuple[float, float]:
+        """n − Σ (1 − e^(−q t)) and its slope Σ q e^(−q t), the series for q ≤ τ."""
+        em = np.expm1(-self.top * t)
+        gap = n + float(em.sum())
+        slope = float(self.top @ (1.0 + em))
+        term = 1.0
+        with np.errstate(over="ignore", invalid="ignore"):  # inf·0 at a huge t: NaN, beyond
+            for k in range(1, self.sums.shape[0] + 1):  # term = t^(k−1)/(k−1)!
+                sign = 1.0 if k % 2 else -1.0
+                slope += sign * term * float(self.sums[k - 1])
+                term *= t / k
+                gap -= sign * term * float(self.sums[k - 1])
+        return gap, slope
 
 
 def _time_to_reach(

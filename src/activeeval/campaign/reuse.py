@@ -12,7 +12,7 @@ the earlier campaign bought are free: a new draw of one costs nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -61,7 +61,9 @@ class Reused:
         if not isinstance(earlier, EvaluationResult | ComparisonResult) and callable(
             getattr(earlier, "estimate", None)
         ):
-            earlier = earlier.estimate()  # a Session: its labeled prefix, with the session's q
+            session, earlier = earlier, earlier.estimate()  # its labeled prefix, with its q
+            if earlier.pool_q is None:  # estimated from the pool summary: q is read now
+                earlier = replace(earlier, pool_q=session.q)
         if not isinstance(earlier, EvaluationResult | ComparisonResult):
             raise ShapeError(
                 "reuse: expected an earlier result of evaluate or compare, or a Session, got "
@@ -73,9 +75,10 @@ class Reused:
             )
         if earlier.pool_q is None:
             raise UnknownOptionError(
-                "reuse: the earlier campaign's q changed between its draws (batch-adaptive "
-                "sampling, the stratified baseline), so its draws cannot be weighted by one q; "
-                "reuse a campaign drawn from one q."
+                "reuse: the earlier result carries no q — its campaign's q changed between "
+                "its draws (batch-adaptive sampling, the stratified baseline), so its draws "
+                "cannot be weighted by one q, or it is a session's estimate made from the "
+                "pool summary; reuse a campaign drawn from one q, or pass the Session itself."
             )
         if earlier.pool_q.shape[0] != m:
             raise ShapeError(

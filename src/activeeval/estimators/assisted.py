@@ -726,21 +726,20 @@ def assisted_estimate(
     rows = _rows(idx, q, pool_q, p)
     dom, p_dom = _domain(meas, [pred], p, pool_q)
     pos, v, fpc = _in_domain(dom, idx, rows)
-    ir, yr = idx[pos], y[pos]
+    ir = idx[pos]
     pool = _pool_moments(meas, pred, pred, p_dom)
-    f_rows = pred.take(ir).point_prediction()
-    w = meas.weight(f_rows, yr)
-    wl = w * meas.loss(f_rows, yr)
     jk = _check_variance(variance)
     z = None if features is None else _standardized(features, pred.n)
     h = _check_bandwidth(bandwidth)
     if z is None or z.shape[1] == 0:  # no features, or only constant ones: nothing to smooth
-        terms = (wl, w, pool.m_num[ir], pool.m_den[ir], pool)
-        a = _estimate_from_terms(v, terms, power, idx, lv, meas, fpc, bias_correction, jk)
+        a = _on_rows(meas, pred, idx, y, pos, v, fpc, pool, power, lv, bias_correction, jk)
         if z is not None:
             a = replace(a, feature_power=0.0)
     else:
-        base = [(wl, w, pool.m_num[ir], pool.m_den[ir], pool)]
+        yr = y[pos]
+        f_rows = pred.take(ir).point_prediction()
+        w = meas.weight(f_rows, yr)
+        base = [(w * meas.loss(f_rows, yr), w, pool.m_num[ir], pool.m_den[ir], pool)]
         groups = _prediction_groups([pred], [pred.point_prediction()])
         by_source, dropped = _with_smoother(z, [base], base, ir, p_dom, h, v, groups, fpc)
         a = _estimate_from_sources(
@@ -751,6 +750,33 @@ def assisted_estimate(
         # control variate cancels) with stderr 0 — a point interval, as evaluate's census.
         a = _as_assisted_census(a, features)
     return a
+
+
+def _on_rows(
+    meas: Measure,
+    pred: Any,
+    idx: NDArray[np.intp],
+    y: NDArray[Any],
+    pos: NDArray[np.intp],
+    v: NDArray[np.float64],
+    fpc: NDArray[np.float64] | None,
+    pool: _Pool,
+    power: float | None,
+    level: float,
+    bias_correction: bool = True,
+    jackknife: bool = True,
+) -> AssistedEstimate:
+    """The estimate without features from its rows (positions ``pos`` in the draws ``idx``,
+    their weights v and 1 − π) and the control variate's pool moments: what
+    :func:`assisted_estimate` and a session's estimate from its pool summary
+    (:mod:`~activeeval.estimators.summary`) share. ``pred`` need only give the rows asked
+    for (``take``)."""
+    ir, yr = idx[pos], y[pos]
+    f_rows = pred.take(ir).point_prediction()
+    w = meas.weight(f_rows, yr)
+    wl = w * meas.loss(f_rows, yr)
+    terms = (wl, w, pool.m_num[ir], pool.m_den[ir], pool)
+    return _estimate_from_terms(v, terms, power, idx, level, meas, fpc, bias_correction, jackknife)
 
 
 def _as_assisted_census(est: Estimate, features: ArrayLike | None = None) -> AssistedEstimate:
@@ -815,13 +841,7 @@ def _domain(
             for rows in row_chunks(m)
         )
         if missing:
-            warnings.warn(
-                f"pool_q: is zero on {missing} instances with test mass whose weight can be "
-                "positive; estimates ignore them and are not consistent for the whole pool. "
-                "Mix q with the pool distribution.",
-                ActiveEvalWarning,
-                stacklevel=stacklevel,
-            )
+            _warn_missing(missing, stacklevel + 1)
     if dom.all():
         return None, p
     mass = sum(weighted_sum(p[rows], dom[rows]) for rows in row_chunks(m))
@@ -831,6 +851,18 @@ def _domain(
     for rows in row_chunks(m):
         p_dom[rows] = np.where(dom[rows], p[rows], 0.0) / mass
     return dom, p_dom
+
+
+def _warn_missing(missing: int, stacklevel: int) -> None:
+    """The warning of :func:`_domain` for a q that cannot draw ``missing`` instances of D
+    (``stacklevel`` counted from this function)."""
+    warnings.warn(
+        f"pool_q: is zero on {missing} instances with test mass whose weight can be "
+        "positive; estimates ignore them and are not consistent for the whole pool. "
+        "Mix q with the pool distribution.",
+        ActiveEvalWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _in_domain(

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from .._chunks import row_chunks
+from .._chunks import row_chunks, uniform
 from ..acquisition import Check, _flat_grades, _GradeBook, _label_check, _LabelBook
 from ..errors import ShapeError, UnknownOptionError
 from ..measures import (
@@ -85,7 +85,16 @@ from .inference import (
     paired_test,
 )
 from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
-from .tempered import GRID, _Tempering, pointwise_log_likelihood, score_curve, tempered
+from .summary import PoolSummary, summary_estimate
+from .tempered import (
+    GRID,
+    _Tempering,
+    as_curve,
+    curve_on,
+    pointwise_log_likelihood,
+    score_curve,
+    tempered,
+)
 
 #: The index of a = 1 (the model itself) in the tempered family's grid.
 _ONE = int(np.argmin(np.abs(GRID - 1.0)))
@@ -214,6 +223,42 @@ def _score(
     return ScoreCurve(curve.values, curve.variances * share, curve.spreads, curve.loglik)
 
 
+def summary_static_estimate(
+    meas: Measure,
+    pred: Any,
+    s: PoolSummary,
+    draws: NDArray[np.intp],
+    y: NDArray[Any],
+    draw_q: NDArray[np.float64],
+    level: float,
+    score: bool = True,
+) -> tuple[Estimate, str]:
+    """:meth:`PlainPool.estimate` of the default (the model-assisted estimator, no features,
+    a static q, a session's uniform test distribution) from the model's pool summary ``s``
+    (:mod:`~activeeval.estimators.summary`) and the labeled rows — ``pred`` gives the model at
+    the drawn rows (``take``), ``draw_q`` each draw's q — bit for bit what the pool's arrays
+    give (tested), without reading them."""
+    units, first = np.unique(draws, return_index=True)
+    f = pred.take(units).point_prediction()
+    p = uniform(s.size)  # a session's test distribution (rep.pool_weights)
+    if int(np.count_nonzero(meas.weight_can_be_positive(f) & (p[units] > 0))) == s.n_domain:
+        est: Estimate = _census_of(meas, f, y[first], p[units], int(draws.shape[0]), level)
+        est = _as_assisted_census(est)
+        return est, "logit" if est.binary_loss else "wald"
+    est = summary_estimate(meas, pred, s, draws, y, draw_q, level)
+    n = int(units.shape[0])
+    if score and s.curve_family and s.time.n_support > n:
+        t = s.time.time(n)
+        values, variances, spreads = curve_on(
+            s.sample, meas, None, s.sample_q, s.sample_p, s.size, t
+        )
+        loglik = pointwise_log_likelihood(pred.take(units), y[first]).sum(axis=0)
+        curve = as_curve(values, variances, spreads, loglik)
+        if curve is not None:
+            return replace(est, score=curve), "tempered"
+    return est, "logit" if est.binary_loss else "wald"
+
+
 def _adaptive_estimate(
     rep: Reporting,
     predictive: Predictive,
@@ -240,31 +285,30 @@ def _adaptive_estimate(
     return est, "logit" if rep.estimator == "assisted" and est.binary_loss else "wald"
 
 
-def _reported(rep: Reporting, est: Estimate, interval: str) -> tuple[float, Any]:
-    """The estimate and its interval as evaluate and a session report them: clipped to the
-    measure's range (:func:`~activeeval.measures.clip_to_range`; ``inference`` keeps the
-    unclipped estimate)."""
-    if math.isnan(est.estimate):
-        return est.estimate, (math.nan, math.nan)
-    ci = est.confidence_interval(rep.level, method=interval)
-    return clip_to_range(est.estimate, ci, rep.measure.value_range)
-
-
 def _result_fields(rep: Reporting, est: Estimate, interval: str) -> dict[str, Any]:
     """An :class:`~activeeval.EvaluationResult`'s fields from the estimate (those describing
     the sample — cost, budget, method, draws, their q and labels — are the caller's)."""
-    value, ci = _reported(rep, est, interval)
+    return _fields(rep.measure, rep.level, est, interval)
+
+
+def _fields(meas: Any, level: float, est: Estimate, interval: str) -> dict[str, Any]:
+    """:func:`_result_fields` of the measure ``meas`` at ``level``."""
+    if math.isnan(est.estimate):
+        value, ci = est.estimate, (math.nan, math.nan)
+    else:
+        ci = est.confidence_interval(level, method=interval)
+        value, ci = clip_to_range(est.estimate, ci, meas.value_range)
     return {
         "estimate": value,
         "stderr": est.stderr,
         "ci": ci,
-        "level": rep.level,
+        "level": level,
         "n_labels": est.n_labels,
         "n_draws": est.n_draws,
         "measure": est.measure,
         "inference": est,
         "interval": interval,
-        "value_range": rep.measure.value_range,
+        "value_range": meas.value_range,
     }
 
 
@@ -310,17 +354,28 @@ def _census(
     idx, first = np.unique(draws, return_index=True)
     if not _labels_every_needed(meas, predictive, pw, idx):
         return None
-    value = _exact_value(meas, predictive.take(idx).point_prediction(), y[first], pw[idx])
+    f = predictive.take(idx).point_prediction()
+    return _census_of(meas, f, y[first], pw[idx], int(draws.shape[0]), rep.level)
+
+
+def _census_of(
+    meas: Measure, f: NDArray[Any], y: NDArray[Any], p: NDArray[np.float64], n_draws: int,
+    level: float,
+) -> Estimate:  # fmt: skip
+    """The census of :func:`_census` from the decisions ``f``, labels ``y`` and test mass
+    ``p`` of the distinct labeled instances (one each), after ``n_draws`` draws."""
+    value = _exact_value(meas, f, y, p)
     if math.isnan(value):
         _warn_undefined(meas.name, census=True)
+    n = int(f.shape[0])
     return Estimate(
         value,
         math.nan if math.isnan(value) else 0.0,
-        int(draws.shape[0]),
-        int(idx.shape[0]),
-        float(idx.shape[0]),
+        n_draws,
+        n,
+        float(n),
         meas.binary_loss,
-        rep.level,
+        level,
         meas.name,
         census=True,
     )

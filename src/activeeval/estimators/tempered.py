@@ -34,8 +34,11 @@ __all__ = [
     "GRID",
     "MAX_POOL",
     "as_curve",
+    "curve_defined",
+    "curve_on",
     "pointwise_log_likelihood",
     "score_curve",
+    "subsample",
     "tempered",
     "variance_curve",
 ]
@@ -115,16 +118,21 @@ def score_curve(
     is not defined (same page), a Gaussian has a zero variance, or the campaign labeled
     every instance q can draw."""
     n_labels = int(units.shape[0])
-    if type(pred) not in (Categorical, Gaussian) or n_labels < 1:
+    if not curve_defined(pred, n_labels):
         return None
-    if isinstance(pred, Gaussian) and not (pred.var > 0).all():
-        return None
-    on = q > 0
-    if int(on.sum()) <= n_labels:
+    if int((q > 0).sum()) <= n_labels:
         return None
     values, variances, spreads = variance_curve(pred, meas, f, q, p, n_labels)
     loglik = pointwise_log_likelihood(pred.take(units), labels).sum(axis=0)
     return as_curve(values, variances, spreads, loglik)
+
+
+def curve_defined(pred: Predictive, n_labels: int) -> bool:
+    """Whether the tempered family is defined for ``pred`` (a Categorical, or a Gaussian
+    whose variances are all positive) and there is a label to score."""
+    if type(pred) not in (Categorical, Gaussian) or n_labels < 1:
+        return False
+    return not (isinstance(pred, Gaussian) and not (pred.var > 0).all())
 
 
 def as_curve(
@@ -155,16 +163,37 @@ def variance_curve(
     (docs/how-it-works/intervals.md)."""
     t = _successive_time(q, n_labels)  # q is the campaign's, validated
     m = q.shape[0]
-    if m > MAX_POOL:  # a fixed subsample; sums scale by m/MAX_POOL, the same for every a
-        keep = np.sort(np.random.default_rng(0).choice(m, MAX_POOL, replace=False))
-    else:
-        keep = np.arange(m)
+    keep = subsample(m)
     pred_k = pred if keep.shape[0] == m else pred.take(keep)
-    qk, pk = q[keep], p[keep]
-    fk = pred_k.point_prediction() if f is None else f[keep]
+    fk = None if f is None else f[keep]
+    return curve_on(pred_k, meas, fk, q[keep], p[keep], m, t, grid)
+
+
+def subsample(m: int) -> NDArray[np.intp]:
+    """The pool rows :func:`variance_curve` sums over: all of them, or above
+    :data:`MAX_POOL` a fixed uniform subsample of that many (the same for every call)."""
+    if m > MAX_POOL:  # a fixed subsample; sums scale by m/MAX_POOL, the same for every a
+        return np.sort(np.random.default_rng(0).choice(m, MAX_POOL, replace=False))
+    return np.arange(m)
+
+
+def curve_on(
+    pred_k: Predictive,
+    meas: Measure,
+    fk: NDArray[Any] | None,
+    qk: NDArray[np.float64],
+    pk: NDArray[np.float64],
+    m: int,
+    t: float,
+    grid: NDArray[np.float64] = GRID,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`variance_curve` on the rows of :func:`subsample` (the model ``pred_k``, its
+    decisions ``fk`` (None: its point prediction), q and p there) of a pool of ``m``, at the
+    time ``t`` of the campaign's distinct labels."""
+    fk = pred_k.point_prediction() if fk is None else fk
     with np.errstate(over="ignore", divide="ignore"):
         c = np.where(qk > 0, np.exp(-qk * t) / -np.expm1(-qk * t), 0.0)  # (1 − π)/π
-    k = keep.shape[0]
+    k = qk.shape[0]
     scale = m / k
     dom = meas.weight_can_be_positive(fk)  # the estimator's domain (its Hájek sums)
     cp2 = np.where(dom, c * pk * pk * scale, 0.0)

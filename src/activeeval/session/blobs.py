@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .._chunks import row_chunks
 from ..errors import StoreError
+from ..predictive import Categorical, Gaussian
 
 __all__ = ["PART_BYTES", "PART_ROWS", "ArrayWriter", "RowReader", "StoredArray", "write_array"]
 
@@ -34,6 +35,9 @@ PART_BYTES = 1 << 20
 PART_ROWS = 4096
 #: Part blobs a reader keeps open at once.
 _OPEN_PARTS = 64
+#: :meth:`RowReader.at` reads a part's wanted rows as one run where the run is at most this
+#: many times as long as their count.
+_DENSE = 16
 
 #: column → (table, column); every such table's key is its rowid.
 _WHERE = {
@@ -41,6 +45,7 @@ _WHERE = {
     "phases.q": ("phases", "q"),
     "models.predictions": ("models", "predictions"),
     "models.decision": ("models", "decision"),
+    "models.checks": ("models", "checks"),
 }
 
 
@@ -112,13 +117,13 @@ class RowReader:
         self._c = c
         self._rb = 8 * where.width
         self._open: dict[int, Any] = {}
+        self._rowids: dict[int, int] = {}  # parts' rowids looked up ahead (:meth:`at`)
         m = where.shape[0]
         own = where._own_length(c)
+        self._own = bool(own)
         if own:
-            table, col = _WHERE[where.column]
             self._part_rows = max(m, 1)
-            blob = c.blobopen(table, col, where.key, readonly=True)
-            self._open[0] = blob
+            self._blob(0)
             if own != where.nbytes:
                 self.close()
                 self._altered(f"holds {own} bytes, not {where.nbytes}")
@@ -142,12 +147,19 @@ class RowReader:
             return blob
         if len(self._open) >= _OPEN_PARTS:
             self.close()
-        row = self._c.execute(
-            "SELECT rowid FROM parts WHERE owner = ? AND part = ?", (self.where.owner, j)
-        ).fetchone()
-        if row is None:
-            self._altered(f"part {j} is missing")
-        blob = self._open[j] = self._c.blobopen("parts", "data", int(row[0]), readonly=True)
+        if self._own:  # the array is its column's one blob (opened again after a close)
+            table, col = _WHERE[self.where.column]
+            blob = self._open[0] = self._c.blobopen(table, col, self.where.key, readonly=True)
+            return blob
+        rowid = self._rowids.get(j)
+        if rowid is None:
+            row = self._c.execute(
+                "SELECT rowid FROM parts WHERE owner = ? AND part = ?", (self.where.owner, j)
+            ).fetchone()
+            if row is None:
+                self._altered(f"part {j} is missing")
+            rowid = int(row[0])
+        blob = self._open[j] = self._c.blobopen("parts", "data", rowid, readonly=True)
         rows = min(self._part_rows, self.where.shape[0] - j * self._part_rows)
         if len(blob) != rows * self._rb:
             self.close()
@@ -170,12 +182,33 @@ class RowReader:
         return out.reshape((stop - start, *self.where.shape[1:]))
 
     def at(self, positions: NDArray[np.intp]) -> NDArray[np.float64]:
-        """The rows at ``positions`` (any order, repeats allowed), each part opened once."""
+        """The rows at ``positions`` (any order, repeats allowed), each part opened once: the
+        rows a part holds read as one run from the first to the last where they lie close
+        (the run at most :data:`_DENSE` times as long as their count), else one by one."""
         out = np.empty((positions.shape[0], *self.where.shape[1:]))
+        if positions.shape[0] == 0:
+            return out
         order = np.argsort(positions, kind="stable")
-        for i in order.tolist():
-            p = int(positions[i])
-            out[i] = self.rows(p, p + 1)[0]
+        pos = positions[order]
+        part = pos // self._part_rows
+        cuts = np.flatnonzero(np.diff(part)) + 1
+        if not self._own:  # every part's rowid in a few queries, not one per part
+            wanted = [j for j in np.unique(part).tolist() if j not in self._rowids]
+            for lo in range(0, len(wanted), 500):
+                few = wanted[lo : lo + 500]
+                marks = ",".join("?" * len(few))
+                self._rowids.update(self._c.execute(
+                    f"SELECT part, rowid FROM parts WHERE owner = ? AND part IN ({marks})",
+                    (self.where.owner, *few),
+                ).fetchall())  # fmt: skip
+        for lo, hi in zip(np.r_[0, cuts].tolist(), np.r_[cuts, pos.shape[0]].tolist(),
+                          strict=True):  # fmt: skip
+            first, last = int(pos[lo]), int(pos[hi - 1])
+            if last - first + 1 <= _DENSE * (hi - lo):
+                out[order[lo:hi]] = self.rows(first, last + 1)[pos[lo:hi] - first]
+            else:
+                for i, p in zip(order[lo:hi].tolist(), pos[lo:hi].tolist(), strict=True):
+                    out[i] = self.rows(p, p + 1)[0]
         return out
 
     def close(self) -> None:
@@ -264,3 +297,82 @@ def write_array(c: sqlite3.Connection, where: StoredArray, values: NDArray[Any])
     with ArrayWriter(c, where) as w:
         for rows in row_chunks(where.shape[0]):
             w.write(rows.start, arr[rows])
+
+
+# ------------------------------------------------- a model read from the store by rows
+class _WholePool(NotImplementedError):
+    """A pass that would read the streamed pool whole: its init reads the files whole."""
+
+
+class _StoredCategorical(Categorical):
+    """A classifier's predictions as the store being built holds them, read a chunk at a time:
+    every pass over the pool reads its chunks (``_chunk``, ``take``); nothing reads them
+    whole (``proba`` refuses, so that a whole-pool read cannot slip in unnoticed)."""
+
+    def __init__(self, reader: RowReader, m: int, labels: NDArray[Any]) -> None:
+        self._reader, self._m = reader, m
+        self.labels = labels
+        self._order = np.argsort(labels, kind="stable")
+        self._sorted = labels[self._order]
+
+    @property
+    def n(self) -> int:
+        return self._m
+
+    @property
+    def proba(self) -> NDArray[np.float64]:  # type: ignore[override]
+        raise _WholePool("a streamed pool is read a chunk at a time")
+
+    def take(self, index: ArrayLike | slice) -> Categorical:
+        out = object.__new__(Categorical)
+        out.proba = _rows(self._reader, self._m, index)
+        out.labels, out._order, out._sorted = self.labels, self._order, self._sorted
+        return out
+
+    def _chunk(self, rows: slice) -> Categorical:
+        return self.take(rows)
+
+    def __repr__(self) -> str:
+        return f"_StoredCategorical(m={self._m}, labels={self.labels.tolist()})"
+
+
+class _StoredGaussian(Gaussian):
+    """A regressor's predictions as the store being built holds them (mean, var), read a
+    chunk at a time (see :class:`_StoredCategorical`)."""
+
+    def __init__(self, reader: RowReader, m: int) -> None:
+        self._reader, self._m = reader, m
+
+    @property
+    def n(self) -> int:
+        return self._m
+
+    @property
+    def mean(self) -> NDArray[np.float64]:  # type: ignore[override]
+        raise _WholePool("a streamed pool is read a chunk at a time")
+
+    @property
+    def var(self) -> NDArray[np.float64]:  # type: ignore[override]
+        raise _WholePool("a streamed pool is read a chunk at a time")
+
+    def take(self, index: ArrayLike | slice) -> Gaussian:
+        arr = _rows(self._reader, self._m, index)
+        out = object.__new__(Gaussian)
+        out.mean, out.var = arr[:, 0].copy(), arr[:, 1].copy()
+        return out
+
+    def _chunk(self, rows: slice) -> Gaussian:
+        return self.take(rows)
+
+    def __repr__(self) -> str:
+        return f"_StoredGaussian(m={self._m})"
+
+
+def _rows(reader: RowReader, m: int, index: ArrayLike | slice) -> NDArray[np.float64]:
+    """The stored rows at ``index`` (a slice, or positions in any order with repeats)."""
+    if isinstance(index, slice):
+        start, stop, step = index.indices(m)
+        if step != 1:
+            return _rows(reader, m, np.arange(start, stop, step))
+        return reader.rows(start, stop)
+    return reader.at(np.asarray(index, dtype=np.intp))

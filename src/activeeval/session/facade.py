@@ -170,6 +170,11 @@ class Session:
         """Each model's predictive distribution over the pool (reads the pool)."""
         return self._stored.predictives
 
+    def _from_summary(self) -> bool:
+        """Whether :meth:`estimate` (of model 0, the defaults) reads the stored pool summary
+        instead of the pool (for as many labels as its time summary reaches)."""
+        return _report()._lean(self._stored, 0, None, None) is not None
+
     @property
     def measure(self) -> Any:
         """The measure, bound to the pool's label space."""
@@ -331,8 +336,10 @@ class Session:
             The store was written by a newer activeeval.
         StoreError
             The store's tables do not fit together (the file was altered). The stored pool
-            is checked against its fingerprint when a command first reads it (an estimate,
-            ``ids``, ``predictives``); hand-outs, intake and progress read only their rows.
+            is checked against its fingerprint when a command first reads it (``ids``,
+            ``predictives``, ``q``, an estimate that reads the pool); hand-outs, intake and
+            progress read only their rows, and an estimate from the pool summary only the
+            labeled rows, each checked against its stored row check.
         """
         target = Path(path)
         conn = open_store(target)

@@ -227,7 +227,10 @@ def _cheapest_left(
     cost index."""
     index = last_draw_index(c, stored.plan.pool_size)
     if not stored.plan.cost_sensitive:
-        left = index.n_support - int(np.count_nonzero(index.q_at(c, handed) > 0))
+        if index.n_support == stored.plan.pool_size:  # q > 0 everywhere: no q to read
+            left = index.n_support - int(handed.shape[0])  # (each handed-out id once)
+        else:
+            left = index.n_support - int(np.count_nonzero(index.q_at(c, handed) > 0))
         return 1.0 if left > 0 else None
     taken = set(handed.tolist())
     rows = c.execute("SELECT position, cost FROM pool WHERE cost IS NOT NULL ORDER BY cost")

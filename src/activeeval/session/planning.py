@@ -95,6 +95,7 @@ from .stored import (
     StoredPlan,
     load_plan,
 )
+from .summaries import write_summaries
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -358,6 +359,7 @@ def _write_plan(conn: sqlite3.Connection, new: _NewStore) -> None:
         "INSERT INTO pool (position, id, cost) VALUES (?, ?, ?)",
         zip(range(m), new.pool_ids.tolist(), cost_col, strict=True),
     )
+    write_summaries(conn, new.q)
 
 
 def _write_head(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,11 +20,12 @@ from .._validation import check_groups, check_option
 from ..errors import (
     DegenerateIntervalWarning,
     ShapeError,
+    StoreError,
     UndefinedEstimateWarning,
     UnknownOptionError,
 )
 from ..estimators.inference import _wald_interval
-from ..estimators.report import LazyTerms, Reporting, _result_fields, pool_for
+from ..estimators.report import LazyTerms, Reporting, _fields, _result_fields, pool_for
 from ..estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother
 from ..methods import ESTIMATORS
 from ..results import (
@@ -47,13 +49,15 @@ __all__ = ["SessionProgress", "by_group", "compare", "estimate", "stop_reason", 
 
 # ----------------------------------------------------------------- the labeled prefix
 def _data(
-    store: StoreFile, stored: StoredPlan
+    store: StoreFile, stored: StoredPlan, label_dtype: Any = None
 ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[Any]]:
-    """The labeled prefix: pool positions, each draw's q, the labels."""
+    """The labeled prefix: pool positions, each draw's q, the labels (of ``label_dtype``,
+    by default the pool's)."""
     draws, q, by_pos = store.read(_snapshot)
     n = _labeled_prefix(draws, np.isin(draws, np.fromiter(by_pos, np.intp, len(by_pos))))
     idx = draws[:n]
-    return idx, q[:n], _stored_labels([by_pos[p] for p in idx.tolist()], stored.label_dtype)
+    dtype = stored.label_dtype if label_dtype is None else label_dtype
+    return idx, q[:n], _stored_labels([by_pos[p] for p in idx.tolist()], dtype)
 
 
 def _sample(
@@ -105,12 +109,129 @@ def estimate(
     features: ArrayLike | None,
     bandwidth: float,
 ) -> EvaluationResult:
-    """:meth:`Session.estimate <activeeval.Session.estimate>` on the stored labels."""
+    """:meth:`Session.estimate <activeeval.Session.estimate>` on the stored labels: from the
+    model's pool summary where the store has one and the request is the default's
+    (:func:`_lean`), else from the pool."""
     if not 0 <= model < stored.plan.n_models:
         raise ShapeError(f"model: must be in [0, {stored.plan.n_models}), got {model}.")
+    lean = _lean(stored, model, estimator, features)
+    if lean is not None:
+        idx, dq, y = _data(store, stored, lean.label_dtype)
+        if lean.summary.time.covers(int(np.unique(idx).shape[0])):
+            return _lean_estimate(stored, lean, idx, dq, y)
+        # beyond the time summary's series (tens of thousands of distinct labels): from q
     how = _check_estimator(stored, estimator, features, bandwidth)
     idx, dq, y = _data(store, stored)
     return _estimate_on(stored, idx, dq, y, model, how, features, bandwidth)
+
+
+def _lean(stored: StoredPlan, model: int, estimator: str | None, features: ArrayLike | None) -> Any:
+    """The model's stored pool summary (:class:`~.summaries.LeanModel`) where it serves this
+    estimate — the plan's model-assisted estimator, no features, one model and one phase of
+    q, no stopping rule (whose looks read the pool) — else None. Read once per open."""
+    plan = stored.plan
+    if (
+        features is not None
+        or (estimator is not None and estimator != plan.estimator)
+        or plan.estimator != "assisted"
+        or plan.n_models != 1
+        or len(stored.phase_starts) != 1
+        or plan.stopping is not None
+        or plan.ranking
+    ):
+        return None
+    if model not in stored._lean:
+        from .summaries import read_summary
+
+        stored._lean[model] = read_summary(stored.store, plan, model)
+    return stored._lean[model]
+
+
+def _lean_estimate(
+    stored: StoredPlan, lean: Any, idx: NDArray[np.intp], dq: NDArray[np.float64],
+    y: NDArray[Any],
+) -> EvaluationResult:  # fmt: skip
+    """:func:`_estimate_on` of the default from the pool summary: the labeled rows and their
+    costs read from the store, the pool not at all; the anytime interval, asked for, reads
+    the pool then (:class:`_PoolTerms`)."""
+    from ..estimators.report import summary_static_estimate
+    from .codec import _measure_from
+    from .lookup import Prices
+
+    plan = stored.plan
+    meas = _measure_from(plan.measure_spec)
+    units = np.unique(idx)
+
+    def read(c: Any) -> tuple[int, float]:
+        n_models = c.execute("SELECT COUNT(*) FROM models").fetchone()[0]
+        return n_models, float(Prices(c, plan.cost_sensitive).of(units).sum())
+
+    n_models, cost = stored.store.read(read)
+    if n_models != plan.n_models:  # as reading the pool finds it
+        raise StoreError(
+            f"{stored.store.path}: a model was added by another process while this session "
+            "was open; open the store again."
+        )
+    sample: dict[str, Any] = {"cost": cost, "budget": plan.budget, "method": plan.method,
+                              "indices": idx, "q": dq, "labels": y,
+                              "label_offsets": None}  # fmt: skip
+    if idx.size == 0:
+        nan = math.nan
+        return EvaluationResult(
+            nan, nan, (nan, nan), plan.level, 0, 0, measure=meas.name, inference=None,
+            **sample,
+        )  # fmt: skip
+    pred = lean.at(units)
+    est, interval = summary_static_estimate(meas, pred, lean.summary, idx, y, dq, plan.level)
+    fields = _fields(meas, plan.level, est, interval)
+    terms = _PoolTerms(stored.store.path.resolve(), plan.session_id, idx, y, stored)
+    return EvaluationResult(**fields, **sample, anytime_terms=terms)
+
+
+@dataclasses.dataclass(eq=False)
+class _PoolTerms:
+    """A summary-based estimate's anytime terms, computed from the session's pool when first
+    asked (:class:`~activeeval.estimators.report.LazyTerms` there): through the session if it
+    is still open, else from the store at ``path``, opened for the purpose (refused if it is
+    now another session's). Holds no connection, so that the result pickles."""
+
+    path: Path
+    session_id: str
+    draws: NDArray[np.intp]
+    labels: NDArray[Any]
+    stored: StoredPlan | None = dataclasses.field(default=None, repr=False)
+    done: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "stored": None}
+
+    def __call__(self) -> Any:
+        if self.done is None:
+            stored = self.stored
+            if stored is not None and stored.store.is_open():
+                self.done = self._from(stored)
+            else:
+                from .schema import open_store
+                from .stored import load_plan
+
+                store = StoreFile(self.path, open_store(self.path))
+                try:
+                    stored = load_plan(store)
+                    if stored.plan.session_id != self.session_id:
+                        raise StoreError(
+                            f"{self.path}: is now another session's store; the result's "
+                            "anytime interval reads its own session's pool."
+                        )
+                    self.done = self._from(stored)
+                finally:
+                    store.close()
+            self.stored = None
+        return self.done
+
+    def _from(self, stored: StoredPlan) -> Any:
+        rep = _reporting(stored, "assisted", None, DEFAULT_BANDWIDTH, self.draws.shape[0])
+        return LazyTerms(stored.pool, rep, self.draws, self.labels, stored.plan.horizon,
+                         model=0, window=stored.plan.window)()  # fmt: skip
 
 
 def _terms(

@@ -49,7 +49,7 @@ __all__ = [
     "open_store",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Version of the store layout written by this package (``meta.schema_version``). Version 2
 added the ``ranking`` table (ranked pools, thesis Ch. 6); version 3 the ``holder`` of each
 hand-out (the annotator it is handed to, ``Session.next_batch(k, annotator=...)``), the
@@ -62,7 +62,9 @@ a draw reads one part of q and arrays beyond one SQLite value fit
 (:mod:`~activeeval.session.blobs`); version 7 no table, but a new draw rule for new stores
 (the stream of ``evaluate(random_state=seed)`` in every block; ``plan.draw_rule``, which
 older stores keep): a release before it would continue such a store with other draws, so it
-must refuse it. A store
+must refuse it; version 8 the ``summaries`` of the pool that a session's estimate reads
+instead of the pool (``activeeval.estimators.summary``; written at init, none in a migrated
+store, which keeps reading its pool). A store
 of a newer version is refused (``SchemaVersionError``); an older one is upgraded by
 ``MIGRATIONS``."""
 #: ``PRAGMA application_id`` of a session store ("AEVS").
@@ -217,6 +219,22 @@ CREATE TABLE parts (
 )
 """
 
+# Version 8: pool summaries. Per phase of q and model, what the default estimate reads from the
+# whole pool (activeeval.estimators.summary.PoolSummary, serialized by
+# activeeval.session.summaries), so that ``status`` costs O(labels), and per model a check of
+# every stored row (``models.checks``: a 64-bit hash of the row's predictions and decision),
+# so that the rows such an estimate reads are checked as the fingerprint checks the whole
+# pool. A store migrated to it has neither: its estimates keep reading the pool, as before.
+_SCHEMA_V8 = """
+CREATE TABLE summaries (
+    phase INTEGER NOT NULL CHECK (phase >= 0),
+    model INTEGER NOT NULL CHECK (model >= 0),
+    data  BLOB NOT NULL,
+    PRIMARY KEY (phase, model)
+);
+ALTER TABLE models ADD COLUMN checks BLOB
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -260,6 +278,11 @@ def _keep_draw_rule(conn: sqlite3.Connection) -> None:
     """Nothing to change: the store keeps the draw rule it names (``plan.draw_rule``)."""
 
 
+def _add_summaries(conn: sqlite3.Connection) -> None:
+    for stmt in _SCHEMA_V8.split(";"):
+        conn.execute(stmt)
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _add_ranking_table,
     2: _add_annotators,
@@ -267,6 +290,7 @@ MIGRATIONS: dict[int, Migration] = {
     4: _add_draw_index,
     5: _add_parts,
     6: _keep_draw_rule,
+    7: _add_summaries,
 }
 """``MIGRATIONS[k]`` upgrades a store of schema version k to k + 1: a function of the SQLite
 connection, run inside the open transaction of ``Session.open`` (it must not commit). A store
@@ -492,6 +516,14 @@ class StoreFile:
     def close(self) -> None:
         self.conn.close()
 
+    def is_open(self) -> bool:
+        """Whether the connection is still open."""
+        try:
+            self.conn.execute("SELECT 1")
+        except sqlite3.ProgrammingError:
+            return False
+        return True
+
 
 # --------------------------------------------------------------- creating, opening
 def build_store(target: Path, fill: Callable[[sqlite3.Connection], None]) -> None:
@@ -512,7 +544,15 @@ def build_store(target: Path, fill: Callable[[sqlite3.Connection], None]) -> Non
             _configure(conn)
             with _transaction(conn, write=True):
                 for stmt in ";".join(
-                    (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4, _SCHEMA_V5, _SCHEMA_V6)
+                    (
+                        _SCHEMA_V1,
+                        _SCHEMA_V2,
+                        _SCHEMA_V3,
+                        _SCHEMA_V4,
+                        _SCHEMA_V5,
+                        _SCHEMA_V6,
+                        _SCHEMA_V8,
+                    )
                 ).split(";"):
                     if stmt.strip():
                         conn.execute(stmt)

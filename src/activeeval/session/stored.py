@@ -14,7 +14,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -278,6 +278,8 @@ class StoredPlan:
     phase_starts: tuple[int, ...]
     ids_integer: bool
     _data: PoolData | None = None
+    #: Each model's stored pool summary (:mod:`.summaries`), once read; None: there is none.
+    _lean: dict[int, Any] = field(default_factory=dict)
 
     @property
     def data(self) -> PoolData:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .. import io
 from .._validation import check_costs
@@ -35,8 +35,14 @@ from ..errors import (
     StoreError,
 )
 from ..estimators.report import PlainPool
-from ..predictive import Categorical, Gaussian
-from .blobs import ArrayWriter, RowReader, StoredArray
+from .blobs import (
+    ArrayWriter,
+    RowReader,
+    StoredArray,
+    _StoredCategorical,
+    _StoredGaussian,
+    _WholePool,
+)
 from .codec import PoolHash, _canonical_labels
 from .planning import (
     CreateRequest,
@@ -47,86 +53,9 @@ from .planning import (
     _write_head,
 )
 from .schema import build_store
+from .summaries import write_summaries
 
 __all__ = ["create_from_files"]
-
-
-class _WholePool(NotImplementedError):
-    """A pass that would read the streamed pool whole: its init reads the files whole."""
-
-
-class _StoredCategorical(Categorical):
-    """A classifier's predictions as the store being built holds them, read a chunk at a time:
-    every pass over the pool reads its chunks (``_chunk``, ``take``); nothing reads them
-    whole (``proba`` refuses, so that a whole-pool read cannot slip in unnoticed)."""
-
-    def __init__(self, reader: RowReader, m: int, labels: NDArray[Any]) -> None:
-        self._reader, self._m = reader, m
-        self.labels = labels
-        self._order = np.argsort(labels, kind="stable")
-        self._sorted = labels[self._order]
-
-    @property
-    def n(self) -> int:
-        return self._m
-
-    @property
-    def proba(self) -> NDArray[np.float64]:  # type: ignore[override]
-        raise _WholePool("a streamed pool is read a chunk at a time")
-
-    def take(self, index: ArrayLike | slice) -> Categorical:
-        out = object.__new__(Categorical)
-        out.proba = _rows(self._reader, self._m, index)
-        out.labels, out._order, out._sorted = self.labels, self._order, self._sorted
-        return out
-
-    def _chunk(self, rows: slice) -> Categorical:
-        return self.take(rows)
-
-    def __repr__(self) -> str:
-        return f"_StoredCategorical(m={self._m}, labels={self.labels.tolist()})"
-
-
-class _StoredGaussian(Gaussian):
-    """A regressor's predictions as the store being built holds them (mean, var), read a
-    chunk at a time (see :class:`_StoredCategorical`)."""
-
-    def __init__(self, reader: RowReader, m: int) -> None:
-        self._reader, self._m = reader, m
-
-    @property
-    def n(self) -> int:
-        return self._m
-
-    @property
-    def mean(self) -> NDArray[np.float64]:  # type: ignore[override]
-        raise _WholePool("a streamed pool is read a chunk at a time")
-
-    @property
-    def var(self) -> NDArray[np.float64]:  # type: ignore[override]
-        raise _WholePool("a streamed pool is read a chunk at a time")
-
-    def take(self, index: ArrayLike | slice) -> Gaussian:
-        arr = _rows(self._reader, self._m, index)
-        out = object.__new__(Gaussian)
-        out.mean, out.var = arr[:, 0].copy(), arr[:, 1].copy()
-        return out
-
-    def _chunk(self, rows: slice) -> Gaussian:
-        return self.take(rows)
-
-    def __repr__(self) -> str:
-        return f"_StoredGaussian(m={self._m})"
-
-
-def _rows(reader: RowReader, m: int, index: ArrayLike | slice) -> NDArray[np.float64]:
-    """The stored rows at ``index`` (a slice, or positions in any order with repeats)."""
-    if isinstance(index, slice):
-        start, stop, step = index.indices(m)
-        if step != 1:
-            return _rows(reader, m, np.arange(start, stop, step))
-        return reader.rows(start, stop)
-    return reader.at(np.asarray(index, dtype=np.intp))
 
 
 def _scan_ids(stream: io.PoolStream) -> tuple[bool, int]:
@@ -244,6 +173,7 @@ def _fill(
         for rd in readers:
             rd.close()
     _write_head(conn, meta, plan_row, q)
+    write_summaries(conn, q)
 
 
 def _class_order(base: io.PoolStream, s: io.PoolStream) -> NDArray[np.intp] | None:

@@ -1,0 +1,314 @@
+"""A session's pool summaries: what its default estimate reads from the whole pool, made once
+at ``init`` and stored (the ``summaries`` table, schema 8), so that ``status`` and
+:meth:`Session.estimate <activeeval.Session.estimate>` cost O(labels)
+(:mod:`activeeval.estimators.summary`; ``docs/design/lean-status.md``).
+
+A summary is written for a session of one model of instances (not a ranked pool) estimated
+by the model-assisted estimator with a measure of per-instance losses (not the multi-class
+averages or the measures of probabilities). Each is an ``.npz`` of its numbers and arrays:
+q's time summary, the domain's mass and count, the control variate's pool means, the tempered
+curve's subsample (the model's stored rows and decisions there, q and p). What reads it
+rebuilds the subsample's model from those rows exactly as the whole pool's is built, so the
+estimate is the whole pool's bit for bit (tested); a store without one (made before schema
+8, or of another kind) keeps reading its pool.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import zipfile
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._chunks import row_chunks, uniform
+from ..errors import StoreError
+from .blobs import ArrayWriter, RowReader, StoredArray, _StoredCategorical, _StoredGaussian
+from .codec import _measure_from, _predictive_from
+from .schema import StoreFile
+from .stored import SessionPlan, _restore_decision
+
+__all__ = ["LeanModel", "read_summary", "write_summaries"]
+
+#: The layout of a stored summary; another is ignored (the estimate then reads the pool).
+VERSION = 1
+
+
+def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
+    """The summary of the new store's model for its q (phase 0), inside the build's
+    transaction, read back from the stored rows a chunk at a time; nothing for a store the
+    summary does not serve (module docstring)."""
+    from ..estimators.report import PlainPool, pool_class
+    from ..estimators.summary import summarize
+
+    spec, m, n_models, pkind, space = conn.execute(
+        "SELECT measure_spec, pool_size, n_models, predictive_kind, label_space FROM plan"
+    ).fetchone()
+    estimator = conn.execute("SELECT value FROM meta WHERE key = 'estimator'").fetchone()
+    ranked = conn.execute("SELECT COUNT(*) FROM ranking").fetchone()[0]
+    if n_models != 1 or ranked or estimator is None or estimator[0] != "assisted":
+        return
+    labels = None if space is None else tuple(json.loads(space))
+    model = _StoredModel(conn, 0, int(m), pkind, labels)
+    try:
+        meas = _measure_from(json.loads(spec))
+        if pool_class([model.chunk_type()], meas) is not PlainPool:
+            return
+        s = summarize(meas, model, uniform(int(m)), q)
+        decision = model.decisions(s.keep)
+        model.write_checks(conn)
+    finally:
+        model.close()
+    blob = _to_bytes(s, _stored_rows(s.sample), decision)
+    conn.execute("INSERT INTO summaries (phase, model, data) VALUES (0, 0, ?)", (blob,))
+
+
+@dataclass(eq=False)
+class LeanModel:
+    """A model's pool summary (``summary``, an
+    :class:`~activeeval.estimators.summary.PoolSummary`) and the store to read its rows from."""
+
+    summary: Any
+    store: StoreFile
+    model: int
+    size: int
+    kind: str
+    labels: tuple[Any, ...] | None
+
+    @property
+    def label_dtype(self) -> Any:
+        """The stored labels' dtype, as :func:`~.stored._label_dtype` finds it from the pool."""
+        if self.labels is None:
+            return np.float64
+        if self.labels and isinstance(self.labels[0], int):
+            return np.int64
+        return self.summary.sample.labels.dtype
+
+    def at(self, units: NDArray[np.intp]) -> _AtRows:
+        """The model at the distinct pool rows ``units`` (sorted), read from the store."""
+
+        def read(c: sqlite3.Connection) -> tuple[Any, ...]:
+            model = _StoredModel(c, self.model, self.size, self.kind, self.labels)
+            try:
+                return (*model.raw(units), model.checks(units))
+            finally:
+                model.close()
+
+        raw, decision, checks = self.store.read(read)
+        if checks is None or not np.array_equal(checks, _row_checks(raw, decision)):
+            raise StoreError(
+                f"{self.store.path}: the stored predictions at the labeled instances do not "
+                "match their checks; the file was altered outside activeeval."
+            )
+        return _AtRows(_built(self.kind, self.labels, raw, decision), units, self.size)
+
+
+def read_summary(store: StoreFile, plan: SessionPlan, model: int) -> LeanModel | None:
+    """The stored summary of ``model`` for the plan's q (phase 0), or None (none stored, or
+    of another layout)."""
+    row = store.read(
+        lambda c: c.execute(
+            "SELECT data FROM summaries WHERE phase = 0 AND model = ?", (model,)
+        ).fetchone()
+    )
+    if row is None:
+        return None
+    s = _from_bytes(row[0], plan.predictive_kind, plan.label_space, store.path)
+    if s is None or s.size != plan.pool_size:
+        return None
+    from ..estimators.tempered import subsample
+
+    if not np.array_equal(s.keep, subsample(s.size)):
+        return None  # another subsample than the whole pool's (numpy's stream changed)
+    return LeanModel(s, store, model, plan.pool_size, plan.predictive_kind, plan.label_space)
+
+
+class _AtRows:
+    """A model known at some pool rows (``units``, sorted): ``take`` of pool rows among
+    them, as the whole pool's model would give them."""
+
+    def __init__(self, pred: Any, units: NDArray[np.intp], m: int) -> None:
+        self.pred, self.units, self.n = pred, units, m
+
+    def take(self, rows: Any) -> Any:
+        return self.pred.take(np.searchsorted(self.units, np.asarray(rows, dtype=np.intp)))
+
+
+class _StoredModel:
+    """A stored model read a chunk (``_chunk``) or some rows (``take``) at a time, with its
+    stored decisions; ``raw`` gives the stored rows themselves."""
+
+    def __init__(self, c: sqlite3.Connection, model: int, m: int, kind: str, labels: Any) -> None:
+        width = c.execute("SELECT n_columns FROM models WHERE model = ?", (model,)).fetchone()[0]
+        has = c.execute(
+            "SELECT decision IS NOT NULL FROM models WHERE model = ?", (model,)
+        ).fetchone()[0]
+        self.n, self.kind, self.labels, self.model, self._c = m, kind, labels, model, c
+        self._pred = RowReader(c, StoredArray("models.predictions", model, (m, int(width))))
+        self._dec = RowReader(c, StoredArray("models.decision", model, (m,))) if has else None
+        self._base: Any = (
+            _StoredCategorical(self._pred, m, np.asarray(labels))
+            if kind == "categorical"
+            else _StoredGaussian(self._pred, m)
+        )
+
+    def chunk_type(self) -> Any:
+        return self._chunk(slice(0, min(self.n, 1)))
+
+    def _decided(self, pred: Any, rows: Any) -> Any:
+        if self._dec is None:
+            return pred
+        if isinstance(rows, slice):
+            start, stop, _ = rows.indices(self.n)
+            f = self._dec.rows(start, stop)
+        else:
+            f = self._dec.at(np.asarray(rows, dtype=np.intp))
+        return _restore_decision(pred, f)
+
+    def _chunk(self, rows: slice) -> Any:
+        return self._decided(self._base._chunk(rows), rows)
+
+    def take(self, rows: Any) -> Any:
+        return self._decided(self._base.take(rows), rows)
+
+    def raw(self, units: NDArray[np.intp]) -> tuple[NDArray[np.float64], Any]:
+        """The stored rows (and decisions, or None) at ``units``."""
+        at = np.asarray(units, dtype=np.intp)
+        return self._pred.at(at), self.decisions(at)
+
+    def decisions(self, units: NDArray[np.intp]) -> NDArray[np.float64] | None:
+        """The stored decisions at ``units`` (None: the model's own)."""
+        return None if self._dec is None else self._dec.at(np.asarray(units, dtype=np.intp))
+
+    def write_checks(self, c: sqlite3.Connection) -> None:
+        """Store every row's check (:func:`_row_checks`), a chunk of rows at a time."""
+        where = StoredArray("models.checks", self.model, (self.n,))
+        self.close()  # the writer's UPDATE of the model's row would abort open blobs
+        with ArrayWriter(c, where) as w:
+            for rows in row_chunks(self.n):
+                dec = None if self._dec is None else self._dec.rows(rows.start, rows.stop)
+                raw = self._pred.rows(rows.start, rows.stop)
+                w.write(rows.start, _row_checks(raw, dec).view(np.float64))
+
+    def checks(self, units: NDArray[np.intp]) -> NDArray[np.uint64] | None:
+        """The stored checks at ``units``; None where the store has none."""
+        if self._c.execute(
+            "SELECT checks IS NULL FROM models WHERE model = ?", (self.model,)
+        ).fetchone()[0]:
+            return None
+        where = StoredArray("models.checks", self.model, (self.n,))
+        with RowReader(self._c, where) as r:
+            return r.at(np.asarray(units, dtype=np.intp)).view(np.uint64)
+
+    def close(self) -> None:
+        self._pred.close()
+        if self._dec is not None:
+            self._dec.close()
+
+
+#: The row check's multiplier (the golden ratio's 64-bit fraction) and starting value.
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_SEED = np.uint64(0xCBF29CE484222325)
+
+
+def _row_checks(raw: NDArray[np.float64], decision: Any) -> NDArray[np.uint64]:
+    """A 64-bit check of each stored row — its values' bits, and its decision's — mixed a
+    column at a time (xor, multiply, xor-shift): any change to a row's bytes changes its
+    check but with probability 2⁻⁶⁴. Not a defence against a forger; against an edit or a
+    damaged file, as the fingerprint is."""
+    bits = np.ascontiguousarray(raw, dtype=np.float64).reshape(raw.shape[0], -1).view(np.uint64)
+    cols = [bits[:, j] for j in range(bits.shape[1])]
+    if decision is not None:
+        cols.append(np.ascontiguousarray(decision, dtype=np.float64).view(np.uint64))
+    h = np.full(raw.shape[0], _SEED, dtype=np.uint64)
+    for col in cols:
+        h ^= col
+        h *= _MIX
+        h ^= h >> np.uint64(29)
+    return h
+
+
+def _stored_rows(pred: Any) -> NDArray[np.float64]:
+    """A model's rows as the store holds them (a classifier's probabilities; a regressor's
+    mean and variance), from the model read from them (:class:`_StoredModel`)."""
+    if hasattr(pred, "proba"):
+        return np.asarray(pred.proba, dtype=np.float64)
+    return np.column_stack([pred.mean, pred.var])
+
+
+def _built(kind: str, labels: Any, raw: NDArray[np.float64], decision: Any) -> Any:
+    """The model at some rows from their stored values, as the store's whole pool is built."""
+    return _restore_decision(_predictive_from(kind, raw, labels), decision)
+
+
+_SCALARS = ("size", "domain_all", "mass", "mu_num", "mu_den", "n_needed", "n_domain",
+            "missing", "curve_family")  # fmt: skip
+
+
+def _to_bytes(s: Any, raw: NDArray[np.float64], decision: Any) -> bytes:
+    t = s.time
+    arrays: dict[str, Any] = {
+        "version": np.int64(VERSION),
+        **{k: np.asarray(getattr(s, k)) for k in _SCALARS},
+        "t_size": np.int64(t.size),
+        "t_support": np.int64(t.n_support),
+        "t_top": t.top,
+        "t_tau": np.float64(t.tau),
+        "t_sums": t.sums,
+        "keep": s.keep.astype(np.int64),
+        "raw": raw,
+        "sample_q": s.sample_q,
+        "sample_p": s.sample_p,
+    }
+    if decision is not None:
+        arrays["decision"] = decision
+    out = io.BytesIO()
+    np.savez(out, **arrays)
+    return out.getvalue()
+
+
+def _from_bytes(blob: bytes, kind: str, labels: Any, path: Any = "summary") -> Any:
+    """The summary in ``blob``, None where its layout is another (``VERSION``); a
+    :class:`~activeeval.errors.StoreError` where it cannot be read (altered)."""
+    try:
+        return _read_blob(blob, kind, labels)
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        raise StoreError(
+            f"{path}: its pool summary cannot be read ({exc}); the store was altered outside "
+            "activeeval."
+        ) from exc
+
+
+def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
+    from ..estimators.summary import PoolSummary
+    from ..sampling import TimeSummary
+
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        if "version" not in z.files or int(z["version"]) != VERSION:
+            return None
+        scalars = {k: z[k].item() for k in _SCALARS}
+        time = TimeSummary(
+            int(z["t_size"]), int(z["t_support"]), z["t_top"], float(z["t_tau"]), z["t_sums"]
+        )
+        decision = z["decision"] if "decision" in z.files else None
+        sample = _built(kind, labels, z["raw"], decision)
+        return PoolSummary(
+            size=int(scalars["size"]),
+            time=time,
+            domain_all=bool(scalars["domain_all"]),
+            mass=float(scalars["mass"]),
+            mu_num=float(scalars["mu_num"]),
+            mu_den=float(scalars["mu_den"]),
+            n_needed=int(scalars["n_needed"]),
+            n_domain=int(scalars["n_domain"]),
+            missing=int(scalars["missing"]),
+            curve_family=bool(scalars["curve_family"]),
+            keep=z["keep"].astype(np.intp),
+            sample=sample,
+            sample_q=z["sample_q"],
+            sample_p=z["sample_p"],
+        )

@@ -1,0 +1,410 @@
+"""A session's estimate from its pool summary (issue 30, ``docs/design/lean-status.md``):
+q's time summary against the whole-pool Newton iteration and its defining equation, the
+summary-based estimate bit for bit against the pool's arrays, sessions that report without
+reading their pool, and what still reads it (the anytime terms, reuse, the re-plan)."""
+
+from __future__ import annotations
+
+import io
+import math
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import activeeval as ae
+from activeeval._chunks import ROWS, uniform
+from activeeval.cli import main
+from activeeval.errors import UnknownOptionError
+from activeeval.estimators.report import pool_for, summary_static_estimate
+from activeeval.estimators.summary import summarize
+from activeeval.measures import get_measure
+from activeeval.predictive import Categorical, Gaussian
+from activeeval.sampling import TimeSummary, _successive_time, _time_to_reach, draw
+from activeeval.sampling import optimal_distribution as q_star
+from activeeval.session import report as session_report
+from activeeval.session import stored as stored_mod
+from activeeval.session.summaries import VERSION, _from_bytes, _to_bytes
+
+
+def _q(kind: str, m: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if kind == "beta":
+        q = rng.beta(0.5, 2.0, m)
+    elif kind == "flat":
+        q = np.ones(m)
+    elif kind == "zeros":  # q vanishes on about 70% of the pool
+        q = rng.random(m) * (rng.random(m) < 0.3)
+    else:  # heavy-tailed
+        q = rng.pareto(1.5, m) + 1e-3
+    return q / q.sum()
+
+
+def _whole_time(q: np.ndarray, n: int) -> float:
+    """t(n) by Newton's iteration over the whole q, as before the summary."""
+    support = int(np.count_nonzero(q > 0))
+    if n >= support:
+        return math.inf
+    return _time_to_reach(q, float(n), positive=support < q.shape[0])
+
+
+# ------------------------------------------------------------------------ q's time summary
+@pytest.mark.parametrize("kind", ["beta", "flat", "zeros", "heavy"])
+def test_time_of_a_pool_of_one_chunk_is_the_whole_pool_iteration_bit_for_bit(kind) -> None:
+    q = _q(kind, 5000)
+    for n in (0, 1, 7, 300, 1400, 4999, 5000):
+        assert _successive_time(q, n) == _whole_time(q, n)
+
+
+@pytest.mark.parametrize("kind", ["beta", "flat", "zeros", "heavy"])
+def test_time_of_a_larger_pool_solves_the_same_equation_to_rounding(kind) -> None:
+    q = _q(kind, ROWS + 40_000, seed=1)
+    s = TimeSummary.of(q)
+    assert s.tau > 0 and s.top.shape[0] <= 1 << 16
+    assert np.all(s.top > s.tau) and int((q > s.tau).sum()) == s.top.shape[0]
+    for n in (1, 50, 1000, 20_000, 40_000):  # within the series' range (0.63·TOP_Q at least)
+        assert s.covers(n)
+        t = _successive_time(q, n)
+        assert t == pytest.approx(_whole_time(q, n), rel=1e-13)
+        # the defining equation Σ (1 − e^(−q t)) = n, summed independently (math.fsum)
+        assert math.fsum(-np.expm1(-q * t)) == pytest.approx(n, rel=1e-12)
+
+
+def test_time_of_tiny_q_beyond_the_series_is_not_nan() -> None:
+    # 65,536 large q and the rest about 1e-20: at t = 1/τ the series' terms overflow; the
+    # range check must say "beyond", not pass a NaN through (a review found t = NaN)
+    m = ROWS + 10_000
+    q = np.full(m, 1e-20)
+    q[: 1 << 16] = 1.0
+    q /= q.sum()
+    n = (1 << 16) + 64
+    s = TimeSummary.of(q)
+    assert not s.covers(n)
+    t = s.time(n, q)
+    assert math.isfinite(t) and t == _whole_time(q, n)
+
+
+def test_time_beyond_the_series_falls_back_to_q_and_needs_it() -> None:
+    q = _q("flat", ROWS + 40_000)  # τ = 1/m: the series holds to t = m, n ≈ 0.63 m
+    s = TimeSummary.of(q)
+    n = int(0.8 * q.shape[0])
+    assert not s.covers(n) and s.covers(int(0.6 * q.shape[0]))
+    assert s.time(n, q) == _whole_time(q, n)
+    with pytest.raises(ValueError, match="beyond the series"):
+        s.time(n)
+    assert s.time(q.shape[0]) == math.inf and s.time(0) == 0.0
+
+
+# ------------------------------------------------------------------ the summary's estimate
+def _pool(kind: str, m: int, seed: int = 0, decision: bool = False):
+    rng = np.random.default_rng(seed)
+    if kind == "gauss":
+        mu, var = rng.normal(size=m), rng.gamma(2.0, 0.5, m)
+        return Gaussian(mu, var), mu + rng.normal(size=m) * np.sqrt(var) * 1.5
+    p1 = rng.beta(1.0, 6.0, m)
+    pred = Categorical(np.column_stack([1 - p1, p1]))
+    if decision:  # a deployed threshold apart from the probabilities
+        pred = pred.with_decision((p1 > 0.3).astype(int))
+    return pred, (rng.random(m) < np.clip(1.3 * p1, 0, 1)).astype(int)
+
+
+CASES = [
+    ("error_rate", "cat", False, 300),
+    ("f1", "cat", False, 300),
+    ("recall", "cat", False, 300),
+    ("precision", "cat", True, 300),  # the domain is the predicted positives
+    ("mse", "gauss", False, 300),
+    ("mae", "gauss", False, 300),
+    ("precision", "cat", False, 3000),  # every predicted positive labeled: the census
+]
+
+
+@pytest.mark.parametrize("m", [2000, ROWS + 5000])
+@pytest.mark.parametrize(("measure", "kind", "decision", "n"), CASES)
+def test_summary_estimate_is_the_pools_bit_for_bit(m, measure, kind, decision, n) -> None:
+    pred, y = _pool(kind, m, decision=decision)
+    meas = get_measure(measure).bind(pred)
+    q = q_star(pred, meas)
+    d = draw(q, n, random_state=1)
+    pool = pool_for([pred], meas, uniform(m))
+    want, how = pool.estimate(pool.reporting(q, 0.95, "assisted"), 0, d, y[d])
+    got, how2 = summary_static_estimate(meas, pred, summarize(meas, pred, uniform(m), q), d,
+                                        y[d], q[d], 0.95)  # fmt: skip
+    assert how2 == how
+    assert (got.estimate, got.stderr, got.n_labels) == (want.estimate, want.stderr, want.n_labels)
+    assert got.confidence_interval(0.9, method=how) == want.confidence_interval(0.9, method=how)
+    if how == "tempered":
+        for a, b in zip(vars(got.score).values(), vars(want.score).values(), strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_summary_round_trips_and_an_unknown_layout_is_ignored() -> None:
+    pred, _ = _pool("cat", 3000, decision=True)
+    meas = get_measure("precision").bind(pred)
+    q = q_star(pred, meas)
+    s = summarize(meas, pred, uniform(3000), q)
+    raw = (pred.proba[s.keep], pred.predicted_index[s.keep].astype(float))
+    back = _from_bytes(_to_bytes(s, *raw), "categorical", (0, 1))
+    for k in ("size", "domain_all", "mass", "mu_num", "mu_den", "n_needed", "n_domain",
+              "missing", "curve_family"):  # fmt: skip
+        assert getattr(back, k) == getattr(s, k)
+    np.testing.assert_array_equal(back.sample.proba, s.sample.proba)
+    np.testing.assert_array_equal(back.sample.point_prediction(), s.sample.point_prediction())
+    np.testing.assert_array_equal(back.time.top, s.time.top)
+    with np.load(io.BytesIO(_to_bytes(s, *raw))) as z:
+        other = {k: z[k] for k in z.files}
+    other["version"] = np.int64(VERSION + 1)
+    out = io.BytesIO()
+    np.savez(out, **other)
+    assert _from_bytes(out.getvalue(), "categorical", (0, 1)) is None
+
+
+def test_a_gaussian_with_a_zero_variance_has_no_tempered_family() -> None:
+    pred, _ = _pool("gauss", 400)
+    var = pred.var.copy()
+    var[7] = 0.0
+    pred = Gaussian(pred.mean, var)
+    meas = get_measure("mse").bind(pred)
+    assert not summarize(meas, pred, uniform(400), q_star(pred, meas)).curve_family
+
+
+# ---------------------------------------------------------------------------- sessions
+def _session(tmp_path: Path, measure="f1", n=400, **kw):
+    pred, y = _pool(kw.pop("kind", "cat"), kw.pop("m", 3000), decision=kw.pop("decision", False))
+    s = ae.Session.create(tmp_path / "s.db", pred, measure, budget=2 * n, seed=3, **kw)
+    ids = s.next_batch(n)
+    s.record({i: y[i] for i in ids})
+    return s, pred, y
+
+
+def _whole(s: ae.Session):
+    st = s._stored
+    idx, dq, y = session_report._data(s._store, st)
+    return session_report._estimate_on(st, idx, dq, y, 0, st.plan.estimator)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"measure": "precision", "decision": True}, {"measure": "mse", "kind": "gauss"},
+     {"measure": "error_rate", "costs": np.linspace(1.0, 3.0, 3000)}],
+)  # fmt: skip
+def test_a_session_reports_from_its_summary_what_its_pool_gives(tmp_path, kw) -> None:
+    s, *_ = _session(tmp_path, **kw)
+    assert session_report._lean(s._stored, 0, None, None) is not None
+    lean, whole = s.estimate(), _whole(s)
+    assert (lean.estimate, lean.stderr, lean.ci, lean.interval, lean.cost) == (
+        whole.estimate, whole.stderr, whole.ci, whole.interval, whole.cost
+    )  # fmt: skip
+    np.testing.assert_array_equal(lean.indices, whole.indices)
+    np.testing.assert_array_equal(lean.q, whole.q)
+
+
+def test_a_session_equals_evaluate_through_its_summary(tmp_path) -> None:
+    pred, y = _pool("cat", 3000)
+    s = ae.Session.create(tmp_path / "s.db", pred, "f1", budget=500, seed=11)
+    while ids := s.next_batch(50):
+        s.record({i: y[i] for i in ids})
+    res = ae.evaluate(pred, lambda i: y[i], "f1", budget=500, random_state=11)
+    got = s.estimate()
+    assert session_report._lean(s._stored, 0, None, None) is not None
+    assert (got.estimate, got.stderr, got.ci) == (res.estimate, res.stderr, res.ci)
+
+
+def test_status_reads_no_whole_pool_column(tmp_path, monkeypatch) -> None:
+    s, *_ = _session(tmp_path)
+    want = s.estimate()
+    s.close()
+
+    def refuse(*a, **k):
+        raise AssertionError("the whole pool was read")
+
+    monkeypatch.setattr(stored_mod, "_load_pool", refuse)
+    with ae.Session.open(tmp_path / "s.db") as s2:
+        got = s2.estimate()
+    assert (got.estimate, got.ci) == (want.estimate, want.ci)
+    import activeeval.cli as cli
+
+    monkeypatch.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk
+    for extra in ([], ["--json"]):
+        out = CliRunner().invoke(main, ["session", "status", str(tmp_path / "s.db"), *extra])
+        assert out.exit_code == 0, out.output
+    # what needs the pool still reads it, here refused: the proof that the above did not
+    with ae.Session.open(tmp_path / "s.db") as s3, pytest.raises(AssertionError):
+        s3.estimate(estimator="snis")
+
+
+def test_the_anytime_interval_of_a_summary_estimate_reads_the_pool_then(tmp_path) -> None:
+    s, *_ = _session(tmp_path)
+    lean, whole = s.estimate(), _whole(s)
+    assert lean.confidence_interval(method="anytime") == whole.confidence_interval(method="anytime")
+
+
+def test_reuse_of_a_session_read_from_its_summary(tmp_path) -> None:
+    s, pred, y = _session(tmp_path, measure="error_rate")
+    res = ae.evaluate(pred, lambda i: y[i], "error_rate", budget=100, reuse=s, random_state=0)
+    whole = _whole(s)
+    again = ae.evaluate(pred, lambda i: y[i], "error_rate", budget=100, reuse=whole,
+                        random_state=0)  # fmt: skip
+    assert (res.estimate, res.ci) == (again.estimate, again.ci)
+    with pytest.raises(UnknownOptionError, match="pass the Session itself"):
+        ae.evaluate(pred, lambda i: y[i], "error_rate", budget=100, reuse=s.estimate())
+
+
+def test_a_migrated_store_has_no_summary_and_reads_its_pool(tmp_path) -> None:
+    s, *_ = _session(tmp_path)
+    want = s.estimate()
+    s.close()
+    with sqlite3.connect(tmp_path / "s.db") as c:
+        c.execute("DELETE FROM summaries")
+    with ae.Session.open(tmp_path / "s.db") as s2:
+        assert session_report._lean(s2._stored, 0, None, None) is None
+        got = s2.estimate()
+    assert (got.estimate, got.ci) == (want.estimate, want.ci)
+
+
+def test_no_summary_where_it_would_not_serve(tmp_path) -> None:
+    pred, _ = _pool("cat", 3000)
+    other = Categorical(np.clip(pred.proba + 0.05, 0, None) / 1.1)
+    for name, kw in [("snis", {"estimator": "snis"}), ("pair", {}), ("macro", {})]:
+        pools = [pred, other] if name == "pair" else pred
+        measure = "macro_f1" if name == "macro" else "f1"
+        s = ae.Session.create(tmp_path / f"{name}.db", pools, measure, budget=100, **kw)
+        with sqlite3.connect(tmp_path / f"{name}.db") as c:
+            assert c.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 0
+        s.close()
+
+
+def test_status_above_one_chunk_replans_only_when_asked(tmp_path, monkeypatch) -> None:
+    import activeeval.cli as cli
+
+    s, *_ = _session(tmp_path)
+    s.close()
+    monkeypatch.setattr(cli, "_REPLAN_ROWS", 1000)  # the 3,000-instance pool counts as large
+    path = str(tmp_path / "s.db")
+    out = CliRunner().invoke(main, ["session", "status", path])
+    assert out.exit_code == 0 and "--target-width W re-plans" in out.output
+    assert "re-planned from" not in out.output
+    out = CliRunner().invoke(main, ["session", "status", path, "--target-width", "0.05"])
+    assert out.exit_code == 0 and "re-planned from 400 labels" in out.output
+    monkeypatch.setattr(cli, "_REPLAN_ROWS", 1 << 18)
+    out = CliRunner().invoke(main, ["session", "status", path])
+    assert "re-planned from" in out.output and "--target-width W" not in out.output
+
+
+def test_a_summary_estimate_pickles_and_reads_its_own_pool_after_close(tmp_path) -> None:
+    import pickle
+
+    s, *_ = _session(tmp_path)
+    lean, whole = s.estimate(), _whole(s)
+    s.close()
+    blob = pickle.dumps(lean)  # before its anytime terms are computed
+    back = pickle.loads(blob)
+    want = whole.confidence_interval(method="anytime")
+    assert back.confidence_interval(method="anytime") == want  # the store opened again
+    assert lean.confidence_interval(method="anytime") == want
+    other, *_ = _session(tmp_path / "other")
+    other.close()
+    (tmp_path / "s.db").unlink()
+    (tmp_path / "other" / "s.db").rename(tmp_path / "s.db")
+    stranger = pickle.loads(blob)
+    with pytest.raises(ae.errors.StoreError, match="another session's store"):
+        stranger.confidence_interval(method="anytime")
+
+
+# ------------------------------------------------------- a session above one chunk of pool
+@pytest.fixture(scope="module")
+def big_session(tmp_path_factory):
+    """A session of one model on ROWS + 20,000 instances (above one chunk: the time summary's
+    series, the tempered curve's subsample), 600 labels."""
+    tmp = tmp_path_factory.mktemp("big")
+    pred, y = _pool("cat", ROWS + 20_000, seed=4)
+    with ae.Session.create(tmp / "s.db", pred, "f1", budget=600, seed=5) as s:
+        while ids := s.next_batch(200):
+            s.record({i: y[i] for i in ids})
+    return tmp / "s.db", pred, y
+
+
+def test_a_session_above_one_chunk_equals_its_pool_and_evaluate(big_session, tmp_path) -> None:
+    path, pred, y = big_session
+    with ae.Session.open(path) as s:
+        lean = session_report._lean(s._stored, 0, None, None)
+        assert lean is not None and lean.summary.time.tau > 0  # the series, not q itself
+        assert lean.summary.keep.shape[0] == 50_000
+        got, whole = s.estimate(), _whole(s)
+        assert got.interval == "tempered"
+        assert (got.estimate, got.stderr, got.ci) == (whole.estimate, whole.stderr, whole.ci)
+    res = ae.evaluate(pred, lambda i: y[i], "f1", budget=600, random_state=5)
+    assert (res.n_draws, res.estimate, res.ci) == (got.n_draws, got.estimate, got.ci)
+
+
+def test_past_the_series_a_session_estimates_from_its_pool(big_session, monkeypatch) -> None:
+    # Past the time summary's series (about 41,000 distinct labels at the least) the
+    # session's estimate reads its pool (the series' own fallback is tested above)
+    path, *_ = big_session
+    with ae.Session.open(path) as s:
+        want = s.estimate()
+    monkeypatch.setattr(TimeSummary, "covers", lambda self, n: False)
+    used: list[int] = []
+    real = session_report._estimate_on
+    monkeypatch.setattr(session_report, "_estimate_on", lambda *a, **k: used.append(1) or
+                        real(*a, **k))  # fmt: skip
+    with ae.Session.open(path) as s:
+        got = s.estimate()
+    assert used == [1]  # t from q itself: the same root, to rounding
+    assert got.estimate == pytest.approx(want.estimate, rel=1e-12)
+    assert got.ci == pytest.approx(want.ci, rel=1e-12)
+
+
+def test_a_large_summary_round_trips(big_session) -> None:
+    path, *_ = big_session
+    with ae.Session.open(path) as s:
+        lean = session_report._lean(s._stored, 0, None, None)
+        st = lean.summary
+        with sqlite3.connect(path) as c:
+            blob = c.execute("SELECT data FROM summaries").fetchone()[0]
+    back = _from_bytes(blob, "categorical", (0, 1))
+    for k in ("size", "domain_all", "mass", "mu_num", "mu_den", "n_needed", "n_domain"):
+        assert getattr(back, k) == getattr(st, k)
+    assert (back.time.tau, back.time.n_support) == (st.time.tau, st.time.n_support)
+    for a, b in [(back.time.sums, st.time.sums), (back.time.top, st.time.top),
+                 (back.keep, st.keep), (back.sample_q, st.sample_q),
+                 (back.sample_p, st.sample_p), (back.sample.proba, st.sample.proba)]:  # fmt: skip
+        np.testing.assert_array_equal(a, b)
+    assert back.time.sums.shape == (20,) and back.time.tau > 0
+
+
+def test_an_altered_labeled_row_or_summary_is_refused(tmp_path) -> None:
+    s, *_ = _session(tmp_path)
+    unit = int(s.estimate().indices[0])
+    s.close()
+    path = tmp_path / "s.db"
+    with sqlite3.connect(path) as c:
+        blob = bytearray(c.execute("SELECT predictions FROM models").fetchone()[0])
+        blob[16 * unit : 16 * unit + 8] = np.float64(0.5).tobytes()  # p(class 0) at a label
+        c.execute("UPDATE models SET predictions = ?", (bytes(blob),))
+    with ae.Session.open(path) as s2, pytest.raises(ae.errors.StoreError, match="altered"):
+        s2.estimate()
+    s, *_ = _session(tmp_path / "b")
+    s.close()
+    with sqlite3.connect(tmp_path / "b" / "s.db") as c:
+        c.execute("UPDATE summaries SET data = substr(data, 1, 200)")
+    with (
+        ae.Session.open(tmp_path / "b" / "s.db") as s3,
+        pytest.raises(ae.errors.StoreError, match="pool summary cannot be read"),
+    ):
+        s3.estimate()
+
+
+def test_a_pickled_result_of_a_relative_store_path_finds_it_again(tmp_path, monkeypatch) -> None:
+    import pickle
+
+    monkeypatch.chdir(tmp_path)
+    pred, y = _pool("cat", 2000)
+    with ae.Session.create("rel.db", pred, "error_rate", budget=300, seed=1) as s:
+        s.record({i: y[i] for i in s.next_batch(300)})
+        blob = pickle.dumps(s.estimate())
+        want = _whole(s).confidence_interval(method="anytime")
+    monkeypatch.chdir(tmp_path.parent)
+    assert pickle.loads(blob).confidence_interval(method="anytime") == want
