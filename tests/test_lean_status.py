@@ -376,25 +376,57 @@ def test_a_large_summary_round_trips(big_session) -> None:
 
 
 def test_an_altered_labeled_row_or_summary_is_refused(tmp_path) -> None:
+    # the copy of a labeled row (made as the label was recorded) edited: refused
     s, *_ = _session(tmp_path)
-    unit = int(s.estimate().indices[0])
     s.close()
     path = tmp_path / "s.db"
     with sqlite3.connect(path) as c:
-        blob = bytearray(c.execute("SELECT predictions FROM models").fetchone()[0])
-        blob[16 * unit : 16 * unit + 8] = np.float64(0.5).tobytes()  # p(class 0) at a label
-        c.execute("UPDATE models SET predictions = ?", (bytes(blob),))
+        pos, data = c.execute("SELECT position, data FROM labeled_rows LIMIT 1").fetchone()
+        row = np.frombuffer(data, "<f8").copy()
+        row[0] = 0.5
+        c.execute("UPDATE labeled_rows SET data = ? WHERE position = ?", (row.tobytes(), pos))
     with ae.Session.open(path) as s2, pytest.raises(ae.errors.StoreError, match="altered"):
         s2.estimate()
-    s, *_ = _session(tmp_path / "b")
+    # a model row edited before its label: the label is recorded all the same, the row is
+    # not copied, and the estimate that reads it refuses it
+    pred, y = _pool("cat", 3000)
+    s = ae.Session.create(tmp_path / "b.db", pred, "f1", budget=500, seed=3)
+    ids = s.next_batch(50)
     s.close()
-    with sqlite3.connect(tmp_path / "b" / "s.db") as c:
+    with sqlite3.connect(tmp_path / "b.db") as c:
+        blob = bytearray(c.execute("SELECT predictions FROM models").fetchone()[0])
+        blob[16 * ids[0] : 16 * ids[0] + 8] = np.float64(0.5).tobytes()
+        c.execute("UPDATE models SET predictions = ?", (bytes(blob),))
+    with ae.Session.open(tmp_path / "b.db") as s3:
+        s3.record({i: y[i] for i in ids})
+        assert s3.progress().n_labels == 50
+        with pytest.raises(ae.errors.StoreError, match="altered"):
+            s3.estimate()
+    # the summary itself unreadable
+    s, *_ = _session(tmp_path / "c")
+    s.close()
+    with sqlite3.connect(tmp_path / "c" / "s.db") as c:
         c.execute("UPDATE summaries SET data = substr(data, 1, 200)")
     with (
-        ae.Session.open(tmp_path / "b" / "s.db") as s3,
+        ae.Session.open(tmp_path / "c" / "s.db") as s4,
         pytest.raises(ae.errors.StoreError, match="pool summary cannot be read"),
     ):
-        s3.estimate()
+        s4.estimate()
+
+
+def test_labeled_rows_are_copied_as_recorded_and_read_in_one_query(tmp_path) -> None:
+    s, *_ = _session(tmp_path)
+    res = s.estimate()
+    s.close()
+    with sqlite3.connect(tmp_path / "s.db") as c:
+        copied = {p for (p,) in c.execute("SELECT position FROM labeled_rows")}
+    assert copied == set(np.unique(res.indices).tolist())
+    # without the copies (a store whose labels an older release recorded) the same estimate
+    with sqlite3.connect(tmp_path / "s.db") as c:
+        c.execute("DELETE FROM labeled_rows")
+    with ae.Session.open(tmp_path / "s.db") as s2:
+        again = s2.estimate()
+    assert (again.estimate, again.ci) == (res.estimate, res.ci)
 
 
 def test_a_pickled_result_of_a_relative_store_path_finds_it_again(tmp_path, monkeypatch) -> None:

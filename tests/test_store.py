@@ -988,6 +988,7 @@ def test_a_version_1_store_is_migrated_on_open_with_its_labels(tmp_path: Path) -
     conn.execute("DROP TABLE parts")
     conn.execute("DROP TABLE summaries")
     conn.execute("ALTER TABLE models DROP COLUMN checks")
+    conn.execute("DROP TABLE labeled_rows")
     conn.execute("DELETE FROM meta WHERE key = 'horizon'")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.commit()

@@ -756,20 +756,23 @@ class TimeSummary:
     def of(cls, q: NDArray[np.float64]) -> TimeSummary:
         """The summary of a validated q: two passes over it, a chunk at a time."""
         m = q.shape[0]
-        n_support = sum(int(np.count_nonzero(q[rows] > 0)) for rows in row_chunks(m))
-        if m <= _chunks.ROWS or n_support <= TOP_Q:
-            top = np.concatenate([q[rows][q[rows] > 0] for rows in row_chunks(m)] or [q[:0]])
-            if m <= _chunks.ROWS and n_support == m:
-                top = np.asarray(q, dtype=np.float64)
-            return cls(m, n_support, top, 0.0, np.zeros(0))
+        n_support = 0
         best, low = np.empty(0), 0.0  # the TOP_Q + 1 largest so far, and the least of them
         for rows in row_chunks(m):
             qc = q[rows]
+            n_support += int(np.count_nonzero(qc > 0))
+            if m <= _chunks.ROWS:
+                break
             best = np.concatenate([best, qc[qc > low]])
             if best.shape[0] > TOP_Q + 1:
                 k = best.shape[0] - TOP_Q - 1
                 best = np.partition(best, k)[k:]  # the least of them first
                 low = float(best[0])
+        if m <= _chunks.ROWS or n_support <= TOP_Q:
+            top = np.concatenate([q[rows][q[rows] > 0] for rows in row_chunks(m)] or [q[:0]])
+            if m <= _chunks.ROWS and n_support == m:
+                top = np.asarray(q, dtype=np.float64)
+            return cls(m, n_support, top, 0.0, np.zeros(0))
         tau = float(best.min())  # the (TOP_Q + 1)-th largest: it and all below go to the sums
         tops, sums = [], np.zeros(TERMS)
         for rows in row_chunks(m):

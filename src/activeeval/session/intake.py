@@ -31,6 +31,7 @@ from ..errors import (
 from .lookup import PoolIds, _py
 from .schema import StoreFile, _now
 from .stored import StoredPlan
+from .summaries import cache_rows
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "RecordSummary", "items_to_grade", "record"]
 
@@ -604,6 +605,7 @@ def _write_chunk(
         "INSERT INTO labels (position, label, annotator, recorded_at) VALUES (?, ?, ?, ?)",
         new,
     )
+    cache_rows(c, [p for p, *_ in new])  # the rows a summarized estimate reads, in one place
     if changed:
         c.executemany(
             "INSERT INTO audit (at, action, position, old_label, new_label, old_annotator, "

@@ -224,7 +224,9 @@ CREATE TABLE parts (
 # activeeval.session.summaries), so that ``status`` costs O(labels), and per model a check of
 # every stored row (``models.checks``: a 64-bit hash of the row's predictions and decision),
 # so that the rows such an estimate reads are checked as the fingerprint checks the whole
-# pool. A store migrated to it has neither: its estimates keep reading the pool, as before.
+# pool, and a copy of each labeled instance's row with its check (``labeled_rows``, written
+# as labels are recorded), so that ``status`` reads them in one query, not one random read
+# each. A store migrated to it has none of them: its estimates keep reading the pool.
 _SCHEMA_V8 = """
 CREATE TABLE summaries (
     phase INTEGER NOT NULL CHECK (phase >= 0),
@@ -232,7 +234,13 @@ CREATE TABLE summaries (
     data  BLOB NOT NULL,
     PRIMARY KEY (phase, model)
 );
-ALTER TABLE models ADD COLUMN checks BLOB
+ALTER TABLE models ADD COLUMN checks BLOB;
+CREATE TABLE labeled_rows (
+    model    INTEGER NOT NULL CHECK (model >= 0),
+    position INTEGER NOT NULL CHECK (position >= 0),
+    data     BLOB NOT NULL,
+    PRIMARY KEY (model, position)
+) WITHOUT ROWID
 """
 
 Migration = Callable[[sqlite3.Connection], None]

@@ -32,7 +32,7 @@ from .codec import _measure_from, _predictive_from
 from .schema import StoreFile
 from .stored import SessionPlan, _restore_decision
 
-__all__ = ["LeanModel", "read_summary", "write_summaries"]
+__all__ = ["LeanModel", "cache_rows", "read_summary", "write_summaries"]
 
 #: The layout of a stored summary; another is ignored (the estimate then reads the pool).
 VERSION = 1
@@ -67,6 +67,42 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
     conn.execute("INSERT INTO summaries (phase, model, data) VALUES (0, 0, ?)", (blob,))
 
 
+def cache_rows(c: sqlite3.Connection, positions: list[int]) -> None:
+    """Copy the model's stored rows at newly labeled ``positions`` into ``labeled_rows``
+    (with their decisions and checks), inside the recording transaction, for a store with a
+    pool summary. A row that fails its check, or cannot be read, is not copied (the label is
+    recorded all the same; the estimate that reads the row then refuses it)."""
+    if (
+        not positions
+        or c.execute("SELECT 1 FROM summaries WHERE phase = 0 AND model = 0").fetchone() is None
+    ):
+        return
+    m, kind, space = c.execute(
+        "SELECT pool_size, predictive_kind, label_space FROM plan"
+    ).fetchone()
+    labels = None if space is None else tuple(json.loads(space))
+    units = np.unique(np.asarray(positions, dtype=np.intp))
+    try:
+        model = _StoredModel(c, 0, int(m), kind, labels)
+        try:
+            raw, dec = model.raw(units)
+            checks = model.checks(units)
+        finally:
+            model.close()
+    except (StoreError, sqlite3.DatabaseError):
+        return
+    if checks is None:
+        return
+    good = checks == _row_checks(raw, dec)
+    parts = [raw] if dec is None else [raw, dec[:, None]]
+    rows = np.column_stack([*parts, checks.view(np.float64)[:, None]])
+    c.executemany(
+        "INSERT OR REPLACE INTO labeled_rows (model, position, data) VALUES (0, ?, ?)",
+        [(int(p), rows[i].astype("<f8").tobytes())
+         for i, p in enumerate(units.tolist()) if good[i]],
+    )  # fmt: skip
+
+
 @dataclass(eq=False)
 class LeanModel:
     """A model's pool summary (``summary``, an
@@ -89,12 +125,14 @@ class LeanModel:
         return self.summary.sample.labels.dtype
 
     def at(self, units: NDArray[np.intp]) -> _AtRows:
-        """The model at the distinct pool rows ``units`` (sorted), read from the store."""
+        """The model at the distinct pool rows ``units`` (sorted), read from the store: the
+        copies of labeled rows (:func:`cache_rows`) in one query, any other row from the
+        model's array; each checked against its row check."""
 
         def read(c: sqlite3.Connection) -> tuple[Any, ...]:
             model = _StoredModel(c, self.model, self.size, self.kind, self.labels)
             try:
-                return (*model.raw(units), model.checks(units))
+                return model.rows_at(units)
             finally:
                 model.close()
 
@@ -183,6 +221,42 @@ class _StoredModel:
     def decisions(self, units: NDArray[np.intp]) -> NDArray[np.float64] | None:
         """The stored decisions at ``units`` (None: the model's own)."""
         return None if self._dec is None else self._dec.at(np.asarray(units, dtype=np.intp))
+
+    def rows_at(self, units: NDArray[np.intp]) -> tuple[Any, Any, Any]:
+        """The stored rows, decisions (or None) and checks (or None) at the sorted distinct
+        ``units``: from ``labeled_rows`` where copied there, else from the arrays."""
+        width = self._pred.where.width
+        has = self._dec is not None
+        raw = np.empty((units.shape[0], width))
+        dec = np.empty(units.shape[0]) if has else None
+        checks = np.empty(units.shape[0], dtype=np.uint64)
+        found = np.zeros(units.shape[0], dtype=bool)
+        for lo in range(0, units.shape[0], 20_000):
+            few = json.dumps(units[lo : lo + 20_000].tolist())
+            for p, data in self._c.execute(
+                "SELECT position, data FROM labeled_rows WHERE model = ? AND position IN "
+                "(SELECT value FROM json_each(?))",
+                (self.model, few),
+            ):
+                row = np.frombuffer(data, dtype="<f8")
+                if row.shape[0] != width + has + 1:
+                    continue  # not this layout: read from the arrays
+                i = int(np.searchsorted(units, p))
+                raw[i] = row[:width]
+                if dec is not None:
+                    dec[i] = row[width]
+                checks[i] = row[-1:].view(np.uint64)[0]
+                found[i] = True
+        rest = units[~found]
+        if rest.shape[0]:
+            r_raw, r_dec = self.raw(rest)
+            r_checks = self.checks(rest)
+            if r_checks is None:
+                return raw, dec, None
+            raw[~found], checks[~found] = r_raw, r_checks
+            if dec is not None:
+                dec[~found] = r_dec
+        return raw, dec, checks
 
     def write_checks(self, c: sqlite3.Connection) -> None:
         """Store every row's check (:func:`_row_checks`), a chunk of rows at a time."""
