@@ -440,3 +440,80 @@ def test_a_pickled_result_of_a_relative_store_path_finds_it_again(tmp_path, monk
         want = _whole(s).confidence_interval(method="anytime")
     monkeypatch.chdir(tmp_path.parent)
     assert pickle.loads(blob).confidence_interval(method="anytime") == want
+
+
+def test_records_and_estimates_survive_a_store_without_the_copies_table(tmp_path) -> None:
+    # a label is never refused because of the copy: a store without labeled_rows records
+    # and reports (its rows read from the model's array)
+    s, _, y = _session(tmp_path)
+    want = s.estimate()
+    s.close()
+    with sqlite3.connect(tmp_path / "s.db") as c:
+        c.execute("DROP TABLE labeled_rows")
+    with ae.Session.open(tmp_path / "s.db") as s2:
+        assert (s2.estimate().estimate, s2.estimate().ci) == (want.estimate, want.ci)
+        ids = s2.next_batch(20)
+        s2.record({i: y[i] for i in ids})
+        assert s2.progress().n_labels == 420 and math.isfinite(s2.estimate().estimate)
+
+
+def test_a_copy_of_another_length_is_read_from_the_array(tmp_path) -> None:
+    s, *_ = _session(tmp_path)
+    want = s.estimate()
+    s.close()
+    with sqlite3.connect(tmp_path / "s.db") as c:
+        c.execute(
+            "UPDATE labeled_rows SET data = x'0011223344' "
+            "WHERE position = (SELECT MIN(position) FROM labeled_rows)"
+        )
+    with ae.Session.open(tmp_path / "s.db") as s2:
+        got = s2.estimate()
+    assert (got.estimate, got.ci) == (want.estimate, want.ci)
+
+
+def test_the_summary_path_checks_the_bandwidth_as_the_pools_does(tmp_path) -> None:
+    s, *_ = _session(tmp_path)
+    assert session_report._lean(s._stored, 0, None, None) is not None
+    with pytest.raises(ae.errors.ShapeError, match="bandwidth"):
+        s.estimate(bandwidth=-1.0)
+
+
+def test_no_summary_for_a_stopping_rule_or_a_summary_of_another_layout(tmp_path) -> None:
+    pred, _ = _pool("cat", 3000)
+    ae.Session.create(tmp_path / "r.db", pred, "f1", budget=300, target_width=0.1).close()
+    with sqlite3.connect(tmp_path / "r.db") as c:
+        assert c.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 0
+    # a summary of layout 1 (sums compacted before the power sums): ignored, the pool read
+    import activeeval.session.summaries as summaries
+
+    s, *_ = _session(tmp_path / "v")
+    want = s.estimate()
+    s.close()
+    with sqlite3.connect(tmp_path / "v" / "s.db") as c:
+        blob = c.execute("SELECT data FROM summaries").fetchone()[0]
+    with np.load(io.BytesIO(blob)) as z:
+        other = {k: z[k] for k in z.files}
+    other["version"] = np.int64(1)
+    out = io.BytesIO()
+    np.savez(out, **other)
+    with sqlite3.connect(tmp_path / "v" / "s.db") as c:
+        c.execute("UPDATE summaries SET data = ?", (out.getvalue(),))
+    with ae.Session.open(tmp_path / "v" / "s.db") as s2:
+        assert session_report._lean(s2._stored, 0, None, None) is None
+        got = s2.estimate()
+    assert summaries.VERSION == 2 and (got.estimate, got.ci) == (want.estimate, want.ci)
+
+
+def test_no_summary_for_a_model_of_many_classes(tmp_path, monkeypatch) -> None:
+    import activeeval.session.summaries as summaries
+
+    # the subsample's rows, q, p and check: 8 bytes × (K + 3) each; two classes fit, not three
+    monkeypatch.setattr(summaries, "SAMPLE_BYTES", 8 * 50_000 * 5)
+    rng = np.random.default_rng(0)
+    three = rng.dirichlet(np.ones(3), 2000)
+    ae.Session.create(tmp_path / "k3.db", three, "error_rate", budget=100).close()
+    two = rng.dirichlet(np.ones(2), 2000)
+    ae.Session.create(tmp_path / "k2.db", two, "error_rate", budget=100).close()
+    with sqlite3.connect(tmp_path / "k3.db") as c3, sqlite3.connect(tmp_path / "k2.db") as c2:
+        assert c3.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 0
+        assert c2.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 1

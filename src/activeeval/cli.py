@@ -1154,7 +1154,7 @@ def session_status(
             status = _status_dict(s, result, x, prog)
             if target_width is None and s.plan.pool_size > _REPLAN_ROWS and s._from_summary():
                 replanned = None  # the re-plan reads the pool: above one chunk only when asked
-                if not as_json and result.n_labels > 0:
+                if not as_json and result.n_labels > 0 and not prog.complete:
                     status["plan_hint"] = True
             else:
                 replanned = _replan(s, result, target_width)

@@ -777,8 +777,9 @@ class TimeSummary:
         tops, sums = [], np.zeros(TERMS)
         for rows in row_chunks(m):
             qc = q[rows]
-            tops.append(qc[qc > tau])
-            x = qc[(qc > 0) & (qc <= tau)]
+            above = qc > tau
+            tops.append(qc[above])
+            x = np.where(above, 0.0, qc)  # the rest (a zero adds nothing to any power sum)
             power = x.copy()
             for k in range(TERMS):
                 sums[k] += float(power.sum())

@@ -26,7 +26,7 @@ from ..errors import (
 )
 from ..estimators.inference import _wald_interval
 from ..estimators.report import LazyTerms, Reporting, _fields, _result_fields, pool_for
-from ..estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother
+from ..estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother, _check_bandwidth
 from ..methods import ESTIMATORS
 from ..results import (
     ComparisonResult,
@@ -116,6 +116,7 @@ def estimate(
         raise ShapeError(f"model: must be in [0, {stored.plan.n_models}), got {model}.")
     lean = _lean(stored, model, estimator, features)
     if lean is not None:
+        _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
         idx, dq, y = _data(store, stored, lean.label_dtype)
         if lean.summary.time.covers(int(np.unique(idx).shape[0])):
             return _lean_estimate(stored, lean, idx, dq, y)

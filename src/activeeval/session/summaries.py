@@ -35,7 +35,13 @@ from .stored import SessionPlan, _restore_decision
 __all__ = ["LeanModel", "cache_rows", "read_summary", "write_summaries"]
 
 #: The layout of a stored summary; another is ignored (the estimate then reads the pool).
-VERSION = 1
+#: 2: q's power sums over the chunk with the exact part zeroed (1: compacted first), as
+#: :class:`~activeeval.sampling.TimeSummary` sums them now.
+VERSION = 2
+#: A summary is written only where its subsample's rows take at most this many bytes (a
+#: model of at most 80 classes): beyond, a status would read and parse a summary of hundreds
+#: of MB, and above about 2,500 classes it would not fit one SQLite value.
+SAMPLE_BYTES = 32 << 20
 
 
 def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
@@ -44,13 +50,21 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
     summary does not serve (module docstring)."""
     from ..estimators.report import PlainPool, pool_class
     from ..estimators.summary import summarize
+    from ..estimators.tempered import MAX_POOL
 
     spec, m, n_models, pkind, space = conn.execute(
         "SELECT measure_spec, pool_size, n_models, predictive_kind, label_space FROM plan"
     ).fetchone()
-    estimator = conn.execute("SELECT value FROM meta WHERE key = 'estimator'").fetchone()
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     ranked = conn.execute("SELECT COUNT(*) FROM ranking").fetchone()[0]
-    if n_models != 1 or ranked or estimator is None or estimator[0] != "assisted":
+    width = conn.execute("SELECT n_columns FROM models WHERE model = 0").fetchone()[0]
+    if (
+        n_models != 1
+        or ranked
+        or meta.get("estimator") != "assisted"
+        or "stopping" in meta  # a stopping rule's looks read the pool: no use for it
+        or 8 * MAX_POOL * (int(width) + 3) > SAMPLE_BYTES
+    ):
         return
     labels = None if space is None else tuple(json.loads(space))
     model = _StoredModel(conn, 0, int(m), pkind, labels)
@@ -96,11 +110,14 @@ def cache_rows(c: sqlite3.Connection, positions: list[int]) -> None:
     good = checks == _row_checks(raw, dec)
     parts = [raw] if dec is None else [raw, dec[:, None]]
     rows = np.column_stack([*parts, checks.view(np.float64)[:, None]])
-    c.executemany(
-        "INSERT OR REPLACE INTO labeled_rows (model, position, data) VALUES (0, ?, ?)",
-        [(int(p), rows[i].astype("<f8").tobytes())
-         for i, p in enumerate(units.tolist()) if good[i]],
-    )  # fmt: skip
+    try:
+        c.executemany(
+            "INSERT OR REPLACE INTO labeled_rows (model, position, data) VALUES (0, ?, ?)",
+            [(int(p), rows[i].astype("<f8").tobytes())
+             for i, p in enumerate(units.tolist()) if good[i]],
+        )  # fmt: skip
+    except sqlite3.OperationalError:  # no such table (a store the copies postdate): skip
+        return
 
 
 @dataclass(eq=False)
@@ -233,14 +250,18 @@ class _StoredModel:
         found = np.zeros(units.shape[0], dtype=bool)
         for lo in range(0, units.shape[0], 20_000):
             few = json.dumps(units[lo : lo + 20_000].tolist())
-            for p, data in self._c.execute(
-                "SELECT position, data FROM labeled_rows WHERE model = ? AND position IN "
-                "(SELECT value FROM json_each(?))",
-                (self.model, few),
-            ):
+            try:
+                copies = self._c.execute(
+                    "SELECT position, data FROM labeled_rows WHERE model = ? AND position IN "
+                    "(SELECT value FROM json_each(?))",
+                    (self.model, few),
+                ).fetchall()
+            except sqlite3.OperationalError:  # no such table: every row from the arrays
+                break
+            for p, data in copies:
+                if not isinstance(data, bytes) or len(data) != 8 * (width + has + 1):
+                    continue  # not a copy of this layout: read from the arrays
                 row = np.frombuffer(data, dtype="<f8")
-                if row.shape[0] != width + has + 1:
-                    continue  # not this layout: read from the arrays
                 i = int(np.searchsorted(units, p))
                 raw[i] = row[:width]
                 if dec is not None:
