@@ -517,3 +517,12 @@ def test_no_summary_for_a_model_of_many_classes(tmp_path, monkeypatch) -> None:
     with sqlite3.connect(tmp_path / "k3.db") as c3, sqlite3.connect(tmp_path / "k2.db") as c2:
         assert c3.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 0
         assert c2.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 1
+
+
+def test_a_closed_results_anytime_interval_names_its_missing_store(tmp_path) -> None:
+    s, *_ = _session(tmp_path)
+    res = s.estimate()
+    s.close()
+    (tmp_path / "s.db").rename(tmp_path / "moved.db")
+    with pytest.raises(ae.errors.NotAStoreError, match="anytime interval reads its session"):
+        res.confidence_interval(method="anytime")

@@ -212,10 +212,19 @@ class _PoolTerms:
             if stored is not None and stored.store.is_open():
                 self.done = self._from(stored)
             else:
+                from ..errors import NotAStoreError
                 from .schema import open_store
                 from .stored import load_plan
 
-                store = StoreFile(self.path, open_store(self.path))
+                try:
+                    conn = open_store(self.path)
+                except NotAStoreError as exc:
+                    raise NotAStoreError(
+                        f"{self.path}: this result's anytime interval reads its session's pool "
+                        f"from the store it was estimated from, which is gone ({exc}); open "
+                        "the store where it is now and estimate again."
+                    ) from exc
+                store = StoreFile(self.path, conn)
                 try:
                     stored = load_plan(store)
                     if stored.plan.session_id != self.session_id:
