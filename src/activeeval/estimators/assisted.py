@@ -480,8 +480,16 @@ def _successive_rows(
     sample's inclusion probabilities (:func:`~activeeval.sampling.inclusion_probabilities`)."""
     units, first = np.unique(draws, return_index=True)
     t = _successive_time(q, units.shape[0])  # q validated by the caller
-    pi = np.ones(units.shape[0]) if math.isinf(t) else -np.expm1(-q[units] * t)
-    return first, p[units] / pi, 1.0 - pi
+    return _rows_at_time(first, q[units], p[units], t)
+
+
+def _rows_at_time(
+    first: NDArray[np.intp], q_units: NDArray[np.float64], p_units: NDArray[np.float64], t: float
+) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`_successive_rows` from the distinct instances' first draws, their q and p, and
+    the time t of q at their number (a session's pool summary gives t without q)."""
+    pi = np.ones(first.shape[0]) if math.isinf(t) else -np.expm1(-q_units * t)
+    return first, p_units / pi, 1.0 - pi
 
 
 def _smoother_source(

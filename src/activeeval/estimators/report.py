@@ -245,10 +245,10 @@ def summary_static_estimate(
         est: Estimate = _census_of(meas, f, y[first], p[units], int(draws.shape[0]), level)
         est = _as_assisted_census(est)
         return est, "logit" if est.binary_loss else "wald"
-    est = summary_estimate(meas, pred, s, draws, y, draw_q, level)
     n = int(units.shape[0])
+    t = s.time.time(n)  # once: the estimate and its tempered curve share it
+    est = summary_estimate(meas, pred, s, draws, y, draw_q, level, t)
     if score and s.curve_family and s.time.n_support > n:
-        t = s.time.time(n)
         values, variances, spreads = curve_on(
             s.sample, meas, None, s.sample_q, s.sample_p, s.size, t
         )

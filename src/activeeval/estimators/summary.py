@@ -35,6 +35,7 @@ from .assisted import (
     _on_rows,
     _Pool,
     _pool_moments,
+    _rows_at_time,
     _warn_missing,
 )
 from .tempered import subsample
@@ -150,18 +151,17 @@ def summary_estimate(
     labels: NDArray[Any],
     draw_q: NDArray[np.float64],
     level: float,
+    t: float,
 ) -> AssistedEstimate:
     """:func:`~.assisted.assisted_estimate` (``pool_q``, no features, tuned power, the
     jackknife) from the summary ``s`` and the labeled rows: ``pred`` gives the model at the
-    drawn rows (``take``), ``draw_q`` each draw's q. Equal to it bit for bit."""
+    drawn rows (``take``), ``draw_q`` each draw's q, ``t`` the time of q at the number of
+    distinct labeled instances (``s.time.time(n)``). Equal to it bit for bit."""
     y = check_labels(pred.take(draws[:1]), labels)
     m = s.size
     p = pool_distribution(m, uniform(m))  # a session's test distribution, as the estimator's
     units, first = np.unique(draws, return_index=True)
-    t = s.time.time(int(units.shape[0]))
-    qu = draw_q[first]
-    pi = np.ones(units.shape[0]) if np.isinf(t) else -np.expm1(-qu * t)
-    pos, v, fpc = first, p[units] / pi, 1.0 - pi
+    pos, v, fpc = _rows_at_time(first, draw_q[first], p[units], t)
     if s.missing:
         _warn_missing(s.missing, stacklevel=3)
     if not s.domain_all:
