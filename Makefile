@@ -15,6 +15,7 @@ STAMP_TEST := $(VENV)/.installed-test
 STAMP_LINT := $(VENV)/.installed-lint
 STAMP_BENCH := $(VENV)/.installed-bench
 STAMP_DOCS := $(VENV)/.installed-docs
+STAMP_DASK := $(VENV)/.installed-dask
 # pytest-randomly shuffles the order; a fixed seed keeps `make test` the same run every time.
 # `make test TEST_SEED=random` (or any number) runs another order.
 TEST_SEED ?= 20261124
@@ -53,6 +54,10 @@ $(STAMP_BENCH): $(STAMP_TEST)
 
 $(STAMP_DOCS): $(STAMP_TEST)
 	$(PIP) install --quiet -c $(LOCK) -e ".[test,docs]"
+	@touch $@
+
+$(STAMP_DASK): $(STAMP_TEST)
+	$(PIP) install --quiet -c $(LOCK) -e ".[test,dask]"
 	@touch $@
 
 $(STAMP_LINT): $(STAMP_BASE)
@@ -95,7 +100,7 @@ lock:
 	rm -rf .venv-lock
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/python -m pip install --quiet --upgrade pip
-	.venv-lock/bin/python -m pip install --quiet -e ".[test,lint,bench,docs]"
+	.venv-lock/bin/python -m pip install --quiet -e ".[test,lint,bench,docs,dask]"
 	.venv-lock/bin/python -m pip install --quiet --no-deps $(PEERS_NO_DEPS)
 	mkdir -p requirements
 	{ echo "# pip constraints: every package of every extra and peer, pinned. Made by 'make lock'"; \
@@ -104,11 +109,12 @@ lock:
 	rm -rf .venv-lock
 	@echo "wrote $(LOCK); run 'make clean test' to install from it"
 
-bench: $(STAMP_BENCH)
+bench: $(STAMP_BENCH) $(STAMP_DASK)
 	$(BIN)/python -m pytest -q -p no:randomly benchmarks/test_peers_smoke.py
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/ranking_bench.py
 	$(BIN)/python benchmarks/scale.py --sizes 1e6 1e7 1e8 --evaluate 1e6 1e7 1e8 --compare 1e7 5e7
+	$(BIN)/python benchmarks/dask_scale.py --sizes 1e7 1e8 1e9
 
 # GLIDE (glide-py) needs Python >= 3.12, so the robustness benchmark runs it in its own
 # environment, .venv-glide, pinned by requirements/glide-lock.txt (network at install time
@@ -145,7 +151,9 @@ $(STAMP_LS): $(LS_LOCK)
 	$(LS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(LS_LOCK)
 	@touch $@
 
-integration: $(STAMP_TEST) $(STAMP_LS)
+# `make integration`: the Label Studio round trip, and Dask pools on a distributed.LocalCluster
+# (scheduler and two worker processes on localhost, the `dask` extra in .venv).
+integration: $(STAMP_DASK) $(STAMP_LS)
 	LABEL_STUDIO=$(CURDIR)/$(LS_VENV)/bin/label-studio $(BIN)/python -m pytest -q -p no:randomly -m integration tests/integration
 
 # The documentation site, built into site/ (git-ignored) with warnings as errors (mkdocs.yml

@@ -51,6 +51,7 @@ FLOORS: dict[str, float] = {
     "activeeval.campaign.classwise": 8.1,
     "activeeval.campaign.probability": 8.15,
     "activeeval.campaign.groups": 8.16,
+    "activeeval.campaign.distributed": 8.17,
     "activeeval.campaign.evaluation": 8.2,
     "activeeval.campaign.comparison": 8.2,
     "activeeval.campaign": 8.3,

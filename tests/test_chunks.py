@@ -8,6 +8,7 @@ small so that a pool of a few thousand instances spans many chunks.
 
 from __future__ import annotations
 
+import math
 import tracemalloc
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 import activeeval as ae
 from activeeval import _chunks
 from activeeval import sampling as sampling_mod
-from activeeval.errors import ProbabilityRowsError
+from activeeval.errors import NonFiniteError, ProbabilityRowsError
 from activeeval.estimators import report as report_mod
 from activeeval.estimators.assisted import assisted_estimate
 from activeeval.measures import get_measure
@@ -174,6 +175,10 @@ def test_errors_name_the_row_in_the_whole_pool_not_in_its_chunk(monkeypatch) -> 
     bad = proba.copy()
     bad[2_100] = [-0.1, 1.1]
     with pytest.raises(ProbabilityRowsError, match="row 2100 has a probability outside"):
+        ae.Categorical(bad)
+    bad = proba.copy()
+    bad[4_000, 1] = np.inf
+    with pytest.raises(NonFiniteError, match=r"entry \(4000, 1\) is inf"):
         ae.Categorical(bad)
 
 
@@ -370,3 +375,59 @@ def test_a_session_above_one_chunk_reports_what_evaluate_reports(monkeypatch, tm
                 s.record({i: int(y[i]) for i in ids})
             got = s.estimate()
         assert (got.estimate, got.ci, got.n_labels) == (want.estimate, want.ci, want.n_labels)
+
+
+# ------------------------------------------- sums that do not depend on where they run
+def test_a_dot_product_over_the_pool_does_not_depend_on_blas_threads() -> None:
+    """BLAS splits a long dot product among its threads and its rounding follows their
+    number; ``dot`` sums blocks of DOT_ROWS (one thread each), so one thread and every core
+    give the same bits — as a Dask worker (one BLAS thread) and the client must."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(0)
+    a, b = rng.random(_chunks.ROWS), rng.random(_chunks.ROWS)
+    with threadpoolctl.threadpool_limits(1, user_api="blas"):
+        one = _chunks.dot(a, b)
+        short = float(a[: _chunks.DOT_ROWS] @ b[: _chunks.DOT_ROWS])
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        two = _chunks.dot(a, b)
+        assert _chunks.dot(a[: _chunks.DOT_ROWS], b[: _chunks.DOT_ROWS]) == short  # a @ b
+    assert one == two
+    assert one == pytest.approx(math.fsum(a * b), rel=1e-14)
+    blocks = [float(a[s : s + _chunks.DOT_ROWS] @ b[s : s + _chunks.DOT_ROWS])
+              for s in range(0, a.shape[0], _chunks.DOT_ROWS)]  # fmt: skip
+    total = 0.0
+    for x in blocks:  # added in order, from 0.0
+        total += x
+    assert one == total
+
+
+def test_a_chunked_sum_is_one_chunks_sum_and_the_chunks_in_order(monkeypatch) -> None:
+    x = np.random.default_rng(1).random(M)
+    assert _chunks.chunked_sum(x) == float(x.sum())  # one chunk
+    monkeypatch.setattr(_chunks, "ROWS", 997)
+    want = 0.0
+    for s in range(0, M, 997):
+        want += float(x[s : s + 997].sum())
+    assert _chunks.chunked_sum(x) == want
+
+
+def test_the_time_summarys_parts_merge_in_any_order_to_the_largest_q() -> None:
+    """``top_part`` and ``merge_tops`` keep the TOP_Q + 1 largest q whatever the chunks and
+    the order of merging: their least is the (TOP_Q + 1)-th largest of the pool, found here by
+    sorting it."""
+    from activeeval.sampling import TOP_Q, TimeSummary
+
+    rng = np.random.default_rng(2)
+    q = rng.pareto(1.5, 3 * TOP_Q + 17)
+    q[rng.random(q.shape[0]) < 0.2] = 0.0
+    q /= q.sum()
+    parts = [TimeSummary.top_part(q[s : s + 50_000])[1] for s in range(0, q.shape[0], 50_000)]
+    forward, backward = np.empty(0), np.empty(0)
+    for p in parts:
+        forward = TimeSummary.merge_tops(forward, p)
+    for p in parts[::-1]:
+        backward = TimeSummary.merge_tops(p, backward)
+    want = np.sort(q)[-(TOP_Q + 1)]
+    assert forward.min() == backward.min() == want
+    assert sum(TimeSummary.top_part(q[s : s + 50_000])[0]
+               for s in range(0, q.shape[0], 50_000)) == int(np.count_nonzero(q))  # fmt: skip

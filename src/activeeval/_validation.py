@@ -32,10 +32,17 @@ from .errors import (
 PROBABILITY_ROW_TOL = 1e-6
 
 
+def is_dask(obj: Any) -> bool:
+    """Whether ``obj`` is a Dask collection (told by its type's module: Dask is not imported
+    for the question)."""
+    return type(obj).__module__.split(".")[0] == "dask"
+
+
 def check_finite_array(
-    x: ArrayLike, name: str, *, ndim: int | None = None, dtype: Any = float
+    x: ArrayLike, name: str, *, ndim: int | None = None, dtype: Any = float, start: int = 0
 ) -> NDArray[Any]:
-    """Convert to an array of ``dtype``, check its dimensionality and that it is finite."""
+    """Convert to an array of ``dtype``, check its dimensionality and that it is finite; an
+    error names the entry with its row counted from ``start`` (``x`` a chunk of rows)."""
     try:
         arr = np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -45,8 +52,9 @@ def check_finite_array(
     if arr.size and not np.all(np.isfinite(arr)):
         bad = np.flatnonzero(~np.isfinite(arr.ravel()))[0]
         where = np.unravel_index(bad, arr.shape)
+        at = tuple(int(i) + (start if d == 0 else 0) for d, i in enumerate(where))
         raise NonFiniteError(
-            f"{name}: entry {tuple(int(i) for i in where)} is {arr.ravel()[bad]}; "
+            f"{name}: entry {at} is {arr.ravel()[bad]}; "
             "all values must be finite. Drop or impute those instances first."
         )
     return arr
@@ -71,7 +79,7 @@ def check_probability_rows(proba: ArrayLike, name: str = "proba") -> NDArray[np.
     if k < 1:
         raise ShapeError(f"{name}: needs at least one class column, got shape {p.shape}.")
     for rows in row_chunks(m):  # a chunk at a time: no temporary the size of the pool
-        _check_rows(p[rows], rows.start, p, name)
+        check_rows(p[rows], rows.start, name)
     return p
 
 
@@ -87,12 +95,12 @@ def _row_sums(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return sums
 
 
-def _check_rows(chunk: NDArray[np.float64], start: int, p: NDArray[np.float64], name: str) -> None:
+def check_rows(chunk: NDArray[np.float64], start: int, name: str) -> None:
     """:func:`check_probability_rows` on the rows of ``chunk``, the first being row ``start``
-    of ``p``; errors name the row in ``p``."""
+    of the pool (a chunk of it here, or a cluster's partition); errors name the pool's row."""
     sums = _row_sums(chunk)
     if not np.isfinite(sums).all():
-        check_finite_array(p, name)  # raises NonFiniteError naming the entry
+        check_finite_array(chunk, name, start=start)  # raises NonFiniteError naming the entry
     if chunk.min() < 0.0:
         bad = start + int(np.flatnonzero((chunk < 0.0).any(axis=1))[0])
         raise ProbabilityRowsError(

@@ -15,6 +15,7 @@ import re
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -900,13 +901,39 @@ def class_labels_from_names(names: list[str]) -> NDArray[Any]:
 _NOT_CLASSES = ("id", "cost", "label", "item", "mean", "var", "std")
 
 
-def _from_frame(frame: Any, name: str) -> Predictive:
-    cols = list(frame.columns)
+@dataclass(frozen=True)
+class FrameLayout:
+    """How a table's columns hold a predictive distribution (:func:`frame_layout`): a
+    regressor's ``mean`` and ``var`` (or ``std``), or class probabilities in ``columns``
+    (the classes' sorted order) with their ``labels``."""
+
+    kind: str  # "categorical", "var" or "std"
+    columns: tuple[Any, ...]
+    labels: NDArray[Any] | None = None
+
+    def take(self, cols: list[Any]) -> list[int]:
+        """The positions of :attr:`columns` among ``cols``."""
+        return [cols.index(c) for c in self.columns]
+
+    def build(self, values: NDArray[np.float64], name: str) -> Predictive:
+        """The distribution of the rows ``values`` (the ``columns``, in that order)."""
+        if self.kind == "var":
+            return Gaussian(values[:, 0].copy(), values[:, 1].copy())
+        if self.kind == "std":
+            return Gaussian.from_std(values[:, 0].copy(), values[:, 1].copy())
+        out = Categorical(values, labels=self.labels, name=name)
+        out._named = True  # its class order is sorted, not the frame's (CostMatrixLoss.bind)
+        return out
+
+
+def frame_layout(cols: list[Any], name: str) -> FrameLayout:
+    """How the columns ``cols`` of a DataFrame hold the predictions, read by name (see
+    :func:`as_predictive`); a :class:`ShapeError` for columns that could be misread."""
     keys = {str(c) for c in cols}
     if keys == {"mean", "var"}:
-        return Gaussian(frame["mean"].to_numpy(float), frame["var"].to_numpy(float))
+        return FrameLayout("var", ("mean", "var"))
     if keys == {"mean", "std"}:
-        return Gaussian.from_std(frame["mean"].to_numpy(float), frame["std"].to_numpy(float))
+        return FrameLayout("std", ("mean", "std"))
     prefixed = [c for c in cols if isinstance(c, str) and c.startswith("p_")]
     other = [c for c in cols if c not in prefixed]
     if (prefixed and other) or any(str(c) in _NOT_CLASSES for c in cols):
@@ -931,10 +958,13 @@ def _from_frame(frame: Any, name: str) -> Predictive:
     if len(set(labels.tolist())) != len(labels):
         raise ShapeError(f"{name}: the DataFrame's columns {cols} name a class twice.")
     order = np.argsort(labels, kind="stable")
-    proba = frame.to_numpy(dtype=float)[:, order]
-    out = Categorical(proba, labels=labels[order], name=name)
-    out._named = True  # its class order is sorted, not the frame's (CostMatrixLoss.bind)
-    return out
+    return FrameLayout("categorical", tuple(cols[i] for i in order), labels[order])
+
+
+def _from_frame(frame: Any, name: str) -> Predictive:
+    cols = list(frame.columns)
+    layout = frame_layout(cols, name)
+    return layout.build(frame.to_numpy(dtype=float)[:, layout.take(cols)], name)
 
 
 def _positive_class(arr: NDArray[Any], name: str) -> Categorical:

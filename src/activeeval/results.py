@@ -269,8 +269,8 @@ class EvaluationResult:
         if self.anytime_terms is None:
             raise ShapeError(
                 "method: this result carries no per-draw terms for an anytime-valid interval "
-                "(a stratified campaign, a multi-class average, or a session before its first "
-                "label); use a fixed-n method."
+                "(a stratified campaign, a multi-class average, a campaign on a Dask pool, or a "
+                "session before its first label); use a fixed-n method."
             )
         return self.anytime_terms()
 
@@ -549,7 +549,7 @@ class ComparisonResult:
             raise ShapeError(
                 "method: this comparison carries no per-draw terms for an anytime-valid "
                 "interval (method='active_neq' identifies only the difference on the "
-                "disagreements); use method='wald'."
+                "disagreements; a comparison of Dask pools keeps no pool); use method='wald'."
             )
         return self.anytime_terms()
 

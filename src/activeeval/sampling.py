@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _chunks
-from ._chunks import chunk_ends, inverse_cdf, row_chunks, weighted_sum
+from ._chunks import chunk_ends, chunked_sum, dot, inverse_cdf, row_chunks, weighted_sum
 from ._validation import (
     check_costs,
     check_finite_array,
@@ -194,26 +194,32 @@ def _from_moment(
     score = np.sqrt(a, out=a)
     if not uniform:
         score *= p
-    total = score.sum()
+    total = chunked_sum(score)  # by chunks, as a cluster's partitions add it
     if not total > 0:
         return np.where(mask, p, 0.0) / p[mask].sum()
     score /= total
     if mix <= 0:
         zeros = int(((score <= 0) & mask).sum())
         if zeros:
-            warnings.warn(
-                f"mix: with mix=0, q is zero on {zeros} instances whose weight can be positive "
-                "(the model is certain about them); estimates ignore those instances and are "
-                "not consistent for the whole pool. Keep mix > 0 (default 0.1).",
-                ActiveEvalWarning,
-                stacklevel=3,
-            )
+            warn_zero_q(zeros, stacklevel=4)
         return score
     if regular and uniform:  # defensive mixture with the uniform pool
         score *= 1.0 - mix
         score += mix / score.shape[0]
         return score
     return _defensive(score, p, mask, mix, in_place=True)
+
+
+def warn_zero_q(zeros: int, stacklevel: int) -> None:
+    """The warning of q* with ``mix=0`` zero on ``zeros`` instances whose weight can be
+    positive."""
+    warnings.warn(
+        f"mix: with mix=0, q is zero on {zeros} instances whose weight can be positive "
+        "(the model is certain about them); estimates ignore those instances and are "
+        "not consistent for the whole pool. Keep mix > 0 (default 0.1).",
+        ActiveEvalWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def optimal_distribution(
@@ -754,37 +760,69 @@ class TimeSummary:
 
     @classmethod
     def of(cls, q: NDArray[np.float64]) -> TimeSummary:
-        """The summary of a validated q: two passes over it, a chunk at a time."""
+        """The summary of a validated q: two passes over it, a chunk at a time (the pieces a
+        cluster runs on its partitions: :meth:`top_part`, :meth:`merge_tops`,
+        :meth:`sums_part`, :meth:`assemble`)."""
         m = q.shape[0]
-        n_support = 0
-        best, low = np.empty(0), 0.0  # the TOP_Q + 1 largest so far, and the least of them
-        for rows in row_chunks(m):
-            qc = q[rows]
-            n_support += int(np.count_nonzero(qc > 0))
-            if m <= _chunks.ROWS:
-                break
-            best = np.concatenate([best, qc[qc > low]])
-            if best.shape[0] > TOP_Q + 1:
-                k = best.shape[0] - TOP_Q - 1
-                best = np.partition(best, k)[k:]  # the least of them first
-                low = float(best[0])
-        if m <= _chunks.ROWS or n_support <= TOP_Q:
-            top = np.concatenate([q[rows][q[rows] > 0] for rows in row_chunks(m)] or [q[:0]])
-            if m <= _chunks.ROWS and n_support == m:
-                top = np.asarray(q, dtype=np.float64)
+        if m <= _chunks.ROWS:
+            n_support = int(np.count_nonzero(q > 0))
+            top = np.asarray(q, dtype=np.float64) if n_support == m else q[q > 0]
             return cls(m, n_support, top, 0.0, np.zeros(0))
-        tau = float(best.min())  # the (TOP_Q + 1)-th largest: it and all below go to the sums
-        tops, sums = [], np.zeros(TERMS)
+        n_support, best = 0, np.empty(0)
         for rows in row_chunks(m):
-            qc = q[rows]
-            above = qc > tau
-            tops.append(qc[above])
-            x = np.where(above, 0.0, qc)  # the rest (a zero adds nothing to any power sum)
-            power = x.copy()
-            for k in range(TERMS):
-                sums[k] += float(power.sum())
-                power *= x
-        return cls(m, n_support, np.concatenate(tops), tau, sums)
+            count, part = cls.top_part(q[rows])
+            n_support += count
+            best = cls.merge_tops(best, part)
+        if n_support <= TOP_Q:
+            tops = [q[rows][q[rows] > 0] for rows in row_chunks(m)]
+            return cls.assemble(m, n_support, 0.0, tops, [])
+        tau = float(best.min())  # the (TOP_Q + 1)-th largest: it and all below go to the sums
+        parts = [cls.sums_part(q[rows], tau) for rows in row_chunks(m)]
+        return cls.assemble(m, n_support, tau, [t for t, _ in parts], [s for _, s in parts])
+
+    @staticmethod
+    def top_part(qc: NDArray[np.float64]) -> tuple[int, NDArray[np.float64]]:
+        """A chunk's number of positive q and its :data:`TOP_Q` + 1 largest q."""
+        k = qc.shape[0] - TOP_Q - 1
+        return int(np.count_nonzero(qc > 0)), (np.partition(qc, k)[k:] if k > 0 else qc)
+
+    @staticmethod
+    def merge_tops(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The :data:`TOP_Q` + 1 largest of two chunks' (in any order: a multiset's)."""
+        both = np.concatenate([a, b])
+        k = both.shape[0] - TOP_Q - 1
+        return np.partition(both, k)[k:] if k > 0 else both
+
+    @staticmethod
+    def sums_part(
+        qc: NDArray[np.float64], tau: float
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """A chunk's q above τ, and the power sums S_1 … S_TERMS of the others."""
+        above = qc > tau
+        x = np.where(above, 0.0, qc)  # the rest (a zero adds nothing to any power sum)
+        power = x.copy()
+        sums = np.zeros(TERMS)
+        for k in range(TERMS):
+            sums[k] = float(power.sum())
+            power *= x
+        return qc[above], sums
+
+    @classmethod
+    def assemble(
+        cls,
+        m: int,
+        n_support: int,
+        tau: float,
+        tops: list[NDArray[np.float64]],
+        sums: list[NDArray[np.float64]],
+    ) -> TimeSummary:
+        """The summary of a pool above one chunk from its chunks' parts, in row order (each
+        chunk's power sums added in that order, as one pass adds them)."""
+        total = np.zeros(TERMS if sums else 0)
+        for part in sums:
+            total += part
+        top = np.concatenate(tops) if tops else np.zeros(0)
+        return cls(m, n_support, top, tau, total)
 
     def time(self, n: int, q: NDArray[np.float64] | None = None) -> float:
         """t(n) (:func:`successive_time`); where the series does not reach n, Newton's
@@ -823,7 +861,7 @@ class TimeSummary:
         """n − Σ (1 − e^(−q t)) and its slope Σ q e^(−q t), the series for q ≤ τ."""
         em = np.expm1(-self.top * t)
         gap = n + float(em.sum())
-        slope = float(self.top @ (1.0 + em))
+        slope = dot(self.top, 1.0 + em)
         term = 1.0
         with np.errstate(over="ignore", invalid="ignore"):  # inf·0 at a huge t: NaN, beyond
             for k in range(1, self.sums.shape[0] + 1):  # term = t^(k−1)/(k−1)!
@@ -858,17 +896,17 @@ def _time_to_reach(
                 qc, cc = qc[on], (None if cc is None else cc[on])
             yield qc, cc
 
-    t = total if price is None else total / sum(float(cc @ qc) for qc, cc in parts())
+    t = total if price is None else total / sum(dot(cc, qc) for qc, cc in parts())
     for _ in range(1000):
         gap, slope = total, 0.0
         for qc, cc in parts():
             em = np.expm1(-qc * t)  # e^(−q t) − 1, accurate where q t is small
             if cc is None:
                 gap += float(em.sum())  # total − Σ (1 − e^(−q t)) ≥ 0 left of the root
-                slope += float(qc @ (1.0 + em))
+                slope += dot(qc, 1.0 + em)
             else:
-                gap += float(cc @ em)
-                slope += float((cc * qc) @ (1.0 + em))
+                gap += dot(cc, em)
+                slope += dot(cc * qc, 1.0 + em)
         if gap <= 1e-12 * total or slope <= 0.0:
             break
         step = gap / slope

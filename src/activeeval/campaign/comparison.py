@@ -15,6 +15,7 @@ from .._validation import (
     check_max_draws,
     check_option,
     check_random_state,
+    is_dask,
     pool_distribution,
 )
 from ..errors import (
@@ -47,6 +48,7 @@ from ..sampling import (
 )
 from ..stopping import comparison_rule, horizon_draws, reported
 from .classwise import _compare_classwise
+from .distributed import compare_dask
 from .groups import _compare_groups
 from .groups import refuse as refuse_groups
 from .ranked import _compare_ranking, _is_ranking
@@ -255,6 +257,18 @@ def compare(  # type: ignore[misc]
             "groups: per-group comparisons are for pools of instances; compare each group's "
             "queries separately."
         )
+    if any(is_dask(p) for p in predictions):
+        return compare_dask(
+            predictions, oracle, measure, budget, method, level, random_state,
+            pos_label=pos_label, mix=mix, max_draws=max_draws, progress=progress,
+            refused={
+                "costs": costs, "pool_weights": pool_weights, "sequential": sequential,
+                "step": step, "features": features, "prediction": prediction,
+                "decide": decide, "claim": claim, "target_width": target_width,
+                "reuse": reuse, "groups": groups,
+                "estimator": None if estimator == "assisted" else estimator,
+            },
+        )  # fmt: skip
     if _is_ranking(predictions):
         _no_features(features, RankedPool.refuses_features)
         settings = CampaignSettings(

@@ -14,6 +14,7 @@ from .._validation import (
     check_option,
     check_random_state,
     check_safeguards,
+    is_dask,
     pool_distribution,
 )
 from ..errors import (
@@ -50,6 +51,7 @@ from ..sampling import (
 from ..stopping import horizon_draws, reported, stopping_rule, window_draws
 from .batches import Replanning, _check_batch_size, _run_in_batches
 from .classwise import _evaluate_classwise
+from .distributed import evaluate_dask
 from .groups import _evaluate_groups
 from .groups import refuse as refuse_groups
 from .probability import _evaluate_probability
@@ -143,7 +145,11 @@ def evaluate(  # type: ignore[misc]
     predictions : (m, K) array, Categorical, Gaussian, Mixture or GradedRelevance
         The model's predictive distribution p(y | x) on every pool instance, e.g. a
         classifier's ``predict_proba`` output; for a ranking function, its ranked lists with
-        per-item grade distributions over a pool of m queries.
+        per-item grade distributions over a pool of m queries. A Dask pool (a
+        ``dask.array.Array`` of class probabilities, or a ``dask.dataframe.DataFrame`` of a
+        pool file's columns) is computed partition by partition on the cluster, with the
+        same result as in NumPy (the default estimator, ``active`` or ``passive``; see the
+        *Pools on a Dask cluster* page, ``docs/guide/dask.md``).
     oracle : callable
         ``oracle(indices) -> labels`` for pool indices never asked before; deterministic.
         For a ranking pool it receives query indices and returns the grades of every item of
@@ -293,6 +299,17 @@ def evaluate(  # type: ignore[misc]
     >>> print(f"{float((proba.argmax(axis=1) != y).mean()):.3f}")  # the truth, all 500 labels
     0.260
     """
+    if is_dask(predictions):
+        return evaluate_dask(
+            predictions, oracle, measure, budget, method, level, random_state,
+            pos_label=pos_label, floor=floor, mix=mix, max_draws=max_draws, progress=progress,
+            refused={
+                "costs": costs, "pool_weights": pool_weights, "q": q, "batch_size": batch_size,
+                "features": features, "prediction": prediction, "target_width": target_width,
+                "claim": claim, "step": step, "groups": groups, "reuse": reuse,
+                "estimator": None if estimator == "assisted" else estimator,
+            },
+        )  # fmt: skip
     if _is_ranking(predictions):
         if reuse is not None:
             raise UnknownOptionError(

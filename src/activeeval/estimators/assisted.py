@@ -1381,14 +1381,20 @@ def _model_terms(
     mix: Predictive,
     idx: NDArray[Any],
     y: NDArray[Any],
-    p: NDArray[np.float64],
+    p: NDArray[np.float64] | None,
+    pools: Sequence[_Pool] | None = None,
 ) -> list[_Terms]:
     """Per model: w·ℓ and w at the draws, the control variates m_N, m_D of ``mix`` (the
-    common model of p(y | x)) at the draws, and their pool moments."""
+    common model of p(y | x)) at the draws, and their pool moments (summed over the pool under
+    ``p``, or given: ``pools``, one per model, from a pool summary)."""
     parts: list[_Terms] = []
-    for pr in preds:
+    for k, pr in enumerate(preds):
         f = pr.take(idx).point_prediction()
-        pool = _pool_moments(meas, mix, pr, p)
+        if pools is None:
+            assert p is not None
+            pool = _pool_moments(meas, mix, pr, p)
+        else:
+            pool = pools[k]
         w = meas.weight(f, y)
         parts.append((w * meas.loss(f, y), w, pool.m_num[idx], pool.m_den[idx], pool))
     return parts

@@ -414,14 +414,19 @@ def refuse_undefined(
     none = np.empty(0, dtype=np.intp)
     if not all(_labels_every_needed(meas, pr, pw, none) for pr in predictives):
         return
+    raise undefined_error(meas, len(predictives))
+
+
+def undefined_error(meas: Measure, n_models: int) -> ShapeError:
+    """:func:`refuse_undefined`'s error for ``n_models`` models."""
     pos = getattr(meas, "pos_label", None)
     if pos is None:
         what = ""
-    elif len(predictives) == 1:
+    elif n_models == 1:
         what = f" (the model predicts {pos!r} for no instance with test mass)"
     else:
         what = f" (no model predicts {pos!r} for any instance with test mass)"
-    raise ShapeError(
+    return ShapeError(
         f"measure: {meas.name} is undefined whatever the labels{what}: its weight is zero on "
         "every instance, so no label can move it and a campaign would spend its budget on "
         "NaN. Check the predictions and pos_label, or evaluate another measure (e.g. "

@@ -26,13 +26,18 @@ from .. import _chunks
 from .._chunks import row_chunks, uniform, weighted_sum
 from .._validation import pool_distribution
 from ..measures import Measure
-from ..predictive import Categorical, Gaussian, Predictive, check_labels
+from ..predictive import Categorical, Gaussian, Mixture, Predictive, check_labels
 from ..sampling import TimeSummary
 from .assisted import (
+    MIN_DISAGREEMENTS,
     AssistedEstimate,
     _as_assisted_census,
+    _Decisions,
+    _disagreements,
     _Expected,
+    _model_terms,
     _on_rows,
+    _paired_from_terms,
     _Pool,
     _pool_moments,
     _rows_at_time,
@@ -40,7 +45,15 @@ from .assisted import (
 )
 from .tempered import subsample
 
-__all__ = ["PoolSummary", "summarize", "summary_estimate"]
+__all__ = [
+    "AtRows",
+    "PairSummary",
+    "PoolSummary",
+    "summarize",
+    "summarize_pair",
+    "summary_estimate",
+    "summary_paired_test",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,6 +84,18 @@ class PoolSummary:
     sample: Predictive
     sample_q: NDArray[np.float64]
     sample_p: NDArray[np.float64]
+
+
+class AtRows:
+    """A model known at some pool rows (``units``, sorted; a store's copies of the labeled
+    rows, or the rows a cluster sent back): ``take`` of pool rows among them, as the whole
+    pool's model would give them."""
+
+    def __init__(self, pred: Any, units: NDArray[np.intp], m: int) -> None:
+        self.pred, self.units, self.n = pred, units, m
+
+    def take(self, rows: Any) -> Any:
+        return self.pred.take(np.searchsorted(self.units, np.asarray(rows, dtype=np.intp)))
 
 
 class _OnDomain:
@@ -172,3 +197,105 @@ def summary_estimate(
     if not np.any(fpc > 0) and int(np.count_nonzero(p[np.unique(draws[pos])] > 0)) == s.n_needed:
         a = _as_assisted_census(a)  # every instance with test mass labeled, as the estimator
     return a
+
+
+# ------------------------------------------------------------------------------ pairs
+@dataclass(frozen=True, eq=False)
+class PairSummary:
+    """What the model-assisted paired test of two models (:func:`~.assisted.assisted_paired_test`
+    with ``pool_q``, no features, tuned coefficients) reads from a pool of ``size``
+    instances drawn from q: q's :class:`~activeeval.sampling.TimeSummary`; the domain D
+    where either model's weight can be positive (whether it is the whole pool, its test mass,
+    how many instances with test mass it holds, how many of them q cannot draw); and the
+    control variates' pool means ``moments[s][k]`` = (μ_N, μ_D) of each source s (model 0's
+    own p(y | x), model 1's, their mixture, eq. 5.11) with model k's decisions."""
+
+    size: int
+    time: TimeSummary
+    domain_all: bool
+    mass: float
+    n_domain: int
+    missing: int
+    moments: tuple[tuple[tuple[float, float], ...], ...]
+
+
+def summarize_pair(
+    meas: Measure, preds: list[Any], pool_weights: NDArray[np.float64], q: NDArray[np.float64]
+) -> PairSummary:
+    """The :class:`PairSummary` of two models over the pool (each a Categorical or Gaussian,
+    or anything giving its chunks, ``_chunk(rows)``) for the bound ``meas``, the test
+    distribution ``pool_weights`` and q, with the arithmetic of the whole-pool functions
+    (:func:`~.assisted._domain`, :func:`~.assisted._pool_moments`), a chunk at a time."""
+    m = int(preds[0].n)
+    p = pool_distribution(m, pool_weights)
+    dom: list[NDArray[np.bool_]] = []
+    missing = 0
+    n_domain = 0
+    for rows in row_chunks(m):
+        d = np.zeros(rows.stop - rows.start, dtype=bool)
+        for pr in preds:
+            d |= meas.weight_can_be_positive(pr._chunk(rows).point_prediction())
+        dom.append(d)
+        missing += int(np.count_nonzero(d & (p[rows] > 0) & (q[rows] <= 0)))
+        n_domain += int(np.count_nonzero(d & (pool_weights[rows] > 0)))
+    domain_all = all(bool(d.all()) for d in dom)
+    mass = 1.0
+    p_dom: Any = p
+    if not domain_all:
+        parts: list[Any] = dom
+        mass = sum(weighted_sum(p[rows], d) for rows, d in zip(row_chunks(m), parts, strict=True))
+        if mass > 0:
+            p_dom = _OnDomain(p, dom, mass)
+    sources = [*preds, Mixture(preds)]
+    moments = tuple(
+        tuple(
+            (pm.mu_num, pm.mu_den) for pm in (_pool_moments(meas, src, pr, p_dom) for pr in preds)
+        )
+        for src in sources
+    )
+    return PairSummary(m, TimeSummary.of(q), domain_all, float(mass), n_domain, missing, moments)
+
+
+def summary_paired_test(
+    meas: Measure,
+    preds: list[Any],
+    s: PairSummary,
+    draws: NDArray[np.intp],
+    labels: NDArray[Any],
+    draw_q: NDArray[np.float64],
+    level: float,
+) -> Any:
+    """:func:`~.assisted.assisted_paired_test` (``pool_q``, a uniform test distribution, no
+    features, tuned coefficients, the jackknife) from the pair's summary ``s`` and the
+    labeled rows: ``preds`` give the two models at the drawn rows (``take``), ``draw_q``
+    each draw's q. Equal to it bit for bit (tested)."""
+    mix = Mixture([pr.pred for pr in preds])
+    mix_at = AtRows(mix, preds[0].units, preds[0].n)
+    y = check_labels(mix.take(np.searchsorted(preds[0].units, draws[:1])), labels)
+    m = s.size
+    p = pool_distribution(m, uniform(m))
+    units, first = np.unique(draws, return_index=True)
+    t = s.time.time(int(units.shape[0]))
+    pos, v, fpc = _rows_at_time(first, draw_q[first], p[units], t)
+    if s.missing:
+        _warn_missing(s.missing, stacklevel=3)
+    if not s.domain_all:
+        at = draws[pos]
+        keep = np.zeros(at.shape[0], dtype=bool)
+        for pr in preds:
+            keep |= meas.weight_can_be_positive(pr.take(at).point_prediction())
+        pos, v, fpc = pos[keep], v[keep], fpc[keep]
+    rows, yr = draws[pos], y[pos]
+    fs = [_Decisions(pr) for pr in preds]
+    agree = _disagreements(fs, rows) < MIN_DISAGREEMENTS
+    sources = [2] if agree else [0, 1]  # the mixture alone, or each model's own (_sources)
+    at_src = [preds[0], preds[1], mix_at]
+    by_source = [
+        _model_terms(meas, preds, at_src[j], rows, yr, None, [
+            _Pool(_Expected(meas, at_src[j], pr, 0), _Expected(meas, at_src[j], pr, 1),
+                  *s.moments[j][k])
+            for k, pr in enumerate(preds)
+        ])
+        for j in sources
+    ]  # fmt: skip
+    return _paired_from_terms(v, by_source, None, draws, level, meas, fpc, False, True, None)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import is_dask
 from ..errors import ShapeError
 from ..estimators.smoother import DEFAULT_BANDWIDTH
 from . import ledger
@@ -217,7 +218,10 @@ class Session:
             One model's predictions on the pool (an evaluation), or a list of two or more
             models' predictions on the same pool (a comparison): ``Categorical``, ``Gaussian``
             or an ``(m, K)`` array of class probabilities; or a ranker's ``GradedRelevance``
-            over m queries (two, with item ids, for a comparison).
+            over m queries (two, with item ids, for a comparison). A Dask pool (a
+            ``dask.dataframe.DataFrame`` with a pool file's columns, or a ``dask.array.Array``
+            of class probabilities) is read a partition at a time into the store, which is
+            then the same as from the pool in NumPy (``docs/guide/dask.md``).
         measure : Measure or str
             ``"error_rate"``, ``"accuracy"``, ``"mse"``, ``"mae"``, ``"f1"``,
             ``"precision"``, ``"recall"``, the multi-class averages ``"macro_f1"``,
@@ -311,6 +315,11 @@ class Session:
             block_size=block_size, estimator=estimator,
             stopping=(target_width, claim, decide, rule), prediction=prediction,
         )  # fmt: skip
+        models = pools if isinstance(pools, list | tuple) else [pools]
+        if any(is_dask(p) for p in models):
+            from .streaming import create_from_dask
+
+            return cls.open(create_from_dask(path, request))
         return cls.open(create_store(path, request))
 
     @classmethod

@@ -18,8 +18,9 @@ creation time (tested). Files a chunk-by-chunk read does not serve are read whol
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from .._validation import check_costs
 from ..errors import (
     ActiveEvalError,
     DuplicateIdError,
+    ShapeError,
     StoreError,
 )
 from ..estimators.report import PlainPool
@@ -55,7 +57,7 @@ from .planning import (
 from .schema import build_store
 from .summaries import write_summaries
 
-__all__ = ["create_from_files"]
+__all__ = ["DaskStream", "create_from_dask", "create_from_files"]
 
 
 def _scan_ids(stream: io.PoolStream) -> tuple[bool, int]:
@@ -94,9 +96,18 @@ def create_from_files(
     their ids in different orders, a header or a one-chunk file the whole-file read
     refuses, and a plan whose q needs the pool whole (the multi-class averages'
     ``active`` q, comparisons' ``active_0`` and ``active_inf``)."""
-    out = Path(target)
     try:
         streams = [io.PoolStream.open(p) for p in paths]
+    except io.NeedsWholeFile:
+        return None
+    return _create_from_streams(Path(target), streams, request, [str(p) for p in paths])
+
+
+def _create_from_streams(
+    out: Path, streams: list[io.PoolStream], request: CreateRequest, names: Sequence[str] | None
+) -> Path | None:
+    """:func:`create_from_files` from the opened ``streams``, the models named ``names``."""
+    try:
         if len({s.kind for s in streams}) > 1:
             return None
         if streams[0].n_rows is not None and streams[0].n_rows <= io.STREAM_ROWS:
@@ -119,10 +130,163 @@ def create_from_files(
             "status) or choose another file name."
         )
     try:
-        build_store(out, lambda conn: _fill(conn, streams, integer, m, request))
+        build_store(out, lambda conn: _fill(conn, streams, integer, m, request, names))
     except (io.NeedsWholeFile, _WholePool):
         return None
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class DaskStream(io.PoolStream):
+    """A Dask pool read as a pool file is streamed, a partition (or block) at a time on
+    this process, which writes the store: a ``dask.dataframe.DataFrame`` with a pool file's
+    columns (``id``, ``p_<label>`` or ``mean`` and ``var``, ``cost``), or a
+    ``dask.array.Array`` of class probabilities (ids ``0 … m − 1`` or the request's, class
+    labels ``0 … K − 1`` or the request's). Errors name the pool's row, counted from 1 as
+    a Parquet file's."""
+
+    source: Any = None
+    ids_given: Any = None
+
+    @classmethod
+    def of(cls, pool: Any, k: int, ids: Any, labels: Any) -> DaskStream:
+        import dask.array as da
+        import dask.dataframe as dd
+
+        where = Path(f"pools[{k}] (a Dask pool)")
+        if isinstance(pool, dd.DataFrame):
+            if ids is not None:
+                raise ShapeError(
+                    "ids: a Dask DataFrame pool gives its ids in its id column; drop ids=."
+                )
+            columns = [str(c) for c in pool.columns]
+            if "id" not in columns:
+                raise ShapeError(
+                    f"{where}: a Dask DataFrame pool needs the pool file's id column (with "
+                    "p_<label> or mean and var); add one, e.g. from the frame's index."
+                )
+            arr: Any = pool
+            n_rows = int(pool.map_partitions(len).compute().sum())
+        elif isinstance(pool, da.Array) and pool.ndim == 2:
+            k_cols = int(pool.shape[1])
+            names = range(k_cols) if labels is None else np.asarray(labels).tolist()
+            columns = ["id", *(f"p_{c}" for c in names)]
+            arr = pool.compute_chunk_sizes() if np.isnan(pool.shape[0]) else pool
+            n_rows = int(arr.shape[0])
+        else:
+            raise ShapeError(
+                f"{where}: a Dask pool is a dask.dataframe.DataFrame with a pool file's "
+                "columns or a dask.array.Array (m, K) of class probabilities; got a "
+                f"{type(pool).__name__} of shape {getattr(pool, 'shape', '?')}."
+            )
+        if "item" in columns:
+            raise io.NeedsWholeFile("a ranked pool")
+        pcols = [c for c in columns if c.startswith("p_")]
+        regression = [c for c in ("mean", "var") if c in columns]
+        if pcols and not regression:
+            kind, pred_cols, lab = "categorical", pcols, io._class_labels(pcols)
+        elif len(regression) == 2 and not pcols:
+            kind, pred_cols, lab = "gaussian", ["mean", "var"], None
+        else:
+            raise ShapeError(
+                f"{where}: its columns {columns} hold neither class probabilities p_<label> "
+                "nor a regressor's mean and var."
+            )
+        return cls(where, columns, "row", kind, pred_cols, lab, n_rows, arr, ids)
+
+    def chunks(self, columns: list[str], rows: int | None = None) -> Iterator[pd.DataFrame]:
+        """The pool's ``columns``, ``rows`` (default :data:`~activeeval.io.STREAM_ROWS`) rows
+        at a time as a pool file's (whatever its partitions), indexed by row number from 1;
+        a partition (or block) is computed at a time."""
+        n = io.STREAM_ROWS if rows is None else rows
+        start, held = 1, 0
+        pending: list[pd.DataFrame] = []
+        for part in self._parts(columns):
+            pending.append(part)
+            held += part.shape[0]
+            while held >= n:
+                both = pd.concat(pending) if len(pending) > 1 else pending[0]
+                out, rest = both.iloc[:n], both.iloc[n:]
+                out.index = pd.RangeIndex(start, start + n)
+                yield out
+                start += n
+                held -= n
+                pending = [rest] if held else []
+        if held:
+            last = pd.concat(pending) if len(pending) > 1 else pending[0]
+            last.index = pd.RangeIndex(start, start + held)
+            yield last
+
+    def _parts(self, columns: list[str]) -> Iterator[pd.DataFrame]:
+        """The pool's ``columns``, a partition (a DataFrame's) or block (an array's) at a
+        time."""
+        import dask
+        import dask.dataframe as dd
+
+        if isinstance(self.source, dd.DataFrame):
+            for part in self.source.partitions:
+                yield dask.compute(part[columns])[0].reset_index(drop=True)
+            return
+        at = 0
+        for block in self.source.rechunk({1: -1}).to_delayed().ravel():
+            values = np.asarray(dask.compute(block)[0], dtype=float)
+            frame = pd.DataFrame(values, columns=self.prediction_columns)
+            rows = slice(at, at + values.shape[0])
+            frame["id"] = (
+                np.arange(rows.start, rows.stop)
+                if self.ids_given is None
+                else (np.asarray(self.ids_given)[rows])
+            )
+            at = rows.stop
+            yield frame[columns]
+
+
+def create_from_dask(target: str | os.PathLike[str], request: CreateRequest) -> Path:
+    """The store :meth:`Session.create <activeeval.Session.create>` writes for Dask pools
+    (``request.pools``: one, or a list), read a partition at a time as a pool file is by
+    :func:`create_from_files`: the same store as from the pool in NumPy, byte for byte but
+    for the session's id and creation time. Where a streamed read does not serve (a pool of
+    at most one chunk, a ranked pool, a plan that needs the pool whole), the pool is computed
+    into memory and created as a NumPy pool."""
+    pools = list(request.pools) if isinstance(request.pools, list | tuple) else [request.pools]
+    out = Path(target)
+    if request.costs is not None:
+        raise ShapeError(
+            "costs: a Dask pool gives its costs in a cost column of its DataFrame (as a pool "
+            "file does); drop costs= and add the column."
+        )
+    try:
+        streams = [DaskStream.of(p, k, request.ids, request.labels) for k, p in enumerate(pools)]
+        made = _create_from_streams(out, list(streams), _without_pools(request), request.names)
+        if made is not None:
+            return made
+    except io.NeedsWholeFile:
+        pass
+    from .planning import create_store
+
+    return create_store(out, _in_memory(request, pools))
+
+
+def _without_pools(r: CreateRequest) -> CreateRequest:
+    return dataclasses.replace(r, pools=None, ids=None)
+
+
+def _in_memory(r: CreateRequest, pools: list[Any]) -> CreateRequest:
+    """The request with its Dask pools computed: arrays, or a DataFrame's predictions with
+    its ids (and costs) taken apart."""
+    import dask.dataframe as dd
+
+    preds, ids, costs = [], r.ids, r.costs
+    for p in pools:
+        got = p.compute()
+        if isinstance(p, dd.DataFrame):
+            ids = got["id"].to_numpy()
+            if "cost" in got.columns:
+                costs = got["cost"].to_numpy(dtype=float)
+            got = got.drop(columns=[c for c in ("id", "cost") if c in got.columns])
+        preds.append(got)
+    one = not isinstance(r.pools, list | tuple)
+    return dataclasses.replace(r, pools=preds[0] if one else preds, ids=ids, costs=costs)
 
 
 def _fill(
@@ -131,9 +295,10 @@ def _fill(
     integer: bool,
     m: int,
     r: CreateRequest,
+    names_given: Sequence[str] | None,
 ) -> None:
     base = streams[0]
-    names = _model_names([str(s.path) for s in streams], len(streams))
+    names = _model_names(names_given, len(streams))
     h = PoolHash(integer)
     costs = _pool_rows(conn, streams, integer, h)
     lam = None if costs is None else check_costs(costs, m)

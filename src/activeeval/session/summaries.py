@@ -141,7 +141,7 @@ class LeanModel:
             return np.int64
         return self.summary.sample.labels.dtype
 
-    def at(self, units: NDArray[np.intp]) -> _AtRows:
+    def at(self, units: NDArray[np.intp]) -> Any:
         """The model at the distinct pool rows ``units`` (sorted), read from the store: the
         copies of labeled rows (:func:`cache_rows`) in one query, any other row from the
         model's array; each checked against its row check."""
@@ -159,7 +159,9 @@ class LeanModel:
                 f"{self.store.path}: the stored predictions at the labeled instances do not "
                 "match their checks; the file was altered outside activeeval."
             )
-        return _AtRows(_built(self.kind, self.labels, raw, decision), units, self.size)
+        from ..estimators.summary import AtRows
+
+        return AtRows(_built(self.kind, self.labels, raw, decision), units, self.size)
 
 
 def read_summary(store: StoreFile, plan: SessionPlan, model: int) -> LeanModel | None:
@@ -180,17 +182,6 @@ def read_summary(store: StoreFile, plan: SessionPlan, model: int) -> LeanModel |
     if not np.array_equal(s.keep, subsample(s.size)):
         return None  # another subsample than the whole pool's (numpy's stream changed)
     return LeanModel(s, store, model, plan.pool_size, plan.predictive_kind, plan.label_space)
-
-
-class _AtRows:
-    """A model known at some pool rows (``units``, sorted): ``take`` of pool rows among
-    them, as the whole pool's model would give them."""
-
-    def __init__(self, pred: Any, units: NDArray[np.intp], m: int) -> None:
-        self.pred, self.units, self.n = pred, units, m
-
-    def take(self, rows: Any) -> Any:
-        return self.pred.take(np.searchsorted(self.units, np.asarray(rows, dtype=np.intp)))
 
 
 class _StoredModel:

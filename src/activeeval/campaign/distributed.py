@@ -1,0 +1,925 @@
+"""``evaluate`` and ``compare`` on Dask pools: a ``dask.array.Array`` of class probabilities,
+or a ``dask.dataframe.DataFrame`` of a pool file's columns, computed partition by partition.
+
+The pool is cut into blocks of :data:`activeeval._chunks.ROWS` rows — the chunks of the NumPy
+path's passes — and every pass over it is a map over the blocks on the cluster's workers,
+whose small results (sums, counts) the client adds up in row order, as the NumPy path adds up
+its chunks. The arithmetic of each block is the NumPy path's own (the same functions on the
+same rows), so that for the same pool in NumPy and in Dask the q, the draws, the labels asked
+for and the estimate (or the comparison) are the same bit for bit (tested on a
+``distributed.LocalCluster``). Only sums, the sampling distribution's chunk ends (one number
+per :data:`~activeeval.sampling.DRAW_ROWS` rows), the tempered curve's fixed subsample and the
+drawn rows travel to the client; q itself is recomputed on the workers where a pass needs it.
+
+What runs where (``docs/guide/dask.md``):
+
+1. the first pass validates every block and sums the models' expected loss and weight (q*'s
+   centers: one model's intrinsic value, eq. 4.21; a pair's under their mixture, eq. 5.12),
+   the test mass of the domain, the control variates' pool means;
+2. the second sums q*'s unnormalized score (eq. 4.6, 5.16) and the defensive mixture's mass;
+3. a chain of tasks, block after block: the running sums of q at every chunk's end (each
+   block continues the previous block's sum, as one cumulative sum does), with the counts
+   and largest q of :class:`~activeeval.sampling.TimeSummary` carried along;
+4. its power sums, and (one model) q and the model at the tempered curve's subsample;
+5. the campaign: uniforms drawn on the client from the seed find their chunk among the ends
+   there; each block with draws finds their rows on its worker and sends back the rows, q
+   and the models there; the walk of Algorithm 2 and the oracle run on the client;
+6. the estimate from the pool summary and the labeled rows
+   (:func:`~activeeval.estimators.report.summary_static_estimate`,
+   :func:`~activeeval.estimators.summary.summary_paired_test`).
+
+Dask is imported only here, only when a Dask pool is passed (the ``dask`` extra).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import _chunks
+from .._chunks import dot, draw_chunks, grouped, span_ends, uniform, weighted_sum, within_chunk
+from .._validation import (
+    check_budget,
+    check_level,
+    check_max_draws,
+    check_option,
+    check_random_state,
+    check_rows,
+    check_safeguards,
+    pool_distribution,
+)
+from ..acquisition import _label_check, _LabelBook
+from ..errors import ActiveEvalError, ShapeError, UnknownOptionError
+from ..estimators.report import (
+    ComparisonOutcome,
+    _exact_comparison,
+    _exact_value,
+    _fields,
+    summary_static_estimate,
+    undefined_error,
+)
+from ..estimators.summary import AtRows, PairSummary, PoolSummary, summary_paired_test
+from ..estimators.tempered import subsample
+from ..measures import ClasswiseMeasure, Measure, check_fits, get_measure
+from ..predictive import Categorical, FrameLayout, Gaussian, Mixture, Predictive, frame_layout
+from ..probability_measures import ProbabilityMeasure
+from ..results import ComparisonResult, EvaluationResult
+from ..sampling import DRAW_ROWS, TOP_Q, TimeSummary, warn_zero_q
+from .steps import Oracle, _Acquisition, _bar, _comparison_result, _run_looks
+
+__all__ = ["DaskPool", "compare_dask", "evaluate_dask"]
+
+#: The methods a Dask pool samples with.
+DASK_METHODS = ("active", "active_uniC", "passive")
+
+
+# ----------------------------------------------------------------------------- the pool
+@dataclass(frozen=True)
+class _ArrayLayout:
+    """An (m, K) array's columns: class probabilities of the classes 0 … K − 1."""
+
+    width: int
+
+    def build(self, values: NDArray[np.float64], name: str) -> Predictive:
+        return Categorical(values, name=name)
+
+
+@dataclass(frozen=True)
+class DaskPool:
+    """One or more models' Dask pools cut into blocks of :data:`~activeeval._chunks.ROWS`
+    rows: ``blocks[j]`` holds every model's block j (Dask ``Delayed`` numpy arrays), in row
+    order; ``layouts`` say how each model's columns hold it."""
+
+    blocks: tuple[tuple[Any, ...], ...]
+    m: int
+    layouts: tuple[Any, ...]
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, objs: list[Any], names: list[str]) -> DaskPool:
+        """The pool of Dask collections, one per model (module docstring), read by name."""
+        arrays, layouts = [], []
+        for obj, name in zip(objs, names, strict=True):
+            arr, layout = _as_array(obj, name)
+            arrays.append(arr)
+            layouts.append(layout)
+        m = int(arrays[0].shape[0])
+        for arr, name in zip(arrays[1:], names[1:], strict=True):
+            if int(arr.shape[0]) != m:
+                raise ShapeError(
+                    f"{name}: covers {int(arr.shape[0])} instances, {names[0]} covers {m}; "
+                    "all models must be evaluated on the same pool."
+                )
+        if m == 0:
+            raise ShapeError(f"{names[0]}: the pool is empty (0 rows); pass at least one instance.")
+        per_model = [  # block j of each model is the NumPy path's chunk j
+            arr.rechunk({0: _chunks.ROWS, 1: -1}).to_delayed().ravel().tolist() for arr in arrays
+        ]
+        blocks = tuple(tuple(b) for b in zip(*per_model, strict=True))
+        return cls(blocks, m, tuple(layouts), tuple(names))
+
+    def starts(self) -> list[int]:
+        return [rows.start for rows in _chunks.row_chunks(self.m)]
+
+    def tasks(self, kernel: Any, *args: Any, nout: int | None = None) -> list[Any]:
+        """``kernel(blocks, start, m, layouts, names, *args)`` on every block, as Dask tasks."""
+        import dask
+
+        return [
+            dask.delayed(kernel, nout=nout, pure=True)(
+                b, s, self.m, self.layouts, self.names, *args
+            )
+            for b, s in zip(self.blocks, self.starts(), strict=True)
+        ]
+
+    def map(self, kernel: Any, *args: Any) -> list[Any]:
+        """:meth:`tasks` computed on the cluster, the results in row order."""
+        import dask
+
+        return list(dask.compute(*self.tasks(kernel, *args)))
+
+    def head(self) -> list[Predictive]:
+        """Each model on the first rows (its kind and label space, to bind the measure)."""
+        import dask
+
+        first = dask.compute(self.blocks[0])[0]
+        return _models(first, 0, self.layouts, self.names, validate=True, rows=2)
+
+    @property
+    def width(self) -> list[int]:
+        return [
+            lay.width if isinstance(lay, _ArrayLayout) else len(lay.columns) for lay in self.layouts
+        ]
+
+
+def _as_array(obj: Any, name: str) -> tuple[Any, Any]:
+    """A model's Dask pool as a Dask array of its columns, and their layout."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(obj, dd.DataFrame):
+        cols = [c for c in obj.columns if c != "id"]
+        if "item" in cols:
+            raise UnknownOptionError(
+                f"{name}: the Dask pool has an item column, a ranked pool (one row per item "
+                "of each query); ranked pools on Dask are not supported. Evaluate it in "
+                "NumPy: activeeval.io.read_pool_file on the file."
+            )
+        if "cost" in cols:
+            raise UnknownOptionError(
+                f"{name}: the Dask pool has a cost column; costs on a Dask pool are not "
+                "supported yet. Drop the column (a budget in labels), or evaluate the pool "
+                "in NumPy with costs=."
+            )
+        layout = frame_layout(cols, name)
+        return obj[list(layout.columns)].to_dask_array(lengths=True), layout
+    if isinstance(obj, da.Array):
+        if obj.ndim != 2:
+            raise ShapeError(
+                f"{name}: a Dask array holds an (m, K) matrix of class probabilities; got "
+                f"{obj.ndim} dimensions. For a binary model's P(class 1), pass "
+                "da.stack([1 - p, p], axis=1); for a regressor, a Dask DataFrame with "
+                "mean and var columns."
+            )
+        arr = obj.compute_chunk_sizes() if any(math.isnan(c) for c in obj.chunks[0]) else obj
+        return arr, _ArrayLayout(int(arr.shape[1]))
+    raise ShapeError(
+        f"{name}: a Dask pool is a dask.array.Array of class probabilities or a "
+        f"dask.dataframe.DataFrame of a pool file's columns; got {type(obj).__name__}."
+    )
+
+
+def _models(
+    blocks: Any, start: int, layouts: Any, names: Any, validate: bool = False,
+    rows: int | None = None,
+) -> list[Predictive]:  # fmt: skip
+    """Each model on a block (its first ``rows`` rows), validated on the first pass, errors
+    naming the pool's rows."""
+    out = []
+    for block, layout, name in zip(blocks, layouts, names, strict=True):
+        values = np.asarray(block, dtype=float)[:rows]
+        out.append(_built(values, start, layout, name) if validate else layout.build(values, name))
+    return out
+
+
+def _built(values: NDArray[np.float64], start: int, layout: Any, name: str) -> Predictive:
+    """The model on a block, validated, errors naming the pool's rows."""
+    if not isinstance(layout, FrameLayout) or layout.kind == "categorical":
+        check_rows(values, start, name)  # names the pool's row
+        return layout.build(values, name)
+    try:
+        return layout.build(values, name)
+    except ActiveEvalError as exc:  # a Gaussian's error names the block's row
+        raise type(exc)(
+            f"{exc} (in the Dask pool's rows {start}–{start + values.shape[0] - 1}, rows "
+            "counted from the first of them)"
+        ) from exc
+
+
+# ------------------------------------------------------------------------ the plan of q
+def _rows_p(start: int, n: int, m: int) -> NDArray[np.float64]:
+    """The uniform test distribution on a block's rows, as q* slices it."""
+    return uniform(m)[start : start + n]
+
+
+def _rows_pw(start: int, n: int, m: int) -> NDArray[np.float64]:
+    """The same, as the estimators normalize it (:func:`~activeeval.estimators.summary.summarize`:
+    the test distribution of ``uniform(m)``; a pool of one chunk sums it)."""
+    return pool_distribution(m, uniform(m))[start : start + n]
+
+
+def _sources(parts: list[Predictive]) -> list[Predictive]:
+    """The control variates' sources: the model itself; for a pair, each model's own p(y | x)
+    and their mixture (eq. 5.11), as :class:`~activeeval.estimators.summary.PairSummary`."""
+    return parts if len(parts) == 1 else [*parts, Mixture(parts)]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a block needs to compute q: the measure, the models' number, q*'s centers
+    (one model: its intrinsic value, eq. 4.21; a pair: each model's under the mixture and its
+    scale, eq. 5.12) and sums. ``passive``: q = p."""
+
+    meas: Measure
+    k: int
+    passive: bool
+    centers: tuple[float, ...] = ()
+    scales: tuple[float, ...] = ()
+    regular: bool = True
+    score_total: float = 1.0
+    mix: float = 0.0
+    defensive_total: float = 0.0
+
+    def domain(self, parts: list[Predictive]) -> NDArray[np.bool_]:
+        """Where some model's weight can be positive."""
+        d = self.meas.weight_can_be_positive(parts[0].point_prediction())
+        for part in parts[1:]:
+            d = d | self.meas.weight_can_be_positive(part.point_prediction())
+        return d
+
+    def score(self, parts: list[Predictive], p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """q*'s unnormalized score on a block: one model's sqrt(E[w²(ℓ − Ǧ)² | x]), zero off
+        its domain (:func:`~activeeval.sampling._from_moment`, uniform p, no costs); a
+        pair's p·sqrt(E[(ψ₀ − ψ₁)² | x]) under the mixture
+        (:func:`~activeeval.sampling.comparison_distribution`)."""
+        meas = self.meas
+        if self.k == 1:
+            f = parts[0].point_prediction()
+            a = meas.conditional_second_moment(parts[0], self.centers[0], f, fast=True)
+            a = np.maximum(a, 0.0, out=a)
+            if not self.regular:
+                a[~meas.weight_can_be_positive(f)] = 0.0
+            return np.sqrt(a, out=a)
+        f0, f1 = (part.point_prediction() for part in parts)
+        c0, c1 = self.centers
+        s0, s1 = self.scales
+        a = meas.difference_second_moment(Mixture(parts), (f0, f1), (c0, c1), (s0, s1), fast=True)
+        np.maximum(a, 0.0, out=a)
+        np.sqrt(a, out=a)
+        a *= p
+        return a
+
+    def q(self, parts: list[Predictive], start: int, m: int) -> NDArray[np.float64]:
+        """q on a block's rows, as the NumPy path computes it there."""
+        p = _rows_p(start, parts[0].n, m)
+        if self.passive:
+            return np.array(p)
+        score = self.score(parts, p)
+        score /= self.score_total
+        if self.mix <= 0:
+            return score
+        if self.k == 1 and self.regular:  # the defensive mixture with the uniform pool
+            score *= 1.0 - self.mix
+            score += self.mix / m
+            return score
+        if self.defensive_total <= 0:
+            return score
+        d = self.domain(parts)
+        return (1.0 - self.mix) * score + self.mix * (np.where(d, p, 0.0) / self.defensive_total)
+
+
+def _k_first(
+    blocks: Any, start: int, m: int, layouts: Any, names: Any, meas: Measure
+) -> dict[str, Any]:
+    """Pass 1 on a block: every model validated; q*'s sums (one model: Σ p·E[w | x] and
+    Σ p·E[wℓ | x], :func:`~activeeval.sampling.influence_moment`; a pair: each model's under
+    the mixture, :func:`~activeeval.sampling._pair_moment`); each model's and the union's
+    domain; and the control variates' sums under p (valid where the domain is the pool)."""
+    parts = _models(blocks, start, layouts, names, validate=True)
+    n = parts[0].n
+    p, pw = _rows_p(start, n, m), _rows_pw(start, n, m)
+    fs = [part.point_prediction() for part in parts]
+    under = parts[0] if len(parts) == 1 else Mixture(parts)
+    sums = []
+    for f in fs:
+        wl, w = meas.conditional_expectations(under, f, fast=True)
+        sums.append((weighted_sum(p, w), weighted_sum(p, wl)))
+    ds = [meas.weight_can_be_positive(f) for f in fs]
+    d = ds[0]
+    for other in ds[1:]:
+        d = d | other
+    return {
+        "sums": sums,
+        "own_domain": [int(np.count_nonzero(x & (p > 0))) for x in ds],
+        "n_domain": int(np.count_nonzero(d & (p > 0))),
+        "domain_all": bool(d.all()),
+        "mass": weighted_sum(pw, d),
+        "moments": _moment_sums(meas, parts, fs, pw),
+        "family": all(
+            type(part) in (Categorical, Gaussian)
+            and not (isinstance(part, Gaussian) and not bool((part.var > 0).all()))
+            for part in parts
+        ),
+    }
+
+
+def _moment_sums(
+    meas: Measure, parts: list[Predictive], fs: list[Any], p: NDArray[np.float64]
+) -> list[list[tuple[float, float]]]:
+    """Σ p·m_N and Σ p·m_D of every source with every model's decisions
+    (:func:`~activeeval.estimators.assisted._pool_moments` on a chunk)."""
+    out = []
+    for src in _sources(parts):
+        row = []
+        for f in fs:
+            m_num, m_den = meas.conditional_expectations(src, f)
+            row.append((weighted_sum(p, m_num), weighted_sum(p, m_den)))
+        out.append(row)
+    return out
+
+
+def _k_second(
+    blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan, mass: float | None
+) -> dict[str, Any]:
+    """Pass 2 on a block: q*'s score sum, its zeros where a weight can be positive, the
+    defensive mixture's mass; with a domain short of the pool the control variates' sums
+    under p renormalized on it (mass > 0), and the instances with test mass there."""
+    parts = _models(blocks, start, layouts, names)
+    n = parts[0].n
+    p, pw = _rows_p(start, n, m), _rows_pw(start, n, m)
+    d = plan.domain(parts)
+    out: dict[str, Any] = {}
+    if not plan.passive:
+        score = plan.score(parts, p)
+        out["score"] = float(score.sum())
+        out["zeros"] = int(((score <= 0) & d).sum())
+        out["defensive"] = np.where(d, p, 0.0).sum()
+    if mass is not None:
+        p_dom = np.where(d, pw, 0.0) / mass
+        fs = [part.point_prediction() for part in parts]
+        out["moments"] = _moment_sums(plan.meas, parts, fs, p_dom)
+        out["n_needed"] = int(np.count_nonzero(p_dom > 0))
+    else:
+        out["n_needed"] = int(np.count_nonzero(pw > 0))
+    return out
+
+
+def _block_q(
+    blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan
+) -> tuple[list[Predictive], NDArray[np.float64]]:
+    parts = _models(blocks, start, layouts, names)
+    return parts, plan.q(parts, start, m)
+
+
+def _k_ends(
+    blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan, carry: Any
+) -> tuple[NDArray[np.float64], tuple[Any, ...]]:
+    """Pass 3, a chain of tasks: q's running sums at the block's chunk ends, continued from
+    the sum before the block (:func:`~activeeval._chunks.chunk_ends`); and carried on with
+    that sum, the positive q counted so far, the :data:`~activeeval.sampling.TOP_Q` + 1
+    largest q so far (:meth:`TimeSummary.top_part`, :meth:`TimeSummary.merge_tops`: a
+    multiset's, whatever the order) and the instances with test mass in the domain that q
+    cannot draw — so that no block's largest q wait in memory for a merge."""
+    parts, q = _block_q(blocks, start, m, layouts, names, plan)
+    total, count, best, missing = carry
+    ends, total = span_ends(q, total, DRAW_ROWS, start + q.shape[0] >= m)
+    n_pos, top = TimeSummary.top_part(q)
+    pw = _rows_pw(start, parts[0].n, m)
+    missing += int(np.count_nonzero(plan.domain(parts) & (pw > 0) & (q <= 0)))
+    return ends, (total, count + n_pos, TimeSummary.merge_tops(best, top), missing)
+
+
+def _k_sums(
+    blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan, tau: float | None
+) -> Any:
+    """Pass 4: the block's part of :meth:`TimeSummary.sums_part` (``tau`` None: its
+    positive q, the whole support being kept)."""
+    _, q = _block_q(blocks, start, m, layouts, names, plan)
+    if tau is None:
+        return q[q > 0]
+    return TimeSummary.sums_part(q, tau)
+
+
+def _k_rows(
+    blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan, local: Any
+) -> tuple[list[NDArray[np.float64]], NDArray[np.float64]]:
+    """Every model's rows ``local`` (counted in the block) and q there."""
+    _, q = _block_q(blocks, start, m, layouts, names, plan)
+    return [np.asarray(b, dtype=float)[local] for b in blocks], q[local]
+
+
+def _k_draw(
+    blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan, asked: Any
+) -> list[tuple[NDArray[np.intp], NDArray[np.float64], list[NDArray[np.float64]]]]:
+    """The draws that fell in this block: for each of its chunks ``(offset, carry, end,
+    total, u)``, the rows of the uniforms ``u`` (:func:`~activeeval._chunks.within_chunk`),
+    q there and every model's rows; refused when q no longer sums to the chunk's end (the
+    pool changed between passes)."""
+    _, q = _block_q(blocks, start, m, layouts, names, plan)
+    values = [np.asarray(b, dtype=float) for b in blocks]
+    out = []
+    for offset, carry, end, total, u in asked:
+        qc = q[offset : offset + DRAW_ROWS]
+        local, qd, reached = within_chunk(qc, carry, total, u)
+        if reached != end:
+            first, last = start + offset, start + offset + qc.shape[0] - 1
+            raise ShapeError(
+                f"{names[0]}: the Dask pool's rows {first}–{last} changed between passes over "
+                "it (their q no longer sums to what the first pass found); pass a pool whose "
+                "partitions compute the same values every time (persist it, or read a file "
+                "that is not being written)."
+            )
+        out.append((start + offset + local, qd, [v[offset + local] for v in values]))
+    return out
+
+
+# ----------------------------------------------------------------- the pool's summaries
+@dataclass(frozen=True)
+class _Prepared:
+    """A Dask pool's plan of q, its chunk ends and the estimate's pool summary (one model's
+    :class:`PoolSummary`, a pair's :class:`PairSummary`)."""
+
+    plan: _Plan
+    ends: NDArray[np.float64]
+    summary: Any
+
+
+def _added(parts: list[Any]) -> Any:
+    """Nested lists of floats added up in order, from 0.0 (as the NumPy path adds chunks)."""
+    total = np.zeros(np.shape(parts[0]))
+    for part in parts:
+        total += np.asarray(part, dtype=float)
+    return total
+
+
+def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: float) -> _Prepared:
+    k = len(pool.layouts)
+    first = pool.map(_k_first, meas)
+    if all(sum(r["own_domain"][j] for r in first) == 0 for j in range(k)):
+        raise undefined_error(meas, k)  # as refuse_undefined: no label can move it
+    sums = _added([r["sums"] for r in first])  # (k, 2): Σ p·w, Σ p·wℓ per model
+    mass = 0.0
+    for r in first:
+        mass += r["mass"]
+    moments = _added([r["moments"] for r in first])
+    domain_all = all(r["domain_all"] for r in first)
+    plan = _Plan(meas, k, passive)
+    if not passive:
+        plan = _centered(meas, k, sums, floor, mix)
+    on_domain = not domain_all and mass > 0
+    second = pool.map(_k_second, plan, mass if on_domain else None)
+    if on_domain:  # the control variates' means under p renormalized on the domain
+        moments = _added([r["moments"] for r in second])
+    if not passive:
+        score = defensive = 0.0
+        for r in second:
+            score += r["score"]
+            defensive += r["defensive"]
+        if not score > 0:
+            raise ShapeError(
+                "method: q* is zero on every instance (the models are certain of every label "
+                "and of the measure's value); use method='passive'."
+            )
+        zeros = sum(r["zeros"] for r in second)
+        if mix <= 0 and zeros:
+            warn_zero_q(zeros, stacklevel=5)
+        plan = replace(plan, score_total=score, defensive_total=defensive)
+    ends, n_support, tau, missing = _ends_and_support(pool, plan)
+    time = _time_summary(pool, plan, n_support, tau)
+    n_domain = sum(r["n_domain"] for r in first)
+    mom = tuple(tuple((float(a), float(b)) for a, b in row) for row in moments)
+    if k == 2:
+        summary: Any = PairSummary(
+            pool.m, time, domain_all, 1.0 if domain_all else float(mass), n_domain, missing, mom
+        )
+        return _Prepared(plan, ends, summary)
+    keep = subsample(pool.m)
+    rows, sample_q = _rows_at(pool, plan, keep)
+    summary = PoolSummary(
+        size=pool.m,
+        time=time,
+        domain_all=domain_all,
+        mass=1.0 if domain_all else float(mass),
+        mu_num=mom[0][0][0],
+        mu_den=mom[0][0][1],
+        n_needed=sum(r["n_needed"] for r in second),
+        n_domain=n_domain,
+        missing=missing,
+        curve_family=all(r["family"] for r in first),
+        keep=keep,
+        sample=pool.layouts[0].build(rows[0], pool.names[0]),
+        sample_q=sample_q,
+        sample_p=np.asarray(uniform(pool.m)[keep], dtype=np.float64),
+    )
+    return _Prepared(plan, ends, summary)
+
+
+def _centered(meas: Measure, k: int, sums: NDArray[np.float64], floor: float, mix: float) -> _Plan:
+    """q*'s plan from the first pass's sums: one model's intrinsic value (eq. 4.21, within
+    the floor for 0/1 losses); a pair's centers and scales under the mixture (eq. 5.12)."""
+    if k == 1:
+        scale, total = float(sums[0][0]), float(sums[0][1])
+        if not scale > 0:
+            raise ShapeError(
+                f"measure: {meas.name} is undefined under the model's own probabilities (its "
+                "expected weight is zero), so q* has nothing to aim at; use method='passive'."
+            )
+        c = total / scale  # eq. 4.21
+        if meas.binary_loss and floor > 0:
+            c = min(max(c, floor), 1.0 - floor)
+        return _Plan(meas, 1, False, (c,), (), meas.regular, mix=mix)
+    centers = tuple(float(wl) / s if s > 0 else 0.0 for s, wl in sums)
+    scales = tuple(1.0 if meas.regular else max(float(s), 1e-300) for s, _ in sums)
+    return _Plan(meas, k, False, centers, scales, meas.regular, mix=mix)
+
+
+#: Blocks per stretch of the chain of running sums computed at once: a longer chain of
+#: ``Delayed`` objects holds graphs that grow with its length squared (each link's holds all
+#: before it); between stretches only the carry (a sum, counts and the 65,536 largest q)
+#: comes back.
+CHAIN_BLOCKS = 32
+
+
+def _ends_and_support(pool: DaskPool, plan: _Plan) -> tuple[NDArray[np.float64], int, float, int]:
+    """The chunk ends of q, the support's size, the (TOP_Q + 1)-th largest q and the
+    domain's instances q cannot draw: a chain of tasks (:func:`_k_ends`), each continuing
+    the previous block's running sum as one cumulative sum does."""
+    import dask
+
+    ends: list[NDArray[np.float64]] = []
+    carry: Any = (np.zeros(1), 0, np.empty(0), 0)
+    spans = list(zip(pool.blocks, pool.starts(), strict=True))
+    for at in range(0, len(spans), CHAIN_BLOCKS):
+        links = []
+        link_carry = carry
+        for b, s in spans[at : at + CHAIN_BLOCKS]:
+            link = dask.delayed(_k_ends, nout=2, pure=True)(
+                b, s, pool.m, pool.layouts, pool.names, plan, link_carry
+            )
+            links.append(link[0])
+            link_carry = link[1]
+        got, carry = dask.compute(links, link_carry)
+        ends.extend(got)
+    _, n_support, best, missing = carry
+    return np.concatenate(ends), n_support, float(np.min(best)), missing
+
+
+def _time_summary(pool: DaskPool, plan: _Plan, n_support: int, tau: float) -> TimeSummary:
+    """:meth:`TimeSummary.of` from the blocks' parts."""
+    m = pool.m
+    if m <= _chunks.ROWS:  # one block: q itself, as the NumPy path keeps it
+        if n_support < m:
+            (q,) = pool.map(_k_sums, plan, None)
+        else:
+            q = _rows_at(pool, plan, np.arange(m))[1]
+        return TimeSummary(m, n_support, q, 0.0, np.zeros(0))
+    if n_support <= TOP_Q:
+        return TimeSummary.assemble(m, n_support, 0.0, pool.map(_k_sums, plan, None), [])
+    parts = pool.map(_k_sums, plan, tau)
+    return TimeSummary.assemble(m, n_support, tau, [t for t, _ in parts], [s for _, s in parts])
+
+
+def _rows_at(
+    pool: DaskPool, plan: _Plan, idx: NDArray[np.intp]
+) -> tuple[list[NDArray[np.float64]], NDArray[np.float64]]:
+    """Every model's rows and q at the sorted pool rows ``idx``, a task per block that has
+    some."""
+    import dask
+
+    tasks, spans = [], []
+    for j, at in grouped(idx // _chunks.ROWS):
+        s = j * _chunks.ROWS
+        tasks.append(
+            dask.delayed(_k_rows, nout=2, pure=True)(
+                pool.blocks[j], s, pool.m, pool.layouts, pool.names, plan, idx[at] - s
+            )
+        )
+        spans.append(at)
+    got = dask.compute(*tasks)
+    rows = [np.empty((idx.shape[0], w)) for w in pool.width]
+    q = np.empty(idx.shape[0])
+    for at, (r, qq) in zip(spans, got, strict=True):
+        for k, rk in enumerate(r):
+            rows[k][at] = rk
+        q[at] = qq
+    return rows, q
+
+
+# ------------------------------------------------------------------------ the campaign
+class _DaskSampler:
+    """Draws from a Dask pool's q as :class:`~activeeval.sampling.Sampler` draws from an
+    array: the chunk of each uniform from the ends on the client, its row within the chunk
+    on the worker holding the block; the models' rows at the draws come back with them."""
+
+    def __init__(self, pool: DaskPool, prep: _Prepared) -> None:
+        self.pool, self.prep = pool, prep
+        self.rows: list[tuple[NDArray[np.intp], list[NDArray[np.float64]]]] = []
+
+    def draw(
+        self, n: int, rng: np.random.Generator
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+        import dask
+
+        pool, ends = self.pool, self.prep.ends
+        u = rng.random(n)
+        chunks = draw_chunks(ends, u)
+        per_block = _chunks.ROWS // DRAW_ROWS
+        tasks, where = [], []
+        for b, at_b in grouped(chunks // per_block):
+            asked = []
+            for j, at in grouped(chunks[at_b]):
+                pos = at_b[at]
+                carry = float(ends[j - 1]) if j else 0.0
+                asked.append(
+                    ((j % per_block) * DRAW_ROWS, carry, float(ends[j]), float(ends[-1]), u[pos])
+                )
+                where.append(pos)
+            tasks.append(
+                dask.delayed(_k_draw, pure=True)(
+                    pool.blocks[b],
+                    b * _chunks.ROWS,
+                    pool.m,
+                    pool.layouts,
+                    pool.names,
+                    self.prep.plan,
+                    asked,
+                )
+            )
+        idx = np.empty(n, dtype=np.intp)
+        qd = np.empty(n)
+        rows = [np.empty((n, w)) for w in pool.width]
+        got = [part for parts in dask.compute(*tasks) for part in parts]
+        for pos, (i, q, r) in zip(where, got, strict=True):
+            idx[pos], qd[pos] = i, q
+            for k, rk in enumerate(r):
+                rows[k][pos] = rk
+        idx = np.minimum(idx, pool.m - 1)
+        self.rows.append((idx, rows))
+        return idx, qd
+
+    def models_at(self, units: NDArray[np.intp]) -> list[AtRows]:
+        """Every model at the sorted distinct drawn rows ``units``."""
+        idx = np.concatenate([i for i, _ in self.rows])
+        first = np.unique(idx, return_index=True)[1]
+        at = first[np.searchsorted(idx[first], units)]
+        out = []
+        for k, (layout, name) in enumerate(zip(self.pool.layouts, self.pool.names, strict=True)):
+            rows = np.concatenate([r[k] for _, r in self.rows])
+            out.append(AtRows(layout.build(rows[at], name), units, self.pool.m))
+        return out
+
+
+class _Taken:
+    """Which pool rows a campaign has labeled, without an array over the pool: indexed by
+    pool rows as :class:`~activeeval.acquisition._LabelBook`'s ``known`` is."""
+
+    def __init__(self) -> None:
+        self.rows = np.empty(0, dtype=np.intp)
+
+    def __getitem__(self, idx: Any) -> NDArray[np.bool_]:
+        return np.isin(np.asarray(idx, dtype=np.intp), self.rows)
+
+    def __setitem__(self, idx: Any, value: bool) -> None:
+        self.rows = np.union1d(self.rows, np.asarray(idx, dtype=np.intp))
+
+    def sum(self) -> int:
+        return int(self.rows.shape[0])
+
+
+class _Drawn:
+    """The support of q at drawn rows: every drawn row has q > 0."""
+
+    def __getitem__(self, idx: Any) -> NDArray[np.bool_]:
+        return np.ones(np.shape(idx), dtype=bool)
+
+
+class _DaskAcquisition(_Acquisition):
+    """Algorithm 2's walk of :class:`~.steps._Acquisition`, unchanged, over draws from a
+    Dask pool: the label book and the support are kept for the drawn rows only."""
+
+    def __init__(
+        self, sampler: _DaskSampler, n_support: int, oracle: Oracle, check: Any,
+        rng: np.random.Generator, max_draws: int, bar: Any,
+    ) -> None:  # fmt: skip
+        book = _LabelBook(0)
+        book.known = _Taken()  # type: ignore[assignment]
+        self.q = None  # type: ignore[assignment]
+        self.oracle, self.check, self.costs, self.rng = oracle, check, None, rng
+        self.max_draws, self.bar, self.book = max_draws, bar, book
+        self.price = np.broadcast_to(1.0, (sampler.pool.m,))
+        self.sampler = sampler  # type: ignore[assignment]
+        self.support = _Drawn()  # type: ignore[assignment]
+        self.left = n_support
+        self.spent = 0.0
+        self.kept, self.kept_q = [], []
+        self.n_kept = 0
+        self.pending = np.empty(0, dtype=np.intp)
+        self.pending_q = np.empty(0)
+        self.switched = False
+        self.capped = False
+
+
+def evaluate_dask(
+    predictions: Any, oracle: Oracle, measure: Any, budget: float, method: str, level: float,
+    random_state: Any, *, pos_label: Any, floor: float, mix: float, max_draws: int | None,
+    progress: bool | None, refused: dict[str, Any],
+) -> EvaluationResult:  # fmt: skip
+    """:func:`~activeeval.evaluate` of one model on a Dask pool (module docstring): the same
+    result as on the pool in NumPy, bit for bit, but ``pool_q`` (not brought to the client)
+    and the anytime interval's per-draw terms. ``refused``: the options a Dask pool does not
+    take yet, by name, with their values (refused unless at their defaults)."""
+    _refuse(refused)
+    method = check_option(method, DASK_METHODS, "method")
+    pool = DaskPool.of([predictions], ["predictions"])
+    (head,) = pool.head()
+    meas = get_measure(measure, pos_label=pos_label)
+    check_fits(meas, head)
+    meas = meas.bind(head)
+    if isinstance(meas, ClasswiseMeasure | ProbabilityMeasure):
+        raise UnknownOptionError(
+            f"measure: {meas.name} on a Dask pool is not supported yet (its q and estimate need "
+            "the pool's confusion counts or probabilities whole); evaluate the pool in NumPy, "
+            "or a measure such as 'error_rate', 'f1', 'precision', 'recall', 'mse'."
+        )
+    check_safeguards(mix, floor)
+    lv = check_level(level)
+    b = check_budget(budget, None)
+    if not callable(oracle):
+        raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
+    rng = check_random_state(random_state)
+    max_draws = check_max_draws(max_draws, b, None)
+    prep = _prepare(pool, meas, method == "passive", floor, mix)
+    sampler = _DaskSampler(pool, prep)
+    with _bar(b, None, progress) as bar:
+        acq = _DaskAcquisition(
+            sampler, prep.summary.time.n_support, oracle, _label_check(head), rng, max_draws, bar
+        )
+        _run_looks(acq, b, b, None)
+    acq.warn_if_capped(b)
+    acq.require_labels(budget, False)
+    draws = acq.draws
+    y = acq.book.lookup(draws)
+    units = np.unique(draws)
+    t_fits = prep.summary.time.covers(int(units.shape[0]))
+    summary = prep.summary if t_fits else _with_time(pool, prep)
+    est, interval = summary_static_estimate(
+        meas, sampler.models_at(units)[0], summary, draws, y, acq.draw_q, lv
+    )
+    return EvaluationResult(
+        **_fields(meas, lv, est, interval), cost=acq.spent, budget=b, method=method,
+        indices=draws, q=acq.draw_q, labels=y, label_offsets=None,
+    )  # fmt: skip
+
+
+def compare_dask(
+    predictions: Any, oracle: Oracle, measure: Any, budget: float, method: str, level: float,
+    random_state: Any, *, pos_label: Any, mix: float, max_draws: int | None,
+    progress: bool | None, refused: dict[str, Any],
+) -> ComparisonResult:  # fmt: skip
+    """:func:`~activeeval.compare` of two models on Dask pools: the same result as on the
+    pools in NumPy, bit for bit (Δ, its standard error, p-value and interval, each model's
+    estimate, the draws), but ``pool_q``, the anytime interval's per-draw terms and each
+    model's tempered interval (``model_intervals`` gives the Wald one). ``refused`` as
+    :func:`evaluate_dask`'s."""
+    _refuse(refused)
+    models = list(predictions)
+    if len(models) != 2:
+        raise UnknownOptionError(
+            f"predictions: on Dask pools compare takes two models, got {len(models)}; compare "
+            "them pairwise, or bring the pools into memory for a multiple comparison."
+        )
+    method = check_option(method, DASK_METHODS[::2], "method")
+    pool = DaskPool.of(models, [f"predictions[{k}]" for k in range(2)])
+    heads = pool.head()
+    meas = get_measure(measure, pos_label=pos_label)
+    check_fits(meas, heads[0])
+    if getattr(meas, "any_predictions", False) or isinstance(
+        meas, ClasswiseMeasure | ProbabilityMeasure
+    ):
+        raise UnknownOptionError(
+            f"measure: {meas.name} in a comparison of Dask pools is not supported; compare by "
+            "a measure of decisions ('error_rate', 'f1', 'precision', 'recall', 'mse', ...)."
+        )
+    meas = meas.bind(Mixture(heads))
+    lv = check_level(level)
+    b = check_budget(budget, None)
+    if not callable(oracle):
+        raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
+    rng = check_random_state(random_state)
+    max_draws = check_max_draws(max_draws, b, None)
+    check_safeguards(mix)
+    prep = _prepare(pool, meas, method == "passive", 0.0, mix)  # the floor is one model's
+    sampler = _DaskSampler(pool, prep)
+    with _bar(b, None, progress) as bar:
+        acq = _DaskAcquisition(
+            sampler, prep.summary.time.n_support, oracle, _label_check(heads[0]), rng,
+            max_draws, bar,
+        )  # fmt: skip
+        _run_looks(acq, b, b, None)
+    acq.warn_if_capped(b)
+    draws = acq.draws
+    y = acq.book.lookup(draws)
+    units = np.unique(draws)
+    at = sampler.models_at(units)
+    if units.shape[0] == pool.m:  # every instance labeled: the exact values (a census)
+        first = np.unique(draws, return_index=True)[1]
+        p = uniform(pool.m)[units]
+        exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in at]
+        c = _exact_comparison(exact, draws.shape[0], units.shape[0], lv, meas)
+    else:
+        t_fits = prep.summary.time.covers(int(units.shape[0]))
+        summary = prep.summary if t_fits else _with_time(pool, prep)
+        c = summary_paired_test(meas, at, summary, draws, y, acq.draw_q, lv)
+    outcome = ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c)
+    sample = {"budget": b, "method": method, "indices": draws, "q": acq.draw_q,
+              "labels": y, "label_offsets": None}  # fmt: skip
+    # what _comparison_result reads of a Reporting (its measure and level), without a pool
+    return _comparison_result(_Reported(meas, lv), outcome, acq, sample, None)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _Reported:
+    """What a comparison's result reads of how it is reported."""
+
+    measure: Measure
+    level: float
+
+
+def _refuse(refused: dict[str, Any]) -> None:
+    """Refuse the options a Dask pool does not take yet, naming the first one given."""
+    for name, value in refused.items():
+        if value is not None and value is not False:
+            raise UnknownOptionError(
+                f"{name}: not supported on a Dask pool yet; evaluate the pool in NumPy "
+                "(dask_array.compute()) for it, or drop the option. A Dask pool takes the "
+                "default estimator with method 'active' or 'passive', a budget in labels and "
+                "a uniform test distribution (docs/guide/dask.md)."
+            )
+
+
+# ----------------------------------------------------- t(n) beyond the summary's series
+class _PoolTime(TimeSummary):
+    """A :class:`TimeSummary` whose t(n) beyond the series runs Newton's iteration over the
+    Dask pool's q (a pass per step, as :func:`~activeeval.sampling._time_to_reach`)."""
+
+    pool: Any = None
+    plan: Any = None
+
+    def time(self, n: int, q: NDArray[np.float64] | None = None) -> float:
+        if self.covers(n):
+            return super().time(n)
+        return _newton(self.pool, self.plan, float(n), positive=self.n_support < self.size)
+
+
+def _with_time(pool: DaskPool, prep: _Prepared) -> Any:
+    """The summary whose t(n) reaches past its series over the Dask pool's q."""
+    t = prep.summary.time
+    time = _PoolTime(t.size, t.n_support, t.top, t.tau, t.sums)
+    object.__setattr__(time, "pool", pool)
+    object.__setattr__(time, "plan", prep.plan)
+    return replace(prep.summary, time=time)
+
+
+def _k_gap(
+    blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan, t: float,
+    positive: bool,
+) -> tuple[float, float]:  # fmt: skip
+    """A block's Σ (e^(−q t) − 1) and Σ q e^(−q t), as :func:`~activeeval.sampling._time_to_reach`
+    sums a chunk."""
+    _, q = _block_q(blocks, start, m, layouts, names, plan)
+    if positive:
+        q = q[q > 0]
+    em = np.expm1(-q * t)
+    return float(em.sum()), dot(q, 1.0 + em)
+
+
+def _newton(pool: DaskPool, plan: _Plan, total: float, positive: bool) -> float:
+    """:func:`~activeeval.sampling._time_to_reach` (no prices) with its sums from the blocks,
+    added in row order."""
+    t = total
+    for _ in range(1000):
+        gap, slope = total, 0.0
+        for g, s in pool.map(_k_gap, plan, t, positive):
+            gap += g
+            slope += s
+        if gap <= 1e-12 * total or slope <= 0.0:
+            break
+        step = gap / slope
+        t += step
+        if step <= 1e-15 * t:
+            break
+    return t

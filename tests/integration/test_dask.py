@@ -1,0 +1,379 @@
+"""Dask pools on a real ``distributed.LocalCluster`` (``make integration``).
+
+A scheduler and two worker processes on localhost, talking over TCP, as on any Dask cluster
+(``Client(address)``). The same pool held in NumPy and in Dask gives the same draws, q, labels
+and estimate bit for bit, for the same seed — on a pool of one block (10⁵ rows, the issue's
+acceptance) and of several blocks (6·10⁵ rows: three of ``_chunks.ROWS``), from a Dask array
+cut into partitions unlike the blocks and from a partitioned Parquet dataset read with
+``dd.read_parquet``. Marked ``integration``: ``make test`` deselects it; ``make integration``
+installs the ``dask`` extra and runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import activeeval as ae
+from activeeval import _chunks
+from activeeval.errors import (
+    ActiveEvalError,
+    NonFiniteError,
+    ProbabilityRowsError,
+    ShapeError,
+    UnknownOptionError,
+)
+from activeeval.session import streaming as streaming_mod
+
+pytestmark = pytest.mark.integration
+
+da = pytest.importorskip("dask.array", reason="the dask extra: make integration installs it")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """A LocalCluster of two single-threaded worker processes and a client connected to it
+    by its scheduler's TCP address, as to a remote cluster."""
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+    with distributed.Client(cluster.scheduler_address) as c:
+        yield c
+    cluster.close()
+
+
+def _binary(m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """An overconfident binary model on m instances and labels from a shifted truth."""
+    rng = np.random.default_rng(seed)
+    p1 = rng.beta(0.5, 2.0, size=m)
+    proba = np.column_stack([1.0 - p1, p1])
+    y = (rng.random(m) < np.clip(1.3 * p1, 0.0, 1.0)).astype(int)
+    return proba, y
+
+
+def _same(a: Any, b: Any) -> None:
+    """Two results of evaluate: the same campaign and estimate, bit for bit."""
+    assert np.array_equal(a.indices, b.indices)
+    assert np.array_equal(a.q, b.q)
+    assert np.array_equal(a.labels, b.labels)
+    assert (a.estimate, a.stderr, a.ci) == (b.estimate, b.stderr, b.ci)
+    assert (a.n_labels, a.n_draws, a.cost) == (b.n_labels, b.n_draws, b.cost)
+    assert a.interval == b.interval
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1", "precision", "recall"])
+@pytest.mark.parametrize("method", ["active", "passive"])
+def test_a_pool_of_1e5_in_dask_gives_numpys_campaign(
+    client: Any, measure: str, method: str
+) -> None:
+    proba, y = _binary(100_000, 1)
+    pool = da.from_array(proba, chunks=(13_000, 2))  # partitions unlike the blocks
+    want = ae.evaluate(proba, lambda i: y[i], measure, budget=250, method=method, random_state=5)
+    got = ae.evaluate(pool, lambda i: y[i], measure, budget=250, method=method, random_state=5)
+    _same(want, got)
+    assert got.pool_q is None  # q stays on the cluster
+    with pytest.raises(ShapeError, match="a campaign on a Dask pool"):
+        got.confidence_interval(method="anytime")
+
+
+@pytest.mark.parametrize("measure", ["f1", "precision", "error_rate"])
+def test_a_pool_of_several_blocks_gives_numpys_campaign(client: Any, measure: str) -> None:
+    m = 2 * _chunks.ROWS + 75_000
+    proba, y = _binary(m, 2)
+    pool = da.from_array(proba, chunks=(100_000, 2))
+    assert len(range(0, m, _chunks.ROWS)) == 3
+    want = ae.evaluate(proba, lambda i: y[i], measure, budget=400, random_state=11)
+    got = ae.evaluate(pool, lambda i: y[i], measure, budget=400, random_state=11)
+    _same(want, got)
+
+
+def test_several_classes_and_float32(client: Any) -> None:
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(120_000, 4)) * np.array([1.0, 2.0, 0.5, 1.5])
+    proba = np.exp(logits - logits.max(axis=1, keepdims=True))
+    proba = (proba / proba.sum(axis=1, keepdims=True)).astype(np.float32)
+    y = np.array([rng.choice(4, p=r / r.sum()) for r in proba[:, :].astype(float)])
+    want = ae.evaluate(proba, lambda i: y[i], "error_rate", budget=300, random_state=2)
+    got = ae.evaluate(da.from_array(proba, chunks=(50_000, 4)), lambda i: y[i], "error_rate",
+                      budget=300, random_state=2)  # fmt: skip
+    _same(want, got)
+
+
+def test_a_partitioned_parquet_pool_read_with_dask(client: Any, tmp_path: Path) -> None:
+    """A pool file's columns (id, p_<label> by name, in any order) as a partitioned Parquet
+    dataset: the same campaign as the same columns in a pandas DataFrame."""
+    proba, y = _binary(100_000, 4)
+    frame = pd.DataFrame({"p_1": proba[:, 1], "id": np.arange(100_000) + 7, "p_0": proba[:, 0]})
+    folder = tmp_path / "pool"
+    folder.mkdir()
+    for k, start in enumerate(range(0, 100_000, 30_000)):
+        frame.iloc[start : start + 30_000].to_parquet(folder / f"part-{k}.parquet", index=False)
+    pool = dd.read_parquet(str(folder))
+    assert pool.npartitions == 4
+    want = ae.evaluate(frame[["p_0", "p_1"]], lambda i: y[i], "f1", budget=300, random_state=8)
+    got = ae.evaluate(pool, lambda i: y[i], "f1", budget=300, random_state=8)
+    _same(want, got)
+
+
+def test_a_regressor_in_a_dask_frame(client: Any) -> None:
+    rng = np.random.default_rng(6)
+    mean = rng.normal(size=100_000)
+    var = rng.uniform(0.2, 2.0, size=100_000)
+    y = mean + rng.normal(size=100_000) * np.sqrt(1.5 * var)
+    frame = pd.DataFrame({"mean": mean, "var": var})
+    pool = dd.from_pandas(frame, npartitions=3)
+    for measure in ("mse", "mae"):
+        want = ae.evaluate(frame, lambda i: y[i], measure, budget=200, random_state=1)
+        got = ae.evaluate(pool, lambda i: y[i], measure, budget=200, random_state=1)
+        _same(want, got)
+
+
+def test_time_beyond_the_summarys_series_is_numpys_newton(client: Any) -> None:
+    """t(n) where the power series does not reach n: Newton's iteration with its sums from the
+    blocks equals the one over q in NumPy, bit for bit."""
+    from activeeval.campaign import distributed as dist
+    from activeeval.measures import get_measure
+    from activeeval.sampling import _time_to_reach, sampling_distribution
+
+    m = _chunks.ROWS + 40_000
+    proba, _ = _binary(m, 9)
+    meas = get_measure("f1").bind(ae.as_predictive(proba))
+    pool = dist.DaskPool.of([da.from_array(proba, chunks=(90_000, 2))], ["predictions"])
+    prep = dist._prepare(pool, meas, False, 0.05, 0.1)
+    q = sampling_distribution("active", ae.as_predictive(proba), meas, costs=None)
+    for n in (1_000.0, 150_000.0):
+        assert dist._newton(pool, prep.plan, n, positive=False) == _time_to_reach(q, n)
+
+
+def test_errors_name_the_pools_row(client: Any) -> None:
+    proba, y = _binary(300_000, 5)
+    bad = proba.copy()
+    bad[280_123, 1] = np.nan
+    with pytest.raises(NonFiniteError, match=r"entry \(280123, 1\)"):
+        ae.evaluate(da.from_array(bad, chunks=(70_000, 2)), lambda i: y[i], budget=50)
+    bad = proba.copy()
+    bad[270_001] = [0.9, 0.6]
+    with pytest.raises(ProbabilityRowsError, match=r"row 270001 sums to 1\.5"):
+        ae.evaluate(da.from_array(bad, chunks=(70_000, 2)), lambda i: y[i], budget=50)
+
+
+def test_a_pool_that_changes_between_passes_is_refused(client: Any) -> None:
+    proba, y = _binary(100_000, 7)
+
+    def jitter(block: np.ndarray) -> np.ndarray:
+        e = np.random.default_rng().uniform(0, 1e-3, size=block.shape[0])  # new every pass
+        return np.column_stack([block[:, 0] - e, block[:, 1] + e])
+
+    pool = da.from_array(proba, chunks=(25_000, 2)).map_blocks(jitter, dtype=float)
+    with pytest.raises(ShapeError, match="changed between passes"):
+        ae.evaluate(pool, lambda i: y[i], "error_rate", budget=100, random_state=0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"costs": np.ones(1000)}, "costs: not supported on a Dask pool"),
+        ({"pool_weights": np.ones(1000)}, "pool_weights: not supported on a Dask pool"),
+        ({"estimator": "snis"}, "estimator: not supported on a Dask pool"),
+        ({"target_width": 0.05}, "target_width: not supported on a Dask pool"),
+        ({"method": "stratified"}, "method"),
+        ({"measure": "macro_f1"}, "macro_f1 on a Dask pool is not supported"),
+        ({"measure": "brier"}, "brier on a Dask pool is not supported"),
+    ],
+)
+def test_what_a_dask_pool_does_not_take_is_refused(client: Any, kwargs: dict, match: str) -> None:
+    proba, y = _binary(1000, 8)
+    measure = kwargs.pop("measure", "error_rate")
+    with pytest.raises(UnknownOptionError, match=match):
+        ae.evaluate(da.from_array(proba, chunks=500), lambda i: y[i], measure, budget=50, **kwargs)
+
+
+def test_pools_a_dask_pool_cannot_hold_are_refused(client: Any) -> None:
+    proba, y = _binary(1000, 8)
+    with pytest.raises(ShapeError, match=r"da.stack\(\[1 - p, p\], axis=1\)"):
+        ae.evaluate(da.from_array(proba[:, 1], chunks=500), lambda i: y[i], budget=20)
+    frame = pd.DataFrame({"id": np.arange(1000), "p_0": proba[:, 0], "p_1": proba[:, 1],
+                          "cost": np.ones(1000)})  # fmt: skip
+    with pytest.raises(UnknownOptionError, match="cost column"):
+        ae.evaluate(dd.from_pandas(frame, npartitions=2), lambda i: y[i], budget=20)
+    ranked = pd.DataFrame({"id": [0, 0, 1], "item": [0, 1, 0], "p_0": [0.5, 0.2, 0.1],
+                           "p_1": [0.5, 0.8, 0.9]})  # fmt: skip
+    with pytest.raises(UnknownOptionError, match="ranked pool"):
+        ae.evaluate(dd.from_pandas(ranked, npartitions=1), lambda i: y[i], "dcg", budget=2)
+
+
+# ------------------------------------------------------------------ Session.create
+def _store_tables(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every table's rows but the session's id and creation time (as test_streamed_init)."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    out: dict[str, list[tuple[object, ...]]] = {}
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+        rows = conn.execute(f"SELECT * FROM {name}").fetchall()
+        if name == "meta":
+            rows = [r for r in rows if r[0] not in ("session_id", "created_at")]
+        if name == "plan":
+            rows = [r[:-1] for r in rows]
+        out[name] = sorted(rows, key=repr)
+    conn.close()
+    return out
+
+
+def _refused(*args: Any) -> None:
+    raise AssertionError("computed whole: the streamed read should have served")
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_a_session_of_a_dask_frame_is_the_numpy_sessions_store(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool
+) -> None:
+    """A session created from a Dask DataFrame with a pool file's columns (partition by
+    partition, or computed whole where a pool fits one chunk) writes the store the same
+    pool in NumPy writes, byte for byte but for the session's id and time, and continues."""
+    from activeeval import io
+    from activeeval.session import Session
+
+    proba, y = _binary(5_000, 12)
+    ids = np.arange(5_000) * 3 + 1
+    frame = pd.DataFrame({"id": ids, "p_0": proba[:, 0], "p_1": proba[:, 1]})
+    if streamed:  # the chunked read serves pools above STREAM_ROWS: make this one so
+        monkeypatch.setattr(io, "STREAM_ROWS", 700)
+        monkeypatch.setattr(streaming_mod, "_in_memory", _refused)
+    whole = Session.create(tmp_path / "numpy.db", proba, "f1", 200, ids=ids, seed=4)
+    dask_pool = dd.from_pandas(frame, npartitions=6)
+    made = Session.create(tmp_path / "dask.db", dask_pool, "f1", 200, seed=4)
+    assert _store_tables(tmp_path / "dask.db") == _store_tables(tmp_path / "numpy.db")
+    for s in (whole, made):
+        got = s.next_batch(150)
+        s.record({i: int(y[(i - 1) // 3]) for i in got})
+    assert whole.estimate().estimate == made.estimate().estimate
+    whole.close()
+    made.close()
+
+
+def test_a_session_of_a_dask_array_and_of_two_models(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from activeeval import io
+    from activeeval.session import Session
+
+    monkeypatch.setattr(io, "STREAM_ROWS", 900)
+    monkeypatch.setattr(streaming_mod, "_in_memory", _refused)
+    a, _ = _binary(4_000, 13)
+    b, _ = _binary(4_000, 14)
+    want = Session.create(tmp_path / "n.db", [a, b], "error_rate", 100, seed=1,
+                          labels=["no", "yes"], names=["a", "b"])  # fmt: skip
+    pools = [da.from_array(a, chunks=1_500), da.from_array(b, chunks=1_100)]
+    got = Session.create(tmp_path / "d.db", pools, "error_rate", 100, seed=1,
+                         labels=["no", "yes"], names=["a", "b"])  # fmt: skip
+    assert _store_tables(tmp_path / "d.db") == _store_tables(tmp_path / "n.db")
+    want.close()
+    got.close()
+    with pytest.raises(ShapeError, match="cost column"):
+        Session.create(tmp_path / "c.db", da.from_array(a, chunks=1_000), "f1", 50,
+                       costs=np.ones(4_000))  # fmt: skip
+
+
+def test_a_dask_sessions_errors_name_the_pools_row(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from activeeval import io
+    from activeeval.errors import DuplicateIdError
+    from activeeval.session import Session
+
+    monkeypatch.setattr(io, "STREAM_ROWS", 700)
+    proba, _ = _binary(3_000, 15)
+    frame = pd.DataFrame({"id": np.arange(3_000), "p_0": proba[:, 0], "p_1": proba[:, 1]})
+    bad = frame.copy()
+    bad.loc[2_345, "p_1"] += 0.3
+    with pytest.raises(ActiveEvalError, match=r"pools\[0\] \(a Dask pool\): row 2346"):
+        Session.create(tmp_path / "a.db", dd.from_pandas(bad, npartitions=4), "f1", 50)
+    bad = frame.copy()
+    bad.loc[2_900, "id"] = 17
+    with pytest.raises(
+        DuplicateIdError, match="row 2901, column 'id': id 17 already appears on row 18"
+    ):
+        Session.create(tmp_path / "b.db", dd.from_pandas(bad, npartitions=4), "f1", 50)
+    assert not (tmp_path / "a.db").exists() and not (tmp_path / "b.db").exists()
+
+
+# ---------------------------------------------------------------------------- compare
+def _pair(m: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two binary models on m instances (the second the first plus noise) and labels."""
+    proba, y = _binary(m, seed)
+    rng = np.random.default_rng(seed + 100)
+    p2 = np.clip(proba[:, 1] + rng.normal(0.0, 0.15, m), 0.01, 0.99)
+    return proba, np.column_stack([1.0 - p2, p2]), y
+
+
+def _same_comparison(a: Any, b: Any) -> None:
+    assert np.array_equal(a.indices, b.indices)
+    assert np.array_equal(a.q, b.q)
+    assert np.array_equal(a.labels, b.labels)
+    assert (a.difference, a.stderr, a.p_value, a.ci) == (b.difference, b.stderr, b.p_value, b.ci)
+    assert a.best == b.best and np.array_equal(a.estimates, b.estimates)
+    assert (a.n_labels, a.n_draws, a.cost) == (b.n_labels, b.n_draws, b.cost)
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1", "precision"])
+@pytest.mark.parametrize("method", ["active", "passive"])
+def test_a_pair_of_1e5_in_dask_gives_numpys_comparison(
+    client: Any, measure: str, method: str
+) -> None:
+    a, b, y = _pair(100_000, 21)
+    pools = [da.from_array(a, chunks=(30_000, 2)), da.from_array(b, chunks=(45_000, 2))]
+    want = ae.compare([a, b], lambda i: y[i], measure, budget=300, method=method, random_state=4)
+    got = ae.compare(pools, lambda i: y[i], measure, budget=300, method=method, random_state=4)
+    _same_comparison(want, got)
+    assert got.pool_q is None
+    wald = got.model_intervals()  # no tempered curve per model: the Wald intervals
+    assert len(wald) == 2 and all(
+        lo <= e <= hi for (lo, hi), e in zip(wald, got.estimates, strict=True)
+    )
+    with pytest.raises(ShapeError, match="a comparison of Dask pools keeps no pool"):
+        got.confidence_interval(method="anytime")
+
+
+@pytest.mark.parametrize("measure", ["f1", "precision"])
+def test_a_pair_of_several_blocks_gives_numpys_comparison(client: Any, measure: str) -> None:
+    m = 2 * _chunks.ROWS + 75_000
+    a, b, y = _pair(m, 22)
+    pools = [da.from_array(a, chunks=(200_000, 2)), da.from_array(b, chunks=(150_000, 2))]
+    for budget in (60, 500):  # the mixture's control variate alone, and each model's own
+        want = ae.compare([a, b], lambda i: y[i], measure, budget=budget, random_state=6)
+        got = ae.compare(pools, lambda i: y[i], measure, budget=budget, random_state=6)
+        _same_comparison(want, got)
+
+
+def test_a_pair_labeled_whole_is_a_census(client: Any) -> None:
+    a, b, y = _pair(300, 23)
+    pools = [da.from_array(a, chunks=100), da.from_array(b, chunks=120)]
+    kw = {"budget": 300, "random_state": 1, "max_draws": 100_000}
+    want = ae.compare([a, b], lambda i: y[i], "error_rate", **kw)
+    got = ae.compare(pools, lambda i: y[i], "error_rate", **kw)
+    assert got.n_labels == 300 and got.stderr == 0.0
+    truth = [float(np.mean(p.argmax(axis=1) != y)) for p in (a, b)]
+    assert got.difference == pytest.approx(truth[0] - truth[1], abs=1e-15)
+    _same_comparison(want, got)
+
+
+def test_what_a_dask_comparison_does_not_take_is_refused(client: Any) -> None:
+    a, b, y = _pair(1_000, 24)
+    pools = [da.from_array(a, chunks=500), da.from_array(b, chunks=500)]
+    with pytest.raises(UnknownOptionError, match="decide: not supported on a Dask pool"):
+        ae.compare(pools, lambda i: y[i], budget=50, decide=True)
+    with pytest.raises(UnknownOptionError, match="compare takes two models, got 3"):
+        ae.compare([*pools, pools[0]], lambda i: y[i], budget=50)
+    with pytest.raises(UnknownOptionError, match="method"):
+        ae.compare(pools, lambda i: y[i], budget=50, method="active_neq")
+    with pytest.raises(ShapeError, match=r"predictions\[1\]: covers 999 instances"):
+        ae.compare([pools[0], da.from_array(b[:999], chunks=500)], lambda i: y[i], budget=50)
