@@ -145,7 +145,7 @@ def test_summary_round_trips_and_an_unknown_layout_is_ignored() -> None:
     meas = get_measure("precision").bind(pred)
     q = q_star(pred, meas)
     s = summarize(meas, pred, uniform(3000), q)
-    raw = (pred.proba[s.keep], pred.predicted_index[s.keep].astype(float))
+    raw = ([pred.proba[s.keep]], [pred.predicted_index[s.keep].astype(float)])
     back = _from_bytes(_to_bytes(s, *raw), "categorical", (0, 1))
     for k in ("size", "domain_all", "mass", "mu_num", "mu_den", "n_needed", "n_domain",
               "missing", "curve_family"):  # fmt: skip
@@ -267,8 +267,8 @@ def test_a_migrated_store_has_no_summary_and_reads_its_pool(tmp_path) -> None:
 def test_no_summary_where_it_would_not_serve(tmp_path) -> None:
     pred, _ = _pool("cat", 3000)
     other = Categorical(np.clip(pred.proba + 0.05, 0, None) / 1.1)
-    for name, kw in [("snis", {"estimator": "snis"}), ("pair", {}), ("macro", {})]:
-        pools = [pred, other] if name == "pair" else pred
+    for name, kw in [("snis", {"estimator": "snis"}), ("three", {}), ("macro", {})]:
+        pools = [pred, other, other] if name == "three" else pred
         measure = "macro_f1" if name == "macro" else "f1"
         s = ae.Session.create(tmp_path / f"{name}.db", pools, measure, budget=100, **kw)
         with sqlite3.connect(tmp_path / f"{name}.db") as c:
@@ -526,3 +526,144 @@ def test_a_closed_results_anytime_interval_names_its_missing_store(tmp_path) -> 
     (tmp_path / "s.db").rename(tmp_path / "moved.db")
     with pytest.raises(ae.errors.NotAStoreError, match="anytime interval reads its session"):
         res.confidence_interval(method="anytime")
+
+
+# ------------------------------------------------------------------------------ pairs
+@pytest.mark.parametrize("m", [3_000, ROWS + 40_000])
+@pytest.mark.parametrize("name", ["error_rate", "f1", "precision"])
+def test_the_pair_summarys_paired_test_is_the_pools_bit_for_bit(m: int, name: str) -> None:
+    """:func:`summary_paired_test` from :func:`summarize_pair` and the labeled rows equals
+    :func:`assisted_paired_test` on the pool's arrays, bit for bit: with fewer than 30
+    disagreements among the labels (the mixture's control variate alone) and with more
+    (each model's own); precision's domain is short of the pool."""
+    from activeeval.estimators.assisted import assisted_paired_test
+    from activeeval.estimators.summary import (
+        AtRows,
+        summarize_pair,
+        summary_model_scores,
+        summary_paired_test,
+    )
+    from activeeval.estimators.tempered import score_curve
+    from activeeval.predictive import Mixture
+    from activeeval.sampling import comparison_distribution
+
+    rng = np.random.default_rng(m)
+    p1 = rng.beta(0.6, 2.0, m)
+    p2 = np.clip(p1 + rng.normal(0.0, 0.15, m), 0.01, 0.99)
+    y = (rng.random(m) < p1).astype(int)
+    preds = [ae.as_predictive(np.column_stack([1 - p, p])) for p in (p1, p2)]
+    meas = get_measure(name).bind(Mixture(preds))
+    q = comparison_distribution(preds, meas)
+    s = summarize_pair(meas, preds, uniform(m), q)
+    for n in (40, 400):
+        d = draw(q, n, random_state=1)
+        want = assisted_paired_test(meas, preds, d, y[d], pool_weights=uniform(m), pool_q=q)
+        units = np.unique(d)
+        at = [AtRows(pr.take(units), units, m) for pr in preds]
+        got = summary_paired_test(meas, at, s, d, y[d], q[d], 0.95)
+        assert (got.difference, got.stderr, got.p_value) == (
+            want.difference,
+            want.stderr,
+            want.p_value,
+        )
+        assert got.estimates == want.estimates and got.best == want.best
+        first = np.unique(d, return_index=True)[1]
+        curves = summary_model_scores(meas, at, s, units, y[d][first])
+        for pr, curve in zip(preds, curves, strict=True):  # what compare's _ModelScores gives
+            pool = score_curve(pr, meas, None, q, uniform(m), units, y[d][first])
+            assert (curve is None) == (pool is None)
+            for field in ("values", "variances", "spreads", "loglik"):
+                assert np.array_equal(getattr(curve, field), getattr(pool, field))
+    assert s.domain_all == (name != "precision")
+
+
+def _pair_session(tmp_path: Path, measure: str, m: int = 3_000, n: int = 400):
+    rng = np.random.default_rng(5)
+    p1 = rng.beta(0.6, 2.0, m)
+    p2 = np.clip(p1 + rng.normal(0.0, 0.15, m), 0.01, 0.99)
+    y = (rng.random(m) < p1).astype(int)
+    models = [np.column_stack([1 - p, p]) for p in (p1, p2)]
+    s = ae.Session.create(tmp_path / f"{measure}.db", models, measure, budget=n, seed=3)
+    while ids := s.next_batch(100):
+        s.record({i: int(y[i]) for i in ids})
+    return s, models, y
+
+
+def _whole_comparison(s: ae.Session):
+    st = s._stored
+    idx, dq, y = session_report._data(s._store, st)
+    return session_report._compare_on(st, idx, dq, y, st.plan.estimator)
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1", "precision"])
+def test_a_comparison_session_reports_from_its_pair_summary_what_its_pool_gives(
+    tmp_path, measure
+) -> None:
+    s, models, y = _pair_session(tmp_path, measure)
+    assert session_report._lean_pair(s._stored, None, None) is not None
+    lean, whole = s.compare(), _whole_comparison(s)
+    assert (lean.difference, lean.stderr, lean.p_value, lean.ci, lean.best, lean.cost) == (
+        whole.difference, whole.stderr, whole.p_value, whole.ci, whole.best, whole.cost
+    )  # fmt: skip
+    np.testing.assert_array_equal(lean.estimates, whole.estimates)
+    np.testing.assert_array_equal(lean.model_intervals(), whole.model_intervals())
+    assert lean.confidence_interval(method="anytime") == whole.confidence_interval(method="anytime")
+    res = ae.compare(models, lambda i: y[i], measure, budget=400, random_state=3)
+    assert (lean.difference, lean.stderr, lean.ci) == (res.difference, res.stderr, res.ci)
+
+
+def test_a_comparison_status_reads_no_whole_pool(tmp_path, monkeypatch) -> None:
+    s, *_ = _pair_session(tmp_path, "f1")
+    want = s.compare()
+    s.close()
+
+    def refuse(*a, **k):
+        raise AssertionError("the whole pool was read")
+
+    monkeypatch.setattr(stored_mod, "_load_pool", refuse)
+    with ae.Session.open(tmp_path / "f1.db") as s2:
+        got = s2.compare()
+        np.testing.assert_array_equal(got.model_intervals(), want.model_intervals())
+    assert (got.difference, got.ci) == (want.difference, want.ci)
+    import activeeval.cli as cli
+
+    monkeypatch.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk
+    for extra in ([], ["--json"]):
+        out = CliRunner().invoke(main, ["session", "status", str(tmp_path / "f1.db"), *extra])
+        assert out.exit_code == 0, out.output
+    with ae.Session.open(tmp_path / "f1.db") as s3, pytest.raises(AssertionError):
+        s3.compare(estimator="snis")  # what needs the pool still reads it, here refused
+
+
+def test_a_comparison_session_above_one_chunk_and_labeled_whole(tmp_path) -> None:
+    s, *_ = _pair_session(tmp_path, "error_rate", m=ROWS + 5_000, n=300)
+    lean, whole = s.compare(), _whole_comparison(s)
+    assert (lean.difference, lean.stderr, lean.ci) == (whole.difference, whole.stderr, whole.ci)
+    np.testing.assert_array_equal(lean.model_intervals(), whole.model_intervals())
+    s.close()
+    for measure, n in (("error_rate", 60), ("precision", 17)):  # q > 0 on 17 for precision
+        (tmp_path / measure).mkdir()
+        s, *_ = _pair_session(tmp_path / measure, measure, m=60, n=60)
+        lean, whole = s.compare(), _whole_comparison(s)
+        assert lean.n_labels == n and lean.stderr == 0.0  # all that q can draw labeled: exact
+        assert (lean.difference, lean.ci) == (whole.difference, whole.ci)
+        s.close()
+
+
+def test_a_comparison_of_string_classes_reads_its_pair_summary(tmp_path) -> None:
+    """String class labels: the pair summary's labels give the stored labels' type (a
+    review found a crash here)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.dirichlet([1, 1], 500), rng.dirichlet([1, 1], 500)
+    y = np.where(rng.random(500) < a[:, 1], "pos", "neg")
+    s = ae.Session.create(tmp_path / "s.db", [a, b], "error_rate", 60, labels=["neg", "pos"],
+                          seed=0)  # fmt: skip
+    while ids := s.next_batch(20):
+        s.record({i: str(y[i]) for i in ids})
+    assert session_report._lean_pair(s._stored, None, None) is not None
+    lean, whole = s.compare(), _whole_comparison(s)
+    assert (lean.difference, lean.stderr, lean.ci) == (whole.difference, whole.stderr, whole.ci)
+    out = CliRunner().invoke(main, ["session", "status", str(tmp_path / "s.db")])
+    assert out.exit_code == 0, out.output
+    with pytest.raises(UnknownOptionError, match="estimate or comparison made from the pool"):
+        ae.compare([a, b], lambda i: y[i], budget=60, reuse=lean)

@@ -61,13 +61,14 @@ def test_a_session_in_parts_reports_bit_for_bit_as_one_stored_whole(tmp_path, mo
     assert repr(parted) == repr(whole)
     conn = sqlite3.connect(tmp_path / "parts.db")
     # every pool-sized array left its column for the parts: q of both phases, three models'
-    # predictions and the one decision
+    # predictions, the one decision, and the row checks of the two models of the pair summary
     assert conn.execute("SELECT length(q) FROM plan").fetchone() == (0,)
     assert conn.execute("SELECT SUM(length(predictions)) FROM models").fetchone() == (0,)
     owners = dict(conn.execute("SELECT owner, COUNT(*) FROM parts GROUP BY owner").fetchall())
     assert set(owners) == {"plan.q:1", "phases.q:1", "models.predictions:0",
                            "models.predictions:1", "models.predictions:2",
-                           "models.decision:0"}  # fmt: skip
+                           "models.decision:0", "models.checks:0",
+                           "models.checks:1"}  # fmt: skip
     assert owners["plan.q:1"] == owners["models.predictions:0"] == -(-500 // 7)  # of 7 rows
     conn.close()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import reprlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,27 @@ def is_dask(obj: Any) -> bool:
     """Whether ``obj`` is a Dask collection (told by its type's module: Dask is not imported
     for the question)."""
     return type(obj).__module__.split(".")[0] == "dask"
+
+
+def check_same_ids(objs: Sequence[Any], names: Sequence[str]) -> None:
+    """Refuse Dask data frames whose ``id`` columns differ (in value or order): the models of
+    a Dask pool are paired row by row, as arrays are (one pass over the ids)."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    framed = [(o, n) for o, n in zip(objs, names, strict=True)
+              if isinstance(o, dd.DataFrame) and "id" in o.columns]  # fmt: skip
+    if len(framed) < 2:
+        return
+    first = framed[0][0]["id"].to_dask_array(lengths=True)
+    for obj, name in framed[1:]:
+        ids = obj["id"].to_dask_array(lengths=True)
+        if ids.shape != first.shape or bool(da.any(ids.rechunk(first.chunks) != first).compute()):
+            raise ShapeError(
+                f"{name}: its ids are not {framed[0][1]}'s in the same order; Dask pools of "
+                "several models are paired row by row: give every model the same instances, "
+                "sorted the same way (e.g. by id)."
+            )
 
 
 def check_finite_array(

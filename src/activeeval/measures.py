@@ -375,13 +375,7 @@ class Measure:
                 )
             num, den = float(pw @ wl), float(pw @ w)
         if den <= 0.0:
-            warnings.warn(
-                f"{self.name}: the intrinsic value is undefined because the expected weight on "
-                "the pool is zero (e.g. precision of a model that never predicts the positive "
-                "class); returning NaN.",
-                UndefinedEstimateWarning,
-                stacklevel=2,
-            )
+            warn_undefined_intrinsic(self.name, stacklevel=3)
             return math.nan
         return num / den
 
@@ -2044,6 +2038,18 @@ _NAMED: dict[str, Any] = {
 }
 # The measures of probabilities (probability_measures.py, which imports this module) join
 # the registry from there: "brier", "log_loss", "ece", "roc_auc", "average_precision".
+
+
+def warn_undefined_intrinsic(name: str, stacklevel: int) -> None:
+    """The warning of :meth:`Measure.intrinsic_value` where the expected weight on the pool
+    is zero."""
+    warnings.warn(
+        f"{name}: the intrinsic value is undefined because the expected weight on the pool is "
+        "zero (e.g. precision of a model that never predicts the positive class); returning "
+        "NaN.",
+        UndefinedEstimateWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def check_fits(measure: Measure, predictive: Any) -> None:

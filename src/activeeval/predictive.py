@@ -419,6 +419,20 @@ def label_index(
     return np.asarray(order[pos], dtype=np.intp)
 
 
+def check_spread(x: NDArray[np.float64], name: str, start: int = 0) -> None:
+    """Refuse a negative predictive variance (``name`` "var") or standard deviation ("std"),
+    naming its entry counted from ``start`` (``x`` a chunk of rows)."""
+    if (x < 0).any():
+        bad = int(np.flatnonzero(x < 0)[0])
+        what = (
+            "standard deviations must be ≥ 0."
+            if name == "std"
+            else "predictive variances must be ≥ 0 (pass the variance, i.e. std**2, not a "
+            "log-variance)."
+        )
+        raise InvalidVarianceError(f"{name}: entry {start + bad} is {x[bad]:g}; {what}")
+
+
 class Gaussian(Predictive):
     """Gaussian predictive distribution N(mean, var) of a probabilistic regressor.
 
@@ -471,12 +485,7 @@ class Gaussian(Predictive):
             raise ShapeError(
                 f"var: has {self.var.shape[0]} entries but mean has {self.mean.shape[0]}."
             )
-        if (self.var < 0).any():
-            bad = int(np.flatnonzero(self.var < 0)[0])
-            raise InvalidVarianceError(
-                f"var: entry {bad} is {self.var[bad]:g}; predictive variances must be ≥ 0 "
-                "(pass the variance, i.e. std**2, not a log-variance)."
-            )
+        check_spread(self.var, "var")
 
     @classmethod
     def from_std(cls, mean: ArrayLike, std: ArrayLike) -> Gaussian:
@@ -509,11 +518,7 @@ class Gaussian(Predictive):
         mu = check_finite_array(mean, "mean", ndim=1)
         if sd.shape != mu.shape:
             raise ShapeError(f"std: has {sd.shape[0]} entries but mean has {mu.shape[0]}.")
-        if (sd < 0).any():
-            bad = int(np.flatnonzero(sd < 0)[0])
-            raise InvalidVarianceError(
-                f"std: entry {bad} is {sd[bad]:g}; standard deviations must be ≥ 0."
-            )
+        check_spread(sd, "std")
         return cls(mean, sd * sd)
 
     def __repr__(self) -> str:

@@ -195,8 +195,8 @@ def _from_moment(
     if not uniform:
         score *= p
     total = chunked_sum(score)  # by chunks, as a cluster's partitions add it
-    if not total > 0:
-        return np.where(mask, p, 0.0) / p[mask].sum()
+    if not total > 0:  # q* is zero everywhere: p on the instances whose weight can be positive
+        return _defensive(p, p, mask, 1.0)
     score /= total
     if mix <= 0:
         zeros = int(((score <= 0) & mask).sum())
@@ -897,7 +897,8 @@ def _time_to_reach(
             yield qc, cc
 
     t = total if price is None else total / sum(dot(cc, qc) for qc, cc in parts())
-    for _ in range(1000):
+
+    def sums(t: float) -> tuple[float, float]:  # total − Σ c (1 − e^(−q t)) and its slope
         gap, slope = total, 0.0
         for qc, cc in parts():
             em = np.expm1(-qc * t)  # e^(−q t) − 1, accurate where q t is small
@@ -907,6 +908,17 @@ def _time_to_reach(
             else:
                 gap += dot(cc, em)
                 slope += dot(cc * qc, 1.0 + em)
+        return gap, slope
+
+    return newton_time(total, t, sums)
+
+
+def newton_time(total: float, t: float, sums: Any) -> float:
+    """Newton's iteration of :func:`_time_to_reach` from ``t``, left of the root: ``sums(t)``
+    gives the gap total − Σ c (1 − e^(−q t)) and its slope (a pass over the pool, here or on
+    a cluster's partitions)."""
+    for _ in range(1000):
+        gap, slope = sums(t)
         if gap <= 1e-12 * total or slope <= 0.0:
             break
         step = gap / slope

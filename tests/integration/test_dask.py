@@ -335,10 +335,8 @@ def test_a_pair_of_1e5_in_dask_gives_numpys_comparison(
     got = ae.compare(pools, lambda i: y[i], measure, budget=300, method=method, random_state=4)
     _same_comparison(want, got)
     assert got.pool_q is None
-    wald = got.model_intervals()  # no tempered curve per model: the Wald intervals
-    assert len(wald) == 2 and all(
-        lo <= e <= hi for (lo, hi), e in zip(wald, got.estimates, strict=True)
-    )
+    assert np.array_equal(got.model_intervals(), want.model_intervals())  # tempered, each
+
     with pytest.raises(ShapeError, match="a comparison of Dask pools keeps no pool"):
         got.confidence_interval(method="anytime")
 
@@ -352,6 +350,7 @@ def test_a_pair_of_several_blocks_gives_numpys_comparison(client: Any, measure: 
         want = ae.compare([a, b], lambda i: y[i], measure, budget=budget, random_state=6)
         got = ae.compare(pools, lambda i: y[i], measure, budget=budget, random_state=6)
         _same_comparison(want, got)
+        assert np.array_equal(got.model_intervals(), want.model_intervals())
 
 
 def test_a_pair_labeled_whole_is_a_census(client: Any) -> None:
@@ -377,3 +376,133 @@ def test_what_a_dask_comparison_does_not_take_is_refused(client: Any) -> None:
         ae.compare(pools, lambda i: y[i], budget=50, method="active_neq")
     with pytest.raises(ShapeError, match=r"predictions\[1\]: covers 999 instances"):
         ae.compare([pools[0], da.from_array(b[:999], chunks=500)], lambda i: y[i], budget=50)
+
+
+# ------------------------------------------------- what an audit of the first version found
+def test_frames_of_a_pair_are_paired_by_id_or_refused(client: Any, tmp_path: Path) -> None:
+    """Two models' frames whose ids are in different orders would be paired row by row:
+    refused, in compare and in Session.create (which would have misaligned them)."""
+    from activeeval.session import Session
+
+    a, b, y = _pair(20_000, 3)
+    ids = np.arange(20_000) + 100
+    fa = pd.DataFrame({"id": ids, "p_0": a[:, 0], "p_1": a[:, 1]})
+    fb = pd.DataFrame({"id": ids, "p_0": b[:, 0], "p_1": b[:, 1]})
+    shuffled = fb.sample(frac=1, random_state=0).reset_index(drop=True)
+    pools = [dd.from_pandas(fa, npartitions=2), dd.from_pandas(shuffled, npartitions=2)]
+    with pytest.raises(ShapeError, match=r"predictions\[1\]: its ids are not"):
+        ae.compare(pools, lambda i: y[i], "error_rate", budget=100, random_state=0)
+    with pytest.raises(ShapeError, match=r"pools\[1\]: its ids are not"):
+        Session.create(tmp_path / "s.db", pools, "error_rate", 100)
+    disjoint = fb.assign(id=ids + 10**6)
+    with pytest.raises(ShapeError, match="its ids are not"):
+        Session.create(tmp_path / "t.db", [pools[0], dd.from_pandas(disjoint, npartitions=3)],
+                       "error_rate", 100)  # fmt: skip
+    aligned = [pools[0], dd.from_pandas(fb, npartitions=3)]
+    want = ae.compare([a, b], lambda i: y[i], "error_rate", budget=300, random_state=0)
+    _same_comparison(want, ae.compare(aligned, lambda i: y[i], "error_rate", budget=300,
+                                      random_state=0))  # fmt: skip
+
+
+def test_where_q_star_has_nothing_to_aim_at_dask_falls_back_as_numpy(client: Any) -> None:
+    """q* zero everywhere or undefined under the model: the NumPy path falls back to p (on
+    the domain); the Dask path does the same, bit for bit (it refused these at first)."""
+    a, _, y = _pair(20_000, 4)
+    tempered = a**2 / (a**2).sum(axis=1, keepdims=True)  # the model tempered: its decisions
+    for measure in ("error_rate", "f1"):  # the same decisions everywhere: Δ = 0
+        want = ae.compare([a, tempered], lambda i: y[i], measure, budget=200, random_state=2)
+        got = ae.compare([da.from_array(a, chunks=7_000), da.from_array(tempered, chunks=6_000)],
+                         lambda i: y[i], measure, budget=200, random_state=2)  # fmt: skip
+        _same_comparison(want, got)
+    onehot = np.eye(2)[y]  # a model certain and right everywhere, no floor: q* is zero
+    want = ae.evaluate(onehot, lambda i: y[i], "error_rate", budget=100, floor=0, random_state=1)
+    got = ae.evaluate(da.from_array(onehot, chunks=5_000), lambda i: y[i], "error_rate",
+                      budget=100, floor=0, random_state=1)  # fmt: skip
+    _same(want, got)
+    never = np.column_stack([np.ones(20_000), np.zeros(20_000)])  # class 1 impossible
+    with pytest.warns(ae.UndefinedEstimateWarning):
+        want = ae.evaluate(never, lambda i: y[i], "recall", budget=100, random_state=1)
+    with pytest.warns(ae.UndefinedEstimateWarning):
+        got = ae.evaluate(da.from_array(never, chunks=5_000), lambda i: y[i], "recall",
+                          budget=100, random_state=1)  # fmt: skip
+    _same(want, got)
+
+
+def test_a_dask_session_above_one_chunk_is_the_numpy_store_for_ids_and_classes(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Digit-string ids stay strings (as Session.create keeps them), and unsorted class
+    columns are stored in the classes' order, above one chunk as below."""
+    from activeeval import io
+    from activeeval.session import Session
+
+    monkeypatch.setattr(io, "STREAM_ROWS", 700)
+    monkeypatch.setattr(streaming_mod, "_in_memory", _refused)
+    proba, _ = _binary(3_000, 16)
+    ids = np.arange(3_000).astype(str)
+    Session.create(tmp_path / "n.db", proba, "f1", 80, ids=ids, seed=2).close()
+    s = Session.create(tmp_path / "d.db", da.from_array(proba, chunks=1_000), "f1", 80,
+                       ids=ids, seed=2)  # fmt: skip
+    assert all(isinstance(i, str) for i in s.next_batch(3))
+    s.close()
+    assert _store_tables(tmp_path / "d.db")["pool"] == _store_tables(tmp_path / "n.db")["pool"]
+    frame = pd.DataFrame({"id": np.arange(3_000), "p_1": proba[:, 1], "p_0": proba[:, 0]})
+    Session.create(tmp_path / "fn.db", proba, "f1", 80, seed=2).close()
+    Session.create(tmp_path / "fd.db", dd.from_pandas(frame, npartitions=3), "f1", 80,
+                   seed=2).close()  # fmt: skip
+    assert _store_tables(tmp_path / "fd.db") == _store_tables(tmp_path / "fn.db")
+
+
+def test_a_dask_sessions_arguments_are_checked_as_numpys(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from activeeval import io
+    from activeeval.session import Session
+
+    monkeypatch.setattr(io, "STREAM_ROWS", 700)
+    proba, _ = _binary(3_000, 17)
+    pool = da.from_array(proba, chunks=1_000)
+    for ids in (np.arange(3_001), np.arange(2_999)):
+        with pytest.raises(ShapeError, match="ids: expected 3000 pool ids"):
+            Session.create(tmp_path / "a.db", pool, "f1", 50, ids=ids)
+    with pytest.raises(ShapeError, match="labels: expected 2 labels"):
+        Session.create(tmp_path / "b.db", pool, "f1", 50, labels=["x"])
+    frame = pd.DataFrame({"id": np.arange(3_000), "p_0": proba[:, 0], "p_1": proba[:, 1]})
+    with pytest.raises(ShapeError, match="labels: a Dask DataFrame pool gives"):
+        Session.create(tmp_path / "c.db", dd.from_pandas(frame, npartitions=2), "f1", 50,
+                       labels=[0, 1])  # fmt: skip
+    with pytest.raises(ShapeError, match=r"with others \(\['label'\]\)"):
+        Session.create(tmp_path / "d.db", dd.from_pandas(frame.assign(label=0), npartitions=2),
+                       "f1", 50)  # fmt: skip
+    with pytest.raises(UnknownOptionError, match="needs the whole pool in memory"):
+        Session.create(tmp_path / "e.db", pool, "macro_f1", 50)
+    assert not any((tmp_path / f"{x}.db").exists() for x in "abcde")
+
+
+def test_evaluates_options_and_messages_as_numpy(client: Any) -> None:
+    proba, y = _binary(2_000, 18)
+    pool = da.from_array(proba, chunks=700)
+    with pytest.raises(UnknownOptionError, match="rule"):
+        ae.evaluate(pool, lambda i: y[i], budget=20, rule="bogus")
+    with pytest.raises(ShapeError, match="bandwidth"):
+        ae.evaluate(pool, lambda i: y[i], budget=20, bandwidth=-1)
+    kw = {"budget": 50, "estimator": "ASSISTED", "random_state": 0}
+    _same(ae.evaluate(proba, lambda i: y[i], **kw), ae.evaluate(pool, lambda i: y[i], **kw))
+    a, b, y2 = _pair(2_000, 19)
+    pools = [da.from_array(a, chunks=700), da.from_array(b, chunks=900)]
+    with pytest.raises(ae.ActiveEvalError, match="alpha: must lie strictly between 0 and 1"):
+        ae.compare(pools, lambda i: y2[i], budget=20, alpha=7)
+    _same_comparison(
+        ae.compare([a, b], lambda i: y2[i], budget=60, method="active_uniC", random_state=0),
+        ae.compare(pools, lambda i: y2[i], budget=60, method="active_uniC", random_state=0),
+    )
+    with pytest.raises(ShapeError, match="no prediction columns"):
+        ae.evaluate(dd.from_pandas(pd.DataFrame({"id": np.arange(10)}), npartitions=1),
+                    lambda i: y[i], budget=5)  # fmt: skip
+    rng = np.random.default_rng(1)
+    m = 600_000
+    var = rng.uniform(0.5, 2.0, m)
+    var[300_001] = -2.0
+    frame = pd.DataFrame({"mean": rng.normal(size=m), "var": var})
+    with pytest.raises(ae.ActiveEvalError, match="var: entry 300001 is -2"):
+        ae.evaluate(dd.from_pandas(frame, npartitions=3), lambda i: i * 0.0, "mse", budget=5)

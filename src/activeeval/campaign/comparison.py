@@ -30,7 +30,7 @@ from ..estimators.report import (
     _no_features,
     refuse_undefined,
 )
-from ..estimators.smoother import DEFAULT_BANDWIDTH
+from ..estimators.smoother import DEFAULT_BANDWIDTH, _check_bandwidth
 from ..measures import ClasswiseMeasure, Measure, check_fits, get_measure
 from ..methods import (
     DEFAULT_MIX,
@@ -46,7 +46,7 @@ from ..results import ComparisonResult, GroupResult
 from ..sampling import (
     comparison_distribution,
 )
-from ..stopping import comparison_rule, horizon_draws, reported
+from ..stopping import RULES, comparison_rule, horizon_draws, reported
 from .classwise import _compare_classwise
 from .distributed import compare_dask
 from .groups import _compare_groups
@@ -258,6 +258,10 @@ def compare(  # type: ignore[misc]
             "queries separately."
         )
     if any(is_dask(p) for p in predictions):
+        check_option(rule, RULES, "rule")  # what the NumPy path checks of options unused here
+        check_level(alpha, "alpha")
+        _check_bandwidth(bandwidth)
+        estimator = check_option(estimator, ESTIMATORS, "estimator")
         return compare_dask(
             predictions, oracle, measure, budget, method, level, random_state,
             pos_label=pos_label, mix=mix, max_draws=max_draws, progress=progress,

@@ -43,17 +43,16 @@ from numpy.typing import NDArray
 from .. import _chunks
 from .._chunks import dot, draw_chunks, grouped, span_ends, uniform, weighted_sum, within_chunk
 from .._validation import (
-    check_budget,
-    check_level,
-    check_max_draws,
+    check_finite_array,
     check_option,
     check_random_state,
     check_rows,
     check_safeguards,
+    check_same_ids,
     pool_distribution,
 )
 from ..acquisition import _label_check, _LabelBook
-from ..errors import ActiveEvalError, ShapeError, UnknownOptionError
+from ..errors import ShapeError, UnknownOptionError
 from ..estimators.report import (
     ComparisonOutcome,
     _exact_comparison,
@@ -62,14 +61,34 @@ from ..estimators.report import (
     summary_static_estimate,
     undefined_error,
 )
-from ..estimators.summary import AtRows, PairSummary, PoolSummary, summary_paired_test
+from ..estimators.summary import (
+    AtRows,
+    PairSummary,
+    PoolSummary,
+    SummaryScores,
+    _family,
+    summary_paired_test,
+)
 from ..estimators.tempered import subsample
-from ..measures import ClasswiseMeasure, Measure, check_fits, get_measure
-from ..predictive import Categorical, FrameLayout, Gaussian, Mixture, Predictive, frame_layout
+from ..measures import (
+    ClasswiseMeasure,
+    Measure,
+    check_fits,
+    get_measure,
+    warn_undefined_intrinsic,
+)
+from ..predictive import (
+    Categorical,
+    FrameLayout,
+    Mixture,
+    Predictive,
+    check_spread,
+    frame_layout,
+)
 from ..probability_measures import ProbabilityMeasure
 from ..results import ComparisonResult, EvaluationResult
-from ..sampling import DRAW_ROWS, TOP_Q, TimeSummary, warn_zero_q
-from .steps import Oracle, _Acquisition, _bar, _comparison_result, _run_looks
+from ..sampling import DRAW_ROWS, TOP_Q, TimeSummary, newton_time, warn_zero_q
+from .steps import Oracle, _Acquisition, _bar, _comparison_result, _fixed_setup, _run_looks
 
 __all__ = ["DaskPool", "compare_dask", "evaluate_dask"]
 
@@ -107,6 +126,7 @@ class DaskPool:
             arr, layout = _as_array(obj, name)
             arrays.append(arr)
             layouts.append(layout)
+        check_same_ids(objs, names)
         m = int(arrays[0].shape[0])
         for arr, name in zip(arrays[1:], names[1:], strict=True):
             if int(arr.shape[0]) != m:
@@ -176,6 +196,11 @@ def _as_array(obj: Any, name: str) -> tuple[Any, Any]:
                 "in NumPy with costs=."
             )
         layout = frame_layout(cols, name)
+        if not layout.columns:
+            raise ShapeError(
+                f"{name}: the Dask pool has no prediction columns (columns {list(obj.columns)}); "
+                "give its class probabilities p_<label> (or a regressor's mean and var)."
+            )
         return obj[list(layout.columns)].to_dask_array(lengths=True), layout
     if isinstance(obj, da.Array):
         if obj.ndim != 2:
@@ -186,6 +211,8 @@ def _as_array(obj: Any, name: str) -> tuple[Any, Any]:
                 "mean and var columns."
             )
         arr = obj.compute_chunk_sizes() if any(math.isnan(c) for c in obj.chunks[0]) else obj
+        if int(arr.shape[1]) < 1:
+            raise ShapeError(f"{name}: needs at least one class column, got shape {arr.shape}.")
         return arr, _ArrayLayout(int(arr.shape[1]))
     raise ShapeError(
         f"{name}: a Dask pool is a dask.array.Array of class probabilities or a "
@@ -207,17 +234,15 @@ def _models(
 
 
 def _built(values: NDArray[np.float64], start: int, layout: Any, name: str) -> Predictive:
-    """The model on a block, validated, errors naming the pool's rows."""
+    """The model on a block, validated as the whole pool would be, errors naming the pool's
+    rows."""
     if not isinstance(layout, FrameLayout) or layout.kind == "categorical":
-        check_rows(values, start, name)  # names the pool's row
-        return layout.build(values, name)
-    try:
-        return layout.build(values, name)
-    except ActiveEvalError as exc:  # a Gaussian's error names the block's row
-        raise type(exc)(
-            f"{exc} (in the Dask pool's rows {start}–{start + values.shape[0] - 1}, rows "
-            "counted from the first of them)"
-        ) from exc
+        check_rows(values, start, name)
+    else:  # a regressor's mean and var (or std), checked as Gaussian checks them
+        check_finite_array(values[:, 0], "mean", ndim=1, start=start)
+        check_finite_array(values[:, 1], layout.kind, ndim=1, start=start)
+        check_spread(values[:, 1], layout.kind, start)
+    return layout.build(values, name)
 
 
 # ------------------------------------------------------------------------ the plan of q
@@ -253,6 +278,9 @@ class _Plan:
     score_total: float = 1.0
     mix: float = 0.0
     defensive_total: float = 0.0
+    #: Where q* has nothing to aim at: "domain" (one model: p on the instances whose weight
+    #: can be positive), "p" (a pair's score replaced by p), as the NumPy path falls back.
+    fallback: str = ""
 
     def domain(self, parts: list[Predictive]) -> NDArray[np.bool_]:
         """Where some model's weight can be positive."""
@@ -288,8 +316,13 @@ class _Plan:
         p = _rows_p(start, parts[0].n, m)
         if self.passive:
             return np.array(p)
-        score = self.score(parts, p)
-        score /= self.score_total
+        if self.fallback == "domain":  # _defensive(p, p, mask, 1.0): 0·p + p_D/P(D)
+            return 0.0 * p + np.where(self.domain(parts), p, 0.0) / self.defensive_total
+        if self.fallback == "p":
+            score = np.array(p)
+        else:
+            score = self.score(parts, p)
+            score /= self.score_total
         if self.mix <= 0:
             return score
         if self.k == 1 and self.regular:  # the defensive mixture with the uniform pool
@@ -329,11 +362,7 @@ def _k_first(
         "domain_all": bool(d.all()),
         "mass": weighted_sum(pw, d),
         "moments": _moment_sums(meas, parts, fs, pw),
-        "family": all(
-            type(part) in (Categorical, Gaussian)
-            and not (isinstance(part, Gaussian) and not bool((part.var > 0).all()))
-            for part in parts
-        ),
+        "families": [_family(part) for part in parts],
     }
 
 
@@ -480,6 +509,8 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
     plan = _Plan(meas, k, passive)
     if not passive:
         plan = _centered(meas, k, sums, floor, mix)
+        if plan.fallback:  # undefined under the model: p on the domain, as NumPy warns
+            warn_undefined_intrinsic(meas.name, stacklevel=5)
     on_domain = not domain_all and mass > 0
     second = pool.map(_k_second, plan, mass if on_domain else None)
     if on_domain:  # the control variates' means under p renormalized on the domain
@@ -489,26 +520,30 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
         for r in second:
             score += r["score"]
             defensive += r["defensive"]
-        if not score > 0:
-            raise ShapeError(
-                "method: q* is zero on every instance (the models are certain of every label "
-                "and of the measure's value); use method='passive'."
-            )
+        fallback = plan.fallback
+        if not score > 0 and not fallback:  # q* zero everywhere: as the NumPy path falls back
+            fallback = "domain" if k == 1 else "p"
         zeros = sum(r["zeros"] for r in second)
-        if mix <= 0 and zeros:
+        if k == 1 and mix <= 0 and zeros and not fallback:
             warn_zero_q(zeros, stacklevel=5)
-        plan = replace(plan, score_total=score, defensive_total=defensive)
+        plan = replace(plan, score_total=score, defensive_total=defensive, fallback=fallback)
     ends, n_support, tau, missing = _ends_and_support(pool, plan)
     time = _time_summary(pool, plan, n_support, tau)
     n_domain = sum(r["n_domain"] for r in first)
     mom = tuple(tuple((float(a), float(b)) for a, b in row) for row in moments)
-    if k == 2:
-        summary: Any = PairSummary(
-            pool.m, time, domain_all, 1.0 if domain_all else float(mass), n_domain, missing, mom
-        )
-        return _Prepared(plan, ends, summary)
     keep = subsample(pool.m)
     rows, sample_q = _rows_at(pool, plan, keep)
+    families = [all(r["families"][j] for r in first) for j in range(k)]
+    sample_p = np.asarray(uniform(pool.m)[keep], dtype=np.float64)
+    if k == 2:
+        samples = tuple(
+            lay.build(r, name) for lay, r, name in zip(pool.layouts, rows, pool.names, strict=True)
+        )
+        summary: Any = PairSummary(
+            pool.m, time, domain_all, 1.0 if domain_all else float(mass), n_domain, missing,
+            mom, keep, samples, sample_q, sample_p, tuple(families),
+        )  # fmt: skip
+        return _Prepared(plan, ends, summary)
     summary = PoolSummary(
         size=pool.m,
         time=time,
@@ -519,11 +554,11 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
         n_needed=sum(r["n_needed"] for r in second),
         n_domain=n_domain,
         missing=missing,
-        curve_family=all(r["family"] for r in first),
+        curve_family=families[0],
         keep=keep,
         sample=pool.layouts[0].build(rows[0], pool.names[0]),
         sample_q=sample_q,
-        sample_p=np.asarray(uniform(pool.m)[keep], dtype=np.float64),
+        sample_p=sample_p,
     )
     return _Prepared(plan, ends, summary)
 
@@ -533,11 +568,8 @@ def _centered(meas: Measure, k: int, sums: NDArray[np.float64], floor: float, mi
     the floor for 0/1 losses); a pair's centers and scales under the mixture (eq. 5.12)."""
     if k == 1:
         scale, total = float(sums[0][0]), float(sums[0][1])
-        if not scale > 0:
-            raise ShapeError(
-                f"measure: {meas.name} is undefined under the model's own probabilities (its "
-                "expected weight is zero), so q* has nothing to aim at; use method='passive'."
-            )
+        if not scale > 0:  # undefined under the model: influence_moment gives None
+            return _Plan(meas, 1, False, (0.0,), (), meas.regular, mix=mix, fallback="domain")
         c = total / scale  # eq. 4.21
         if meas.binary_loss and floor > 0:
             c = min(max(c, floor), 1.0 - floor)
@@ -756,12 +788,8 @@ def evaluate_dask(
             "or a measure such as 'error_rate', 'f1', 'precision', 'recall', 'mse'."
         )
     check_safeguards(mix, floor)
-    lv = check_level(level)
-    b = check_budget(budget, None)
-    if not callable(oracle):
-        raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
+    _, b, lv, max_draws = _fixed_setup(pool.m, None, None, budget, level, oracle, max_draws)
     rng = check_random_state(random_state)
-    max_draws = check_max_draws(max_draws, b, None)
     prep = _prepare(pool, meas, method == "passive", floor, mix)
     sampler = _DaskSampler(pool, prep)
     with _bar(b, None, progress) as bar:
@@ -802,7 +830,7 @@ def compare_dask(
             f"predictions: on Dask pools compare takes two models, got {len(models)}; compare "
             "them pairwise, or bring the pools into memory for a multiple comparison."
         )
-    method = check_option(method, DASK_METHODS[::2], "method")
+    method = check_option(method, DASK_METHODS, "method")
     pool = DaskPool.of(models, [f"predictions[{k}]" for k in range(2)])
     heads = pool.head()
     meas = get_measure(measure, pos_label=pos_label)
@@ -815,12 +843,8 @@ def compare_dask(
             "a measure of decisions ('error_rate', 'f1', 'precision', 'recall', 'mse', ...)."
         )
     meas = meas.bind(Mixture(heads))
-    lv = check_level(level)
-    b = check_budget(budget, None)
-    if not callable(oracle):
-        raise ShapeError("oracle: must be a callable mapping pool indices to labels.")
+    _, b, lv, max_draws = _fixed_setup(pool.m, None, None, budget, level, oracle, max_draws)
     rng = check_random_state(random_state)
-    max_draws = check_max_draws(max_draws, b, None)
     check_safeguards(mix)
     prep = _prepare(pool, meas, method == "passive", 0.0, mix)  # the floor is one model's
     sampler = _DaskSampler(pool, prep)
@@ -844,7 +868,13 @@ def compare_dask(
         t_fits = prep.summary.time.covers(int(units.shape[0]))
         summary = prep.summary if t_fits else _with_time(pool, prep)
         c = summary_paired_test(meas, at, summary, draws, y, acq.draw_q, lv)
-    outcome = ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c)
+    scores = None
+    if units.shape[0] < pool.m:  # each model's tempered interval, when first asked for
+        first = np.unique(draws, return_index=True)[1]
+        scores = SummaryScores(meas, at, summary, units, y[first])
+    outcome = ComparisonOutcome(
+        c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c, scores
+    )
     sample = {"budget": b, "method": method, "indices": draws, "q": acq.draw_q,
               "labels": y, "label_offsets": None}  # fmt: skip
     # what _comparison_result reads of a Reporting (its measure and level), without a pool
@@ -910,16 +940,12 @@ def _k_gap(
 def _newton(pool: DaskPool, plan: _Plan, total: float, positive: bool) -> float:
     """:func:`~activeeval.sampling._time_to_reach` (no prices) with its sums from the blocks,
     added in row order."""
-    t = total
-    for _ in range(1000):
+
+    def sums(t: float) -> tuple[float, float]:
         gap, slope = total, 0.0
         for g, s in pool.map(_k_gap, plan, t, positive):
             gap += g
             slope += s
-        if gap <= 1e-12 * total or slope <= 0.0:
-            break
-        step = gap / slope
-        t += step
-        if step <= 1e-15 * t:
-            break
-    return t
+        return gap, slope
+
+    return newton_time(total, total, sums)

@@ -30,7 +30,7 @@ from ..estimators.report import (
     _result_fields,
     refuse_undefined,
 )
-from ..estimators.smoother import DEFAULT_BANDWIDTH
+from ..estimators.smoother import DEFAULT_BANDWIDTH, _check_bandwidth
 from ..measures import ClasswiseMeasure, Measure, PerClass, check_fits, get_measure
 from ..methods import (
     DEFAULT_FLOOR,
@@ -48,7 +48,7 @@ from ..sampling import (
     check_support,
     sampling_distribution,
 )
-from ..stopping import horizon_draws, reported, stopping_rule, window_draws
+from ..stopping import RULES, horizon_draws, reported, stopping_rule, window_draws
 from .batches import Replanning, _check_batch_size, _run_in_batches
 from .classwise import _evaluate_classwise
 from .distributed import evaluate_dask
@@ -300,6 +300,9 @@ def evaluate(  # type: ignore[misc]
     0.260
     """
     if is_dask(predictions):
+        check_option(rule, RULES, "rule")  # what the NumPy path checks of options unused here
+        _check_bandwidth(bandwidth)
+        estimator = check_option(estimator, ESTIMATORS, "estimator")
         return evaluate_dask(
             predictions, oracle, measure, budget, method, level, random_state,
             pos_label=pos_label, floor=floor, mix=mix, max_draws=max_draws, progress=progress,

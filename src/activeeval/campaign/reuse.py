@@ -77,8 +77,9 @@ class Reused:
             raise UnknownOptionError(
                 "reuse: the earlier result carries no q — its campaign's q changed between "
                 "its draws (batch-adaptive sampling, the stratified baseline), so its draws "
-                "cannot be weighted by one q, or it is a session's estimate made from the "
-                "pool summary; reuse a campaign drawn from one q, or pass the Session itself."
+                "cannot be weighted by one q, or it is a session's estimate or comparison made "
+                "from the pool summary (which keeps no q); reuse a campaign drawn from one q, "
+                "or pass the Session itself."
             )
         if earlier.pool_q.shape[0] != m:
             raise ShapeError(

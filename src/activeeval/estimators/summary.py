@@ -43,15 +43,17 @@ from .assisted import (
     _rows_at_time,
     _warn_missing,
 )
-from .tempered import subsample
+from .tempered import as_curve, curve_on, pointwise_log_likelihood, subsample
 
 __all__ = [
     "AtRows",
     "PairSummary",
     "PoolSummary",
+    "SummaryScores",
     "summarize",
     "summarize_pair",
     "summary_estimate",
+    "summary_model_scores",
     "summary_paired_test",
 ]
 
@@ -122,16 +124,13 @@ def summarize(
     p = pool_distribution(m, pool_weights)  # as assisted_estimate normalizes it
     dom: list[NDArray[np.bool_]] = []
     missing = 0
-    positive_var = True
     family = True
     for rows in row_chunks(m):
         part = pred._chunk(rows)
-        family = family and type(part) in (Categorical, Gaussian)
+        family = family and _family(part)
         d = meas.weight_can_be_positive(part.point_prediction())
         dom.append(d)
         missing += int(np.count_nonzero(d & (p[rows] > 0) & (q[rows] <= 0)))
-        if isinstance(part, Gaussian):
-            positive_var = positive_var and bool((part.var > 0).all())
     domain_all = all(bool(d.all()) for d in dom)
     mass = 1.0
     p_dom: Any = p
@@ -160,7 +159,7 @@ def summarize(
         n_needed=n_needed,
         n_domain=n_domain,
         missing=missing,
-        curve_family=family and positive_var,
+        curve_family=family,
         keep=keep,
         sample=pred.take(keep),
         sample_q=np.asarray(q[keep], dtype=np.float64),
@@ -203,12 +202,15 @@ def summary_estimate(
 @dataclass(frozen=True, eq=False)
 class PairSummary:
     """What the model-assisted paired test of two models (:func:`~.assisted.assisted_paired_test`
-    with ``pool_q``, no features, tuned coefficients) reads from a pool of ``size``
-    instances drawn from q: q's :class:`~activeeval.sampling.TimeSummary`; the domain D
-    where either model's weight can be positive (whether it is the whole pool, its test mass,
-    how many instances with test mass it holds, how many of them q cannot draw); and the
-    control variates' pool means ``moments[s][k]`` = (μ_N, μ_D) of each source s (model 0's
-    own p(y | x), model 1's, their mixture, eq. 5.11) with model k's decisions."""
+    with ``pool_q``, no features, tuned coefficients) and each model's tempered interval read
+    from a pool of ``size`` instances drawn from q: q's
+    :class:`~activeeval.sampling.TimeSummary`; the domain D where either model's weight can
+    be positive (whether it is the whole pool, its test mass, how many instances with test
+    mass it holds, how many of them q cannot draw); the control variates' pool means
+    ``moments[s][k]`` = (μ_N, μ_D) of each source s (model 0's own p(y | x), model 1's, their
+    mixture, eq. 5.11) with model k's decisions; and the tempered curves' fixed subsample
+    (``keep``): each model there (``samples``), q and the test distribution there, and
+    whether each model's tempered family is defined (``families``)."""
 
     size: int
     time: TimeSummary
@@ -217,24 +219,33 @@ class PairSummary:
     n_domain: int
     missing: int
     moments: tuple[tuple[tuple[float, float], ...], ...]
+    keep: NDArray[np.intp]
+    samples: tuple[Predictive, ...]
+    sample_q: NDArray[np.float64]
+    sample_p: NDArray[np.float64]
+    families: tuple[bool, ...]
 
 
 def summarize_pair(
     meas: Measure, preds: list[Any], pool_weights: NDArray[np.float64], q: NDArray[np.float64]
 ) -> PairSummary:
     """The :class:`PairSummary` of two models over the pool (each a Categorical or Gaussian,
-    or anything giving its chunks, ``_chunk(rows)``) for the bound ``meas``, the test
-    distribution ``pool_weights`` and q, with the arithmetic of the whole-pool functions
-    (:func:`~.assisted._domain`, :func:`~.assisted._pool_moments`), a chunk at a time."""
+    or anything giving its chunks, ``_chunk(rows)``, and rows, ``take(rows)``) for the bound
+    ``meas``, the test distribution ``pool_weights`` and q, with the arithmetic of the
+    whole-pool functions (:func:`~.assisted._domain`, :func:`~.assisted._pool_moments`), a
+    chunk at a time."""
     m = int(preds[0].n)
     p = pool_distribution(m, pool_weights)
     dom: list[NDArray[np.bool_]] = []
     missing = 0
     n_domain = 0
+    families = [True] * len(preds)
     for rows in row_chunks(m):
         d = np.zeros(rows.stop - rows.start, dtype=bool)
-        for pr in preds:
-            d |= meas.weight_can_be_positive(pr._chunk(rows).point_prediction())
+        for k, pr in enumerate(preds):
+            part = pr._chunk(rows)
+            d |= meas.weight_can_be_positive(part.point_prediction())
+            families[k] = families[k] and _family(part)
         dom.append(d)
         missing += int(np.count_nonzero(d & (p[rows] > 0) & (q[rows] <= 0)))
         n_domain += int(np.count_nonzero(d & (pool_weights[rows] > 0)))
@@ -246,14 +257,59 @@ def summarize_pair(
         mass = sum(weighted_sum(p[rows], d) for rows, d in zip(row_chunks(m), parts, strict=True))
         if mass > 0:
             p_dom = _OnDomain(p, dom, mass)
-    sources = [*preds, Mixture(preds)]
+    sources = [*preds, _ChunkMixture(preds)]
     moments = tuple(
         tuple(
             (pm.mu_num, pm.mu_den) for pm in (_pool_moments(meas, src, pr, p_dom) for pr in preds)
         )
         for src in sources
     )
-    return PairSummary(m, TimeSummary.of(q), domain_all, float(mass), n_domain, missing, moments)
+    keep = subsample(m)
+    return PairSummary(
+        m, TimeSummary.of(q), domain_all, float(mass), n_domain, missing, moments, keep,
+        tuple(pr.take(keep) for pr in preds), np.asarray(q[keep], dtype=np.float64),
+        np.asarray(pool_weights[keep], dtype=np.float64), tuple(families),
+    )  # fmt: skip
+
+
+class _ChunkMixture:
+    """The models' mixture (eq. 5.11) a chunk at a time, of models that give their chunks
+    (``_chunk``): what ``Mixture(preds)._chunk(rows)`` gives for predictive distributions."""
+
+    def __init__(self, preds: list[Any]) -> None:
+        self.preds, self.n = preds, preds[0].n
+
+    def _chunk(self, rows: slice) -> Mixture:
+        return Mixture([pr._chunk(rows) for pr in self.preds])
+
+
+def _family(part: Predictive) -> bool:
+    """Whether the tempered family is defined on a chunk (:func:`~.tempered.curve_defined`:
+    a Categorical, or a Gaussian with every variance positive)."""
+    if type(part) not in (Categorical, Gaussian):
+        return False
+    return not (isinstance(part, Gaussian) and not bool((part.var > 0).all()))
+
+
+def summary_model_scores(
+    meas: Measure, preds: list[Any], s: PairSummary, units: NDArray[np.intp], labels: Any
+) -> tuple[Any, ...]:
+    """Each model's tempered-model score curve on a comparison's labeled ``units`` (their
+    ``labels``), from the pair's summary: :func:`~.tempered.score_curve` bit for bit (the
+    comparison's ``_ModelScores``), the models at the units given by ``preds`` (``take``)."""
+    n = int(units.shape[0])
+    out: list[Any] = []
+    for k, pr in enumerate(preds):
+        if not (s.families[k] and n >= 1) or s.time.n_support <= n:
+            out.append(None)
+            continue
+        t = s.time.time(n)
+        values, variances, spreads = curve_on(
+            s.samples[k], meas, None, s.sample_q, s.sample_p, s.size, t
+        )
+        loglik = pointwise_log_likelihood(pr.take(units), labels).sum(axis=0)
+        out.append(as_curve(values, variances, spreads, loglik))
+    return tuple(out)
 
 
 def summary_paired_test(
@@ -299,3 +355,25 @@ def summary_paired_test(
         for j in sources
     ]  # fmt: skip
     return _paired_from_terms(v, by_source, None, draws, level, meas, fpc, False, True, None)
+
+
+@dataclass(eq=False)
+class SummaryScores:
+    """Each model's tempered-model score curve on a comparison's labeled ``units`` from the
+    pair's summary (:func:`summary_model_scores`), computed on the first call and kept: a
+    comparison result's ``model_scores`` (a class rather than a closure, so that the result
+    pickles)."""
+
+    meas: Measure
+    preds: list[Any]
+    summary: PairSummary
+    units: NDArray[np.intp]
+    labels: NDArray[Any]
+    done: tuple[Any, ...] | None = None
+
+    def __call__(self) -> tuple[Any, ...]:
+        if self.done is None:
+            self.done = summary_model_scores(
+                self.meas, self.preds, self.summary, self.units, self.labels
+            )
+        return self.done

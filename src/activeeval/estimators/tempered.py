@@ -209,7 +209,7 @@ def curve_on(
         assert pa is not None
         m_n, m_d = meas.conditional_expectations(pa, fk)
         d = scale * float(pk @ m_d)
-        if not d > 0:
+        if not d * d > 0:  # undefined under p_a (or so nearly that d² underflows): NaN
             continue
         g = scale * float(pk @ m_n) / d  # eq. 4.21 under p_a
         # Var_a[w(ℓ − G_a) | x] (as assisted._conditional_variance, reusing m_n, m_d)

@@ -131,15 +131,7 @@ def _lean(stored: StoredPlan, model: int, estimator: str | None, features: Array
     estimate — the plan's model-assisted estimator, no features, one model and one phase of
     q, no stopping rule (whose looks read the pool) — else None. Read once per open."""
     plan = stored.plan
-    if (
-        features is not None
-        or (estimator is not None and estimator != plan.estimator)
-        or plan.estimator != "assisted"
-        or plan.n_models != 1
-        or len(stored.phase_starts) != 1
-        or plan.stopping is not None
-        or plan.ranking
-    ):
+    if not _summary_serves(stored, estimator, features, 1):
         return None
     if model not in stored._lean:
         from .summaries import read_summary
@@ -157,22 +149,11 @@ def _lean_estimate(
     the pool then (:class:`_PoolTerms`)."""
     from ..estimators.report import summary_static_estimate
     from .codec import _measure_from
-    from .lookup import Prices
 
     plan = stored.plan
     meas = _measure_from(plan.measure_spec)
     units = np.unique(idx)
-
-    def read(c: Any) -> tuple[int, float]:
-        n_models = c.execute("SELECT COUNT(*) FROM models").fetchone()[0]
-        return n_models, float(Prices(c, plan.cost_sensitive).of(units).sum())
-
-    n_models, cost = stored.store.read(read)
-    if n_models != plan.n_models:  # as reading the pool finds it
-        raise StoreError(
-            f"{stored.store.path}: a model was added by another process while this session "
-            "was open; open the store again."
-        )
+    cost = _lean_cost(stored, units)
     sample: dict[str, Any] = {"cost": cost, "budget": plan.budget, "method": plan.method,
                               "indices": idx, "q": dq, "labels": y,
                               "label_offsets": None}  # fmt: skip
@@ -242,6 +223,15 @@ class _PoolTerms:
         rep = _reporting(stored, "assisted", None, DEFAULT_BANDWIDTH, self.draws.shape[0])
         return LazyTerms(stored.pool, rep, self.draws, self.labels, stored.plan.horizon,
                          model=0, window=stored.plan.window)()  # fmt: skip
+
+
+class _PoolComparison(_PoolTerms):
+    """A pair-summary comparison's anytime terms, from the session's pool when first asked
+    (as :class:`_PoolTerms` for one model's estimate)."""
+
+    def _from(self, stored: StoredPlan) -> Any:
+        rep = _reporting(stored, "assisted", None, DEFAULT_BANDWIDTH, self.draws.shape[0])
+        return LazyTerms(stored.pool, rep, self.draws, self.labels, stored.plan.horizon)()
 
 
 def _terms(
@@ -376,12 +366,119 @@ def compare(
     features: ArrayLike | None,
     bandwidth: float,
 ) -> ComparisonResult:
-    """:meth:`Session.compare <activeeval.Session.compare>` on the stored labels."""
+    """:meth:`Session.compare <activeeval.Session.compare>` on the stored labels: from the
+    pair's summary where the store has one and the request is the default's
+    (:func:`_lean_pair`), else from the pool."""
     if stored.plan.n_models < 2:
         raise ShapeError("compare: this session evaluates one model; use estimate() instead.")
+    lean = _lean_pair(stored, estimator, features)
+    if lean is not None:
+        _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
+        idx, dq, y = _data(store, stored, lean.label_dtype)
+        if lean.summary.time.covers(int(np.unique(idx).shape[0])):
+            return _lean_compare(stored, lean, idx, dq, y)
     how = _check_estimator(stored, estimator, features, bandwidth)
     idx, dq, y = _data(store, stored)
     return _compare_on(stored, idx, dq, y, how, features, bandwidth)
+
+
+def _summary_serves(
+    stored: StoredPlan, estimator: str | None, features: ArrayLike | None, n_models: int
+) -> bool:
+    """Whether a stored summary serves this request: the plan's model-assisted estimator,
+    no features, ``n_models`` models and one phase of q, no stopping rule (whose looks read
+    the pool), not a ranked pool."""
+    plan = stored.plan
+    return not (
+        features is not None
+        or (estimator is not None and estimator != plan.estimator)
+        or plan.estimator != "assisted"
+        or plan.n_models != n_models
+        or len(stored.phase_starts) != 1
+        or plan.stopping is not None
+        or plan.ranking
+    )
+
+
+def _lean_pair(stored: StoredPlan, estimator: str | None, features: ArrayLike | None) -> Any:
+    """The comparison's stored pair summary (:class:`~.summaries.LeanPair`) where it serves
+    (as :func:`_lean`, for two models), else None. Read once per open."""
+    plan = stored.plan
+    if not _summary_serves(stored, estimator, features, 2):
+        return None
+    if "pair" not in stored._lean:
+        from .summaries import read_pair_summary
+
+        stored._lean["pair"] = read_pair_summary(stored.store, plan)
+    return stored._lean["pair"]
+
+
+def _lean_compare(
+    stored: StoredPlan, lean: Any, idx: NDArray[np.intp], dq: NDArray[np.float64],
+    y: NDArray[Any],
+) -> ComparisonResult:  # fmt: skip
+    """:func:`_compare_on` of the default from the pair summary: the labeled rows and their
+    costs read from the store, the pool not at all (the anytime interval, asked for, reads
+    it then: :class:`_PoolComparison`)."""
+    from .._chunks import uniform
+    from ..estimators.report import ComparisonOutcome, _exact_comparison, _exact_value
+    from ..estimators.summary import SummaryScores, summary_paired_test
+    from .codec import _measure_from
+
+    plan = stored.plan
+    meas = _measure_from(plan.measure_spec)  # not stored.measure, which reads the pool
+    units = np.unique(idx)
+    lv = plan.level
+    cost = _lean_cost(stored, units)
+    sample: dict[str, Any] = {"cost": cost, "budget": plan.budget, "method": plan.method,
+                              "indices": idx, "q": dq, "labels": y,
+                              "label_offsets": None}  # fmt: skip
+    vr = getattr(meas, "value_range", (-math.inf, math.inf))
+    if idx.size == 0:
+        nan = math.nan
+        return ComparisonResult(  # as _compare_on reports no label yet
+            nan, nan, nan, (nan, nan), 0, np.full(2, nan), lv, 0, 0, measure=meas.name,
+            comparison=None, **sample,
+        )  # fmt: skip
+    preds = lean.at(units)
+    first = np.unique(idx, return_index=True)[1]
+    scores = None
+    if units.shape[0] == plan.pool_size:  # every instance labeled: the exact values
+        p = uniform(plan.pool_size)[units]  # a session's test distribution
+        exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in preds]
+        c = _exact_comparison(exact, idx.shape[0], units.shape[0], lv, meas)
+    else:
+        c = summary_paired_test(meas, preds, lean.summary, idx, y, dq, lv)
+        scores = SummaryScores(meas, preds, lean.summary, units, y[first])
+    out = ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c)
+    return ComparisonResult(
+        float(out.difference), float(out.stderr), float(out.p_value),
+        _wald_interval(out.difference, out.stderr, lv), int(out.best),
+        np.asarray(out.estimates, dtype=float), lv, c.n_labels, c.n_draws,
+        measure=c.measure, comparison=c, model_scores=scores, value_range=vr, **sample,
+        anytime_terms=_PoolComparison(stored.store.path.resolve(), plan.session_id, idx, y,
+                                      stored),
+    )  # fmt: skip
+
+
+def _lean_cost(stored: StoredPlan, units: NDArray[np.intp]) -> float:
+    """The labeling cost of the distinct labeled ``units``, read from the pool table's rows
+    for them (no array over the pool); refused where another process added a model."""
+    from .lookup import Prices
+
+    plan = stored.plan
+
+    def read(c: Any) -> tuple[int, float]:
+        n_models = c.execute("SELECT COUNT(*) FROM models").fetchone()[0]
+        return n_models, float(Prices(c, plan.cost_sensitive).of(units).sum())
+
+    n_models, cost = stored.store.read(read)
+    if n_models != plan.n_models:  # as reading the pool finds it
+        raise StoreError(
+            f"{stored.store.path}: a model was added by another process while this session "
+            "was open; open the store again."
+        )
+    return cost
 
 
 def _compare_on(

@@ -219,8 +219,9 @@ CREATE TABLE parts (
 )
 """
 
-# Version 8: pool summaries. Per phase of q and model, what the default estimate reads from the
-# whole pool (activeeval.estimators.summary.PoolSummary, serialized by
+# Version 8: pool summaries. Per phase of q and model (a comparison's pair under the model
+# number 2**31 - 1), what the default estimate reads from the whole pool
+# (activeeval.estimators.summary.PoolSummary, PairSummary, serialized by
 # activeeval.session.summaries), so that ``status`` costs O(labels), and per model a check of
 # every stored row (``models.checks``: a 64-bit hash of the row's predictions and decision),
 # so that the rows such an estimate reads are checked as the fingerprint checks the whole

@@ -279,7 +279,7 @@ class StoredPlan:
     ids_integer: bool
     _data: PoolData | None = None
     #: Each model's stored pool summary (:mod:`.summaries`), once read; None: there is none.
-    _lean: dict[int, Any] = field(default_factory=dict)
+    _lean: dict[int | str, Any] = field(default_factory=dict)
 
     @property
     def data(self) -> PoolData:

@@ -29,12 +29,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .. import io
-from .._validation import check_costs
+from .._validation import check_costs, check_same_ids
 from ..errors import (
     ActiveEvalError,
     DuplicateIdError,
     ShapeError,
     StoreError,
+    UnknownOptionError,
 )
 from ..estimators.report import PlainPool
 from .blobs import (
@@ -45,7 +46,7 @@ from .blobs import (
     _StoredGaussian,
     _WholePool,
 )
-from .codec import PoolHash, _canonical_labels
+from .codec import PoolHash, _canonical_ids, _canonical_labels
 from .planning import (
     CreateRequest,
     _checked,
@@ -146,7 +147,7 @@ class DaskStream(io.PoolStream):
     a Parquet file's."""
 
     source: Any = None
-    ids_given: Any = None
+    ids_given: NDArray[Any] | None = None
 
     @classmethod
     def of(cls, pool: Any, k: int, ids: Any, labels: Any) -> DaskStream:
@@ -155,44 +156,72 @@ class DaskStream(io.PoolStream):
 
         where = Path(f"pools[{k}] (a Dask pool)")
         if isinstance(pool, dd.DataFrame):
-            if ids is not None:
-                raise ShapeError(
-                    "ids: a Dask DataFrame pool gives its ids in its id column; drop ids=."
-                )
+            for arg, value in (("ids", ids), ("labels", labels)):
+                if value is not None:
+                    raise ShapeError(
+                        f"{arg}: a Dask DataFrame pool gives its {arg} in its columns (id, "
+                        f"p_<label>); drop {arg}=."
+                    )
             columns = [str(c) for c in pool.columns]
             if "id" not in columns:
                 raise ShapeError(
                     f"{where}: a Dask DataFrame pool needs the pool file's id column (with "
                     "p_<label> or mean and var); add one, e.g. from the frame's index."
                 )
+            known = ("id", "cost", "mean", "var", "item")
+            other = [c for c in columns if c not in known and not c.startswith("p_")]
+            if other:
+                raise ShapeError(
+                    f"{where}: its columns {columns} mix the pool file's columns (id, "
+                    f"p_<label> or mean and var, cost) with others ({other}); drop them."
+                )
             arr: Any = pool
             n_rows = int(pool.map_partitions(len).compute().sum())
-        elif isinstance(pool, da.Array) and pool.ndim == 2:
+        elif isinstance(pool, da.Array) and pool.ndim == 2 and pool.shape[1] >= 1:
             k_cols = int(pool.shape[1])
-            names = range(k_cols) if labels is None else np.asarray(labels).tolist()
-            columns = ["id", *(f"p_{c}" for c in names)]
             arr = pool.compute_chunk_sizes() if np.isnan(pool.shape[0]) else pool
             n_rows = int(arr.shape[0])
+            names: list[Any] = list(range(k_cols))
+            if labels is not None:  # as Session.create checks them for an array
+                lab = np.asarray(labels)
+                if lab.ndim != 1 or lab.shape[0] != k_cols:
+                    raise ShapeError(
+                        f"labels: expected {k_cols} labels (one per column of proba), got "
+                        f"shape {lab.shape}."
+                    )
+                names = lab.tolist()
+            columns = ["id", *(f"p_{c}" for c in names)]
+            ids = _canonical_ids(ids, n_rows)  # once: every pass slices it
         else:
             raise ShapeError(
                 f"{where}: a Dask pool is a dask.dataframe.DataFrame with a pool file's "
-                "columns or a dask.array.Array (m, K) of class probabilities; got a "
+                "columns or a dask.array.Array (m, K ≥ 1) of class probabilities; got a "
                 f"{type(pool).__name__} of shape {getattr(pool, 'shape', '?')}."
             )
         if "item" in columns:
             raise io.NeedsWholeFile("a ranked pool")
         pcols = [c for c in columns if c.startswith("p_")]
         regression = [c for c in ("mean", "var") if c in columns]
+        classes: NDArray[Any] | None = None
         if pcols and not regression:
-            kind, pred_cols, lab = "categorical", pcols, io._class_labels(pcols)
+            classes = io._class_labels(pcols)
+            order = np.argsort(classes, kind="stable")  # the classes sorted, as Session.create
+            kind, pred_cols, classes = "categorical", [pcols[i] for i in order], classes[order]
         elif len(regression) == 2 and not pcols:
-            kind, pred_cols, lab = "gaussian", ["mean", "var"], None
+            kind, pred_cols = "gaussian", ["mean", "var"]
         else:
             raise ShapeError(
                 f"{where}: its columns {columns} hold neither class probabilities p_<label> "
                 "nor a regressor's mean and var."
             )
-        return cls(where, columns, "row", kind, pred_cols, lab, n_rows, arr, ids)
+        return cls(where, columns, "row", kind, pred_cols, classes, n_rows, arr, ids)
+
+    def ids(self, frame: pd.DataFrame, integer: bool | None) -> NDArray[Any]:
+        """A chunk's ids: an array's, as given (checked whole, as Session.create checks
+        them); a data frame's, read as a pool file's."""
+        if isinstance(self.ids_given, np.ndarray):
+            return frame["id"].to_numpy(dtype=self.ids_given.dtype)
+        return super().ids(frame, integer)
 
     def chunks(self, columns: list[str], rows: int | None = None) -> Iterator[pd.DataFrame]:
         """The pool's ``columns``, ``rows`` (default :data:`~activeeval.io.STREAM_ROWS`) rows
@@ -230,14 +259,10 @@ class DaskStream(io.PoolStream):
         at = 0
         for block in self.source.rechunk({1: -1}).to_delayed().ravel():
             values = np.asarray(dask.compute(block)[0], dtype=float)
-            frame = pd.DataFrame(values, columns=self.prediction_columns)
-            rows = slice(at, at + values.shape[0])
-            frame["id"] = (
-                np.arange(rows.start, rows.stop)
-                if self.ids_given is None
-                else (np.asarray(self.ids_given)[rows])
-            )
-            at = rows.stop
+            frame = pd.DataFrame(values, columns=self.columns[1:])  # the array's column order
+            assert self.ids_given is not None  # an array's ids: given, or its positions
+            frame["id"] = self.ids_given[at : at + values.shape[0]]
+            at += values.shape[0]
             yield frame[columns]
 
 
@@ -245,9 +270,10 @@ def create_from_dask(target: str | os.PathLike[str], request: CreateRequest) -> 
     """The store :meth:`Session.create <activeeval.Session.create>` writes for Dask pools
     (``request.pools``: one, or a list), read a partition at a time as a pool file is by
     :func:`create_from_files`: the same store as from the pool in NumPy, byte for byte but
-    for the session's id and creation time. Where a streamed read does not serve (a pool of
-    at most one chunk, a ranked pool, a plan that needs the pool whole), the pool is computed
-    into memory and created as a NumPy pool."""
+    for the session's id and creation time. A pool of at most one chunk is computed into
+    memory and created as a NumPy pool; a larger one that the streamed read does not serve
+    (a plan that needs the pool whole: the multi-class averages' ``active`` q, comparisons'
+    ``active_0`` and ``active_inf``) is refused rather than brought into memory."""
     pools = list(request.pools) if isinstance(request.pools, list | tuple) else [request.pools]
     out = Path(target)
     if request.costs is not None:
@@ -255,13 +281,28 @@ def create_from_dask(target: str | os.PathLike[str], request: CreateRequest) -> 
             "costs: a Dask pool gives its costs in a cost column of its DataFrame (as a pool "
             "file does); drop costs= and add the column."
         )
+    names = [f"pools[{k}]" for k in range(len(pools))]
+    streams = [DaskStream.of(p, k, request.ids, request.labels) for k, p in enumerate(pools)]
+    check_same_ids(pools, names)
+    m = streams[0].n_rows
+    if any(s.n_rows != m for s in streams):
+        raise ShapeError(
+            f"pools: the Dask pools cover {[s.n_rows for s in streams]} instances; every model "
+            "must be evaluated on the same pool."
+        )
     try:
-        streams = [DaskStream.of(p, k, request.ids, request.labels) for k, p in enumerate(pools)]
         made = _create_from_streams(out, list(streams), _without_pools(request), request.names)
         if made is not None:
             return made
     except io.NeedsWholeFile:
         pass
+    if m is not None and m > io.STREAM_ROWS:
+        raise UnknownOptionError(
+            f"pools: this plan needs the whole pool in memory (a multi-class average's or a "
+            f"ranked pool's q, method {request.method!r}), and a Dask pool of {m} instances is "
+            "not brought into memory by activeeval; pass pool.compute() if it fits, or "
+            "another measure or method."
+        )
     from .planning import create_store
 
     return create_store(out, _in_memory(request, pools))
@@ -277,12 +318,19 @@ def _in_memory(r: CreateRequest, pools: list[Any]) -> CreateRequest:
     import dask.dataframe as dd
 
     preds, ids, costs = [], r.ids, r.costs
-    for p in pools:
+    for k, p in enumerate(pools):
         got = p.compute()
         if isinstance(p, dd.DataFrame):
-            ids = got["id"].to_numpy()
+            if k == 0:  # every frame's ids are these, in this order (check_same_ids)
+                ids = got["id"].to_numpy()
             if "cost" in got.columns:
-                costs = got["cost"].to_numpy(dtype=float)
+                c = got["cost"].to_numpy(dtype=float)
+                if costs is not None and not np.array_equal(c, costs):
+                    raise ShapeError(
+                        f"pools[{k}]: its cost column differs from an earlier pool's; an "
+                        "instance's labeling cost is the same whichever model is evaluated."
+                    )
+                costs = c
             got = got.drop(columns=[c for c in ("id", "cost") if c in got.columns])
         preds.append(got)
     one = not isinstance(r.pools, list | tuple)

@@ -44,12 +44,17 @@ VERSION = 2
 SAMPLE_BYTES = 32 << 20
 
 
+#: The ``model`` under which a comparison's pair summary is stored (no model's index).
+PAIR = (1 << 31) - 1
+
+
 def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
-    """The summary of the new store's model for its q (phase 0), inside the build's
-    transaction, read back from the stored rows a chunk at a time; nothing for a store the
-    summary does not serve (module docstring)."""
+    """The summary of the new store's model — or, for two models, of the pair (stored under
+    model :data:`PAIR`) — for its q (phase 0), inside the build's transaction, read back from
+    the stored rows a chunk at a time; nothing for a store the summary does not serve (module
+    docstring)."""
     from ..estimators.report import PlainPool, pool_class
-    from ..estimators.summary import summarize
+    from ..estimators.summary import summarize, summarize_pair
     from ..estimators.tempered import MAX_POOL
 
     spec, m, n_models, pkind, space = conn.execute(
@@ -57,63 +62,76 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
     ).fetchone()
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     ranked = conn.execute("SELECT COUNT(*) FROM ranking").fetchone()[0]
-    width = conn.execute("SELECT n_columns FROM models WHERE model = 0").fetchone()[0]
+    widths = [w for (w,) in conn.execute("SELECT n_columns FROM models ORDER BY model")]
     if (
-        n_models != 1
+        n_models not in (1, 2)
         or ranked
         or meta.get("estimator") != "assisted"
         or "stopping" in meta  # a stopping rule's looks read the pool: no use for it
-        or 8 * MAX_POOL * (int(width) + 3) > SAMPLE_BYTES
+        or 8 * MAX_POOL * sum(int(w) + 3 for w in widths) > SAMPLE_BYTES
     ):
         return
     labels = None if space is None else tuple(json.loads(space))
-    model = _StoredModel(conn, 0, int(m), pkind, labels)
+    models = [_StoredModel(conn, k, int(m), pkind, labels) for k in range(int(n_models))]
     try:
         meas = _measure_from(json.loads(spec))
-        if pool_class([model.chunk_type()], meas) is not PlainPool:
+        if pool_class([md.chunk_type() for md in models], meas) is not PlainPool:
             return
-        s = summarize(meas, model, uniform(int(m)), q)
-        decision = model.decisions(s.keep)
-        model.write_checks(conn)
+        if n_models == 1:
+            s: Any = summarize(meas, models[0], uniform(int(m)), q)
+            samples = [s.sample]
+        else:
+            s = summarize_pair(meas, models, uniform(int(m)), q)
+            samples = list(s.samples)
+        decisions = [md.decisions(s.keep) for md in models]
+        for md in models:
+            md.write_checks(conn)
     finally:
-        model.close()
-    blob = _to_bytes(s, _stored_rows(s.sample), decision)
-    conn.execute("INSERT INTO summaries (phase, model, data) VALUES (0, 0, ?)", (blob,))
+        for md in models:
+            md.close()
+    rows = [_stored_rows(x) for x in samples]
+    blob = _to_bytes(s, rows, decisions)
+    key = 0 if n_models == 1 else PAIR
+    conn.execute("INSERT INTO summaries (phase, model, data) VALUES (0, ?, ?)", (key, blob))
 
 
 def cache_rows(c: sqlite3.Connection, positions: list[int]) -> None:
-    """Copy the model's stored rows at newly labeled ``positions`` into ``labeled_rows``
+    """Copy every model's stored rows at newly labeled ``positions`` into ``labeled_rows``
     (with their decisions and checks), inside the recording transaction, for a store with a
     pool summary. A row that fails its check, or cannot be read, is not copied (the label is
     recorded all the same; the estimate that reads the row then refuses it)."""
-    if (
-        not positions
-        or c.execute("SELECT 1 FROM summaries WHERE phase = 0 AND model = 0").fetchone() is None
-    ):
+    if not positions or c.execute("SELECT 1 FROM summaries WHERE phase = 0").fetchone() is None:
         return
-    m, kind, space = c.execute(
-        "SELECT pool_size, predictive_kind, label_space FROM plan"
+    m, kind, space, n_models = c.execute(
+        "SELECT pool_size, predictive_kind, label_space, n_models FROM plan"
     ).fetchone()
     labels = None if space is None else tuple(json.loads(space))
     units = np.unique(np.asarray(positions, dtype=np.intp))
+    for k in range(int(n_models)):
+        _cache_model_rows(c, k, int(m), kind, labels, units)
+
+
+def _cache_model_rows(
+    c: sqlite3.Connection, k: int, m: int, kind: str, labels: Any, units: NDArray[np.intp]
+) -> None:
     try:
-        model = _StoredModel(c, 0, int(m), kind, labels)
+        model = _StoredModel(c, k, m, kind, labels)
         try:
+            checks = model.checks(units)  # first: a model added later has none, nor copies
+            if checks is None:
+                return
             raw, dec = model.raw(units)
-            checks = model.checks(units)
         finally:
             model.close()
     except (StoreError, sqlite3.DatabaseError):
-        return
-    if checks is None:
         return
     good = checks == _row_checks(raw, dec)
     parts = [raw] if dec is None else [raw, dec[:, None]]
     rows = np.column_stack([*parts, checks.view(np.float64)[:, None]])
     try:
         c.executemany(
-            "INSERT OR REPLACE INTO labeled_rows (model, position, data) VALUES (0, ?, ?)",
-            [(int(p), rows[i].astype("<f8").tobytes())
+            "INSERT OR REPLACE INTO labeled_rows (model, position, data) VALUES (?, ?, ?)",
+            [(k, int(p), rows[i].astype("<f8").tobytes())
              for i, p in enumerate(units.tolist()) if good[i]],
         )  # fmt: skip
     except sqlite3.OperationalError:  # no such table (a store the copies postdate): skip
@@ -139,7 +157,8 @@ class LeanModel:
             return np.float64
         if self.labels and isinstance(self.labels[0], int):
             return np.int64
-        return self.summary.sample.labels.dtype
+        sample = getattr(self.summary, "sample", None)  # a pair's summary has two samples
+        return (self.summary.samples[0] if sample is None else sample).labels.dtype
 
     def at(self, units: NDArray[np.intp]) -> Any:
         """The model at the distinct pool rows ``units`` (sorted), read from the store: the
@@ -167,9 +186,19 @@ class LeanModel:
 def read_summary(store: StoreFile, plan: SessionPlan, model: int) -> LeanModel | None:
     """The stored summary of ``model`` for the plan's q (phase 0), or None (none stored, or
     of another layout)."""
+    s = _stored_summary(store, plan, model)
+    if s is None:
+        return None
+    return LeanModel(s, store, model, plan.pool_size, plan.predictive_kind, plan.label_space)
+
+
+def _stored_summary(store: StoreFile, plan: SessionPlan, key: int) -> Any:
+    """The summary stored under ``key`` (a model, or :data:`PAIR`) for the plan's q (phase
+    0), or None: none stored, or of another layout, size or subsample than the pool's path
+    would take (numpy's stream changed)."""
     row = store.read(
         lambda c: c.execute(
-            "SELECT data FROM summaries WHERE phase = 0 AND model = ?", (model,)
+            "SELECT data FROM summaries WHERE phase = 0 AND model = ?", (key,)
         ).fetchone()
     )
     if row is None:
@@ -179,9 +208,37 @@ def read_summary(store: StoreFile, plan: SessionPlan, model: int) -> LeanModel |
         return None
     from ..estimators.tempered import subsample
 
-    if not np.array_equal(s.keep, subsample(s.size)):
-        return None  # another subsample than the whole pool's (numpy's stream changed)
-    return LeanModel(s, store, model, plan.pool_size, plan.predictive_kind, plan.label_space)
+    return s if np.array_equal(s.keep, subsample(s.size)) else None
+
+
+@dataclass(eq=False)
+class LeanPair:
+    """A comparison's pair summary (an :class:`~activeeval.estimators.summary.PairSummary`)
+    and the store to read both models' labeled rows from."""
+
+    summary: Any
+    models: tuple[LeanModel, LeanModel]
+
+    @property
+    def label_dtype(self) -> Any:
+        return self.models[0].label_dtype
+
+    def at(self, units: NDArray[np.intp]) -> list[Any]:
+        """Each model at the distinct pool rows ``units`` (sorted) (:meth:`LeanModel.at`)."""
+        return [lm.at(units) for lm in self.models]
+
+
+def read_pair_summary(store: StoreFile, plan: SessionPlan) -> LeanPair | None:
+    """The stored pair summary of a comparison of two models for the plan's q (phase 0), or
+    None (none stored, or of another layout)."""
+    s = _stored_summary(store, plan, PAIR)
+    if s is None:
+        return None
+    first, second = (
+        LeanModel(s, store, k, plan.pool_size, plan.predictive_kind, plan.label_space)
+        for k in range(2)
+    )
+    return LeanPair(s, (first, second))
 
 
 class _StoredModel:
@@ -335,26 +392,41 @@ _SCALARS = ("size", "domain_all", "mass", "mu_num", "mu_den", "n_needed", "n_dom
             "missing", "curve_family")  # fmt: skip
 
 
-def _to_bytes(s: Any, raw: NDArray[np.float64], decision: Any) -> bytes:
+def _to_bytes(s: Any, rows: list[NDArray[np.float64]], decisions: list[Any]) -> bytes:
+    """A summary as stored: one model's :class:`~activeeval.estimators.summary.PoolSummary`
+    (its subsample's rows ``raw``), or a pair's
+    :class:`~activeeval.estimators.summary.PairSummary` (``raw_0``, ``raw_1``, and the
+    control variates' ``moments``), with each model's decisions there where apart."""
     t = s.time
     arrays: dict[str, Any] = {
         "version": np.int64(VERSION),
-        **{k: np.asarray(getattr(s, k)) for k in _SCALARS},
         "t_size": np.int64(t.size),
         "t_support": np.int64(t.n_support),
         "t_top": t.top,
         "t_tau": np.float64(t.tau),
         "t_sums": t.sums,
         "keep": s.keep.astype(np.int64),
-        "raw": raw,
         "sample_q": s.sample_q,
         "sample_p": s.sample_p,
     }
-    if decision is not None:
-        arrays["decision"] = decision
+    if len(rows) == 1:
+        arrays.update({k: np.asarray(getattr(s, k)) for k in _SCALARS}, raw=rows[0])
+        if decisions[0] is not None:
+            arrays["decision"] = decisions[0]
+    else:
+        arrays.update({k: np.asarray(getattr(s, k)) for k in _PAIR_SCALARS})
+        arrays["moments"] = np.asarray(s.moments, dtype=np.float64)
+        arrays["families"] = np.asarray(s.families, dtype=bool)
+        for k, (raw, dec) in enumerate(zip(rows, decisions, strict=True)):
+            arrays[f"raw_{k}"] = raw
+            if dec is not None:
+                arrays[f"decision_{k}"] = dec
     out = io.BytesIO()
     np.savez(out, **arrays)
     return out.getvalue()
+
+
+_PAIR_SCALARS = ("size", "domain_all", "mass", "n_domain", "missing")
 
 
 def _from_bytes(blob: bytes, kind: str, labels: Any, path: Any = "summary") -> Any:
@@ -370,16 +442,31 @@ def _from_bytes(blob: bytes, kind: str, labels: Any, path: Any = "summary") -> A
 
 
 def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
-    from ..estimators.summary import PoolSummary
+    from ..estimators.summary import PairSummary, PoolSummary
     from ..sampling import TimeSummary
 
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
         if "version" not in z.files or int(z["version"]) != VERSION:
             return None
-        scalars = {k: z[k].item() for k in _SCALARS}
         time = TimeSummary(
             int(z["t_size"]), int(z["t_support"]), z["t_top"], float(z["t_tau"]), z["t_sums"]
         )
+        if "moments" in z.files:  # a pair's
+            sc = {k: z[k].item() for k in _PAIR_SCALARS}
+            mom = z["moments"]
+            samples = tuple(
+                _built(kind, labels, z[f"raw_{k}"],
+                       z[f"decision_{k}"] if f"decision_{k}" in z.files else None)
+                for k in range(mom.shape[1])
+            )  # fmt: skip
+            return PairSummary(
+                int(sc["size"]), time, bool(sc["domain_all"]), float(sc["mass"]),
+                int(sc["n_domain"]), int(sc["missing"]),
+                tuple(tuple((float(a), float(b)) for a, b in row) for row in mom),
+                z["keep"].astype(np.intp), samples, z["sample_q"], z["sample_p"],
+                tuple(bool(x) for x in z["families"]),
+            )  # fmt: skip
+        scalars = {k: z[k].item() for k in _SCALARS}
         decision = z["decision"] if "decision" in z.files else None
         sample = _built(kind, labels, z["raw"], decision)
         return PoolSummary(
