@@ -667,3 +667,44 @@ def test_a_comparison_of_string_classes_reads_its_pair_summary(tmp_path) -> None
     assert out.exit_code == 0, out.output
     with pytest.raises(UnknownOptionError, match="estimate or comparison made from the pool"):
         ae.compare([a, b], lambda i: y[i], budget=60, reuse=lean)
+
+
+def test_a_copied_row_moved_to_another_position_or_model_is_refused(tmp_path) -> None:
+    """A copy's check is tied to its model and position (an audit found copies swapped
+    between the models, or rotated among positions, read as valid); copies written before,
+    with the plain check, are still read."""
+    s, *_ = _pair_session(tmp_path, "f1")
+    want = s.compare()
+    s.close()
+    path = tmp_path / "f1.db"
+    with sqlite3.connect(path) as c:  # the two models' copies swapped
+        c.execute("UPDATE labeled_rows SET model = model + 10")
+        c.execute("UPDATE labeled_rows SET model = 11 - model")
+    with ae.Session.open(path) as s2, pytest.raises(ae.errors.StoreError, match="altered"):
+        s2.compare()
+    with sqlite3.connect(path) as c:  # back, then one model's copies rotated by a position
+        c.execute("UPDATE labeled_rows SET model = model + 10")
+        c.execute("UPDATE labeled_rows SET model = 11 - model")
+        rows = c.execute(
+            "SELECT position, data FROM labeled_rows WHERE model = 1 ORDER BY position"
+        ).fetchall()
+        moved = [(d, p) for (p, _), (_, d) in zip(rows, rows[1:] + rows[:1], strict=True)]
+        c.executemany("UPDATE labeled_rows SET data = ? WHERE model = 1 AND position = ?", moved)
+    with ae.Session.open(path) as s3, pytest.raises(ae.errors.StoreError, match="altered"):
+        s3.compare()
+    from activeeval.session.summaries import _bound
+
+    with sqlite3.connect(path) as c:  # every copy as written before: the plain check
+        c.executemany(  # model 1's back in place
+            "UPDATE labeled_rows SET data = ? WHERE model = 1 AND position = ?",
+            [(d, p) for p, d in rows],
+        )
+        legacy = []
+        for model, p, data in c.execute("SELECT model, position, data FROM labeled_rows"):
+            row = np.frombuffer(data, "<f8")[:-1].copy()  # without the layout's marker
+            row[-1:] = _bound(row[-1:].view(np.uint64), model, np.array([p])).view(np.float64)
+            legacy.append((row.tobytes(), model, p))
+        c.executemany("UPDATE labeled_rows SET data = ? WHERE model = ? AND position = ?", legacy)
+    with ae.Session.open(path) as s4:
+        got = s4.compare()
+    assert (got.difference, got.stderr, got.ci) == (want.difference, want.stderr, want.ci)

@@ -127,7 +127,8 @@ def _cache_model_rows(
         return
     good = checks == _row_checks(raw, dec)
     parts = [raw] if dec is None else [raw, dec[:, None]]
-    rows = np.column_stack([*parts, checks.view(np.float64)[:, None]])
+    bound = _bound(checks, k, units)  # the copy's check, tied to its model and position
+    rows = np.column_stack([*parts, bound.view(np.float64)[:, None], np.ones((len(units), 1))])
     try:
         c.executemany(
             "INSERT OR REPLACE INTO labeled_rows (model, position, data) VALUES (?, ?, ?)",
@@ -307,14 +308,18 @@ class _StoredModel:
             except sqlite3.OperationalError:  # no such table: every row from the arrays
                 break
             for p, data in copies:
-                if not isinstance(data, bytes) or len(data) != 8 * (width + has + 1):
+                size = len(data) // 8 if isinstance(data, bytes) else 0
+                if size not in (width + has + 1, width + has + 2):
                     continue  # not a copy of this layout: read from the arrays
                 row = np.frombuffer(data, dtype="<f8")
                 i = int(np.searchsorted(units, p))
                 raw[i] = row[:width]
                 if dec is not None:
                     dec[i] = row[width]
-                checks[i] = row[-1:].view(np.uint64)[0]
+                check = row[width + has : width + has + 1].view(np.uint64)
+                if size == width + has + 2:  # a check tied to its model and position
+                    check = _bound(check, self.model, np.array([p]))
+                checks[i] = check[0]
                 found[i] = True
         rest = units[~found]
         if rest.shape[0]:
@@ -373,6 +378,19 @@ def _row_checks(raw: NDArray[np.float64], decision: Any) -> NDArray[np.uint64]:
         h *= _MIX
         h ^= h >> np.uint64(29)
     return h
+
+
+def _bound(checks: NDArray[np.uint64], model: int, positions: NDArray[Any]) -> NDArray[np.uint64]:
+    """Row checks xor a mix of their model and pool position (its own inverse): a copy in
+    ``labeled_rows`` carries its check bound so, and a copy moved to another position or
+    model by an edit no longer matches its row's check there. (Copies written before carry
+    the plain check, one field shorter, and are read as such.)"""
+    h = (np.uint64(model) << np.uint64(40)) ^ np.asarray(positions).astype(np.uint64)
+    h = h ^ _SEED
+    h *= _MIX
+    h ^= h >> np.uint64(29)
+    h *= _MIX
+    return np.asarray(checks, dtype=np.uint64) ^ h
 
 
 def _stored_rows(pred: Any) -> NDArray[np.float64]:
