@@ -257,7 +257,7 @@ def compare(  # type: ignore[misc]
             "groups: per-group comparisons are for pools of instances; compare each group's "
             "queries separately."
         )
-    if any(is_dask(p) for p in predictions):
+    if isinstance(predictions, list | tuple) and any(is_dask(p) for p in predictions):
         check_option(rule, RULES, "rule")  # what the NumPy path checks of options unused here
         check_level(alpha, "alpha")
         _check_bandwidth(bandwidth)
