@@ -163,17 +163,23 @@ class DaskPool:
         return list(dask.compute(*self.tasks(kernel, *args)))
 
     def head(self) -> list[Predictive]:
-        """Each model on the first rows (its kind and label space, to bind the measure)."""
+        """Each model on the first rows (its kind and label space, to bind the measure):
+        two rows of each come to the client, not the block."""
         import dask
 
-        first = dask.compute(self.blocks[0])[0]
-        return _models(first, 0, self.layouts, self.names, validate=True, rows=2)
+        first = dask.compute(dask.delayed(_first_rows, pure=True)(self.blocks[0], 2))[0]
+        return _models(first, 0, self.layouts, self.names, validate=True)
 
     @property
     def width(self) -> list[int]:
         return [
             lay.width if isinstance(lay, _ArrayLayout) else len(lay.columns) for lay in self.layouts
         ]
+
+
+def _first_rows(blocks: Any, n: int) -> list[NDArray[Any]]:
+    """The first ``n`` rows of every model's block (on the worker holding it)."""
+    return [np.asarray(b)[:n] for b in blocks]
 
 
 def _as_array(obj: Any, name: str) -> tuple[Any, Any]:
@@ -221,14 +227,12 @@ def _as_array(obj: Any, name: str) -> tuple[Any, Any]:
 
 
 def _models(
-    blocks: Any, start: int, layouts: Any, names: Any, validate: bool = False,
-    rows: int | None = None,
-) -> list[Predictive]:  # fmt: skip
-    """Each model on a block (its first ``rows`` rows), validated on the first pass, errors
-    naming the pool's rows."""
+    blocks: Any, start: int, layouts: Any, names: Any, validate: bool = False
+) -> list[Predictive]:
+    """Each model on a block, validated on the first pass, errors naming the pool's rows."""
     out = []
     for block, layout, name in zip(blocks, layouts, names, strict=True):
-        values = np.asarray(block, dtype=float)[:rows]
+        values = np.asarray(block, dtype=float)
         out.append(_built(values, start, layout, name) if validate else layout.build(values, name))
     return out
 
