@@ -293,13 +293,46 @@ def test_status_above_one_chunk_replans_only_when_asked(tmp_path, monkeypatch) -
     assert "re-planned from" in out.output and "--target-width W" not in out.output
 
 
-def test_a_summary_estimate_pickles_and_reads_its_own_pool_after_close(tmp_path) -> None:
+def _drop_terms_mu(path: Path) -> None:
+    """Store the summary as the release before ``terms_mu`` did (the same layout version,
+    without the sequences' pool means)."""
+    conn = sqlite3.connect(path)
+    (blob,) = conn.execute("SELECT data FROM summaries WHERE model = 0").fetchone()
+    with np.load(io.BytesIO(blob)) as z:
+        arrays = {k: z[k] for k in z.files if k != "terms_mu"}
+    out = io.BytesIO()
+    np.savez(out, **arrays)
+    with conn:
+        conn.execute("UPDATE summaries SET data = ? WHERE model = 0", (out.getvalue(),))
+    conn.close()
+
+
+def test_a_summary_estimate_pickles_and_needs_no_store_for_its_anytime_interval(tmp_path) -> None:
     import pickle
 
     s, *_ = _session(tmp_path)
     lean, whole = s.estimate(), _whole(s)
     s.close()
     blob = pickle.dumps(lean)  # before its anytime terms are computed
+    (tmp_path / "s.db").unlink()  # the summary and the labeled rows are all it needs
+    back = pickle.loads(blob)
+    want = whole.confidence_interval(method="anytime")
+    assert back.confidence_interval(method="anytime") == want
+    assert lean.confidence_interval(method="anytime") == want
+    assert lean.confidence_sequence().equals(whole.confidence_sequence())
+
+
+def test_an_older_summary_estimate_reads_its_own_pool_after_close(tmp_path) -> None:
+    import pickle
+
+    s, *_ = _session(tmp_path)
+    s.close()
+    _drop_terms_mu(tmp_path / "s.db")  # a summary stored before it kept them
+    with ae.Session.open(tmp_path / "s.db") as s:
+        assert s._stored.plan and session_report._lean(s._stored, 0, None, None) is not None
+        lean, whole = s.estimate(), _whole(s)
+    assert isinstance(lean.anytime_terms, session_report._PoolTerms)
+    blob = pickle.dumps(lean)
     back = pickle.loads(blob)
     want = whole.confidence_interval(method="anytime")
     assert back.confidence_interval(method="anytime") == want  # the store opened again
@@ -311,6 +344,74 @@ def test_a_summary_estimate_pickles_and_reads_its_own_pool_after_close(tmp_path)
     stranger = pickle.loads(blob)
     with pytest.raises(ae.errors.StoreError, match="another session's store"):
         stranger.confidence_interval(method="anytime")
+
+
+# ------------------------------------------------------- a stopping rule from the summary
+def _no_pool(monkeypatch) -> None:
+    """Make any read of a session's whole pool fail."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the session read its whole pool")
+
+    monkeypatch.setattr(stored_mod, "_load_pool", refuse)
+
+
+@pytest.mark.parametrize(
+    ("measure", "kw", "rule"),
+    [
+        ("error_rate", {}, {"target_width": 0.08}),
+        ("f1", {}, {"claim": "f1 >= 0.9"}),
+        ("precision", {"decision": True}, {"target_width": 0.2}),
+        ("mse", {"kind": "gauss"}, {"target_width": 0.5}),
+    ],
+)
+def test_a_stopping_rule_session_looks_from_its_summary_as_from_its_pool(
+    tmp_path, monkeypatch, measure, kw, rule
+) -> None:
+    pred, y = _pool(kw.pop("kind", "cat"), 3000, decision=kw.pop("decision", False))
+    path = tmp_path / "s.db"
+    with ae.Session.create(path, pred, measure, budget=1500, seed=2, **rule) as s:
+        while ids := s.next_batch(25):
+            s.record({i: y[i] for i in ids})
+        assert session_report._lean(s._stored, 0, None, None) is not None
+        whole = _whole(s)  # the pool's path, rule and all
+        stopped = s.stopped
+    assert whole.interval == "anytime" and whole.stopped == stopped
+    with monkeypatch.context() as mp:
+        _no_pool(mp)
+        with ae.Session.open(path) as s:
+            lean = s.estimate()
+            assert s.stopped == stopped
+            if stopped is not None:
+                assert s.next_batch(5) == []
+            prog = s.progress()
+            seq = lean.confidence_sequence()
+    assert lean.stopped == whole.stopped and lean.interval == "anytime"
+    assert lean.estimate == whole.estimate and lean.ci == whole.ci
+    assert seq.equals(whole.confidence_sequence())
+    assert prog.finished == (stopped is not None or prog.complete)
+    import activeeval.cli as cli
+
+    with monkeypatch.context() as mp:  # and from the command line
+        _no_pool(mp)
+        mp.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk: no re-plan
+        out = CliRunner().invoke(main, ["session", "status", str(path), "--json"])
+    assert out.exit_code == 0, out.output
+    assert '"interval": "anytime"' in out.output and '"stopping"' in out.output
+
+
+def test_a_rule_session_with_an_older_summary_looks_at_its_pool(tmp_path) -> None:
+    pred, y = _pool("cat", 3000)
+    path = tmp_path / "s.db"
+    with ae.Session.create(path, pred, "error_rate", budget=600, seed=2, target_width=0.1) as s:
+        ids = s.next_batch(200)
+        s.record({i: y[i] for i in ids})
+        want = s.estimate()
+    _drop_terms_mu(path)
+    with ae.Session.open(path) as s:
+        assert session_report._lean(s._stored, 0, None, None) is None  # the pool's path
+        got = s.estimate()
+    assert got.ci == want.ci and got.stopped == want.stopped
 
 
 # ------------------------------------------------------- a session above one chunk of pool
@@ -478,11 +579,15 @@ def test_the_summary_path_checks_the_bandwidth_as_the_pools_does(tmp_path) -> No
         s.estimate(bandwidth=-1.0)
 
 
-def test_no_summary_for_a_stopping_rule_or_a_summary_of_another_layout(tmp_path) -> None:
+def test_no_summary_for_a_pairs_stopping_rule_or_a_summary_of_another_layout(tmp_path) -> None:
     pred, _ = _pool("cat", 3000)
-    ae.Session.create(tmp_path / "r.db", pred, "f1", budget=300, target_width=0.1).close()
-    with sqlite3.connect(tmp_path / "r.db") as c:
+    other, _ = _pool("cat", 3000, seed=1)
+    ae.Session.create(tmp_path / "r.db", [pred, other], "f1", budget=300, decide=True).close()
+    with sqlite3.connect(tmp_path / "r.db") as c:  # a pair's rule looks at the pool
         assert c.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 0
+    ae.Session.create(tmp_path / "o.db", pred, "f1", budget=300, target_width=0.1).close()
+    with sqlite3.connect(tmp_path / "o.db") as c:  # one model's rule: its summary serves it
+        assert c.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 1
     # a summary of layout 1 (sums compacted before the power sums): ignored, the pool read
     import activeeval.session.summaries as summaries
 
@@ -521,8 +626,10 @@ def test_no_summary_for_a_model_of_many_classes(tmp_path, monkeypatch) -> None:
 
 def test_a_closed_results_anytime_interval_names_its_missing_store(tmp_path) -> None:
     s, *_ = _session(tmp_path)
-    res = s.estimate()
     s.close()
+    _drop_terms_mu(tmp_path / "s.db")  # a summary whose anytime terms read the pool
+    with ae.Session.open(tmp_path / "s.db") as s:
+        res = s.estimate()
     (tmp_path / "s.db").rename(tmp_path / "moved.db")
     with pytest.raises(ae.errors.NotAStoreError, match="anytime interval reads its session"):
         res.confidence_interval(method="anytime")
@@ -708,3 +815,39 @@ def test_a_copied_row_moved_to_another_position_or_model_is_refused(tmp_path) ->
     with ae.Session.open(path) as s4:
         got = s4.compare()
     assert (got.difference, got.stderr, got.ci) == (want.difference, want.stderr, want.ci)
+
+
+# ------------------------------------------------------- σ₀ on the curve's subsample
+def _sigma0_by_hand(meas, member, f, p, q, lam: float) -> float:
+    """σ₀ of one tempered member written out from its definition (PlainPool.sigma0's
+    docstring): Σ p²/q · (E[w²(ℓ − G)² | x] − λ(2 − λ)(m_N − G m_D)²) / D² over q > 0."""
+    mn, md = meas.conditional_expectations(member, f)
+    d = float(np.sum(p * md))
+    g = float(np.sum(p * mn)) / d
+    m2 = meas.conditional_second_moment(member, g, f) - lam * (2 - lam) * (mn - g * md) ** 2
+    on = q > 0
+    return math.sqrt(float(np.sum(p[on] ** 2 / q[on] * np.maximum(m2[on], 0.0))) / d**2)
+
+
+@pytest.mark.parametrize("m", [4000, 120_000])
+def test_sigma0_sums_over_the_pool_or_its_fixed_subsample(m) -> None:
+    from activeeval.estimators.report import PlainPool, Reporting
+    from activeeval.estimators.tempered import GRID, MAX_POOL, _Tempering, subsample
+
+    pred, _ = _pool("cat", m, seed=6)
+    meas = get_measure("f1").bind(pred)
+    q = q_star(pred, meas)
+    pw = uniform(m)
+    got = PlainPool([pred], meas, pw).sigma0(Reporting(meas, q, pw, 0.95, "assisted"))[:, 0]
+    keep = subsample(m)
+    assert (keep.shape[0] == m) == (m <= MAX_POOL)
+    sub = pred.take(keep)
+    f = sub.point_prediction()
+    temper = _Tempering(sub)
+    for i in (0, len(GRID) // 3, int(np.argmin(np.abs(GRID - 1.0))), len(GRID) - 1):
+        member = temper.at(float(GRID[i]))
+        # every row, or the subsample's sums scaled by m/k (the p's themselves stay 1/m)
+        want = _sigma0_by_hand(meas, member, f, pw[keep], q[keep], 1.0) * math.sqrt(
+            keep.shape[0] / m
+        )
+        assert got[i] == pytest.approx(want, rel=1e-12)

@@ -62,8 +62,10 @@ from .anytime import DrawTerms
 from .assisted import (
     _as_assisted_census,
     _estimate_from_terms,
+    _Expected,
     _model_terms,
     _paired_from_terms,
+    _Pool,
     _successive_rows,
     _unused_features,
     _value_pool,
@@ -85,7 +87,7 @@ from .inference import (
     paired_test,
 )
 from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
-from .summary import PoolSummary, summary_estimate
+from .summary import AtRows, PoolSummary, summary_estimate
 from .tempered import (
     GRID,
     _Tempering,
@@ -93,6 +95,7 @@ from .tempered import (
     curve_on,
     pointwise_log_likelihood,
     score_curve,
+    subsample,
     tempered,
 )
 
@@ -553,9 +556,12 @@ def _predictions_digest(measure: Any, models: Sequence[Any], draws: NDArray[np.i
     if not models:
         return b""
     m = models[0].n
-    rows = np.unique(
-        np.concatenate([np.linspace(0, m - 1, min(m, DIGEST_ROWS)).astype(np.intp), draws])
-    )
+    if isinstance(models[0], AtRows):  # known at the drawn rows only (a session's copies)
+        rows = np.unique(draws)
+    else:
+        rows = np.unique(
+            np.concatenate([np.linspace(0, m - 1, min(m, DIGEST_ROWS)).astype(np.intp), draws])
+        )
     h = hashlib.sha256()
     for pr in models:
         part = pr.take(rows)
@@ -900,26 +906,51 @@ class PlainPool(Pool):
         under p_a), λ = 1 for the model-assisted estimator (its control variate removes the
         conditional mean when the model is right), 0 for the thesis's: the per-draw variance
         of ψ = (X − G Y)/D that q* is planned from (eq. 4.6's integrand). Where the family
-        is not defined (a mixture), the model's own σ on every row."""
-        q = rep.q
-        lam = 1.0 if rep.estimator == "assisted" else 0.0
-        out = np.full((GRID.shape[0], len(self.models)), np.nan)
-        for j, pr in enumerate(self.models):
-            f = pr.point_prediction()
-            at = _Tempering(pr).at if isinstance(pr, Categorical) else partial(tempered, pr)
-            for i, a in enumerate(GRID):  # one tempering per model, not one per member
-                member = pr if a == 1.0 else at(float(a))
-                if member is None:
-                    out[:, j] = _sigma0(self.measure, pr, f, self.pool_weights, q, lam)
-                    break
-                out[i, j] = _sigma0(self.measure, member, f, self.pool_weights, q, lam)
-        return out
+        is not defined (a mixture), the model's own σ on every row. Summed over the tempered
+        curve's fixed subsample (:func:`~.tempered.subsample`: every row up to
+        :data:`~.tempered.MAX_POOL`, beyond a uniform subsample scaled by m/k), which a
+        session's pool summary keeps: :class:`SummaryPool` gives the same σ₀ without the
+        pool."""
+        m = self.pool_weights.shape[0]
+        keep = subsample(m)
+        whole = keep.shape[0] == m  # every row: the arrays themselves, no copy
+        q = rep.q if whole else rep.q[keep]
+        pw = self.pool_weights if whole else self.pool_weights[keep]
+        models = self.models if whole else [pr.take(keep) for pr in self.models]
+        return np.column_stack(
+            [sigma0_grid(self.measure, pr, pr.point_prediction(), pw, q, rep.estimator, m)
+             for pr in models]
+        )  # fmt: skip
 
     def _loglik(self, model: int, units: NDArray[np.intp], labels: NDArray[Any]) -> Any:
         pr = self.models[model]
         if not isinstance(pr, Categorical | Gaussian):  # the family tempered() defines
             return None
         return pointwise_log_likelihood(pr.take(units), labels)
+
+
+def sigma0_grid(
+    meas: Any,
+    pr: Predictive,
+    f: NDArray[Any],
+    pw: NDArray[np.float64],
+    q: NDArray[np.float64],
+    estimator: str,
+    m: int,
+) -> NDArray[np.float64]:
+    """:meth:`PlainPool.sigma0` of one model, shape (len(GRID),), from its rows on the fixed
+    subsample of a pool of ``m`` (``pr``, its decisions ``f``, the test distribution ``pw``
+    and q there)."""
+    lam = 1.0 if estimator == "assisted" else 0.0
+    out = np.full(GRID.shape[0], np.nan)
+    at = _Tempering(pr).at if isinstance(pr, Categorical) else partial(tempered, pr)
+    for i, a in enumerate(GRID):  # one tempering per model, not one per member
+        member = pr if a == 1.0 else at(float(a))
+        if member is None:
+            out[:] = _sigma0(meas, pr, f, pw, q, lam, m)
+            break
+        out[i] = _sigma0(meas, member, f, pw, q, lam, m)
+    return out
 
 
 def _sigma0(
@@ -929,16 +960,101 @@ def _sigma0(
     pw: NDArray[np.float64],
     q: NDArray[np.float64],
     lam: float,
+    m: int,
 ) -> float:
-    """The per-draw σ of :meth:`PlainPool.sigma0` under ``pr``."""
+    """The per-draw σ of :meth:`PlainPool.sigma0` under ``pr``, from k rows of a pool of
+    ``m`` (every sum over the pool is m/k times the rows' sum; exactly the pool's for k = m)."""
+    scale = m / q.shape[0]
     on = q > 0
     mn, md = meas.conditional_expectations(pr, f)
-    mu_d = float(pw @ md)
+    mu_d = scale * float(pw @ md)
     if not mu_d > 0:
         return math.nan
-    g = float(pw @ mn) / mu_d
+    g = scale * float(pw @ mn) / mu_d
     m2 = meas.conditional_second_moment(pr, g, f) - lam * (2 - lam) * (mn - g * md) ** 2
-    return math.sqrt(float(np.sum(pw[on] ** 2 / q[on] * np.maximum(m2[on], 0.0))) / mu_d**2)
+    total = scale * float(np.sum(pw[on] ** 2 / q[on] * np.maximum(m2[on], 0.0)))
+    return math.sqrt(total / mu_d**2)
+
+
+class SummaryPool(Pool):
+    """One model's pool known through its pool summary (:class:`~.summary.PoolSummary`) and
+    the model's rows at the drawn units (:class:`~.summary.AtRows`): a session's look at its
+    stopping rule and the anytime interval of its estimate without the pool, bit for bit
+    :class:`PlainPool`'s on a session's uniform test distribution (tested). Needs a summary
+    that keeps the sequences' pool means (``terms_mu``). The draws' q are always given
+    (``draw_q``): the pool's q is not kept."""
+
+    unit: ClassVar[str] = "instances"
+    evaluate_methods: ClassVar[tuple[str, ...]] = EVALUATE_METHODS
+    compare_methods: ClassVar[tuple[str, ...]] = COMPARISON_METHODS
+    refuses_features: ClassVar[str] = ""
+
+    def __init__(self, at: AtRows, summary: PoolSummary, measure: Any) -> None:
+        if summary.terms_mu is None:
+            raise ShapeError(
+                "summary: stored before it kept the sequences' pool means; read the pool."
+            )
+        super().__init__([at], measure, uniform(summary.size))
+        self.summary = summary
+
+    @classmethod
+    def session_methods(cls, n_models: int) -> tuple[str, ...]:
+        return SAMPLING_METHODS
+
+    def label_book(self) -> tuple[_LabelBook, Check]:
+        raise ShapeError("a pool summary labels nothing: it reports a session's labels.")
+
+    def label_fields(self, labels: NDArray[Any]) -> dict[str, Any]:
+        return {"labels": labels, "label_offsets": None}
+
+    def estimate(
+        self,
+        rep: Reporting,
+        model: int,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        draw_q: NDArray[np.float64] | None = None,
+    ) -> tuple[Estimate, str]:
+        if draw_q is None:
+            raise ShapeError("draw_q: a pool summary has no q over the pool; give each draw's.")
+        return summary_static_estimate(
+            self.measure, self.models[0], self.summary, draws, labels, draw_q, rep.level,
+            score=rep.score,
+        )  # fmt: skip
+
+    def compare(
+        self,
+        rep: Reporting,
+        draws: NDArray[np.intp],
+        labels: NDArray[Any],
+        *,
+        census: bool = False,
+    ) -> ComparisonOutcome:
+        raise ShapeError("compare: a one-model pool summary has no comparison.")
+
+    def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
+        """The model's terms at the draws, as :meth:`PlainPool._per_draw` computes them, with
+        the summary's pool means."""
+        meas, s = self.measure, self.summary
+        pred = self.models[0]
+        assert s.terms_mu is not None  # checked at __init__
+        pool = _Pool(_Expected(meas, pred, pred, 0), _Expected(meas, pred, pred, 1),
+                     *s.terms_mu)  # fmt: skip
+        return _model_terms(meas, [pred], pred, draws, labels, None, [pool])
+
+    def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
+        """:meth:`PlainPool.sigma0` from the summary's subsample (the rows it sums over)."""
+        s = self.summary
+        p = np.full(s.sample_q.shape[0], 1.0 / s.size)  # the session's uniform p there
+        f = s.sample.point_prediction()
+        grid = sigma0_grid(self.measure, s.sample, f, p, s.sample_q, rep.estimator, s.size)
+        return grid[:, None]
+
+    def _loglik(self, model: int, units: NDArray[np.intp], labels: NDArray[Any]) -> Any:
+        at = self.models[model]
+        if not isinstance(at.pred, Categorical | Gaussian):  # the family tempered() defines
+            return None
+        return pointwise_log_likelihood(at.take(units), labels)
 
 
 class RankedPool(Pool):

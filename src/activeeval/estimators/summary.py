@@ -86,6 +86,11 @@ class PoolSummary:
     sample: Predictive
     sample_q: NDArray[np.float64]
     sample_p: NDArray[np.float64]
+    #: (μ_N, μ_D) under ``pool_weights`` as given, over the whole pool: the pool means of the
+    #: anytime sequences' per-draw terms (:meth:`~.report.Pool.draw_terms`), which take the
+    #: test distribution unnormalized and undivided by the domain; None in summaries stored
+    #: before it was kept (their sequences read the pool).
+    terms_mu: tuple[float, float] | None = None
 
 
 class AtRows:
@@ -139,7 +144,7 @@ def summarize(
         mass = sum(weighted_sum(p[rows], d) for rows, d in zip(row_chunks(m), parts, strict=True))
         if mass > 0:
             p_dom = _OnDomain(p, dom, mass)
-    pool = _pool_moments(meas, pred, pred, p_dom)
+    (mu_num, mu_den), terms_mu = _moments(meas, pred, [p_dom, pool_weights])
     n_domain = sum(
         int(np.count_nonzero(d & (pool_weights[rows] > 0)))
         for rows, d in zip(row_chunks(m), dom, strict=True)
@@ -154,8 +159,8 @@ def summarize(
         time=TimeSummary.of(q),
         domain_all=domain_all,
         mass=float(mass),
-        mu_num=pool.mu_num,
-        mu_den=pool.mu_den,
+        mu_num=mu_num,
+        mu_den=mu_den,
         n_needed=n_needed,
         n_domain=n_domain,
         missing=missing,
@@ -164,7 +169,23 @@ def summarize(
         sample=pred.take(keep),
         sample_q=np.asarray(q[keep], dtype=np.float64),
         sample_p=np.asarray(pool_weights[keep], dtype=np.float64),
+        terms_mu=terms_mu,
     )
+
+
+def _moments(meas: Measure, pred: Any, ps: list[Any]) -> list[tuple[float, float]]:
+    """(μ_N, μ_D) of the model's control variate under each test distribution of ``ps`` (an
+    array, or :class:`_OnDomain`), in one pass over the pool, each summed as
+    :func:`~.assisted._pool_moments` sums it (bit for bit)."""
+    sums = [[0.0, 0.0] for _ in ps]
+    for rows in row_chunks(int(pred.n)):
+        m_num, m_den = meas.conditional_expectations(
+            pred._chunk(rows), pred._chunk(rows).point_prediction()
+        )
+        for acc, p in zip(sums, ps, strict=True):
+            acc[0] += weighted_sum(p[rows], m_num)
+            acc[1] += weighted_sum(p[rows], m_den)
+    return [(a, b) for a, b in sums]
 
 
 def summary_estimate(

@@ -129,7 +129,9 @@ def estimate(
 def _lean(stored: StoredPlan, model: int, estimator: str | None, features: ArrayLike | None) -> Any:
     """The model's stored pool summary (:class:`~.summaries.LeanModel`) where it serves this
     estimate — the plan's model-assisted estimator, no features, one model and one phase of
-    q, no stopping rule (whose looks read the pool) — else None. Read once per open."""
+    q; with a stopping rule, a summary that keeps its sequences' pool means (whose looks it
+    then serves: :class:`~activeeval.estimators.report.SummaryPool`) — else None. Read
+    once per open."""
     plan = stored.plan
     if not _summary_serves(stored, estimator, features, 1):
         return None
@@ -137,7 +139,10 @@ def _lean(stored: StoredPlan, model: int, estimator: str | None, features: Array
         from .summaries import read_summary
 
         stored._lean[model] = read_summary(stored.store, plan, model)
-    return stored._lean[model]
+    lean = stored._lean[model]
+    if lean is not None and plan.stopping is not None and lean.summary.terms_mu is None:
+        return None  # a rule's looks need the sequences' pool means: the pool's path
+    return lean
 
 
 def _lean_estimate(
@@ -145,9 +150,11 @@ def _lean_estimate(
     y: NDArray[Any],
 ) -> EvaluationResult:  # fmt: skip
     """:func:`_estimate_on` of the default from the pool summary: the labeled rows and their
-    costs read from the store, the pool not at all; the anytime interval, asked for, reads
-    the pool then (:class:`_PoolTerms`)."""
-    from ..estimators.report import summary_static_estimate
+    costs read from the store, the pool not at all — nor for the anytime interval and the
+    stopping rule's look where the summary keeps its sequences' pool means
+    (:class:`~activeeval.estimators.report.SummaryPool`); else the anytime interval, asked
+    for, reads the pool then (:class:`_PoolTerms`)."""
+    from ..estimators.report import SummaryPool, summary_static_estimate
     from .codec import _measure_from
 
     plan = stored.plan
@@ -166,8 +173,23 @@ def _lean_estimate(
     pred = lean.at(units)
     est, interval = summary_static_estimate(meas, pred, lean.summary, idx, y, dq, plan.level)
     fields = _fields(meas, plan.level, est, interval)
-    terms = _PoolTerms(stored.store.path.resolve(), plan.session_id, idx, y, stored)
-    return EvaluationResult(**fields, **sample, anytime_terms=terms)
+    if lean.summary.terms_mu is None:
+        terms: Any = _PoolTerms(stored.store.path.resolve(), plan.session_id, idx, y, stored)
+        return EvaluationResult(**fields, **sample, anytime_terms=terms)
+    spool = SummaryPool(pred, lean.summary, meas)
+    rep = _lean_reporting(spool, plan.level)
+    terms = LazyTerms(spool, rep, idx, y, plan.horizon, dq, window=plan.window)
+    res = EvaluationResult(**fields, **sample, anytime_terms=terms)
+    if plan.stopping is None:
+        return res
+    why = rule_met(plan.stopping, spool, rep, idx, y, plan.horizon, dq, window=plan.window)
+    return reported(dataclasses.replace(res, stopped=why), plan.stopping)
+
+
+def _lean_reporting(spool: Any, level: float) -> Reporting:
+    """How a summary's session reports: the model-assisted estimator at the plan's level, the
+    session's uniform test distribution; no q over the pool (each draw's is given)."""
+    return spool.reporting(np.empty(0), level, "assisted")
 
 
 @dataclasses.dataclass(eq=False)
@@ -352,6 +374,21 @@ def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
     plan = stored.plan
     if plan.stopping is None:
         return None
+    lean = _lean(stored, 0, None, None) if plan.n_models == 1 else None
+    if lean is not None:  # the look from the summary and the labeled rows
+        from ..estimators.report import SummaryPool
+        from .codec import _measure_from
+
+        idx, dq, y = _data(store, stored, lean.label_dtype)
+        if idx.size == 0:
+            return None
+        units = np.unique(idx)
+        if lean.summary.time.covers(int(units.shape[0])):
+            meas = _measure_from(plan.measure_spec)
+            spool = SummaryPool(lean.at(units), lean.summary, meas)
+            rep = _lean_reporting(spool, plan.level)
+            return rule_met(plan.stopping, spool, rep, idx, y, plan.horizon, dq,
+                            window=plan.window)  # fmt: skip
     idx, _dq, y = _data(store, stored)
     if idx.size == 0:
         return None
@@ -386,8 +423,9 @@ def _summary_serves(
     stored: StoredPlan, estimator: str | None, features: ArrayLike | None, n_models: int
 ) -> bool:
     """Whether a stored summary serves this request: the plan's model-assisted estimator,
-    no features, ``n_models`` models and one phase of q, no stopping rule (whose looks read
-    the pool), not a ranked pool."""
+    no features, ``n_models`` models and one phase of q, not a ranked pool; a stopping rule
+    only for one model (a comparison's rule looks at the pair's sequence, which reads the
+    pool)."""
     plan = stored.plan
     return not (
         features is not None
@@ -395,7 +433,7 @@ def _summary_serves(
         or plan.estimator != "assisted"
         or plan.n_models != n_models
         or len(stored.phase_starts) != 1
-        or plan.stopping is not None
+        or (plan.stopping is not None and n_models != 1)
         or plan.ranking
     )
 

@@ -3,11 +3,14 @@ at ``init`` and stored (the ``summaries`` table, schema 8), so that ``status`` a
 :meth:`Session.estimate <activeeval.Session.estimate>` cost O(labels)
 (:mod:`activeeval.estimators.summary`; ``docs/design/lean-status.md``).
 
-A summary is written for a session of one model of instances (not a ranked pool) estimated
-by the model-assisted estimator with a measure of per-instance losses (not the multi-class
-averages or the measures of probabilities). Each is an ``.npz`` of its numbers and arrays:
-q's time summary, the domain's mass and count, the control variate's pool means, the tempered
-curve's subsample (the model's stored rows and decisions there, q and p). What reads it
+A summary is written for a session of one model of instances (not a ranked pool), with or
+without a stopping rule, or of two models without one, estimated by the model-assisted
+estimator with a measure of per-instance losses (not the multi-class averages or the
+measures of probabilities). Each is an ``.npz`` of its numbers and arrays: q's time summary,
+the domain's mass and count, the control variate's pool means (over the domain for the
+estimate; one model's also over the pool as given, ``terms_mu``, for the anytime
+sequences, which summaries stored before lack), the tempered curve's subsample (the model's
+stored rows and decisions there, q and p). What reads it
 rebuilds the subsample's model from those rows exactly as the whole pool's is built, so the
 estimate is the whole pool's bit for bit (tested); a store without one (made before schema
 8, or of another kind) keeps reading its pool.
@@ -67,7 +70,7 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
         n_models not in (1, 2)
         or ranked
         or meta.get("estimator") != "assisted"
-        or "stopping" in meta  # a stopping rule's looks read the pool: no use for it
+        or ("stopping" in meta and n_models != 1)  # a pair's rule looks at the pool
         or 8 * MAX_POOL * sum(int(w) + 3 for w in widths) > SAMPLE_BYTES
     ):
         return
@@ -429,6 +432,8 @@ def _to_bytes(s: Any, rows: list[NDArray[np.float64]], decisions: list[Any]) -> 
     }
     if len(rows) == 1:
         arrays.update({k: np.asarray(getattr(s, k)) for k in _SCALARS}, raw=rows[0])
+        if s.terms_mu is not None:
+            arrays["terms_mu"] = np.asarray(s.terms_mu, dtype=np.float64)
         if decisions[0] is not None:
             arrays["decision"] = decisions[0]
     else:
@@ -502,4 +507,12 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
             sample=sample,
             sample_q=z["sample_q"],
             sample_p=z["sample_p"],
+            terms_mu=_pair_of(z["terms_mu"]) if "terms_mu" in z.files else None,
         )
+
+
+def _pair_of(values: NDArray[np.float64]) -> tuple[float, float]:
+    """Two stored floats (μ_N, μ_D) as a pair; another count is an altered summary."""
+    if values.shape != (2,):
+        raise ValueError(f"terms_mu holds {values.shape} values, not 2")
+    return float(values[0]), float(values[1])
