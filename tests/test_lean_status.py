@@ -474,6 +474,19 @@ def test_a_large_summary_round_trips(big_session) -> None:
                  (back.sample_p, st.sample_p), (back.sample.proba, st.sample.proba)]:  # fmt: skip
         np.testing.assert_array_equal(a, b)
     assert back.time.sums.shape == (20,) and back.time.tau > 0
+    # the anytime sequences' pool means and σ₀ grid, and what they are: the pool's own
+    from activeeval.estimators.assisted import _pool_moments
+    from activeeval.estimators.report import PlainPool
+
+    assert back.terms_mu is not None and back.terms_mu == st.terms_mu
+    np.testing.assert_array_equal(back.sigma0, st.sigma0)
+    pred = big_session[1]
+    meas = get_measure("f1").bind(pred)
+    pm = _pool_moments(meas, pred, pred, uniform(pred.n))
+    assert back.terms_mu == (pm.mu_num, pm.mu_den)
+    pool = PlainPool([pred], meas, uniform(pred.n))
+    rep = pool.reporting(q_star(pred, meas), 0.95, "assisted")
+    np.testing.assert_array_equal(back.sigma0, pool.sigma0(rep)[:, 0])
 
 
 def test_an_altered_labeled_row_or_summary_is_refused(tmp_path) -> None:
@@ -851,3 +864,73 @@ def test_sigma0_sums_over_the_pool_or_its_fixed_subsample(m) -> None:
             keep.shape[0] / m
         )
         assert got[i] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("m", [70_000, ROWS + 5_000])
+@pytest.mark.parametrize(
+    ("measure", "kind", "decision"),
+    [("error_rate", "cat", False), ("precision", "cat", True), ("mse", "gauss", False)],
+)
+def test_summary_pool_terms_are_the_pools_bit_for_bit_on_large_pools(m, measure, kind, decision):
+    """The anytime terms (per-draw columns, σ₀ per draw, the positive-unit flags) and a
+    look's estimate from the summary and the drawn rows equal the pool's arrays' — above the
+    50,000-row subsample and above one chunk (uniform p a view)."""
+    from activeeval.estimators.report import PlainPool, Reporting, SummaryPool, summary_sigma0
+    from activeeval.estimators.summary import AtRows
+
+    pred, y = _pool(kind, m, seed=2, decision=decision)
+    meas = get_measure(measure).bind(pred)
+    q = q_star(pred, meas)
+    pool = PlainPool([pred], meas, uniform(m))
+    rep = pool.reporting(q, 0.95, "assisted")
+    draws = draw(q, 500, random_state=4)
+    s = summarize(meas, pred, uniform(m), q)
+    units = np.unique(draws)
+    sp = SummaryPool(AtRows(pred.take(units), units, m), s, meas)
+    rep0 = Reporting(meas, np.empty(0), uniform(m), 0.95, "assisted")
+    a = pool.draw_terms(rep, draws, y[draws], 2000.0)
+    b = sp.draw_terms(rep0, draws, y[draws], 2000.0, q[draws])
+    assert np.array_equal(a.z, b.z) and np.array_equal(a.positive, b.positive)
+    assert np.array_equal(a.sigma0, b.sigma0, equal_nan=True)
+    stored = summary_sigma0(meas, s, "assisted")  # what init stores
+    assert np.array_equal(stored, pool.sigma0(rep)[:, 0], equal_nan=True)
+    ea, _ = pool.estimate(rep, 0, draws, y[draws])
+    eb, _ = sp.estimate(rep0, 0, draws, y[draws], q[draws])
+    assert (ea.estimate, ea.stderr) == (eb.estimate, eb.stderr)
+
+
+def test_sigma0_of_a_group_or_a_store_from_before_sums_the_whole_pool(tmp_path, monkeypatch):
+    """A non-uniform test distribution (a group's) or a session stored before the subsample
+    keeps σ₀ over every row; a new session's looks use the subsample, as evaluate's."""
+    import activeeval.estimators.tempered as tempered_mod
+    from activeeval.estimators.report import PlainPool, Reporting
+
+    monkeypatch.setattr(tempered_mod, "MAX_POOL", 1000)  # a 3,000-row pool is "large" here
+    pred, y = _pool("cat", 3000, seed=7)
+    meas = get_measure("error_rate").bind(pred)
+    q = q_star(pred, meas)
+    group = np.where(np.arange(3000) < 40, 1.0 / 40, 0.0)  # 40 rows: the subsample misses most
+    whole = PlainPool([pred], meas, group)
+    whole.sigma0_subsample = True
+    rep = Reporting(meas, q, group, 0.95, "assisted")
+    pr = PlainPool([pred], meas, group)
+    pr.sigma0_subsample = False
+    assert np.array_equal(whole.sigma0(rep), pr.sigma0(rep), equal_nan=True)
+    assert np.isfinite(whole.sigma0(rep)).all()
+    # a session stored before: no "sigma0" meta key, no terms_mu — its σ₀ over every row
+    path = tmp_path / "old.db"
+    with ae.Session.create(path, pred, "error_rate", budget=600, seed=1, target_width=0.1) as s:
+        ids = s.next_batch(150)
+        s.record({i: y[i] for i in ids})
+        new = s.estimate()
+    _drop_terms_mu(path)
+    with sqlite3.connect(path) as c:
+        c.execute("DELETE FROM meta WHERE key = 'sigma0'")
+    with ae.Session.open(path) as s:
+        assert not s.plan.sigma0_subsample and not s._stored.pool.sigma0_subsample
+        old = s.estimate()
+        rep = session_report._reporting(s._stored, "assisted", None, 1.0, 1)
+        full = s._stored.pool.sigma0(rep)
+    sub = PlainPool([pred], meas, uniform(3000)).sigma0(rep)
+    assert not np.array_equal(full, sub)  # the two sums differ on this pool
+    assert old.estimate == new.estimate and old.ci != new.ci  # the same estimate, its own σ₀

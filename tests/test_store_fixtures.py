@@ -8,8 +8,10 @@ commit 9c02bb8 (schema version 5, the last release whose arrays were one blob ea
 ``session init`` read the pool files whole) with ``expected_v5.json``, and stores written at
 commit 807d1c9 (schema version 6, the last release whose sessions drew each block of 1,024
 draws from uniforms of its own; one store continues past its first block) with
-``expected_v6.json`` (``make_stores.py`` wrote them all, run with that release's ``src`` on the
-path). Each test works on a copy, so
+``expected_v6.json``, and stores written at commit 9674b06's successor (schema version 8,
+pool summaries that serve a stopping rule's looks; one store has a rule) with
+``expected_v8.json``, the first to record the BLAS kernel that wrote them (``make_stores.py``
+wrote them all, run with that release's ``src`` on the path). Each test works on a copy, so
 the fixture stays as that release left it.
 """
 
@@ -31,14 +33,17 @@ EXPECTED: dict[str, dict] = {}
 
 
 def _blas() -> str:
-    """The BLAS numpy runs and the kernel it chose for this CPU (OpenBLAS picks one per
+    """numpy's BLAS and the kernel it chose for this CPU (OpenBLAS picks one per
     architecture — Haswell, SkylakeX, Zen, … — and each sums a dot product in its own
-    order)."""
+    order), and the SIMD extensions numpy found: the same string wherever those match,
+    whatever other libraries are loaded."""
     from threadpoolctl import threadpool_info
 
     found = [f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"
-             for d in threadpool_info() if d.get("user_api") == "blas"]  # fmt: skip
-    return "; ".join(sorted(found))
+             for d in threadpool_info()
+             if d.get("user_api") == "blas" and "numpy" in str(d.get("filepath", ""))]  # fmt: skip
+    simd = np.show_config(mode="dicts")["SIMD Extensions"]["found"]
+    return "; ".join(sorted(found)) + f"; SIMD {' '.join(simd)}"
 
 
 #: Per fixture, whether this run has the numerics that wrote it (the lock's numpy, scipy,
@@ -48,7 +53,13 @@ def _blas() -> str:
 #: with: 2e-15 of a difference). The fixtures written before the kernel was recorded are
 #: compared to 1e-12 everywhere.
 SAME_NUMERICS: dict[str, bool] = {}
-for _name in ("expected.json", "expected_v4.json", "expected_v5.json", "expected_v6.json"):
+for _name in (
+    "expected.json",
+    "expected_v4.json",
+    "expected_v5.json",
+    "expected_v6.json",
+    "expected_v8.json",
+):
     _table = json.loads((FIXTURES / _name).read_text())
     _with = _table.pop("_written_with")
     for _store, _want in _table.items():

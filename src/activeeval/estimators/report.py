@@ -855,6 +855,10 @@ class PlainPool(Pool):
     evaluate_methods: ClassVar[tuple[str, ...]] = EVALUATE_METHODS
     compare_methods: ClassVar[tuple[str, ...]] = COMPARISON_METHODS
     refuses_features: ClassVar[str] = ""
+    #: σ₀ summed over the tempered curve's fixed subsample where the test distribution is
+    #: uniform (:meth:`sigma0`); False for a session stored before, which keeps the whole
+    #: pool's sums.
+    sigma0_subsample: bool = True
 
     @classmethod
     def session_methods(cls, n_models: int) -> tuple[str, ...]:
@@ -906,14 +910,21 @@ class PlainPool(Pool):
         under p_a), λ = 1 for the model-assisted estimator (its control variate removes the
         conditional mean when the model is right), 0 for the thesis's: the per-draw variance
         of ψ = (X − G Y)/D that q* is planned from (eq. 4.6's integrand). Where the family
-        is not defined (a mixture), the model's own σ on every row. Summed over the tempered
-        curve's fixed subsample (:func:`~.tempered.subsample`: every row up to
-        :data:`~.tempered.MAX_POOL`, beyond a uniform subsample scaled by m/k), which a
-        session's pool summary keeps: :class:`SummaryPool` gives the same σ₀ without the
-        pool."""
+        is not defined (a mixture), the model's own σ on every row. With a uniform test
+        distribution, summed over the tempered curve's fixed subsample
+        (:func:`~.tempered.subsample`: every row up to :data:`~.tempered.MAX_POOL`, beyond a
+        uniform subsample scaled by m/k), which a session's pool summary keeps:
+        :class:`SummaryPool` gives the same σ₀ without the pool. Otherwise (a group's or a
+        given test distribution, whose mass a uniform subsample may miss, or a session
+        stored before: :attr:`sigma0_subsample`) over the whole pool."""
         m = self.pool_weights.shape[0]
         keep = subsample(m)
-        whole = keep.shape[0] == m  # every row: the arrays themselves, no copy
+        pw0 = self.pool_weights
+        whole = (
+            keep.shape[0] == m
+            or not self.sigma0_subsample
+            or not (pw0.strides == (0,) or bool(np.all(pw0 == pw0[0])))
+        )
         q = rep.q if whole else rep.q[keep]
         pw = self.pool_weights if whole else self.pool_weights[keep]
         models = self.models if whole else [pr.take(keep) for pr in self.models]
@@ -1043,18 +1054,26 @@ class SummaryPool(Pool):
         return _model_terms(meas, [pred], pred, draws, labels, None, [pool])
 
     def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
-        """:meth:`PlainPool.sigma0` from the summary's subsample (the rows it sums over)."""
+        """:meth:`PlainPool.sigma0` from the summary's subsample (the rows it sums over): the
+        grid stored at ``init`` for the model-assisted estimator, else computed."""
         s = self.summary
-        p = np.full(s.sample_q.shape[0], 1.0 / s.size)  # the session's uniform p there
-        f = s.sample.point_prediction()
-        grid = sigma0_grid(self.measure, s.sample, f, p, s.sample_q, rep.estimator, s.size)
-        return grid[:, None]
+        if rep.estimator == "assisted" and s.sigma0 is not None:
+            return s.sigma0[:, None]
+        return summary_sigma0(self.measure, s, rep.estimator)[:, None]
 
     def _loglik(self, model: int, units: NDArray[np.intp], labels: NDArray[Any]) -> Any:
         at = self.models[model]
         if not isinstance(at.pred, Categorical | Gaussian):  # the family tempered() defines
             return None
         return pointwise_log_likelihood(at.take(units), labels)
+
+
+def summary_sigma0(meas: Any, s: PoolSummary, estimator: str) -> NDArray[np.float64]:
+    """One model's σ₀ grid (:meth:`PlainPool.sigma0`) from its pool summary's subsample, on a
+    session's uniform test distribution."""
+    p = np.full(s.sample_q.shape[0], 1.0 / s.size)  # the session's uniform p there
+    f = s.sample.point_prediction()
+    return sigma0_grid(meas, s.sample, f, p, s.sample_q, estimator, s.size)
 
 
 class RankedPool(Pool):

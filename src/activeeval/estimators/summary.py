@@ -91,6 +91,9 @@ class PoolSummary:
     #: test distribution unnormalized and undivided by the domain; None in summaries stored
     #: before it was kept (their sequences read the pool).
     terms_mu: tuple[float, float] | None = None
+    #: σ₀ per tempered member for the model-assisted estimator (``report.summary_sigma0``),
+    #: stored at ``init`` so that a look does not recompute it; None: computed when needed.
+    sigma0: NDArray[np.float64] | None = None
 
 
 class AtRows:

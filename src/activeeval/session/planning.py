@@ -222,6 +222,7 @@ def _planned(
         ("created_with", f"activeeval {__version__}"),
         ("estimator", estimator),
         ("horizon", repr(horizon_draws(b, q, lam))),
+        ("sigma0", "subsample"),  # σ₀ over the tempered curve's fixed subsample
     ]
     if stop is not None:
         meta.append(("stopping", json.dumps(_stopping_spec(stop))))

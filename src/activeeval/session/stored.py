@@ -127,6 +127,10 @@ class SessionPlan:
         before, the same function of the stored plan).
     window : float or None
         A target-width rule's window, fixed at creation.
+    sigma0_subsample : bool
+        Whether the anytime sequences' σ₀ is summed over the tempered curve's fixed subsample
+        (stores created since; above 50,000 instances it differs from the whole pool's sum,
+        which stores created before keep).
 
     See Also
     --------
@@ -176,6 +180,7 @@ class SessionPlan:
     stopping: StoppingRule | None = None
     horizon: float = math.nan
     window: float | None = None
+    sigma0_subsample: bool = False
 
     def __repr__(self) -> str:
         from ..estimators.inference import _result_repr
@@ -439,6 +444,7 @@ def load_plan(store: StoreFile) -> StoredPlan:
         stopping=_stopping_from(meta.get("stopping")),
         horizon=(float(meta["horizon"]) if "horizon" in meta else store.read(plan_horizon)),
         window=float(meta["window"]) if "window" in meta else None,
+        sigma0_subsample=meta.get("sigma0") == "subsample",
     )
     return StoredPlan(
         plan=session_plan,
@@ -451,7 +457,7 @@ def load_plan(store: StoreFile) -> StoredPlan:
 def _load_pool(store: StoreFile, plan: SessionPlan, integer: bool) -> PoolData:
     """The whole pool: ids (``integer`` ones, else strings), costs, every model's predictions
     and q per phase, checked against the fingerprint."""
-    from ..estimators.report import RankedPool, pool_for
+    from ..estimators.report import PlainPool, RankedPool, pool_for
     from .codec import _fingerprint, _measure_from
 
     m = plan.pool_size
@@ -506,6 +512,8 @@ def _load_pool(store: StoreFile, plan: SessionPlan, integer: bool) -> PoolData:
     predictives = [_restore_decision(p, f) for p, f in zip(predictives, decisions, strict=True)]
     pw = uniform(m)
     pool = pool_for(predictives, meas, pw)
+    if isinstance(pool, PlainPool):  # a store from before keeps its σ₀ over the whole pool
+        pool.sigma0_subsample = plan.sigma0_subsample
     grade_keys, grade_offsets = (
         pool.items_to_grade() if isinstance(pool, RankedPool) else (None, None)
     )

@@ -18,6 +18,7 @@ estimate is the whole pool's bit for bit (tested); a store without one (made bef
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import sqlite3
@@ -56,7 +57,7 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
     model :data:`PAIR`) — for its q (phase 0), inside the build's transaction, read back from
     the stored rows a chunk at a time; nothing for a store the summary does not serve (module
     docstring)."""
-    from ..estimators.report import PlainPool, pool_class
+    from ..estimators.report import PlainPool, pool_class, summary_sigma0
     from ..estimators.summary import summarize, summarize_pair
     from ..estimators.tempered import MAX_POOL
 
@@ -82,6 +83,7 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
             return
         if n_models == 1:
             s: Any = summarize(meas, models[0], uniform(int(m)), q)
+            s = dataclasses.replace(s, sigma0=summary_sigma0(meas, s, "assisted"))
             samples = [s.sample]
         else:
             s = summarize_pair(meas, models, uniform(int(m)), q)
@@ -434,6 +436,8 @@ def _to_bytes(s: Any, rows: list[NDArray[np.float64]], decisions: list[Any]) -> 
         arrays.update({k: np.asarray(getattr(s, k)) for k in _SCALARS}, raw=rows[0])
         if s.terms_mu is not None:
             arrays["terms_mu"] = np.asarray(s.terms_mu, dtype=np.float64)
+        if s.sigma0 is not None:
+            arrays["sigma0"] = np.asarray(s.sigma0, dtype=np.float64)
         if decisions[0] is not None:
             arrays["decision"] = decisions[0]
     else:
@@ -508,6 +512,7 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
             sample_q=z["sample_q"],
             sample_p=z["sample_p"],
             terms_mu=_pair_of(z["terms_mu"]) if "terms_mu" in z.files else None,
+            sigma0=_grid_of(z["sigma0"]) if "sigma0" in z.files else None,
         )
 
 
@@ -516,3 +521,12 @@ def _pair_of(values: NDArray[np.float64]) -> tuple[float, float]:
     if values.shape != (2,):
         raise ValueError(f"terms_mu holds {values.shape} values, not 2")
     return float(values[0]), float(values[1])
+
+
+def _grid_of(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A stored σ₀ grid, one value per tempered member; another count is an altered summary."""
+    from ..estimators.tempered import GRID
+
+    if values.shape != GRID.shape:
+        raise ValueError(f"sigma0 holds {values.shape} values, not {GRID.shape}")
+    return values
