@@ -8,7 +8,7 @@ commit 9c02bb8 (schema version 5, the last release whose arrays were one blob ea
 ``session init`` read the pool files whole) with ``expected_v5.json``, and stores written at
 commit 807d1c9 (schema version 6, the last release whose sessions drew each block of 1,024
 draws from uniforms of its own; one store continues past its first block) with
-``expected_v6.json``, and stores written at commit 9674b06's successor (schema version 8,
+``expected_v6.json``, and stores written at commit 76fb3cf (schema version 8,
 pool summaries that serve a stopping rule's looks; one store has a rule) with
 ``expected_v8.json``, the first to record the BLAS kernel that wrote them (``make_stores.py``
 wrote them all, run with that release's ``src`` on the path). Each test works on a copy, so

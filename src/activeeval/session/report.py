@@ -140,9 +140,15 @@ def _lean(stored: StoredPlan, model: int, estimator: str | None, features: Array
 
         stored._lean[model] = read_summary(stored.store, plan, model)
     lean = stored._lean[model]
-    if lean is not None and plan.stopping is not None and lean.summary.terms_mu is None:
+    if lean is not None and plan.stopping is not None and not _serves_terms(stored, lean):
         return None  # a rule's looks need the sequences' pool means: the pool's path
     return lean
+
+
+def _serves_terms(stored: StoredPlan, lean: Any) -> bool:
+    """Whether a one-model summary gives the anytime sequences' terms as the pool would: it
+    keeps their pool means and the store sums σ₀ over the subsample the summary holds."""
+    return lean.summary.terms_mu is not None and stored.plan.sigma0_subsample
 
 
 def _lean_estimate(
@@ -173,7 +179,7 @@ def _lean_estimate(
     pred = lean.at(units)
     est, interval = summary_static_estimate(meas, pred, lean.summary, idx, y, dq, plan.level)
     fields = _fields(meas, plan.level, est, interval)
-    if lean.summary.terms_mu is None:
+    if not _serves_terms(stored, lean):
         terms: Any = _PoolTerms(stored.store.path.resolve(), plan.session_id, idx, y, stored)
         return EvaluationResult(**fields, **sample, anytime_terms=terms)
     spool = SummaryPool(pred, lean.summary, meas)
