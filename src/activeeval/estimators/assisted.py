@@ -128,19 +128,29 @@ def _pool_moments(
     """The control variate's pool moments: ``predictive``'s expectations of the measure with
     ``decider``'s decisions f(x) (its point prediction), their means under ``p`` summed a
     chunk of the pool at a time."""
-    mu_num = mu_den = 0.0
-    for rows in row_chunks(predictive.n):
-        m_num, m_den = measure.conditional_expectations(
-            predictive._chunk(rows), decider._chunk(rows).point_prediction()
-        )
-        mu_num += weighted_sum(p[rows], m_num)
-        mu_den += weighted_sum(p[rows], m_den)
+    ((mu_num, mu_den),) = _pool_means(measure, predictive, decider, [p])
     return _Pool(
         _Expected(measure, predictive, decider, 0),
         _Expected(measure, predictive, decider, 1),
         mu_num,
         mu_den,
     )
+
+
+def _pool_means(
+    measure: Measure, predictive: Any, decider: Any, ps: Sequence[Any]
+) -> list[tuple[float, float]]:
+    """(μ_N, μ_D) of :func:`_pool_moments` under each test distribution of ``ps`` (arrays, or
+    anything indexed by a chunk's rows), in one pass over the pool's chunks."""
+    sums = [[0.0, 0.0] for _ in ps]
+    for rows in row_chunks(predictive.n):
+        m_num, m_den = measure.conditional_expectations(
+            predictive._chunk(rows), decider._chunk(rows).point_prediction()
+        )
+        for acc, p in zip(sums, ps, strict=True):
+            acc[0] += weighted_sum(p[rows], m_num)
+            acc[1] += weighted_sum(p[rows], m_den)
+    return [(a, b) for a, b in sums]
 
 
 @dataclass(frozen=True, repr=False)

@@ -39,6 +39,7 @@ from .assisted import (
     _on_rows,
     _paired_from_terms,
     _Pool,
+    _pool_means,
     _pool_moments,
     _rows_at_time,
     _warn_missing,
@@ -147,7 +148,7 @@ def summarize(
         mass = sum(weighted_sum(p[rows], d) for rows, d in zip(row_chunks(m), parts, strict=True))
         if mass > 0:
             p_dom = _OnDomain(p, dom, mass)
-    (mu_num, mu_den), terms_mu = _moments(meas, pred, [p_dom, pool_weights])
+    (mu_num, mu_den), terms_mu = _pool_means(meas, pred, pred, [p_dom, pool_weights])
     n_domain = sum(
         int(np.count_nonzero(d & (pool_weights[rows] > 0)))
         for rows, d in zip(row_chunks(m), dom, strict=True)
@@ -174,21 +175,6 @@ def summarize(
         sample_p=np.asarray(pool_weights[keep], dtype=np.float64),
         terms_mu=terms_mu,
     )
-
-
-def _moments(meas: Measure, pred: Any, ps: list[Any]) -> list[tuple[float, float]]:
-    """(μ_N, μ_D) of the model's control variate under each test distribution of ``ps`` (an
-    array, or :class:`_OnDomain`), in one pass over the pool, each summed as
-    :func:`~.assisted._pool_moments` sums it (bit for bit)."""
-    sums = [[0.0, 0.0] for _ in ps]
-    for rows in row_chunks(int(pred.n)):
-        m_num, m_den = meas.conditional_expectations(
-            pred._chunk(rows), pred._chunk(rows).point_prediction()
-        )
-        for acc, p in zip(sums, ps, strict=True):
-            acc[0] += weighted_sum(p[rows], m_num)
-            acc[1] += weighted_sum(p[rows], m_den)
-    return [(a, b) for a, b in sums]
 
 
 def summary_estimate(
