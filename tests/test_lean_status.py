@@ -5,6 +5,7 @@ reading their pool, and what still reads it (the anytime terms, reuse, the re-pl
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import sqlite3
@@ -17,9 +18,10 @@ from click.testing import CliRunner
 import activeeval as ae
 from activeeval._chunks import ROWS, uniform
 from activeeval.cli import main
-from activeeval.errors import UnknownOptionError
+from activeeval.errors import ShapeError, UnknownOptionError
 from activeeval.estimators.report import pool_for, summary_static_estimate
 from activeeval.estimators.summary import summarize
+from activeeval.estimators.tempered import GRID
 from activeeval.measures import get_measure
 from activeeval.predictive import Categorical, Gaussian
 from activeeval.sampling import TimeSummary, _successive_time, _time_to_reach, draw
@@ -583,6 +585,14 @@ def test_a_copy_of_another_length_is_read_from_the_array(tmp_path) -> None:
     with ae.Session.open(tmp_path / "s.db") as s2:
         got = s2.estimate()
     assert (got.estimate, got.ci) == (want.estimate, want.ci)
+    with sqlite3.connect(tmp_path / "s.db") as c:  # a whole copy and 3 bytes more
+        c.execute(
+            "UPDATE labeled_rows SET data = data || x'001122' "
+            "WHERE position = (SELECT MAX(position) FROM labeled_rows)"
+        )
+    with ae.Session.open(tmp_path / "s.db") as s2:
+        got = s2.estimate()
+    assert (got.estimate, got.ci) == (want.estimate, want.ci)
 
 
 def test_the_summary_path_checks_the_bandwidth_as_the_pools_does(tmp_path) -> None:
@@ -592,12 +602,12 @@ def test_the_summary_path_checks_the_bandwidth_as_the_pools_does(tmp_path) -> No
         s.estimate(bandwidth=-1.0)
 
 
-def test_no_summary_for_a_pairs_stopping_rule_or_a_summary_of_another_layout(tmp_path) -> None:
+def test_rule_sessions_get_a_summary_and_one_of_another_layout_is_ignored(tmp_path) -> None:
     pred, _ = _pool("cat", 3000)
     other, _ = _pool("cat", 3000, seed=1)
     ae.Session.create(tmp_path / "r.db", [pred, other], "f1", budget=300, decide=True).close()
-    with sqlite3.connect(tmp_path / "r.db") as c:  # a pair's rule looks at the pool
-        assert c.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 0
+    with sqlite3.connect(tmp_path / "r.db") as c:  # a pair's rule: its summary serves it
+        assert c.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 1
     ae.Session.create(tmp_path / "o.db", pred, "f1", budget=300, target_width=0.1).close()
     with sqlite3.connect(tmp_path / "o.db") as c:  # one model's rule: its summary serves it
         assert c.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 1
@@ -934,3 +944,205 @@ def test_sigma0_of_a_group_or_a_store_from_before_sums_the_whole_pool(tmp_path, 
     sub = PlainPool([pred], meas, uniform(3000)).sigma0(rep)
     assert not np.array_equal(full, sub)  # the two sums differ on this pool
     assert old.estimate == new.estimate and old.ci != new.ci  # the same estimate, its own σ₀
+
+
+# ------------------------------------------------ a comparison's rule from its pair summary
+def _pair(m: int, seed: int = 5):
+    rng = np.random.default_rng(seed)
+    p1 = rng.beta(0.6, 2.0, m)
+    p2 = np.clip(p1 + rng.normal(0.0, 0.15, m), 0.01, 0.99)
+    y = (rng.random(m) < p1).astype(int)
+    return [Categorical(np.column_stack([1 - p, p])) for p in (p1, p2)], y
+
+
+@pytest.mark.parametrize("m", [70_000, ROWS + 5_000])
+@pytest.mark.parametrize("measure", ["error_rate", "f1", "precision"])
+def test_pair_summary_pool_terms_are_the_pools_bit_for_bit(m, measure) -> None:
+    """A comparison's anytime terms (per-draw columns, σ₀ per draw, positive-unit flags) and
+    a look's comparison from the pair summary and the drawn rows equal the pool's — above
+    the 50,000-row subsample and above one chunk; the σ₀ grid init stores is the pool's."""
+    from activeeval.estimators.report import PlainPool, Reporting, SummaryPool, summary_sigma0
+    from activeeval.estimators.summary import AtRows, summarize_pair
+    from activeeval.predictive import Mixture
+    from activeeval.sampling import comparison_distribution
+
+    preds, y = _pair(m)
+    meas = get_measure(measure).bind(Mixture(preds))
+    q = comparison_distribution(preds, meas)
+    pool = PlainPool(preds, meas, uniform(m))
+    rep = pool.reporting(q, 0.95, "assisted")
+    draws = draw(q, 400, random_state=4)
+    s = summarize_pair(meas, preds, uniform(m), q)
+    units = np.unique(draws)
+    sp = SummaryPool([AtRows(pr.take(units), units, m) for pr in preds], s, meas)
+    rep0 = Reporting(meas, np.empty(0), uniform(m), 0.95, "assisted")
+    a = pool.draw_terms(rep, draws, y[draws], 1000.0)
+    b = sp.draw_terms(rep0, draws, y[draws], 1000.0, q[draws])
+    assert np.array_equal(a.z, b.z) and np.array_equal(a.positive, b.positive)
+    assert np.array_equal(a.sigma0, b.sigma0, equal_nan=True)
+    grids = np.column_stack([summary_sigma0(meas, s, "assisted", k) for k in range(2)])
+    assert np.array_equal(grids, pool.sigma0(rep), equal_nan=True)
+    quick = dataclasses.replace(rep, score=False)
+    ca = pool.compare(quick, draws, y[draws])
+    cb = sp.compare(dataclasses.replace(rep0, score=False), draws, y[draws], draw_q=q[draws])
+    assert (ca.difference, ca.stderr, ca.p_value) == (cb.difference, cb.stderr, cb.p_value)
+    with pytest.raises(ShapeError, match="draw_q"):
+        pool.compare(quick, draws, y[draws], draw_q=q[draws])  # one q over the pool
+    with pytest.raises(ShapeError, match="draw_q"):
+        sp.compare(rep0, draws, y[draws])  # a summary has no q over the pool
+    with pytest.raises(ShapeError, match="pair summary"):
+        sp.estimate(rep0, 0, draws, y[draws], q[draws])
+    with pytest.raises(ShapeError, match="2 model"):
+        SummaryPool(AtRows(preds[0].take(units), units, m), s, meas)
+
+
+def _pair_rule_session(path: Path, measure: str, rule: dict, m: int = 3_000, n: int = 1_500):
+    models, y = _pair(m)
+    with ae.Session.create(path, models, measure, budget=n, seed=3, **rule) as s:
+        while ids := s.next_batch(40):
+            s.record({i: int(y[i]) for i in ids})
+        assert session_report._lean_pair(s._stored, None, None) is not None
+        whole = _whole_comparison(s)  # the pool's path, rule and all
+        stopped = s.stopped
+    return whole, stopped
+
+
+@pytest.mark.parametrize(
+    ("measure", "rule"),
+    [
+        ("error_rate", {"decide": True}),
+        ("f1", {"claim": "difference <= 0.05"}),
+        ("precision", {"target_width": 0.1}),
+        ("error_rate", {"target_width": 0.05, "rule": "fixed-width"}),
+    ],
+)
+def test_a_comparison_rule_session_looks_from_its_pair_summary_as_from_its_pool(
+    tmp_path, monkeypatch, measure, rule
+) -> None:
+    path = tmp_path / "s.db"
+    whole, stopped = _pair_rule_session(path, measure, rule)
+    assert stopped is not None and whole.stopped == stopped  # each rule stops early here
+    with monkeypatch.context() as mp:
+        _no_pool(mp)
+        with ae.Session.open(path) as s:
+            lean = s.compare()
+            assert s.stopped == stopped
+            if stopped is not None:
+                assert s.next_batch(5) == []
+            prog = s.progress()
+            seq = lean.confidence_sequence()
+            p_any = lean.test(method="anytime")
+    assert lean.stopped == whole.stopped and lean.interval == whole.interval
+    assert (lean.difference, lean.ci, lean.p_value) == (whole.difference, whole.ci, whole.p_value)
+    assert seq.equals(whole.confidence_sequence())
+    assert p_any == whole.test(method="anytime")
+    assert prog.finished == (stopped is not None or prog.complete)
+    import activeeval.cli as cli
+
+    with monkeypatch.context() as mp:  # and from the command line
+        _no_pool(mp)
+        mp.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk: no re-plan
+        out = CliRunner().invoke(main, ["session", "status", str(path), "--json"])
+    assert out.exit_code == 0, out.output
+    assert '"stopping"' in out.output
+
+
+def _drop_pair_terms(path: Path) -> None:
+    """Store the pair summary as the release before its sequences' terms (same layout)."""
+    from activeeval.session.summaries import PAIR
+
+    conn = sqlite3.connect(path)
+    (blob,) = conn.execute("SELECT data FROM summaries WHERE model = ?", (PAIR,)).fetchone()
+    with np.load(io.BytesIO(blob)) as z:
+        arrays = {k: z[k] for k in z.files if k not in ("terms_mu", "sigma0")}
+    out = io.BytesIO()
+    np.savez(out, **arrays)
+    with conn:
+        conn.execute("UPDATE summaries SET data = ? WHERE model = ?", (out.getvalue(), PAIR))
+    conn.close()
+
+
+def test_an_older_pair_summary_serves_no_rule_and_reads_the_pool_for_its_terms(tmp_path) -> None:
+    import pickle
+
+    path = tmp_path / "r.db"
+    whole, _ = _pair_rule_session(path, "error_rate", {"decide": True}, n=600)
+    _drop_pair_terms(path)
+    with ae.Session.open(path) as s:
+        assert session_report._lean_pair(s._stored, None, None) is None  # the pool's path
+        got = s.compare()
+    assert (got.ci, got.stopped) == (whole.ci, whole.stopped)
+    s, *_ = _pair_session(tmp_path, "f1")  # no rule: the estimate from the summary
+    want = _whole_comparison(s).confidence_interval(method="anytime")
+    s.close()
+    _drop_pair_terms(tmp_path / "f1.db")
+    with ae.Session.open(tmp_path / "f1.db") as s:
+        lean = s.compare()
+    assert isinstance(lean.anytime_terms, session_report._PoolComparison)
+    assert pickle.loads(pickle.dumps(lean)).confidence_interval(method="anytime") == want
+
+
+def test_a_pair_summary_comparison_pickles_and_needs_no_store_for_its_anytime_interval(
+    tmp_path,
+) -> None:
+    import pickle
+
+    s, *_ = _pair_session(tmp_path, "precision")
+    lean, whole = s.compare(), _whole_comparison(s)
+    s.close()
+    blob = pickle.dumps(lean)
+    (tmp_path / "precision.db").unlink()
+    back = pickle.loads(blob)
+    want = whole.confidence_interval(method="anytime")
+    assert back.confidence_interval(method="anytime") == want
+    assert back.test(method="anytime") == whole.test(method="anytime")
+
+
+def test_a_pair_summarys_terms_round_trip_and_an_altered_shape_is_refused(tmp_path) -> None:
+    from activeeval.session import summaries
+    from activeeval.session.summaries import PAIR
+
+    s, *_ = _pair_session(tmp_path, "f1")
+    st = s._stored
+    lean = session_report._lean_pair(st, None, None)
+    assert lean.summary.terms_mu is not None and lean.summary.sigma0.shape == (GRID.shape[0], 2)
+    mu = lean.summary.terms_mu
+    preds = st.predictives
+    for k, pr in enumerate(preds):  # each model's own means under the pool's weights
+        mn, md = st.measure.conditional_expectations(pr, pr.point_prediction())
+        assert mu[k] == pytest.approx((mn.mean(), md.mean()), rel=1e-12)
+    # each model's σ₀ grid, in its column (what a look would compute from the pool)
+    rep = st.pool.reporting(st.q, st.plan.level, "assisted")
+    assert np.array_equal(lean.summary.sigma0, st.pool.sigma0(rep), equal_nan=True)
+    s.close()
+    path = tmp_path / "f1.db"
+    with sqlite3.connect(path) as c:
+        (blob,) = c.execute("SELECT data FROM summaries WHERE model = ?", (PAIR,)).fetchone()
+    with np.load(io.BytesIO(blob)) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["terms_mu"] = arrays["terms_mu"][:1]
+    out = io.BytesIO()
+    np.savez(out, **arrays)
+    with pytest.raises(ae.errors.StoreError, match="terms_mu"):
+        summaries._from_bytes(out.getvalue(), "categorical", (0, 1))
+
+
+@pytest.mark.parametrize("pair", [False, True])
+def test_a_look_kept_for_the_labeled_prefix_follows_overwritten_labels(tmp_path, pair) -> None:
+    """The look is kept per labeled prefix (draws, their q and labels): overwriting labels
+    within one open session moves ``stopped`` as the pool's look does (a review found no
+    test of it)."""
+    models, y = _pair(3_000)
+    pools = models if pair else models[0]
+    rule = {"decide": True} if pair else {"claim": "error_rate <= 0.3"}
+    with ae.Session.create(tmp_path / "s.db", pools, "error_rate", budget=1_500, seed=3,
+                           **rule) as s:  # fmt: skip
+        ids = s.next_batch(600 if pair else 300)
+        s.record({i: int(y[i]) for i in ids})
+        before = s.stopped
+        flipped = {i: int(1 - y[i]) if (pair or i % 3) else int(y[i]) for i in ids}
+        s.record(flipped, overwrite=True)
+        after = s.stopped
+        res = _whole_comparison(s) if pair else _whole(s)
+    assert before is not None and after != before
+    assert after == res.stopped

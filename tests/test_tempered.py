@@ -51,6 +51,25 @@ def test_tempering_multiplies_the_logits_and_divides_a_variance() -> None:
     np.testing.assert_array_equal(g.var, [2.0, 4.0, 8.0])
 
 
+def test_a_binary_members_row_sums_are_numpys_bit_for_bit() -> None:
+    """Two classes are normalized by the sum of the two columns (faster than numpy's
+    reduction along a short axis), to the last bit what the reduction gives; the members
+    share their label lookups, and :func:`tempered` gives one that keeps none."""
+    rng = np.random.default_rng(1)
+    s = rng.uniform(1e-9, 1 - 1e-9, 10_000)
+    cat = ae.Categorical(np.c_[1 - s, s])
+    logp = np.log(np.clip(cat.proba, 1e-300, 1.0))
+    shifted = logp - logp.max(axis=1, keepdims=True)
+    for a in GRID:
+        want = np.exp(shifted * a)
+        want /= want.sum(axis=1, keepdims=True)
+        assert np.array_equal(tempered(cat, float(a)).proba, want)
+    member = tempered(cat, 2.0)
+    f = cat.point_prediction()
+    assert "_label_memo" not in member.__dict__
+    np.testing.assert_array_equal(member.label_index(f), cat.label_index(f))
+
+
 def test_log_likelihood_is_scipys() -> None:
     rng = np.random.default_rng(1)
     proba = rng.dirichlet(np.ones(3), size=40)

@@ -359,7 +359,13 @@ class Categorical(Predictive):
         LabelSpaceError
             When a label is not one of the classes.
         """
-        return label_index(self.labels, y, name, order=self._order, sorted_labels=self._sorted)
+        memo = self.__dict__.get("_label_memo")  # members of one tempering share lookups
+        if memo is not None and memo[0] is y:
+            return memo[1]
+        out = label_index(self.labels, y, name, order=self._order, sorted_labels=self._sorted)
+        if memo is not None and isinstance(y, np.ndarray):
+            memo[:] = [y, out]
+        return out
 
     def column_probability(self, y: ArrayLike, name: str = "labels") -> NDArray[np.float64]:
         """The probability p(y_i | x_i; θ) of one label per instance.

@@ -313,11 +313,15 @@ def rule_met(
     horizon: float,
     draw_q: NDArray[np.float64] | None = None,
     window: float | None = None,
+    terms: DrawTerms | None = None,
 ) -> str | None:
     """One look: whether ``stop`` is met on the sample (draws, their labels; ``draw_q`` each
     draw's q where q changed between batches; ``window``: :func:`window_draws`), and why —
-    what a campaign checks after every step and a session on its labeled prefix."""
-    terms = pool.draw_terms(rep, draws, labels, horizon, draw_q, window)
+    what a campaign checks after every step and a session on its labeled prefix.
+    ``terms``: the sample's per-draw terms where the caller has them (the result's
+    :class:`~.estimators.report.LazyTerms` of the same draws, horizon and window)."""
+    if terms is None:
+        terms = pool.draw_terms(rep, draws, labels, horizon, draw_q, window)
     k = len(pool.models)
     gib = bool(getattr(rep.measure, "greater_is_better", False))
     quick = replace(rep, score=False)  # a look needs no tempered curve
@@ -331,7 +335,7 @@ def rule_met(
             lo_r, hi_r = getattr(rep.measure, "value_range", (-math.inf, math.inf))
             include = float(np.clip(est.estimate, lo_r, hi_r))  # as the result reports it
         elif k == 2 or stop.rule == "fixed-width":
-            c = pool.compare(quick, draws, labels)
+            c = pool.compare(quick, draws, labels, draw_q=draw_q)
         if k == 2:
             include = float(c.difference)
 

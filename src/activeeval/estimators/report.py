@@ -87,7 +87,7 @@ from .inference import (
     paired_test,
 )
 from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
-from .summary import AtRows, PoolSummary, summary_estimate
+from .summary import AtRows, PairSummary, PoolSummary, summary_estimate, summary_paired_test
 from .tempered import (
     GRID,
     _Tempering,
@@ -748,9 +748,12 @@ class Pool(ABC):
         labels: NDArray[Any],
         *,
         census: bool = False,
+        draw_q: NDArray[np.float64] | None = None,
     ) -> ComparisonOutcome:
         """The models' comparison on the sample; with ``census``, the exact values once
-        every unit with test mass is labeled (two models)."""
+        every unit with test mass is labeled (two models). ``draw_q``: each draw's q, for a
+        pool that does not keep q over the pool (:class:`SummaryPool`); a pool that does
+        weighs by the reporting's q and refuses it (:func:`_one_q`)."""
 
     @abstractmethod
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
@@ -846,6 +849,16 @@ class Pool(ABC):
         )
 
 
+def _one_q(draw_q: NDArray[np.float64] | None) -> None:
+    """Refuse each draw's own q in a comparison of a pool that weighs by the reporting's q:
+    its draws come from one q over the pool."""
+    if draw_q is not None:
+        raise ShapeError(
+            "draw_q: a comparison on the pool is weighted by the reporting's q over the pool; "
+            "give draws from that q, without draw_q."
+        )
+
+
 class PlainPool(Pool):
     """A pool of instances, each model a predictive distribution p(y | x) over it
     (:class:`~activeeval.predictive.Categorical`, :class:`~activeeval.predictive.Gaussian`,
@@ -894,9 +907,11 @@ class PlainPool(Pool):
         labels: NDArray[Any],
         *,
         census: bool = False,
+        draw_q: NDArray[np.float64] | None = None,
     ) -> ComparisonOutcome:
         """:func:`_compare_sample`: the paired test of two models, the multiple comparison
         of more."""
+        _one_q(draw_q)
         return _compare_sample(rep, self.models, draws, labels, census)
 
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
@@ -988,9 +1003,11 @@ def _sigma0(
 
 
 class SummaryPool(Pool):
-    """One model's pool known through its pool summary (:class:`~.summary.PoolSummary`) and
-    the model's rows at the drawn units (:class:`~.summary.AtRows`): a session's look at its
-    stopping rule and the anytime interval of its estimate without the pool, bit for bit
+    """A pool known through its pool summary — one model's
+    (:class:`~.summary.PoolSummary`) or a comparison's of two
+    (:class:`~.summary.PairSummary`) — and each model's rows at the drawn units
+    (:class:`~.summary.AtRows`): a session's look at its stopping rule and the anytime
+    interval of its estimate or comparison without the pool, bit for bit
     :class:`PlainPool`'s on a session's uniform test distribution (tested). Needs a summary
     that keeps the sequences' pool means (``terms_mu``). The draws' q are always given
     (``draw_q``): the pool's q is not kept."""
@@ -1000,17 +1017,24 @@ class SummaryPool(Pool):
     compare_methods: ClassVar[tuple[str, ...]] = COMPARISON_METHODS
     refuses_features: ClassVar[str] = ""
 
-    def __init__(self, at: AtRows, summary: PoolSummary, measure: Any) -> None:
+    def __init__(
+        self, at: AtRows | Sequence[AtRows], summary: PoolSummary | PairSummary, measure: Any
+    ) -> None:
+        ats = [at] if isinstance(at, AtRows) else list(at)
         if summary.terms_mu is None:
             raise ShapeError(
                 "summary: stored before it kept the sequences' pool means; read the pool."
             )
-        super().__init__([at], measure, uniform(summary.size))
+        if len(ats) != len(_samples(summary)):
+            raise ShapeError(
+                f"at: the summary is of {len(_samples(summary))} model(s), got {len(ats)}."
+            )
+        super().__init__(ats, measure, uniform(summary.size))
         self.summary = summary
 
     @classmethod
     def session_methods(cls, n_models: int) -> tuple[str, ...]:
-        return SAMPLING_METHODS
+        return SAMPLING_METHODS if n_models == 1 else SESSION_COMPARISON_METHODS
 
     def label_book(self) -> tuple[_LabelBook, Check]:
         raise ShapeError("a pool summary labels nothing: it reports a session's labels.")
@@ -1026,12 +1050,14 @@ class SummaryPool(Pool):
         labels: NDArray[Any],
         draw_q: NDArray[np.float64] | None = None,
     ) -> tuple[Estimate, str]:
+        s = self.summary
+        if not isinstance(s, PoolSummary):
+            raise ShapeError("estimate: a comparison's pair summary reports the comparison.")
         if draw_q is None:
             raise ShapeError("draw_q: a pool summary has no q over the pool; give each draw's.")
         return summary_static_estimate(
-            self.measure, self.models[0], self.summary, draws, labels, draw_q, rep.level,
-            score=rep.score,
-        )  # fmt: skip
+            self.measure, self.models[0], s, draws, labels, draw_q, rep.level, score=rep.score
+        )
 
     def compare(
         self,
@@ -1040,26 +1066,43 @@ class SummaryPool(Pool):
         labels: NDArray[Any],
         *,
         census: bool = False,
+        draw_q: NDArray[np.float64] | None = None,
     ) -> ComparisonOutcome:
-        raise ShapeError("compare: a one-model pool summary has no comparison.")
+        """:func:`~.summary.summary_paired_test` (a look's comparison: no census, no
+        tempered curves), as :meth:`PlainPool.compare` gives it without ``census``."""
+        s = self.summary
+        if not isinstance(s, PairSummary):
+            raise ShapeError("compare: a one-model pool summary has no comparison.")
+        if draw_q is None:
+            raise ShapeError("draw_q: a pool summary has no q over the pool; give each draw's.")
+        if census:
+            raise ShapeError("census: a look at a pair summary compares on the sample.")
+        c = summary_paired_test(self.measure, self.models, s, draws, labels, draw_q, rep.level)
+        return ComparisonOutcome(
+            c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
+        )
 
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
-        """The model's terms at the draws, as :meth:`PlainPool._per_draw` computes them, with
-        the summary's pool means."""
+        """Each model's terms at the draws, as :meth:`PlainPool._per_draw` computes them
+        (its own p(y | x) the control variate's model), with the summary's pool means."""
         meas, s = self.measure, self.summary
-        pred = self.models[0]
         assert s.terms_mu is not None  # checked at __init__
-        pool = _Pool(_Expected(meas, pred, pred, 0), _Expected(meas, pred, pred, 1),
-                     *s.terms_mu)  # fmt: skip
-        return _model_terms(meas, [pred], pred, draws, labels, None, [pool])
+        each = [s.terms_mu] if isinstance(s, PoolSummary) else list(s.terms_mu)
+        parts = []
+        for pred, (mu_n, mu_d) in zip(self.models, each, strict=True):
+            pool = _Pool(_Expected(meas, pred, pred, 0), _Expected(meas, pred, pred, 1), mu_n, mu_d)
+            parts += _model_terms(meas, [pred], pred, draws, labels, None, [pool])
+        return parts
 
     def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
         """:meth:`PlainPool.sigma0` from the summary's subsample (the rows it sums over): the
         grid stored at ``init`` for the model-assisted estimator, else computed."""
         s = self.summary
         if rep.estimator == "assisted" and s.sigma0 is not None:
-            return s.sigma0[:, None]
-        return summary_sigma0(self.measure, s, rep.estimator)[:, None]
+            return s.sigma0.reshape(GRID.shape[0], -1)
+        return np.column_stack(
+            [summary_sigma0(self.measure, s, rep.estimator, k) for k in range(len(self.models))]
+        )
 
     def _loglik(self, model: int, units: NDArray[np.intp], labels: NDArray[Any]) -> Any:
         at = self.models[model]
@@ -1068,12 +1111,20 @@ class SummaryPool(Pool):
         return pointwise_log_likelihood(at.take(units), labels)
 
 
-def summary_sigma0(meas: Any, s: PoolSummary, estimator: str) -> NDArray[np.float64]:
-    """One model's σ₀ grid (:meth:`PlainPool.sigma0`) from its pool summary's subsample, on a
-    session's uniform test distribution."""
+def _samples(s: PoolSummary | PairSummary) -> tuple[Predictive, ...]:
+    """Each model on the summary's subsample."""
+    return (s.sample,) if isinstance(s, PoolSummary) else s.samples
+
+
+def summary_sigma0(
+    meas: Any, s: PoolSummary | PairSummary, estimator: str, model: int = 0
+) -> NDArray[np.float64]:
+    """Model ``model``'s σ₀ grid (:meth:`PlainPool.sigma0`) from its pool summary's
+    subsample, on a session's uniform test distribution."""
+    sample = _samples(s)[model]
     p = np.full(s.sample_q.shape[0], 1.0 / s.size)  # the session's uniform p there
-    f = s.sample.point_prediction()
-    return sigma0_grid(meas, s.sample, f, p, s.sample_q, estimator, s.size)
+    f = sample.point_prediction()
+    return sigma0_grid(meas, sample, f, p, s.sample_q, estimator, s.size)
 
 
 class RankedPool(Pool):
@@ -1155,8 +1206,10 @@ class RankedPool(Pool):
         labels: NDArray[Any],
         *,
         census: bool = False,
+        draw_q: NDArray[np.float64] | None = None,
     ) -> ComparisonOutcome:
         """:func:`_ranking_comparison`: the two rankers' paired test on their values."""
+        _one_q(draw_q)
         moments = self.moments() if rep.estimator == "assisted" else None
         return _outcome(
             _ranking_comparison(rep, draws, self.values(draws, labels), moments, census)
@@ -1313,8 +1366,10 @@ class ClasswisePool(PlainPool):
         labels: NDArray[Any],
         *,
         census: bool = False,
+        draw_q: NDArray[np.float64] | None = None,
     ) -> ComparisonOutcome:
         """:func:`~.classwise._paired`: two models' difference on the shared draws."""
+        _one_q(draw_q)
         self.check_pair(self.measure, len(self.models))
         (pa, fa), (pb, fb) = self._arrays(0), self._arrays(1)
         c = _classwise_paired(

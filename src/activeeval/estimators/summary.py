@@ -40,7 +40,6 @@ from .assisted import (
     _paired_from_terms,
     _Pool,
     _pool_means,
-    _pool_moments,
     _rows_at_time,
     _warn_missing,
 )
@@ -234,6 +233,14 @@ class PairSummary:
     sample_q: NDArray[np.float64]
     sample_p: NDArray[np.float64]
     families: tuple[bool, ...]
+    #: Each model's (μ_N, μ_D) under its own p(y | x) and decisions and ``pool_weights`` as
+    #: given, over the whole pool: the pool means of the comparison's anytime sequences'
+    #: per-draw terms (:meth:`~.report.Pool.draw_terms`, as :attr:`PoolSummary.terms_mu`);
+    #: None in summaries stored before it was kept (their sequences read the pool).
+    terms_mu: tuple[tuple[float, float], ...] | None = None
+    #: σ₀ per tempered member and model, shape (len(GRID), 2), for the model-assisted
+    #: estimator (``report.summary_sigma0``), stored at ``init``; None: computed when needed.
+    sigma0: NDArray[np.float64] | None = None
 
 
 def summarize_pair(
@@ -268,17 +275,24 @@ def summarize_pair(
         if mass > 0:
             p_dom = _OnDomain(p, dom, mass)
     sources = [*preds, _ChunkMixture(preds)]
-    moments = tuple(
-        tuple(
-            (pm.mu_num, pm.mu_den) for pm in (_pool_moments(meas, src, pr, p_dom) for pr in preds)
-        )
-        for src in sources
-    )
+    moments: list[tuple[tuple[float, float], ...]] = []
+    terms_mu: list[tuple[float, float]] = []
+    for j, src in enumerate(sources):
+        row = []
+        for k, pr in enumerate(preds):
+            # A model's own source with its own decisions: also its anytime terms' pool
+            # means under the test distribution as given, in the same pass.
+            ps = [p_dom, pool_weights] if j == k else [p_dom]
+            means = _pool_means(meas, src, pr, ps)
+            row.append(means[0])
+            if j == k:
+                terms_mu.append(means[1])
+        moments.append(tuple(row))
     keep = subsample(m)
     return PairSummary(
-        m, TimeSummary.of(q), domain_all, float(mass), n_domain, missing, moments, keep,
+        m, TimeSummary.of(q), domain_all, float(mass), n_domain, missing, tuple(moments), keep,
         tuple(pr.take(keep) for pr in preds), np.asarray(q[keep], dtype=np.float64),
-        np.asarray(pool_weights[keep], dtype=np.float64), tuple(families),
+        np.asarray(pool_weights[keep], dtype=np.float64), tuple(families), tuple(terms_mu),
     )  # fmt: skip
 
 

@@ -55,7 +55,9 @@ def tempered(pred: Predictive, a: float) -> Predictive | None:
     renormalized per instance) or its variance divided by ``a`` (a Gaussian); the decision f(x)
     is not part of it (the caller passes the model's). None for other distributions."""
     if isinstance(pred, Categorical):
-        return _Tempering(pred).at(a)
+        member = _Tempering(pred).at(a)
+        del member.__dict__["_label_memo"]  # the memo serves one tempering's loop, not a caller
+        return member
     if isinstance(pred, Gaussian):
         return Gaussian(pred.mean, pred.var / a)
     return None
@@ -70,15 +72,24 @@ class _Tempering:
         self.pred = pred
         logp = np.log(np.clip(pred.proba, 1e-300, 1.0))
         self.shifted = logp - logp.max(axis=1, keepdims=True)
+        #: The last labels looked up by a member and their columns, shared by the members
+        #: (each is asked the same decisions' columns: one lookup, not one per member). Kept
+        #: by identity: the members serve a loop over the grid with one decisions array,
+        #: never changed in place there (:func:`tempered` gives a member without it).
+        self.memo: list[Any] = [None, None]
 
     def at(self, a: float) -> Categorical:
         out = np.exp(self.shifted * a)
-        out /= out.sum(axis=1, keepdims=True)
+        if out.shape[1] == 2:  # the row sums numpy's reduction gives, 30 times faster
+            out /= (out[:, 0] + out[:, 1])[:, None]
+        else:
+            out /= out.sum(axis=1, keepdims=True)
         member = object.__new__(Categorical)
         member.proba = out
         member.labels, member._order, member._sorted = (
             self.pred.labels, self.pred._order, self.pred._sorted
         )  # fmt: skip
+        member.__dict__["_label_memo"] = self.memo
         return member
 
 

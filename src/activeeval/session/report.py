@@ -146,8 +146,9 @@ def _lean(stored: StoredPlan, model: int, estimator: str | None, features: Array
 
 
 def _serves_terms(stored: StoredPlan, lean: Any) -> bool:
-    """Whether a one-model summary gives the anytime sequences' terms as the pool would: it
-    keeps their pool means and the store sums σ₀ over the subsample the summary holds."""
+    """Whether a summary (one model's or a pair's) gives the anytime sequences' terms as the
+    pool would: it keeps their pool means and the store sums σ₀ over the subsample the
+    summary holds."""
     return lean.summary.terms_mu is not None and stored.plan.sigma0_subsample
 
 
@@ -188,8 +189,34 @@ def _lean_estimate(
     res = EvaluationResult(**fields, **sample, anytime_terms=terms)
     if plan.stopping is None:
         return res
-    why = rule_met(plan.stopping, spool, rep, idx, y, plan.horizon, dq, window=plan.window)
+    why = _look(stored, spool, rep, idx, dq, y, terms)
     return reported(dataclasses.replace(res, stopped=why), plan.stopping)
+
+
+def _look(
+    stored: StoredPlan,
+    spool: Any,
+    rep: Reporting,
+    idx: NDArray[np.intp],
+    dq: NDArray[np.float64],
+    y: NDArray[Any],
+    terms: LazyTerms | None = None,
+) -> str | None:
+    """The stopping rule's look at the labeled prefix from a summary's pool
+    (:func:`~activeeval.stopping.rule_met`), with the result's terms where given; kept for
+    the prefix, so that a status's estimate and its ``stopped`` look once."""
+    plan = stored.plan
+    assert plan.stopping is not None
+    ys = tuple(y.tolist()) if y.dtype == object else (y.dtype.str, y.tobytes())
+    key = (idx.tobytes(), dq.tobytes(), ys)
+    hit = stored._lean.get("look")
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    same = terms is not None and terms.model is None and terms.window == plan.window
+    why = rule_met(plan.stopping, spool, rep, idx, y, plan.horizon, dq, window=plan.window,
+                   terms=terms() if same and terms is not None else None)  # fmt: skip
+    stored._lean["look"] = (key, why)
+    return why
 
 
 def _lean_reporting(spool: Any, level: float) -> Reporting:
@@ -376,30 +403,42 @@ def by_group(
 
 def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
     """Why the session's stopping rule is met on the labeled prefix, or None (no rule, not
-    met yet, or no label yet)."""
+    met yet, or no label yet): from the pool summary of one model or of a pair where it
+    serves the rule's look (:class:`~activeeval.estimators.report.SummaryPool`), else from
+    the pool."""
     plan = stored.plan
     if plan.stopping is None:
         return None
-    lean = _lean(stored, 0, None, None) if plan.n_models == 1 else None
+    if plan.n_models == 1:
+        lean = _lean(stored, 0, None, None)
+    else:
+        lean = _lean_pair(stored, None, None) if plan.n_models == 2 else None
     if lean is not None:  # the look from the summary and the labeled rows
-        from ..estimators.report import SummaryPool
-        from .codec import _measure_from
-
         idx, dq, y = _data(store, stored, lean.label_dtype)
         if idx.size == 0:
             return None
         units = np.unique(idx)
         if lean.summary.time.covers(int(units.shape[0])):
-            meas = _measure_from(plan.measure_spec)
-            spool = SummaryPool(lean.at(units), lean.summary, meas)
-            rep = _lean_reporting(spool, plan.level)
-            return rule_met(plan.stopping, spool, rep, idx, y, plan.horizon, dq,
-                            window=plan.window)  # fmt: skip
+            spool, rep = _summary_pool(stored, lean, units)
+            return _look(stored, spool, rep, idx, dq, y)
     idx, _dq, y = _data(store, stored)
     if idx.size == 0:
         return None
     rep = _reporting(stored, plan.estimator, None, DEFAULT_BANDWIDTH, idx.shape[0])
     return rule_met(plan.stopping, stored.pool, rep, idx, y, plan.horizon, window=plan.window)
+
+
+def _summary_pool(stored: StoredPlan, lean: Any, units: NDArray[np.intp]) -> tuple[Any, Any]:
+    """The session's pool as its summary (one model's or a pair's) and the labeled
+    ``units``' rows give it (:class:`~activeeval.estimators.report.SummaryPool`), and how it
+    reports: the model-assisted estimator at the plan's level, the session's uniform test
+    distribution; no q over the pool (each draw's is given)."""
+    from ..estimators.report import SummaryPool
+    from .codec import _measure_from
+
+    meas = _measure_from(stored.plan.measure_spec)  # not stored.measure, which reads the pool
+    spool = SummaryPool(lean.at(units), lean.summary, meas)
+    return spool, _lean_reporting(spool, stored.plan.level)
 
 
 def compare(
@@ -429,9 +468,7 @@ def _summary_serves(
     stored: StoredPlan, estimator: str | None, features: ArrayLike | None, n_models: int
 ) -> bool:
     """Whether a stored summary serves this request: the plan's model-assisted estimator,
-    no features, ``n_models`` models and one phase of q, not a ranked pool; a stopping rule
-    only for one model (a comparison's rule looks at the pair's sequence, which reads the
-    pool)."""
+    no features, ``n_models`` models and one phase of q, not a ranked pool."""
     plan = stored.plan
     return not (
         features is not None
@@ -439,14 +476,14 @@ def _summary_serves(
         or plan.estimator != "assisted"
         or plan.n_models != n_models
         or len(stored.phase_starts) != 1
-        or (plan.stopping is not None and n_models != 1)
         or plan.ranking
     )
 
 
 def _lean_pair(stored: StoredPlan, estimator: str | None, features: ArrayLike | None) -> Any:
     """The comparison's stored pair summary (:class:`~.summaries.LeanPair`) where it serves
-    (as :func:`_lean`, for two models), else None. Read once per open."""
+    (as :func:`_lean`, for two models: under a stopping rule, one that keeps its sequences'
+    pool means), else None. Read once per open."""
     plan = stored.plan
     if not _summary_serves(stored, estimator, features, 2):
         return None
@@ -454,7 +491,10 @@ def _lean_pair(stored: StoredPlan, estimator: str | None, features: ArrayLike | 
         from .summaries import read_pair_summary
 
         stored._lean["pair"] = read_pair_summary(stored.store, plan)
-    return stored._lean["pair"]
+    lean = stored._lean["pair"]
+    if lean is not None and plan.stopping is not None and not _serves_terms(stored, lean):
+        return None  # a rule's looks need the sequences' pool means: the pool's path
+    return lean
 
 
 def _lean_compare(
@@ -462,10 +502,17 @@ def _lean_compare(
     y: NDArray[Any],
 ) -> ComparisonResult:  # fmt: skip
     """:func:`_compare_on` of the default from the pair summary: the labeled rows and their
-    costs read from the store, the pool not at all (the anytime interval, asked for, reads
-    it then: :class:`_PoolComparison`)."""
+    costs read from the store, the pool not at all — nor for the anytime interval and the
+    stopping rule's look where the summary keeps its sequences' pool means
+    (:class:`~activeeval.estimators.report.SummaryPool`); else the anytime interval, asked
+    for, reads the pool then (:class:`_PoolComparison`)."""
     from .._chunks import uniform
-    from ..estimators.report import ComparisonOutcome, _exact_comparison, _exact_value
+    from ..estimators.report import (
+        ComparisonOutcome,
+        SummaryPool,
+        _exact_comparison,
+        _exact_value,
+    )
     from ..estimators.summary import SummaryScores, summary_paired_test
     from .codec import _measure_from
 
@@ -495,14 +542,25 @@ def _lean_compare(
         c = summary_paired_test(meas, preds, lean.summary, idx, y, dq, lv)
         scores = SummaryScores(meas, preds, lean.summary, units, y[first])
     out = ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c)
-    return ComparisonResult(
+    spool: Any = None
+    if _serves_terms(stored, lean):
+        spool = SummaryPool(preds, lean.summary, meas)
+        rep = _lean_reporting(spool, lv)
+        terms: Any = LazyTerms(spool, rep, idx, y, plan.horizon, dq)
+    else:
+        terms = _PoolComparison(stored.store.path.resolve(), plan.session_id, idx, y, stored)
+    res = ComparisonResult(
         float(out.difference), float(out.stderr), float(out.p_value),
         _wald_interval(out.difference, out.stderr, lv), int(out.best),
         np.asarray(out.estimates, dtype=float), lv, c.n_labels, c.n_draws,
         measure=c.measure, comparison=c, model_scores=scores, value_range=vr, **sample,
-        anytime_terms=_PoolComparison(stored.store.path.resolve(), plan.session_id, idx, y,
-                                      stored),
+        anytime_terms=terms,
     )  # fmt: skip
+    if plan.stopping is None:
+        return res
+    assert spool is not None  # under a rule, _lean_pair serves only a summary with the terms
+    why = _look(stored, spool, rep, idx, dq, y, terms)
+    return reported(dataclasses.replace(res, stopped=why), plan.stopping)
 
 
 def _lean_cost(stored: StoredPlan, units: NDArray[np.intp]) -> float:

@@ -3,14 +3,15 @@ at ``init`` and stored (the ``summaries`` table, schema 8), so that ``status`` a
 :meth:`Session.estimate <activeeval.Session.estimate>` cost O(labels)
 (:mod:`activeeval.estimators.summary`; ``docs/design/lean-status.md``).
 
-A summary is written for a session of one model of instances (not a ranked pool), with or
-without a stopping rule, or of two models without one, estimated by the model-assisted
-estimator with a measure of per-instance losses (not the multi-class averages or the
-measures of probabilities). Each is an ``.npz`` of its numbers and arrays: q's time summary,
-the domain's mass and count, the control variate's pool means (over the domain for the
-estimate; one model's also over the pool as given, ``terms_mu``, for the anytime
-sequences, which summaries stored before lack), the tempered curve's subsample (the model's
-stored rows and decisions there, q and p). What reads it
+A summary is written for a session of one or two models of instances (not a ranked pool),
+with or without a stopping rule, estimated by the model-assisted estimator with a measure
+of per-instance losses (not the multi-class averages or the measures of probabilities).
+Each is an ``.npz`` of its numbers and arrays: q's time summary, the domain's mass and
+count, the control variates' pool means (over the domain for the estimate; each model's own
+also over the pool as given, ``terms_mu``, for the anytime sequences, with their σ₀ grid,
+``sigma0``: summaries stored before lack both, and a pair's rule was not served by one),
+the tempered curve's subsample (each model's stored rows and decisions there, q and p).
+What reads it
 rebuilds the subsample's model from those rows exactly as the whole pool's is built, so the
 estimate is the whole pool's bit for bit (tested); a store without one (made before schema
 8, or of another kind) keeps reading its pool.
@@ -71,7 +72,6 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
         n_models not in (1, 2)
         or ranked
         or meta.get("estimator") != "assisted"
-        or ("stopping" in meta and n_models != 1)  # a pair's rule looks at the pool
         or 8 * MAX_POOL * sum(int(w) + 3 for w in widths) > SAMPLE_BYTES
     ):
         return
@@ -87,6 +87,8 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
             samples = [s.sample]
         else:
             s = summarize_pair(meas, models, uniform(int(m)), q)
+            grids = [summary_sigma0(meas, s, "assisted", k) for k in range(2)]
+            s = dataclasses.replace(s, sigma0=np.column_stack(grids))
             samples = list(s.samples)
         decisions = [md.decisions(s.keep) for md in models]
         for md in models:
@@ -155,6 +157,9 @@ class LeanModel:
     size: int
     kind: str
     labels: tuple[Any, ...] | None
+    #: The last rows read (:meth:`at`) and the units they are at: a status reads them for
+    #: the estimate and again for the rule's look.
+    _last: tuple[bytes, Any] | None = dataclasses.field(default=None, repr=False)
 
     @property
     def label_dtype(self) -> Any:
@@ -169,7 +174,11 @@ class LeanModel:
     def at(self, units: NDArray[np.intp]) -> Any:
         """The model at the distinct pool rows ``units`` (sorted), read from the store: the
         copies of labeled rows (:func:`cache_rows`) in one query, any other row from the
-        model's array; each checked against its row check."""
+        model's array; each checked against its row check (once per open: the rows at the
+        same units are kept)."""
+        key = np.ascontiguousarray(units, dtype=np.intp).tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
 
         def read(c: sqlite3.Connection) -> tuple[Any, ...]:
             model = _StoredModel(c, self.model, self.size, self.kind, self.labels)
@@ -186,7 +195,9 @@ class LeanModel:
             )
         from ..estimators.summary import AtRows
 
-        return AtRows(_built(self.kind, self.labels, raw, decision), units, self.size)
+        at = AtRows(_built(self.kind, self.labels, raw, decision), units, self.size)
+        self._last = (key, at)
+        return at
 
 
 def read_summary(store: StoreFile, plan: SessionPlan, model: int) -> LeanModel | None:
@@ -312,19 +323,26 @@ class _StoredModel:
                 ).fetchall()
             except sqlite3.OperationalError:  # no such table: every row from the arrays
                 break
-            for p, data in copies:
-                size = len(data) // 8 if isinstance(data, bytes) else 0
-                if size not in (width + has + 1, width + has + 2):
-                    continue  # not a copy of this layout: read from the arrays
-                row = np.frombuffer(data, dtype="<f8")
-                i = int(np.searchsorted(units, p))
-                raw[i] = row[:width]
+            if not copies:
+                continue
+            pos = np.fromiter((p for p, _ in copies), np.int64, len(copies))
+            nbytes = np.fromiter(
+                (len(d) if isinstance(d, bytes) else -1 for _, d in copies), np.int64, len(copies)
+            )
+            for size in (width + has + 1, width + has + 2):
+                sel = np.flatnonzero(nbytes == 8 * size)  # another length: from the arrays
+                if not sel.shape[0]:
+                    continue
+                block = np.frombuffer(b"".join(copies[j][1] for j in sel.tolist()), dtype="<f8")
+                block = block.reshape(sel.shape[0], size)
+                i = np.searchsorted(units, pos[sel])
+                raw[i] = block[:, :width]
                 if dec is not None:
-                    dec[i] = row[width]
-                check = row[width + has : width + has + 1].view(np.uint64)
+                    dec[i] = block[:, width]
+                check = np.ascontiguousarray(block[:, width + has]).view(np.uint64)
                 if size == width + has + 2:  # a check tied to its model and position
-                    check = _bound(check, self.model, np.array([p]))
-                checks[i] = check[0]
+                    check = _bound(check, self.model, pos[sel])
+                checks[i] = check
                 found[i] = True
         rest = units[~found]
         if rest.shape[0]:
@@ -444,6 +462,10 @@ def _to_bytes(s: Any, rows: list[NDArray[np.float64]], decisions: list[Any]) -> 
         arrays.update({k: np.asarray(getattr(s, k)) for k in _PAIR_SCALARS})
         arrays["moments"] = np.asarray(s.moments, dtype=np.float64)
         arrays["families"] = np.asarray(s.families, dtype=bool)
+        if s.terms_mu is not None:
+            arrays["terms_mu"] = np.asarray(s.terms_mu, dtype=np.float64)
+        if s.sigma0 is not None:
+            arrays["sigma0"] = np.asarray(s.sigma0, dtype=np.float64)
         for k, (raw, dec) in enumerate(zip(rows, decisions, strict=True)):
             arrays[f"raw_{k}"] = raw
             if dec is not None:
@@ -492,6 +514,8 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
                 tuple(tuple((float(a), float(b)) for a, b in row) for row in mom),
                 z["keep"].astype(np.intp), samples, z["sample_q"], z["sample_p"],
                 tuple(bool(x) for x in z["families"]),
+                _pairs_of(z["terms_mu"], 2) if "terms_mu" in z.files else None,
+                _grid_of(z["sigma0"], 2) if "sigma0" in z.files else None,
             )  # fmt: skip
         scalars = {k: z[k].item() for k in _SCALARS}
         decision = z["decision"] if "decision" in z.files else None
@@ -511,22 +535,28 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
             sample=sample,
             sample_q=z["sample_q"],
             sample_p=z["sample_p"],
-            terms_mu=_pair_of(z["terms_mu"]) if "terms_mu" in z.files else None,
-            sigma0=_grid_of(z["sigma0"]) if "sigma0" in z.files else None,
+            terms_mu=_pairs_of(z["terms_mu"], None) if "terms_mu" in z.files else None,
+            sigma0=_grid_of(z["sigma0"], None) if "sigma0" in z.files else None,
         )
 
 
-def _pair_of(values: NDArray[np.float64]) -> tuple[float, float]:
-    """Two stored floats (μ_N, μ_D) as a pair; another count is an altered summary."""
-    if values.shape != (2,):
-        raise ValueError(f"terms_mu holds {values.shape} values, not 2")
-    return float(values[0]), float(values[1])
+def _pairs_of(values: NDArray[np.float64], k: int | None) -> Any:
+    """Stored pool means (μ_N, μ_D): one model's pair (``k`` None), or one pair per model of
+    ``k``; another shape is an altered summary."""
+    want = (2,) if k is None else (k, 2)
+    if values.shape != want:
+        raise ValueError(f"terms_mu holds {values.shape} values, not {want}")
+    if k is None:
+        return float(values[0]), float(values[1])
+    return tuple((float(a), float(b)) for a, b in values)
 
 
-def _grid_of(values: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A stored σ₀ grid, one value per tempered member; another count is an altered summary."""
+def _grid_of(values: NDArray[np.float64], k: int | None) -> NDArray[np.float64]:
+    """A stored σ₀ grid, one value per tempered member (and model of ``k``); another shape is
+    an altered summary."""
     from ..estimators.tempered import GRID
 
-    if values.shape != GRID.shape:
-        raise ValueError(f"sigma0 holds {values.shape} values, not {GRID.shape}")
+    want = GRID.shape if k is None else (GRID.shape[0], k)
+    if values.shape != want:
+        raise ValueError(f"sigma0 holds {values.shape} values, not {want}")
     return values
