@@ -269,9 +269,8 @@ class EvaluationResult:
         if self.anytime_terms is None:
             raise ShapeError(
                 "method: this result carries no per-draw terms for an anytime-valid interval "
-                "(a stratified campaign, a multi-class average, a campaign on a Dask pool, a "
-                "session before its first label, or one whose q changed when a model was "
-                "added); use a fixed-n method."
+                "(a stratified campaign, a multi-class average, a session before its first "
+                "label, or one whose q changed when a model was added); use a fixed-n method."
             )
         return self.anytime_terms()
 
@@ -550,9 +549,8 @@ class ComparisonResult:
             raise ShapeError(
                 "method: this comparison carries no per-draw terms for an anytime-valid "
                 "interval (method='active_neq' identifies only the difference on the "
-                "disagreements; a comparison of Dask pools keeps no pool; a session's draws "
-                "span two q when a model was added, or it has no label yet); use "
-                "method='wald'."
+                "disagreements; a session's draws span two q when a model was added, or it "
+                "has no label yet); use method='wald'."
             )
         return self.anytime_terms()
 

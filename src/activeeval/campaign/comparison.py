@@ -46,7 +46,7 @@ from ..results import ComparisonResult, GroupResult
 from ..sampling import (
     comparison_distribution,
 )
-from ..stopping import RULES, comparison_rule, horizon_draws, reported
+from ..stopping import comparison_rule, horizon_draws, reported
 from .classwise import _compare_classwise
 from .distributed import compare_dask
 from .groups import _compare_groups
@@ -258,18 +258,16 @@ def compare(  # type: ignore[misc]
             "queries separately."
         )
     if isinstance(predictions, list | tuple) and any(is_dask(p) for p in predictions):
-        check_option(rule, RULES, "rule")  # what the NumPy path checks of options unused here
-        check_level(alpha, "alpha")
-        _check_bandwidth(bandwidth)
+        _check_bandwidth(bandwidth)  # what the NumPy path checks of options unused here
         estimator = check_option(estimator, ESTIMATORS, "estimator")
         return compare_dask(
             predictions, oracle, measure, budget, method, level, random_state,
             pos_label=pos_label, mix=mix, max_draws=max_draws, progress=progress,
+            target_width=target_width, claim=claim, decide=decide, rule=rule, step=step,
+            sequential=sequential, alpha=alpha,
             refused={
-                "costs": costs, "pool_weights": pool_weights, "sequential": sequential,
-                "step": step, "features": features, "prediction": prediction,
-                "decide": decide, "claim": claim, "target_width": target_width,
-                "reuse": reuse, "groups": groups,
+                "costs": costs, "pool_weights": pool_weights, "features": features,
+                "prediction": prediction, "reuse": reuse, "groups": groups,
                 "estimator": None if estimator == "assisted" else estimator,
             },
         )  # fmt: skip

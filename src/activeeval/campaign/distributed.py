@@ -26,7 +26,10 @@ What runs where (``docs/guide/dask.md``):
    and the models there; the walk of Algorithm 2 and the oracle run on the client;
 6. the estimate from the pool summary and the labeled rows
    (:func:`~activeeval.estimators.report.summary_static_estimate`,
-   :func:`~activeeval.estimators.summary.summary_paired_test`).
+   :func:`~activeeval.estimators.summary.summary_paired_test`); a stopping rule's looks and
+   the anytime-valid interval from the same summary and the drawn rows
+   (:class:`~activeeval.estimators.report.SummaryPool`: the first pass's control-variate
+   means under the pool's test distribution are the sequences' ``terms_mu``).
 
 Dask is imported only here, only when a Dask pool is passed (the ``dask`` extra).
 """
@@ -44,6 +47,7 @@ from .. import _chunks
 from .._chunks import dot, draw_chunks, grouped, span_ends, uniform, weighted_sum, within_chunk
 from .._validation import (
     check_finite_array,
+    check_level,
     check_option,
     check_random_state,
     check_rows,
@@ -55,9 +59,12 @@ from ..acquisition import _label_check, _LabelBook
 from ..errors import ShapeError, UnknownOptionError
 from ..estimators.report import (
     ComparisonOutcome,
+    LazyTerms,
+    SummaryPool,
     _exact_comparison,
     _exact_value,
     _fields,
+    summary_sigma0,
     summary_static_estimate,
     undefined_error,
 )
@@ -88,7 +95,25 @@ from ..predictive import (
 from ..probability_measures import ProbabilityMeasure
 from ..results import ComparisonResult, EvaluationResult
 from ..sampling import DRAW_ROWS, TOP_Q, TimeSummary, newton_time, warn_zero_q
-from .steps import Oracle, _Acquisition, _bar, _comparison_result, _fixed_setup, _run_looks
+from ..stopping import (
+    StoppingRule,
+    comparison_rule,
+    horizon_draws,
+    reported,
+    rule_met,
+    stopping_rule,
+    window_draws,
+)
+from .steps import (
+    Oracle,
+    _Acquisition,
+    _bar,
+    _check_step,
+    _comparison_result,
+    _fixed_setup,
+    _run_looks,
+    _stop_step,
+)
 
 __all__ = ["DaskPool", "compare_dask", "evaluate_dask"]
 
@@ -366,6 +391,7 @@ def _k_first(
         "domain_all": bool(d.all()),
         "mass": weighted_sum(pw, d),
         "moments": _moment_sums(meas, parts, fs, pw),
+        "terms": [_own_sums(meas, part, f, p) for part, f in zip(parts, fs, strict=True)],
         "families": [_family(part) for part in parts],
     }
 
@@ -383,6 +409,17 @@ def _moment_sums(
             row.append((weighted_sum(p, m_num), weighted_sum(p, m_den)))
         out.append(row)
     return out
+
+
+def _own_sums(
+    meas: Measure, part: Predictive, f: NDArray[Any], p: NDArray[np.float64]
+) -> tuple[float, float]:
+    """Σ p·m_N and Σ p·m_D of a model's own p(y | x) with its own decisions under the pool's
+    test distribution as a session and ``evaluate`` hold it (``uniform(m)``, not renormalized:
+    on a pool of one chunk its sum is not exactly 1): the anytime sequences' pool means
+    (:attr:`~activeeval.estimators.summary.PoolSummary.terms_mu`)."""
+    m_num, m_den = meas.conditional_expectations(part, f)
+    return weighted_sum(p, m_num), weighted_sum(p, m_den)
 
 
 def _k_second(
@@ -509,6 +546,10 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
     for r in first:
         mass += r["mass"]
     moments = _added([r["moments"] for r in first])
+    # Each model's own source with its own decisions under the pool's test distribution:
+    # the anytime sequences' pool means (PoolSummary.terms_mu), whatever the domain.
+    own = _added([r["terms"] for r in first])
+    terms_mu = tuple((float(own[j][0]), float(own[j][1])) for j in range(k))
     domain_all = all(r["domain_all"] for r in first)
     plan = _Plan(meas, k, passive)
     if not passive:
@@ -545,7 +586,7 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
         )
         summary: Any = PairSummary(
             pool.m, time, domain_all, 1.0 if domain_all else float(mass), n_domain, missing,
-            mom, keep, samples, sample_q, sample_p, tuple(families),
+            mom, keep, samples, sample_q, sample_p, tuple(families), terms_mu,
         )  # fmt: skip
         return _Prepared(plan, ends, summary)
     summary = PoolSummary(
@@ -563,6 +604,7 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
         sample=pool.layouts[0].build(rows[0], pool.names[0]),
         sample_q=sample_q,
         sample_p=sample_p,
+        terms_mu=terms_mu[0],
     )
     return _Prepared(plan, ends, summary)
 
@@ -772,14 +814,15 @@ class _DaskAcquisition(_Acquisition):
 def evaluate_dask(
     predictions: Any, oracle: Oracle, measure: Any, budget: float, method: str, level: float,
     random_state: Any, *, pos_label: Any, floor: float, mix: float, max_draws: int | None,
-    progress: bool | None, refused: dict[str, Any],
+    progress: bool | None, target_width: Any = None, claim: Any = None, rule: str = "anytime",
+    step: Any = None, refused: dict[str, Any],
 ) -> EvaluationResult:  # fmt: skip
     """:func:`~activeeval.evaluate` of one model on a Dask pool (module docstring): the same
-    result as on the pool in NumPy, bit for bit, but ``pool_q`` (not brought to the client)
-    and the anytime interval's per-draw terms. ``refused``: the options a Dask pool does not
-    take yet, by name, with their values (refused unless at their defaults)."""
+    result as on the pool in NumPy, bit for bit — its stopping rule's looks and anytime
+    interval too — but ``pool_q`` (not brought to the client). ``refused``: the options a
+    Dask pool does not take yet, by name, with their values (refused unless at their
+    defaults)."""
     _refuse(refused)
-    method = check_option(method, DASK_METHODS, "method")
     pool = DaskPool.of([predictions], ["predictions"])
     (head,) = pool.head()
     meas = get_measure(measure, pos_label=pos_label)
@@ -791,6 +834,9 @@ def evaluate_dask(
             "the pool's confusion counts or probabilities whole); evaluate the pool in NumPy, "
             "or a measure such as 'error_rate', 'f1', 'precision', 'recall', 'mse'."
         )
+    stop = stopping_rule(target_width, claim, False, rule, measure=meas)
+    _check_step(step, stop is not None)
+    method = check_option(method, DASK_METHODS, "method")  # after the rule, as NumPy's
     check_safeguards(mix, floor)
     _, b, lv, max_draws = _fixed_setup(pool.m, None, None, budget, level, oracle, max_draws)
     rng = check_random_state(random_state)
@@ -800,33 +846,36 @@ def evaluate_dask(
         acq = _DaskAcquisition(
             sampler, prep.summary.time.n_support, oracle, _label_check(head), rng, max_draws, bar
         )
-        _run_looks(acq, b, b, None)
+        looks = _Looks(stop, meas, lv, b, pool, prep, sampler, acq)
+        _, stopped = _run_looks(acq, b, _stop_step(acq, b, step), looks if stop else None)
     acq.warn_if_capped(b)
     acq.require_labels(budget, False)
     draws = acq.draws
     y = acq.book.lookup(draws)
     units = np.unique(draws)
     t_fits = prep.summary.time.covers(int(units.shape[0]))
-    summary = prep.summary if t_fits else _with_time(pool, prep)
-    est, interval = summary_static_estimate(
-        meas, sampler.models_at(units)[0], summary, draws, y, acq.draw_q, lv
-    )
-    return EvaluationResult(
+    summary = looks.summary if t_fits else _with_time(pool, prep)
+    at = sampler.models_at(units)
+    est, interval = summary_static_estimate(meas, at[0], summary, draws, y, acq.draw_q, lv)
+    res = EvaluationResult(
         **_fields(meas, lv, est, interval), cost=acq.spent, budget=b, method=method,
-        indices=draws, q=acq.draw_q, labels=y, label_offsets=None,
+        indices=draws, q=acq.draw_q, labels=y, label_offsets=None, stopped=stopped,
+        anytime_terms=looks.terms(at, draws, y),
     )  # fmt: skip
+    return reported(res, stop)
 
 
 def compare_dask(
     predictions: Any, oracle: Oracle, measure: Any, budget: float, method: str, level: float,
     random_state: Any, *, pos_label: Any, mix: float, max_draws: int | None,
-    progress: bool | None, refused: dict[str, Any],
+    progress: bool | None, target_width: Any = None, claim: Any = None, decide: Any = False,
+    rule: str = "anytime", step: Any = None, sequential: bool = False, alpha: float = 0.05,
+    refused: dict[str, Any],
 ) -> ComparisonResult:  # fmt: skip
     """:func:`~activeeval.compare` of two models on Dask pools: the same result as on the
     pools in NumPy, bit for bit (Δ, its standard error, p-value and interval, each model's
-    estimate, the draws), but ``pool_q``, the anytime interval's per-draw terms and each
-    model's tempered interval (``model_intervals`` gives the Wald one). ``refused`` as
-    :func:`evaluate_dask`'s."""
+    estimate and tempered interval, the draws, a stopping rule's looks and the anytime
+    interval), but ``pool_q``. ``refused`` as :func:`evaluate_dask`'s."""
     _refuse(refused)
     models = list(predictions)
     if len(models) != 2:
@@ -834,7 +883,6 @@ def compare_dask(
             f"predictions: on Dask pools compare takes two models, got {len(models)}; compare "
             "them pairwise, or bring the pools into memory for a multiple comparison."
         )
-    method = check_option(method, DASK_METHODS, "method")
     pool = DaskPool.of(models, [f"predictions[{k}]" for k in range(2)])
     heads = pool.head()
     meas = get_measure(measure, pos_label=pos_label)
@@ -847,6 +895,15 @@ def compare_dask(
             "a measure of decisions ('error_rate', 'f1', 'precision', 'recall', 'mse', ...)."
         )
     meas = meas.bind(Mixture(heads))
+    stop = comparison_rule(target_width, claim, decide, rule, meas, 2, sequential)
+    _check_step(step, stop is not None or sequential)
+    if sequential:
+        raise UnknownOptionError(
+            "sequential: the thesis's protocol (Wald tests at every look) is not supported on "
+            "a Dask pool; decide=True is its valid form (an anytime-valid comparison)."
+        )
+    check_level(alpha, "alpha")  # after the rule, as NumPy's
+    method = check_option(method, DASK_METHODS, "method")
     _, b, lv, max_draws = _fixed_setup(pool.m, None, None, budget, level, oracle, max_draws)
     rng = check_random_state(random_state)
     check_safeguards(mix)
@@ -857,7 +914,8 @@ def compare_dask(
             sampler, prep.summary.time.n_support, oracle, _label_check(heads[0]), rng,
             max_draws, bar,
         )  # fmt: skip
-        _run_looks(acq, b, b, None)
+        looks = _Looks(stop, meas, lv, b, pool, prep, sampler, acq)
+        _, stopped = _run_looks(acq, b, _stop_step(acq, b, step), looks if stop else None)
     acq.warn_if_capped(b)
     draws = acq.draws
     y = acq.book.lookup(draws)
@@ -876,13 +934,63 @@ def compare_dask(
     if units.shape[0] < pool.m:  # each model's tempered interval, when first asked for
         first = np.unique(draws, return_index=True)[1]
         scores = SummaryScores(meas, at, summary, units, y[first])
+        if not t_fits:  # t(n) from passes over the pool: now, so no result holds its graph
+            scores()
+            scores.summary = prep.summary
     outcome = ComparisonOutcome(
         c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c, scores
     )
     sample = {"budget": b, "method": method, "indices": draws, "q": acq.draw_q,
               "labels": y, "label_offsets": None}  # fmt: skip
     # what _comparison_result reads of a Reporting (its measure and level), without a pool
-    return _comparison_result(_Reported(meas, lv), outcome, acq, sample, None)  # type: ignore[arg-type]
+    reporting: Any = _Reported(meas, lv)
+    res = _comparison_result(reporting, outcome, acq, sample, stopped, looks.terms(at, draws, y))
+    return reported(res, stop)
+
+
+class _Looks:
+    """A Dask campaign's stopping rule and anytime-valid sequences from its pool summary and
+    the drawn rows (:class:`~activeeval.estimators.report.SummaryPool`), as the NumPy path's
+    :class:`~.steps._Look` and ``LazyTerms`` give them from the pool: the horizon (the budget
+    in labels), the target-width rule's window, each draw's q as drawn. Under a rule the
+    summary keeps its σ₀ grid, computed once for every look."""
+
+    def __init__(
+        self, stop: StoppingRule | None, meas: Measure, level: float, b: float, pool: DaskPool,
+        prep: _Prepared, sampler: _DaskSampler, acq: _DaskAcquisition,
+    ) -> None:  # fmt: skip
+        self.stop, self.meas, self.level, self.pool, self.prep = stop, meas, level, pool, prep
+        self.sampler, self.acq = sampler, acq
+        self.horizon = horizon_draws(b, np.empty(0), None)
+        self.summary, self.window = prep.summary, None
+        if stop is not None:
+            s = prep.summary
+            k = len(pool.layouts)
+            grids = np.column_stack([summary_sigma0(meas, s, "assisted", j) for j in range(k)])
+            self.summary = replace(s, sigma0=grids if k > 1 else grids[:, 0])
+            samples = [s.sample] if k == 1 else list(s.samples)
+            spool = SummaryPool([AtRows(x, s.keep, pool.m) for x in samples], self.summary, meas)
+            self.window = window_draws(stop, spool, self._reporting(spool), self.horizon)
+
+    def _reporting(self, spool: SummaryPool) -> Any:
+        return spool.reporting(np.empty(0), self.level, "assisted")
+
+    def __call__(self, draws: NDArray[np.intp]) -> str | None:
+        assert self.stop is not None
+        units = np.unique(draws)
+        s = self.summary
+        if not s.time.covers(int(units.shape[0])):
+            s = replace(_with_time(self.pool, self.prep), sigma0=s.sigma0)
+        spool = SummaryPool(self.sampler.models_at(units), s, self.meas)
+        y = self.acq.book.lookup(draws)
+        return rule_met(self.stop, spool, self._reporting(spool), draws, y, self.horizon,
+                        self.acq.draw_q, self.window)  # fmt: skip
+
+    def terms(self, at: list[AtRows], draws: NDArray[np.intp], y: NDArray[Any]) -> LazyTerms:
+        """The result's anytime-valid sequences' per-draw terms, computed when first asked."""
+        spool = SummaryPool(at, self.summary, self.meas)
+        return LazyTerms(spool, self._reporting(spool), draws, y, self.horizon,
+                         self.acq.draw_q, window=self.window)  # fmt: skip
 
 
 @dataclass(frozen=True)

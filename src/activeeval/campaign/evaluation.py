@@ -48,7 +48,7 @@ from ..sampling import (
     check_support,
     sampling_distribution,
 )
-from ..stopping import RULES, horizon_draws, reported, stopping_rule, window_draws
+from ..stopping import horizon_draws, reported, stopping_rule, window_draws
 from .batches import Replanning, _check_batch_size, _run_in_batches
 from .classwise import _evaluate_classwise
 from .distributed import evaluate_dask
@@ -300,17 +300,16 @@ def evaluate(  # type: ignore[misc]
     0.260
     """
     if is_dask(predictions):
-        check_option(rule, RULES, "rule")  # what the NumPy path checks of options unused here
-        _check_bandwidth(bandwidth)
+        _check_bandwidth(bandwidth)  # what the NumPy path checks of options unused here
         estimator = check_option(estimator, ESTIMATORS, "estimator")
         return evaluate_dask(
             predictions, oracle, measure, budget, method, level, random_state,
             pos_label=pos_label, floor=floor, mix=mix, max_draws=max_draws, progress=progress,
+            target_width=target_width, claim=claim, rule=rule, step=step,
             refused={
                 "costs": costs, "pool_weights": pool_weights, "q": q, "batch_size": batch_size,
-                "features": features, "prediction": prediction, "target_width": target_width,
-                "claim": claim, "step": step, "groups": groups, "reuse": reuse,
-                "estimator": None if estimator == "assisted" else estimator,
+                "features": features, "prediction": prediction, "groups": groups,
+                "reuse": reuse, "estimator": None if estimator == "assisted" else estimator,
             },
         )  # fmt: skip
     if _is_ranking(predictions):
