@@ -10,6 +10,7 @@ import io
 import math
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -379,27 +380,34 @@ def test_a_stopping_rule_session_looks_from_its_summary_as_from_its_pool(
         whole = _whole(s)  # the pool's path, rule and all
         stopped = s.stopped
     assert whole.interval == "anytime" and whole.stopped == stopped
+    lean = _looks_without_the_pool(monkeypatch, path, stopped, ae.Session.estimate)
+    assert lean.stopped == whole.stopped and lean.interval == "anytime"
+    assert lean.estimate == whole.estimate and lean.ci == whole.ci
+    assert lean.confidence_sequence().equals(whole.confidence_sequence())
+
+
+def _looks_without_the_pool(monkeypatch, path: Path, stopped: Any, report: Any) -> Any:
+    """The session at ``path`` reported (``report``: Session.estimate or compare) with every
+    read of its pool refused: its rule's ``stopped`` is the pool's, nothing more is handed
+    out once met, progress agrees, and ``session status --json`` runs; the result, with its
+    anytime terms computed while the pool is refused."""
+    import activeeval.cli as cli
+
     with monkeypatch.context() as mp:
         _no_pool(mp)
         with ae.Session.open(path) as s:
-            lean = s.estimate()
+            res = report(s)
             assert s.stopped == stopped
             if stopped is not None:
                 assert s.next_batch(5) == []
             prog = s.progress()
-            seq = lean.confidence_sequence()
-    assert lean.stopped == whole.stopped and lean.interval == "anytime"
-    assert lean.estimate == whole.estimate and lean.ci == whole.ci
-    assert seq.equals(whole.confidence_sequence())
-    assert prog.finished == (stopped is not None or prog.complete)
-    import activeeval.cli as cli
-
-    with monkeypatch.context() as mp:  # and from the command line
-        _no_pool(mp)
+            res.anytime_terms()  # the sequences' terms from the summary too
+        assert prog.finished == (stopped is not None or prog.complete)
         mp.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk: no re-plan
         out = CliRunner().invoke(main, ["session", "status", str(path), "--json"])
     assert out.exit_code == 0, out.output
-    assert '"interval": "anytime"' in out.output and '"stopping"' in out.output
+    assert f'"interval": "{res.interval}"' in out.output and '"stopping"' in out.output
+    return res
 
 
 def test_a_rule_session_with_an_older_summary_looks_at_its_pool(tmp_path) -> None:
@@ -577,22 +585,15 @@ def test_a_copy_of_another_length_is_read_from_the_array(tmp_path) -> None:
     s, *_ = _session(tmp_path)
     want = s.estimate()
     s.close()
-    with sqlite3.connect(tmp_path / "s.db") as c:
-        c.execute(
-            "UPDATE labeled_rows SET data = x'0011223344' "
-            "WHERE position = (SELECT MIN(position) FROM labeled_rows)"
-        )
-    with ae.Session.open(tmp_path / "s.db") as s2:
-        got = s2.estimate()
-    assert (got.estimate, got.ci) == (want.estimate, want.ci)
-    with sqlite3.connect(tmp_path / "s.db") as c:  # a whole copy and 3 bytes more
-        c.execute(
-            "UPDATE labeled_rows SET data = data || x'001122' "
-            "WHERE position = (SELECT MAX(position) FROM labeled_rows)"
-        )
-    with ae.Session.open(tmp_path / "s.db") as s2:
-        got = s2.estimate()
-    assert (got.estimate, got.ci) == (want.estimate, want.ci)
+    for data, which in (("x'0011223344'", "MIN"), ("data || x'001122'", "MAX")):
+        with sqlite3.connect(tmp_path / "s.db") as c:  # 5 bytes; a whole copy and 3 more
+            c.execute(
+                f"UPDATE labeled_rows SET data = {data} "
+                f"WHERE position = (SELECT {which}(position) FROM labeled_rows)"
+            )
+        with ae.Session.open(tmp_path / "s.db") as s2:
+            got = s2.estimate()
+        assert (got.estimate, got.ci) == (want.estimate, want.ci)
 
 
 def test_the_summary_path_checks_the_bandwidth_as_the_pools_does(tmp_path) -> None:
@@ -1022,29 +1023,11 @@ def test_a_comparison_rule_session_looks_from_its_pair_summary_as_from_its_pool(
     path = tmp_path / "s.db"
     whole, stopped = _pair_rule_session(path, measure, rule)
     assert stopped is not None and whole.stopped == stopped  # each rule stops early here
-    with monkeypatch.context() as mp:
-        _no_pool(mp)
-        with ae.Session.open(path) as s:
-            lean = s.compare()
-            assert s.stopped == stopped
-            if stopped is not None:
-                assert s.next_batch(5) == []
-            prog = s.progress()
-            seq = lean.confidence_sequence()
-            p_any = lean.test(method="anytime")
+    lean = _looks_without_the_pool(monkeypatch, path, stopped, ae.Session.compare)
     assert lean.stopped == whole.stopped and lean.interval == whole.interval
     assert (lean.difference, lean.ci, lean.p_value) == (whole.difference, whole.ci, whole.p_value)
-    assert seq.equals(whole.confidence_sequence())
-    assert p_any == whole.test(method="anytime")
-    assert prog.finished == (stopped is not None or prog.complete)
-    import activeeval.cli as cli
-
-    with monkeypatch.context() as mp:  # and from the command line
-        _no_pool(mp)
-        mp.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk: no re-plan
-        out = CliRunner().invoke(main, ["session", "status", str(path), "--json"])
-    assert out.exit_code == 0, out.output
-    assert '"stopping"' in out.output
+    assert lean.confidence_sequence().equals(whole.confidence_sequence())
+    assert lean.test(method="anytime") == whole.test(method="anytime")
 
 
 def _drop_pair_terms(path: Path) -> None:
