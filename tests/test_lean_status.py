@@ -410,14 +410,23 @@ def _looks_without_the_pool(monkeypatch, path: Path, stopped: Any, report: Any) 
     return res
 
 
-def test_a_rule_session_with_an_older_summary_looks_at_its_pool(tmp_path) -> None:
-    pred, y = _pool("cat", 3000)
-    path = tmp_path / "s.db"
-    with ae.Session.create(path, pred, "error_rate", budget=600, seed=2, target_width=0.1) as s:
-        ids = s.next_batch(200)
+def _older_rule_session(path: Path, pred: Any, y: Any, seed: int, n: int) -> Any:
+    """A one-model error-rate session with a target width at ``path``, ``n`` labels
+    recorded, its summary then stored as before ``terms_mu`` (:func:`_drop_terms_mu`); the
+    estimate it gave before."""
+    with ae.Session.create(path, pred, "error_rate", budget=600, seed=seed,
+                           target_width=0.1) as s:  # fmt: skip
+        ids = s.next_batch(n)
         s.record({i: y[i] for i in ids})
         want = s.estimate()
     _drop_terms_mu(path)
+    return want
+
+
+def test_a_rule_session_with_an_older_summary_looks_at_its_pool(tmp_path) -> None:
+    pred, y = _pool("cat", 3000)
+    path = tmp_path / "s.db"
+    want = _older_rule_session(path, pred, y, seed=2, n=200)
     with ae.Session.open(path) as s:
         assert session_report._lean(s._stored, 0, None, None) is None  # the pool's path
         got = s.estimate()
@@ -877,6 +886,28 @@ def test_sigma0_sums_over_the_pool_or_its_fixed_subsample(m) -> None:
         assert got[i] == pytest.approx(want, rel=1e-12)
 
 
+def _terms_from_summary_and_pool(meas, preds, q, s, draws, y, horizon):
+    """The pool (PlainPool) and its summary ``s`` with the drawn rows (SummaryPool), each
+    with how it reports; checked: the anytime terms (per-draw columns, σ₀ per draw, the
+    positive-unit flags) are the pool's bit for bit, and so is the σ₀ grid init stores."""
+    from activeeval.estimators.report import PlainPool, Reporting, SummaryPool, with_sigma0
+    from activeeval.estimators.summary import AtRows
+
+    m = preds[0].n
+    pool = PlainPool(preds, meas, uniform(m))
+    rep = pool.reporting(q, 0.95, "assisted")
+    units = np.unique(draws)
+    sp = SummaryPool([AtRows(pr.take(units), units, m) for pr in preds], s, meas)
+    rep0 = Reporting(meas, np.empty(0), uniform(m), 0.95, "assisted")
+    a = pool.draw_terms(rep, draws, y[draws], horizon)
+    b = sp.draw_terms(rep0, draws, y[draws], horizon, q[draws])
+    assert np.array_equal(a.z, b.z) and np.array_equal(a.positive, b.positive)
+    assert np.array_equal(a.sigma0, b.sigma0, equal_nan=True)
+    stored = with_sigma0(meas, s).sigma0  # what init stores
+    assert np.array_equal(stored.reshape(GRID.shape[0], -1), pool.sigma0(rep), equal_nan=True)
+    return pool, rep, sp, rep0
+
+
 @pytest.mark.parametrize("m", [70_000, ROWS + 5_000])
 @pytest.mark.parametrize(
     ("measure", "kind", "decision"),
@@ -886,25 +917,13 @@ def test_summary_pool_terms_are_the_pools_bit_for_bit_on_large_pools(m, measure,
     """The anytime terms (per-draw columns, σ₀ per draw, the positive-unit flags) and a
     look's estimate from the summary and the drawn rows equal the pool's arrays' — above the
     50,000-row subsample and above one chunk (uniform p a view)."""
-    from activeeval.estimators.report import PlainPool, Reporting, SummaryPool, summary_sigma0
-    from activeeval.estimators.summary import AtRows
 
     pred, y = _pool(kind, m, seed=2, decision=decision)
     meas = get_measure(measure).bind(pred)
     q = q_star(pred, meas)
-    pool = PlainPool([pred], meas, uniform(m))
-    rep = pool.reporting(q, 0.95, "assisted")
     draws = draw(q, 500, random_state=4)
     s = summarize(meas, pred, uniform(m), q)
-    units = np.unique(draws)
-    sp = SummaryPool(AtRows(pred.take(units), units, m), s, meas)
-    rep0 = Reporting(meas, np.empty(0), uniform(m), 0.95, "assisted")
-    a = pool.draw_terms(rep, draws, y[draws], 2000.0)
-    b = sp.draw_terms(rep0, draws, y[draws], 2000.0, q[draws])
-    assert np.array_equal(a.z, b.z) and np.array_equal(a.positive, b.positive)
-    assert np.array_equal(a.sigma0, b.sigma0, equal_nan=True)
-    stored = summary_sigma0(meas, s, "assisted")  # what init stores
-    assert np.array_equal(stored, pool.sigma0(rep)[:, 0], equal_nan=True)
+    pool, rep, sp, rep0 = _terms_from_summary_and_pool(meas, [pred], q, s, draws, y, 2000.0)
     ea, _ = pool.estimate(rep, 0, draws, y[draws])
     eb, _ = sp.estimate(rep0, 0, draws, y[draws], q[draws])
     assert (ea.estimate, ea.stderr) == (eb.estimate, eb.stderr)
@@ -930,11 +949,7 @@ def test_sigma0_of_a_group_or_a_store_from_before_sums_the_whole_pool(tmp_path, 
     assert np.isfinite(whole.sigma0(rep)).all()
     # a session stored before: no "sigma0" meta key, no terms_mu — its σ₀ over every row
     path = tmp_path / "old.db"
-    with ae.Session.create(path, pred, "error_rate", budget=600, seed=1, target_width=0.1) as s:
-        ids = s.next_batch(150)
-        s.record({i: y[i] for i in ids})
-        new = s.estimate()
-    _drop_terms_mu(path)
+    new = _older_rule_session(path, pred, y, seed=1, n=150)
     with sqlite3.connect(path) as c:
         c.execute("DELETE FROM meta WHERE key = 'sigma0'")
     with ae.Session.open(path) as s:
@@ -962,7 +977,7 @@ def test_pair_summary_pool_terms_are_the_pools_bit_for_bit(m, measure) -> None:
     """A comparison's anytime terms (per-draw columns, σ₀ per draw, positive-unit flags) and
     a look's comparison from the pair summary and the drawn rows equal the pool's — above
     the 50,000-row subsample and above one chunk; the σ₀ grid init stores is the pool's."""
-    from activeeval.estimators.report import PlainPool, Reporting, SummaryPool, summary_sigma0
+    from activeeval.estimators.report import SummaryPool
     from activeeval.estimators.summary import AtRows, summarize_pair
     from activeeval.predictive import Mixture
     from activeeval.sampling import comparison_distribution
@@ -970,19 +985,10 @@ def test_pair_summary_pool_terms_are_the_pools_bit_for_bit(m, measure) -> None:
     preds, y = _pair(m)
     meas = get_measure(measure).bind(Mixture(preds))
     q = comparison_distribution(preds, meas)
-    pool = PlainPool(preds, meas, uniform(m))
-    rep = pool.reporting(q, 0.95, "assisted")
     draws = draw(q, 400, random_state=4)
     s = summarize_pair(meas, preds, uniform(m), q)
+    pool, rep, sp, rep0 = _terms_from_summary_and_pool(meas, preds, q, s, draws, y, 1000.0)
     units = np.unique(draws)
-    sp = SummaryPool([AtRows(pr.take(units), units, m) for pr in preds], s, meas)
-    rep0 = Reporting(meas, np.empty(0), uniform(m), 0.95, "assisted")
-    a = pool.draw_terms(rep, draws, y[draws], 1000.0)
-    b = sp.draw_terms(rep0, draws, y[draws], 1000.0, q[draws])
-    assert np.array_equal(a.z, b.z) and np.array_equal(a.positive, b.positive)
-    assert np.array_equal(a.sigma0, b.sigma0, equal_nan=True)
-    grids = np.column_stack([summary_sigma0(meas, s, "assisted", k) for k in range(2)])
-    assert np.array_equal(grids, pool.sigma0(rep), equal_nan=True)
     quick = dataclasses.replace(rep, score=False)
     ca = pool.compare(quick, draws, y[draws])
     cb = sp.compare(dataclasses.replace(rep0, score=False), draws, y[draws], draw_q=q[draws])

@@ -64,9 +64,10 @@ from ..estimators.report import (
     _exact_comparison,
     _exact_value,
     _fields,
-    summary_sigma0,
+    _samples,
     summary_static_estimate,
     undefined_error,
+    with_sigma0,
 )
 from ..estimators.summary import (
     AtRows,
@@ -964,12 +965,8 @@ class _Looks:
         self.horizon = horizon_draws(b, np.empty(0), None)
         self.summary, self.window = prep.summary, None
         if stop is not None:
-            s = prep.summary
-            k = len(pool.layouts)
-            grids = np.column_stack([summary_sigma0(meas, s, "assisted", j) for j in range(k)])
-            self.summary = replace(s, sigma0=grids if k > 1 else grids[:, 0])
-            samples = [s.sample] if k == 1 else list(s.samples)
-            spool = SummaryPool([AtRows(x, s.keep, pool.m) for x in samples], self.summary, meas)
+            s = self.summary = with_sigma0(meas, prep.summary)
+            spool = SummaryPool([AtRows(x, s.keep, pool.m) for x in _samples(s)], s, meas)
             self.window = window_draws(stop, spool, self._reporting(spool), self.horizon)
 
     def _reporting(self, spool: SummaryPool) -> Any:

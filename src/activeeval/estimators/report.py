@@ -1100,9 +1100,7 @@ class SummaryPool(Pool):
         s = self.summary
         if rep.estimator == "assisted" and s.sigma0 is not None:
             return s.sigma0.reshape(GRID.shape[0], -1)
-        return np.column_stack(
-            [summary_sigma0(self.measure, s, rep.estimator, k) for k in range(len(self.models))]
-        )
+        return summary_sigma0_grids(self.measure, s, rep.estimator)
 
     def _loglik(self, model: int, units: NDArray[np.intp], labels: NDArray[Any]) -> Any:
         at = self.models[model]
@@ -1125,6 +1123,22 @@ def summary_sigma0(
     p = np.full(s.sample_q.shape[0], 1.0 / s.size)  # the session's uniform p there
     f = sample.point_prediction()
     return sigma0_grid(meas, sample, f, p, s.sample_q, estimator, s.size)
+
+
+def summary_sigma0_grids(
+    meas: Any, s: PoolSummary | PairSummary, estimator: str
+) -> NDArray[np.float64]:
+    """Every model's σ₀ grid from the summary (:func:`summary_sigma0`), shape (len(GRID), k):
+    :meth:`PlainPool.sigma0`'s."""
+    return np.column_stack([summary_sigma0(meas, s, estimator, k) for k in range(len(_samples(s)))])
+
+
+def with_sigma0(meas: Any, s: PoolSummary | PairSummary) -> Any:
+    """The summary with its σ₀ grids for the model-assisted estimator, as a store keeps them
+    (``sigma0``: one model's (len(GRID),), a pair's (len(GRID), 2)), so that no look
+    computes them again."""
+    grids = summary_sigma0_grids(meas, s, "assisted")
+    return replace(s, sigma0=grids[:, 0] if isinstance(s, PoolSummary) else grids)
 
 
 class RankedPool(Pool):

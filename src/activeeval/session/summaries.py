@@ -58,7 +58,7 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
     model :data:`PAIR`) — for its q (phase 0), inside the build's transaction, read back from
     the stored rows a chunk at a time; nothing for a store the summary does not serve (module
     docstring)."""
-    from ..estimators.report import PlainPool, pool_class, summary_sigma0
+    from ..estimators.report import PlainPool, pool_class, with_sigma0
     from ..estimators.summary import summarize, summarize_pair
     from ..estimators.tempered import MAX_POOL
 
@@ -82,13 +82,10 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
         if pool_class([md.chunk_type() for md in models], meas) is not PlainPool:
             return
         if n_models == 1:
-            s: Any = summarize(meas, models[0], uniform(int(m)), q)
-            s = dataclasses.replace(s, sigma0=summary_sigma0(meas, s, "assisted"))
+            s: Any = with_sigma0(meas, summarize(meas, models[0], uniform(int(m)), q))
             samples = [s.sample]
         else:
-            s = summarize_pair(meas, models, uniform(int(m)), q)
-            grids = [summary_sigma0(meas, s, "assisted", k) for k in range(2)]
-            s = dataclasses.replace(s, sigma0=np.column_stack(grids))
+            s = with_sigma0(meas, summarize_pair(meas, models, uniform(int(m)), q))
             samples = list(s.samples)
         decisions = [md.decisions(s.keep) for md in models]
         for md in models:
