@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import math
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -921,6 +923,58 @@ def test_collinear_sources_get_the_smallest_coefficients():
         one = float(alpha[:, 0] @ beta[:, 0, 0] / (beta[:, 0, 0] @ beta[:, 0, 0]))
         expected = np.array([max(min(one, 1.0), 0.0), max(min(-one, 1.0), 0.0)])
         np.testing.assert_allclose(lam, expected, atol=1e-7)
+
+
+def test_box_least_squares_is_scipys_bvls_bit_for_bit():
+    # Up to three sources the box is solved without scipy.optimize: the unbounded solution
+    # when inside, else the best face. It equals lsq_linear's BVLS answer to the bit, except
+    # where BVLS stepped onto a bound (its bound coordinate then sits within rounding of the
+    # bound), there to 1e-12; four sources go to lsq_linear itself.
+    from scipy.optimize import lsq_linear
+
+    from activeeval.estimators.inference import _box_least_squares
+
+    rng = np.random.default_rng(11)
+    seen = {"inside": 0, "face": 0, "stepped": 0}
+    for s in (2, 3, 4):
+        for _ in range(300):
+            beta = rng.normal(size=(60, 2, s)) * rng.lognormal(size=(60, 1, 1))
+            beta[:, :, 1] += rng.uniform(0, 0.9) * beta[:, :, 0]  # correlated sources
+            lam = rng.uniform(-0.8, 1.8, size=s)
+            alpha = beta @ lam + rng.normal(size=(60, 2)) * rng.uniform(0.05, 3.0)
+            x, y = beta.reshape(-1, s), alpha.ravel()
+            norms = np.einsum("ij,ij->j", x, x)
+            ridge = np.sqrt(1e-10 * norms.mean()) * np.eye(s)
+            fit = lsq_linear(
+                np.vstack([x, ridge]), np.r_[y, np.zeros(s)], bounds=(0.0, 1.0), method="bvls"
+            )
+            assert fit.status > 0
+            got, want = _box_least_squares(alpha, beta), np.clip(fit.x, 0.0, 1.0)
+            bound = fit.active_mask != 0
+            if fit.nit == 0:
+                seen["inside"] += 1
+            elif np.all(np.isin(fit.x[bound], (0.0, 1.0))):
+                seen["face"] += 1
+            else:
+                seen["stepped"] += 1
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+                continue
+            np.testing.assert_array_equal(got, want)
+    # every path exercised (BVLS steps onto a bound rarely: once in these 900)
+    assert seen["inside"] >= 50 and seen["face"] >= 50 and seen["stepped"] >= 1, seen
+
+
+def test_box_least_squares_inside_the_box_needs_no_scipy_optimize():
+    code = (
+        "import sys, numpy as np\n"
+        "from activeeval.estimators.inference import _box_least_squares\n"
+        "b = np.random.default_rng(0).normal(size=(80, 1, 2))\n"
+        "lam = _box_least_squares(b @ np.array([0.3, 0.6]) + 0.01, b)\n"
+        "assert 0 < lam.min() and lam.max() < 1, lam\n"
+        "print('scipy.optimize' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_no_labeled_row_in_the_domain_gives_nan_not_a_crash() -> None:
