@@ -257,9 +257,9 @@ def write_report(out: Path, sessions: list[dict[str, Any]], evals: list[dict[str
         "memory, and writes the pool summary. `status` and `estimate` of one model read the",
         "summary and the labeled rows, not the pool (the budget re-plan, which reads the pool,",
         "runs above 262,144 instances only with `--target-width`); so do the comparison of a",
-        "session of two models (its pair summary), and sessions of one or two models with a",
-        "stopping rule (its looks and anytime interval from the same summary). Not built yet:",
-        "summaries for more models, groups and features (they read the stored pool whole,",
+        "session of two models or more (their summary), sessions with a stopping rule (its",
+        "looks and anytime interval from the same summary) and trajectories (`status --plot`).",
+        "Not built yet: summaries for groups and features (they read the stored pool whole,",
         "once per process: about 16 GB at 10⁸). Dask pools: [Scale on Dask](dask_scale.md).",
     ]
     (out / "scale.md").write_text("\n".join(lines) + "\n")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -270,9 +271,9 @@ def test_a_migrated_store_has_no_summary_and_reads_its_pool(tmp_path) -> None:
 def test_no_summary_where_it_would_not_serve(tmp_path) -> None:
     pred, _ = _pool("cat", 3000)
     other = Categorical(np.clip(pred.proba + 0.05, 0, None) / 1.1)
-    for name, kw in [("snis", {"estimator": "snis"}), ("three", {}), ("macro", {})]:
-        pools = [pred, other, other] if name == "three" else pred
+    for name, kw in [("snis", {"estimator": "snis"}), ("macro", {})]:
         measure = "macro_f1" if name == "macro" else "f1"
+        pools = [pred, other, other] if name == "snis" else pred  # three models: summarized
         s = ae.Session.create(tmp_path / f"{name}.db", pools, measure, budget=100, **kw)
         with sqlite3.connect(tmp_path / f"{name}.db") as c:
             assert c.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 0
@@ -963,12 +964,13 @@ def test_sigma0_of_a_group_or_a_store_from_before_sums_the_whole_pool(tmp_path, 
 
 
 # ------------------------------------------------ a comparison's rule from its pair summary
-def _pair(m: int, seed: int = 5):
+def _pair(m: int, seed: int = 5, k: int = 2):
+    """``k`` binary models, the first calibrated, each next one noisier, and labels."""
     rng = np.random.default_rng(seed)
     p1 = rng.beta(0.6, 2.0, m)
-    p2 = np.clip(p1 + rng.normal(0.0, 0.15, m), 0.01, 0.99)
+    ps = [p1] + [np.clip(p1 + rng.normal(0.0, sd, m), 0.01, 0.99) for sd in (0.15, 0.25)[: k - 1]]
     y = (rng.random(m) < p1).astype(int)
-    return [Categorical(np.column_stack([1 - p, p])) for p in (p1, p2)], y
+    return [Categorical(np.column_stack([1 - p, p])) for p in ps], y
 
 
 @pytest.mark.parametrize("m", [70_000, ROWS + 5_000])
@@ -1135,3 +1137,208 @@ def test_a_look_kept_for_the_labeled_prefix_follows_overwritten_labels(tmp_path,
         res = _whole_comparison(s) if pair else _whole(s)
     assert before is not None and after != before
     assert after == res.stopped
+
+
+# ------------------------------------------------------- comparisons of more than two models
+@pytest.mark.parametrize(("m", "name"), [(3_000, "error_rate"), (3_000, "f1"),
+                                         (3_000, "precision"), (ROWS + 40_000, "f1")])  # fmt: skip
+def test_the_summarys_multiple_comparison_is_the_pools_bit_for_bit(m: int, name: str) -> None:
+    """:func:`summary_multiple_comparison` of three models from :func:`summarize_pair` and the
+    labeled rows equals :func:`assisted_multiple_comparison` on the pool's arrays, bit for
+    bit — estimates, the pairwise table with its adjusted p-values, the ranking — with fewer
+    than 30 disagreements (the mixture alone) and with more (each model's own)."""
+    from activeeval.estimators.assisted import assisted_multiple_comparison
+    from activeeval.estimators.summary import AtRows, summarize_pair, summary_multiple_comparison
+    from activeeval.predictive import Mixture
+    from activeeval.sampling import comparison_distribution
+
+    preds, y = _pair(m, k=3)
+    meas = get_measure(name).bind(Mixture(preds))
+    q = comparison_distribution(preds, meas)
+    s = summarize_pair(meas, preds, uniform(m), q)
+    assert np.asarray(s.moments).shape == (4, 3, 2)  # 3 own sources and the mixture
+    for n in (40, 400):
+        d = draw(q, n, random_state=1)
+        want = assisted_multiple_comparison(meas, preds, d, y[d], pool_weights=uniform(m), pool_q=q)
+        units = np.unique(d)
+        at = [AtRows(pr.take(units), units, m) for pr in preds]
+        got = summary_multiple_comparison(meas, at, s, d, y[d], q[d])
+        np.testing.assert_array_equal(got.estimates, want.estimates)
+        assert got.pairwise.equals(want.pairwise) and got.best == want.best
+        np.testing.assert_array_equal(got.ranking, want.ranking)
+        np.testing.assert_array_equal(got.stderrs, want.stderrs)
+
+
+def _three_session(path: Path, measure: str, m: int = 3_000, n: int = 400, **rule):
+    models, y = _pair(m, k=3)
+    s = ae.Session.create(path, models, measure, budget=n, seed=3, **rule)
+    while ids := s.next_batch(40 if rule else 100):
+        s.record({i: int(y[i]) for i in ids})
+    return s, models, y
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1", "precision"])
+def test_a_comparison_of_three_models_reports_from_its_summary_what_its_pool_gives(
+    tmp_path, monkeypatch, measure
+) -> None:
+    s, models, y = _three_session(tmp_path / "s.db", measure)
+    assert session_report._lean_pair(s._stored, None, None) is not None
+    whole = _whole_comparison(s)
+    s.close()
+    with monkeypatch.context() as mp:
+        _no_pool(mp)
+        with ae.Session.open(tmp_path / "s.db") as s2:
+            lean = s2.compare()
+            intervals = lean.model_intervals()
+            anytime = lean.confidence_interval(method="anytime")
+        out = CliRunner().invoke(main, ["session", "status", str(tmp_path / "s.db"), "--json"])
+    assert out.exit_code == 0, out.output
+    assert (lean.difference, lean.stderr, lean.p_value, lean.ci, lean.best, lean.cost) == (
+        whole.difference, whole.stderr, whole.p_value, whole.ci, whole.best, whole.cost
+    )  # fmt: skip
+    np.testing.assert_array_equal(lean.estimates, whole.estimates)
+    assert lean.comparison.pairwise.equals(whole.comparison.pairwise)
+    np.testing.assert_array_equal(intervals, whole.model_intervals())
+    assert anytime == whole.confidence_interval(method="anytime")
+    res = ae.compare(models, lambda i: y[i], measure, budget=400, random_state=3)
+    assert (lean.difference, lean.stderr, lean.ci) == (res.difference, res.stderr, res.ci)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [{"decide": True}, {"target_width": 0.12}, {"target_width": 0.08, "rule": "fixed-width"}],
+)
+def test_a_rule_session_of_three_models_looks_from_its_summary_as_from_its_pool(
+    tmp_path, monkeypatch, rule
+) -> None:
+    path = tmp_path / "s.db"
+    s, *_ = _three_session(path, "error_rate", n=1_500, **rule)
+    assert session_report._lean_pair(s._stored, None, None) is not None
+    whole, stopped = _whole_comparison(s), s.stopped
+    s.close()
+    assert stopped is not None and whole.stopped == stopped  # each rule stops early here
+    lean = _looks_without_the_pool(monkeypatch, path, stopped, ae.Session.compare)
+    assert lean.stopped == whole.stopped and lean.interval == whole.interval
+    assert (lean.difference, lean.ci, lean.p_value) == (whole.difference, whole.ci, whole.p_value)
+    assert lean.confidence_sequence().equals(whole.confidence_sequence())
+
+
+def test_a_three_model_summary_round_trips_and_a_labeled_pool_is_no_census(tmp_path) -> None:
+    """The stored summary of three models keeps each model's terms and σ₀ column (as the pool
+    computes them); labeled whole, a comparison of three is the multiple comparison on the
+    sample (every π = 1: stderr 0), as the pool's (the exact values are a pair's)."""
+    s, *_ = _three_session(tmp_path / "s.db", "f1")
+    st = s._stored
+    lean = session_report._lean_pair(st, None, None)
+    assert len(lean.summary.terms_mu) == 3 and lean.summary.sigma0.shape == (GRID.shape[0], 3)
+    rep = st.pool.reporting(st.q, st.plan.level, "assisted")
+    assert np.array_equal(lean.summary.sigma0, st.pool.sigma0(rep), equal_nan=True)
+    s.close()
+    s, *_ = _three_session(tmp_path / "w.db", "error_rate", m=60, n=60)
+    with pytest.warns(ae.DegenerateIntervalWarning):  # both paths warn alike
+        lean, whole = s.compare(), _whole_comparison(s)
+    assert lean.n_labels == 60 and lean.stderr == 0.0
+    assert (lean.difference, lean.stderr, lean.ci) == (whole.difference, whole.stderr, whole.ci)
+    s.close()
+
+
+# ------------------------------------------------------- a trajectory from the summary
+@pytest.mark.parametrize(
+    ("k", "measure", "rule"),
+    [(1, "f1", {}), (1, "error_rate", {"target_width": 0.08}), (1, "mse", {}),
+     (1, "f1", {"costs": True}), (2, "precision", {}), (2, "error_rate", {"decide": True}),
+     (3, "f1", {})],
+)  # fmt: skip
+def test_a_trajectory_from_the_summary_is_the_pools_bit_for_bit(
+    tmp_path, monkeypatch, k, measure, rule
+) -> None:
+    """``Session.trajectory`` (and ``status --plot``, which draws it) reads the summary and
+    the labeled rows where they serve, every point equal to the pool's: one model (with a
+    rule, a Gaussian model, costs), a pair (with a rule) and three models."""
+    if measure == "mse":
+        pools, y = _pool("gauss", 3_000)
+    elif k == 1:
+        pools, y = _pool("cat", 3_000)
+    else:
+        pools, y = _pair(3_000, k=k)
+    path = tmp_path / "s.db"
+    if rule.pop("costs", False):
+        rule["costs"] = np.random.default_rng(0).uniform(0.5, 3.0, 3_000)
+    with ae.Session.create(path, pools, measure, budget=600, seed=3, **rule) as s:
+        while ids := s.next_batch(60):
+            s.record({i: y[i] for i in ids})
+        assert session_report._lean_trajectory(s._store, s._stored, None, None) is not None
+        with monkeypatch.context() as mp:  # the pool's path, point by point
+            mp.setattr(session_report, "_lean_trajectory", lambda *a: None)
+            whole = s.trajectory(max_points=15)
+    import activeeval.cli as cli
+
+    with monkeypatch.context() as mp:
+        _no_pool(mp)
+        with ae.Session.open(path) as s2:
+            lean = s2.trajectory(max_points=15)
+        mp.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk: no re-plan
+        plot = tmp_path / "p.png"
+        out = CliRunner().invoke(main, ["session", "status", str(path), "--plot", str(plot)])
+        assert out.exit_code == 0, out.output
+    assert plot.stat().st_size > 0
+    assert len(lean) == len(whole) >= 10 and list(lean.columns) == list(whole.columns)
+    pd.testing.assert_frame_equal(lean, whole, check_exact=True)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_a_trajectory_of_a_pool_labeled_whole_is_the_pools(tmp_path, monkeypatch, k) -> None:
+    """Labeled whole, a pair's last point is the exact values' comparison; three models'
+    the multiple comparison on the sample (stderr 0), as the pool's points."""
+    models, y = _pair(60, k=k)
+    with ae.Session.create(tmp_path / "s.db", models, "error_rate", budget=60, seed=3) as s:
+        while ids := s.next_batch(20):
+            s.record({i: int(y[i]) for i in ids})
+        lean = s.trajectory(max_points=8)
+        with monkeypatch.context() as mp:
+            mp.setattr(session_report, "_lean_trajectory", lambda *a: None)
+            whole = s.trajectory(max_points=8)
+    assert lean["n_labels"].iloc[-1] == 60 and lean["stderr"].iloc[-1] == 0.0
+    pd.testing.assert_frame_equal(lean, whole, check_exact=True)
+
+
+def test_past_the_series_a_trajectory_reads_the_pool(tmp_path, monkeypatch) -> None:
+    s, *_ = _three_session(tmp_path / "s.db", "f1")
+    want = s.trajectory(max_points=10)
+    monkeypatch.setattr(TimeSummary, "covers", lambda self, n: False)
+    assert session_report._lean_trajectory(s._store, s._stored, None, None) is None
+    pd.testing.assert_frame_equal(s.trajectory(max_points=10), want, check_exact=True)
+    s.close()
+
+
+def test_a_summary_of_two_models_serves_no_session_of_three(tmp_path) -> None:
+    """A model added before any draw keeps one phase of q, but the stored summary is of the
+    two models at init: the comparison of three reads its pool (a review found it served,
+    and refused as altered, without the check)."""
+    models, y = _pair(3_000, k=3)
+    with ae.Session.create(tmp_path / "s.db", models[:2], "f1", budget=300, seed=3) as s:
+        s.add_model(models[2], name="third")
+        assert len(s._stored.phase_starts) == 1 and s.plan.n_models == 3
+        assert session_report._lean_pair(s._stored, None, None) is None
+        ids = s.next_batch(300)
+        s.record({i: int(y[i]) for i in ids})
+        got, want = s.compare(), _whole_comparison(s)
+    assert (got.difference, got.stderr, got.ci) == (want.difference, want.stderr, want.ci)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_replan_hint_is_for_a_plan_the_status_can_make(tmp_path, monkeypatch, k) -> None:
+    """Above one chunk, ``status`` of a session served by its summary says that
+    ``--target-width`` re-plans the budget — for one model or two, which ``plan`` covers;
+    three models get no such hint (the option is refused for them)."""
+    import activeeval.cli as cli
+
+    models, y = _pair(3_000, k=k)
+    path = tmp_path / "s.db"
+    with ae.Session.create(path, models, "error_rate", budget=400, seed=3) as s:
+        ids = s.next_batch(100)  # under way: a re-plan has something to say
+        s.record({i: int(y[i]) for i in ids})
+    monkeypatch.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk
+    out = CliRunner().invoke(main, ["session", "status", str(path)])
+    assert out.exit_code == 0, out.output
+    assert ("--target-width W re-plans" in out.output) == (k == 2)

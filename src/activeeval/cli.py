@@ -1152,7 +1152,12 @@ def session_status(
                 result = as_anytime(result)
             prog = s.progress()  # once: the text and the JSON report the same
             status = _status_dict(s, result, x, prog)
-            if target_width is None and s.plan.pool_size > _REPLAN_ROWS and s._from_summary():
+            if (
+                target_width is None
+                and s.plan.n_models <= 2  # more are not planned (_replan): no hint
+                and s.plan.pool_size > _REPLAN_ROWS
+                and s._from_summary()
+            ):
                 replanned = None  # the re-plan reads the pool: above one chunk only when asked
                 if not as_json and result.n_labels > 0 and not prog.complete:
                     status["plan_hint"] = True

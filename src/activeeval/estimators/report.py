@@ -87,7 +87,14 @@ from .inference import (
     paired_test,
 )
 from .smoother import DEFAULT_BANDWIDTH, _check_bandwidth, _feature_moments
-from .summary import AtRows, PairSummary, PoolSummary, summary_estimate, summary_paired_test
+from .summary import (
+    AtRows,
+    PairSummary,
+    PoolSummary,
+    summary_estimate,
+    summary_multiple_comparison,
+    summary_paired_test,
+)
 from .tempered import (
     GRID,
     _Tempering,
@@ -497,13 +504,19 @@ def _compare_sample(
         )  # fmt: skip
     else:
         mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
+    scores = _model_scores(rep, preds, draws, y) if rep.estimator == "assisted" else None
+    return multiple_outcome(mc, scores)
+
+
+def multiple_outcome(mc: Any, scores: Any = None) -> ComparisonOutcome:
+    """A comparison of k > 2 models as ``compare`` reports it: the best model against the
+    runner-up (Δ signed as model index order gives it, its Holm-adjusted p-value)."""
     best = mc.best
     runner = int(mc.ranking[1])
     row = mc.pairwise[
         (mc.pairwise["a"] == min(best, runner)) & (mc.pairwise["b"] == max(best, runner))
     ].iloc[0]
     sign = 1.0 if best < runner else -1.0
-    scores = _model_scores(rep, preds, draws, y) if rep.estimator == "assisted" else None
     return ComparisonOutcome(
         float(sign * row["difference"]),
         float(row["stderr"]),
@@ -1068,8 +1081,10 @@ class SummaryPool(Pool):
         census: bool = False,
         draw_q: NDArray[np.float64] | None = None,
     ) -> ComparisonOutcome:
-        """:func:`~.summary.summary_paired_test` (a look's comparison: no census, no
-        tempered curves), as :meth:`PlainPool.compare` gives it without ``census``."""
+        """:func:`~.summary.summary_paired_test` of two models, the multiple comparison
+        (:func:`~.summary.summary_multiple_comparison`) of more (a look's comparison: no
+        census, no tempered curves), as :meth:`PlainPool.compare` gives it without
+        ``census``."""
         s = self.summary
         if not isinstance(s, PairSummary):
             raise ShapeError("compare: a one-model pool summary has no comparison.")
@@ -1077,10 +1092,7 @@ class SummaryPool(Pool):
             raise ShapeError("draw_q: a pool summary has no q over the pool; give each draw's.")
         if census:
             raise ShapeError("census: a look at a pair summary compares on the sample.")
-        c = summary_paired_test(self.measure, self.models, s, draws, labels, draw_q, rep.level)
-        return ComparisonOutcome(
-            c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
-        )
+        return summary_outcome(self.measure, self.models, s, draws, labels, draw_q, rep.level)
 
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
         """Each model's terms at the draws, as :meth:`PlainPool._per_draw` computes them
@@ -1107,6 +1119,26 @@ class SummaryPool(Pool):
         if not isinstance(at.pred, Categorical | Gaussian):  # the family tempered() defines
             return None
         return pointwise_log_likelihood(at.take(units), labels)
+
+
+def summary_outcome(
+    meas: Any,
+    preds: list[Any],
+    s: PairSummary,
+    draws: NDArray[np.intp],
+    labels: NDArray[Any],
+    draw_q: NDArray[np.float64],
+    level: float,
+) -> ComparisonOutcome:
+    """The comparison of the models at the drawn rows ``preds`` from their summary, as
+    :func:`_compare_sample` gives it on the sample (no census, no tempered curves): the
+    paired test of two, the best against the runner-up of more."""
+    if len(preds) == 2:
+        c = summary_paired_test(meas, preds, s, draws, labels, draw_q, level)
+        return ComparisonOutcome(
+            c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
+        )
+    return multiple_outcome(summary_multiple_comparison(meas, preds, s, draws, labels, draw_q))
 
 
 def _samples(s: PoolSummary | PairSummary) -> tuple[Predictive, ...]:

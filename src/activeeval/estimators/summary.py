@@ -33,8 +33,10 @@ from .assisted import (
     AssistedEstimate,
     _as_assisted_census,
     _Decisions,
+    _design_influence,
     _disagreements,
     _Expected,
+    _fit_sources,
     _model_terms,
     _on_rows,
     _paired_from_terms,
@@ -43,6 +45,7 @@ from .assisted import (
     _rows_at_time,
     _warn_missing,
 )
+from .inference import _multiple_from_influence
 from .tempered import as_curve, curve_on, pointwise_log_likelihood, subsample
 
 __all__ = [
@@ -54,6 +57,7 @@ __all__ = [
     "summarize_pair",
     "summary_estimate",
     "summary_model_scores",
+    "summary_multiple_comparison",
     "summary_paired_test",
 ]
 
@@ -349,6 +353,41 @@ def summary_paired_test(
     features, tuned coefficients, the jackknife) from the pair's summary ``s`` and the
     labeled rows: ``preds`` give the two models at the drawn rows (``take``), ``draw_q``
     each draw's q. Equal to it bit for bit (tested)."""
+    v, fpc, by_source = _summary_rows(meas, preds, s, draws, labels, draw_q)
+    return _paired_from_terms(v, by_source, None, draws, level, meas, fpc, False, True, None)
+
+
+def summary_multiple_comparison(
+    meas: Measure,
+    preds: list[Any],
+    s: PairSummary,
+    draws: NDArray[np.intp],
+    labels: NDArray[Any],
+    draw_q: NDArray[np.float64],
+) -> Any:
+    """:func:`~.assisted.assisted_multiple_comparison` of k ≥ 2 models (``pool_q``, a uniform
+    test distribution, no features, tuned coefficients, the jackknife) from their summary
+    ``s`` (:func:`summarize_pair` of the k models) and the labeled rows, as
+    :func:`summary_paired_test`. Equal to it bit for bit (tested)."""
+    v, fpc, by_source = _summary_rows(meas, preds, s, draws, labels, draw_q)
+    pairs = np.triu_indices(len(preds), 1)
+    _, g, u = _fit_sources(v, by_source, None, pairs, fpc, meas, False, True, None)
+    u = _design_influence(u, fpc)
+    return _multiple_from_influence(g, u, int(np.unique(draws).size), meas, n_draws=draws.shape[0])
+
+
+def _summary_rows(
+    meas: Measure,
+    preds: list[Any],
+    s: PairSummary,
+    draws: NDArray[np.intp],
+    labels: NDArray[Any],
+    draw_q: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], list[Any]]:
+    """:func:`~.assisted._comparison_rows` from the summary: the rows in the domain at t(n),
+    their weights v and 1 − π, and every model's terms under each control-variate source —
+    the mixture alone (eq. 5.11) below :data:`~.assisted.MIN_DISAGREEMENTS` disagreements,
+    else each model's own (:func:`~.assisted._sources`) — with the summary's pool means."""
     mix = Mixture([pr.pred for pr in preds])
     mix_at = AtRows(mix, preds[0].units, preds[0].n)
     y = check_labels(mix.take(np.searchsorted(preds[0].units, draws[:1])), labels)
@@ -358,7 +397,7 @@ def summary_paired_test(
     t = s.time.time(int(units.shape[0]))
     pos, v, fpc = _rows_at_time(first, draw_q[first], p[units], t)
     if s.missing:
-        _warn_missing(s.missing, stacklevel=3)
+        _warn_missing(s.missing, stacklevel=4)
     if not s.domain_all:
         at = draws[pos]
         keep = np.zeros(at.shape[0], dtype=bool)
@@ -367,18 +406,19 @@ def summary_paired_test(
         pos, v, fpc = pos[keep], v[keep], fpc[keep]
     rows, yr = draws[pos], y[pos]
     fs = [_Decisions(pr) for pr in preds]
+    k = len(preds)
     agree = _disagreements(fs, rows) < MIN_DISAGREEMENTS
-    sources = [2] if agree else [0, 1]  # the mixture alone, or each model's own (_sources)
-    at_src = [preds[0], preds[1], mix_at]
+    sources = [k] if agree else list(range(k))  # the mixture alone, or each model's own
+    at_src = [*preds, mix_at]
     by_source = [
         _model_terms(meas, preds, at_src[j], rows, yr, None, [
             _Pool(_Expected(meas, at_src[j], pr, 0), _Expected(meas, at_src[j], pr, 1),
-                  *s.moments[j][k])
-            for k, pr in enumerate(preds)
+                  *s.moments[j][i])
+            for i, pr in enumerate(preds)
         ])
         for j in sources
     ]  # fmt: skip
-    return _paired_from_terms(v, by_source, None, draws, level, meas, fpc, False, True, None)
+    return v, fpc, by_source
 
 
 @dataclass(eq=False)

@@ -172,10 +172,10 @@ class Session:
         return self._stored.predictives
 
     def _from_summary(self) -> bool:
-        """Whether :meth:`estimate` (of model 0, the defaults) — or, for two models,
+        """Whether :meth:`estimate` (of model 0, the defaults) — or, for two models or more,
         :meth:`compare` — reads the stored pool summary instead of the pool (for as many
         labels as its time summary reaches)."""
-        if self.plan.n_models == 2:
+        if self.plan.n_models >= 2:
             return _report()._lean_pair(self._stored, None, None) is not None
         return _report()._lean(self._stored, 0, None, None) is not None
 

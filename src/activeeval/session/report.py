@@ -403,8 +403,8 @@ def by_group(
 
 def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
     """Why the session's stopping rule is met on the labeled prefix, or None (no rule, not
-    met yet, or no label yet): from the pool summary of one model or of a pair where it
-    serves the rule's look (:class:`~activeeval.estimators.report.SummaryPool`), else from
+    met yet, or no label yet): from the pool summary of one model or of the compared models
+    where it serves the rule's look (:class:`~activeeval.estimators.report.SummaryPool`), else from
     the pool."""
     plan = stored.plan
     if plan.stopping is None:
@@ -412,7 +412,7 @@ def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
     if plan.n_models == 1:
         lean = _lean(stored, 0, None, None)
     else:
-        lean = _lean_pair(stored, None, None) if plan.n_models == 2 else None
+        lean = _lean_pair(stored, None, None)
     if lean is not None:  # the look from the summary and the labeled rows
         idx, dq, y = _data(store, stored, lean.label_dtype)
         if idx.size == 0:
@@ -449,7 +449,7 @@ def compare(
     bandwidth: float,
 ) -> ComparisonResult:
     """:meth:`Session.compare <activeeval.Session.compare>` on the stored labels: from the
-    pair's summary where the store has one and the request is the default's
+    models' summary where the store has one and the request is the default's
     (:func:`_lean_pair`), else from the pool."""
     if stored.plan.n_models < 2:
         raise ShapeError("compare: this session evaluates one model; use estimate() instead.")
@@ -481,11 +481,11 @@ def _summary_serves(
 
 
 def _lean_pair(stored: StoredPlan, estimator: str | None, features: ArrayLike | None) -> Any:
-    """The comparison's stored pair summary (:class:`~.summaries.LeanPair`) where it serves
-    (as :func:`_lean`, for two models: under a stopping rule, one that keeps its sequences'
+    """The comparison's stored summary of its k ≥ 2 models (:class:`~.summaries.LeanPair`)
+    where it serves (as :func:`_lean`: under a stopping rule, one that keeps its sequences'
     pool means), else None. Read once per open."""
     plan = stored.plan
-    if not _summary_serves(stored, estimator, features, 2):
+    if plan.n_models < 2 or not _summary_serves(stored, estimator, features, plan.n_models):
         return None
     if "pair" not in stored._lean:
         from .summaries import read_pair_summary
@@ -512,8 +512,9 @@ def _lean_compare(
         SummaryPool,
         _exact_comparison,
         _exact_value,
+        summary_outcome,
     )
-    from ..estimators.summary import SummaryScores, summary_paired_test
+    from ..estimators.summary import SummaryScores
     from .codec import _measure_from
 
     plan = stored.plan
@@ -528,20 +529,21 @@ def _lean_compare(
     if idx.size == 0:
         nan = math.nan
         return ComparisonResult(  # as _compare_on reports no label yet
-            nan, nan, nan, (nan, nan), 0, np.full(2, nan), lv, 0, 0, measure=meas.name,
-            comparison=None, **sample,
+            nan, nan, nan, (nan, nan), 0, np.full(plan.n_models, nan), lv, 0, 0,
+            measure=meas.name, comparison=None, **sample,
         )  # fmt: skip
     preds = lean.at(units)
     first = np.unique(idx, return_index=True)[1]
     scores = None
-    if units.shape[0] == plan.pool_size:  # every instance labeled: the exact values
+    if units.shape[0] == plan.pool_size and len(preds) == 2:  # all labeled: the exact values
         p = uniform(plan.pool_size)[units]  # a session's test distribution
         exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in preds]
         c = _exact_comparison(exact, idx.shape[0], units.shape[0], lv, meas)
-    else:
-        c = summary_paired_test(meas, preds, lean.summary, idx, y, dq, lv)
+        out = ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(exact), c)
+    else:  # as the pool's: the paired test of two, the best against the runner-up of more
+        out = summary_outcome(meas, preds, lean.summary, idx, y, dq, lv)
+        c = out.comparison
         scores = SummaryScores(meas, preds, lean.summary, units, y[first])
-    out = ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c)
     spool: Any = None
     if _serves_terms(stored, lean):
         spool = SummaryPool(preds, lean.summary, meas)
@@ -566,21 +568,81 @@ def _lean_compare(
 def _lean_cost(stored: StoredPlan, units: NDArray[np.intp]) -> float:
     """The labeling cost of the distinct labeled ``units``, read from the pool table's rows
     for them (no array over the pool); refused where another process added a model."""
+    return float(_lean_prices(stored, units).sum())
+
+
+def _lean_prices(stored: StoredPlan, units: NDArray[np.intp]) -> NDArray[np.float64]:
+    """The labeling cost of each of ``units`` (:func:`_lean_cost`)."""
     from .lookup import Prices
 
     plan = stored.plan
 
-    def read(c: Any) -> tuple[int, float]:
+    def read(c: Any) -> tuple[int, NDArray[np.float64]]:
         n_models = c.execute("SELECT COUNT(*) FROM models").fetchone()[0]
-        return n_models, float(Prices(c, plan.cost_sensitive).of(units).sum())
+        return n_models, Prices(c, plan.cost_sensitive).of(units)
 
-    n_models, cost = stored.store.read(read)
+    n_models, prices = stored.store.read(read)
     if n_models != plan.n_models:  # as reading the pool finds it
         raise StoreError(
             f"{stored.store.path}: a model was added by another process while this session "
             "was open; open the store again."
         )
-    return cost
+    return prices
+
+
+def _lean_trajectory(
+    store: StoreFile, stored: StoredPlan, estimator: str | None, features: ArrayLike | None
+) -> tuple[Any, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[Any]]] | None:
+    """The summary (one model's or the comparison's) and the labeled draws where the summary
+    serves a trajectory — the default estimate or comparison, every prefix within its time
+    summary's series — else None."""
+    k = stored.plan.n_models
+    lean = _lean(stored, 0, estimator, features) if k == 1 else _lean_pair(stored, estimator,
+                                                                            features)  # fmt: skip
+    if lean is None:
+        return None
+    data = _data(store, stored, lean.label_dtype)
+    if not lean.summary.time.covers(int(np.unique(data[0]).shape[0])):
+        return None
+    return lean, data
+
+
+def _lean_at(
+    stored: StoredPlan, lean: Any, idx: NDArray[np.intp], dq: NDArray[np.float64],
+    y: NDArray[Any],
+) -> dict[str, float]:  # fmt: skip
+    """A trajectory's point from the summary: the design-based interval of the estimate, or
+    of the comparison with its p-value, on the prefix ``idx`` — as :func:`_estimate_on` and
+    :func:`_compare_on` give it without ``score``."""
+    from .._chunks import uniform
+    from ..estimators.report import (
+        _exact_comparison,
+        _exact_value,
+        summary_outcome,
+        summary_static_estimate,
+    )
+    from .codec import _measure_from
+
+    plan = stored.plan
+    meas = _measure_from(plan.measure_spec)  # not stored.measure, which reads the pool
+    units, first = np.unique(idx, return_index=True)
+    if plan.n_models == 1:
+        est, interval = summary_static_estimate(
+            meas, lean.at(units), lean.summary, idx, y, dq, plan.level, score=False
+        )
+        f = _fields(meas, plan.level, est, interval)
+        return {"estimate": f["estimate"], "stderr": f["stderr"], "low": f["ci"][0],
+                "high": f["ci"][1]}  # fmt: skip
+    preds = lean.at(units)
+    if units.shape[0] == plan.pool_size and len(preds) == 2:  # all labeled: the exact values
+        p = uniform(plan.pool_size)[units]
+        exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in preds]
+        c: Any = _exact_comparison(exact, idx.shape[0], units.shape[0], plan.level, meas)
+    else:
+        c = summary_outcome(meas, preds, lean.summary, idx, y, dq, plan.level)
+    ci = _wald_interval(c.difference, c.stderr, plan.level)
+    return {"estimate": c.difference, "stderr": c.stderr, "low": ci[0], "high": ci[1],
+            "p_value": c.p_value}  # fmt: skip
 
 
 def _compare_on(
@@ -634,21 +696,32 @@ def trajectory(
     features: ArrayLike | None,
     bandwidth: float,
 ) -> pd.DataFrame:
-    """:meth:`Session.trajectory <activeeval.Session.trajectory>` on the stored labels."""
-    how = _check_estimator(stored, estimator, features, bandwidth)
-    idx, dq, y = _data(store, stored)
+    """:meth:`Session.trajectory <activeeval.Session.trajectory>` on the stored labels: from
+    the pool summary where it serves the request (:func:`_lean_at`), else from the pool."""
+    lean = _lean_trajectory(store, stored, estimator, features)
+    if lean is not None:
+        _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
+        idx, dq, y = lean[1]
+    else:
+        how = _check_estimator(stored, estimator, features, bandwidth)
+        idx, dq, y = _data(store, stored)
     if idx.size == 0:  # the same columns as once labels arrive (a comparison's p-value too)
         columns = ["n_labels", "cost", "n_draws", "estimate", "stderr", "low", "high"]
         return pd.DataFrame(columns=columns + (["p_value"] if stored.plan.n_models > 1 else []))
     _, first = np.unique(idx, return_index=True)
     first = np.sort(first)
     ends = np.append(first[1:], idx.shape[0])  # prefix j holds the first j + 1 instances
-    spent = np.cumsum(stored.price[idx[first]])
+    if lean is not None:
+        spent = np.cumsum(_lean_prices(stored, idx[first]))
+    else:
+        spent = np.cumsum(stored.price[idx[first]])
     pick = np.unique(
         np.linspace(0, ends.shape[0] - 1, min(max_points, ends.shape[0])).round().astype(int)
     )
 
     def at(n: int) -> dict[str, float]:
+        if lean is not None:
+            return _lean_at(stored, lean[0], idx[:n], dq[:n], y[:n])
         if stored.plan.n_models == 1:
             e = _estimate_on(stored, idx[:n], dq[:n], y[:n], 0, how, features, bandwidth,
                              score=False)  # fmt: skip

@@ -3,7 +3,7 @@ at ``init`` and stored (the ``summaries`` table, schema 8), so that ``status`` a
 :meth:`Session.estimate <activeeval.Session.estimate>` cost O(labels)
 (:mod:`activeeval.estimators.summary`; ``docs/design/lean-status.md``).
 
-A summary is written for a session of one or two models of instances (not a ranked pool),
+A summary is written for a session of one model or more of instances (not a ranked pool),
 with or without a stopping rule, estimated by the model-assisted estimator with a measure
 of per-instance losses (not the multi-class averages or the measures of probabilities).
 Each is an ``.npz`` of its numbers and arrays: q's time summary, the domain's mass and
@@ -43,21 +43,23 @@ __all__ = ["LeanModel", "cache_rows", "read_summary", "write_summaries"]
 #: 2: q's power sums over the chunk with the exact part zeroed (1: compacted first), as
 #: :class:`~activeeval.sampling.TimeSummary` sums them now.
 VERSION = 2
-#: A summary is written only where its subsample's rows take at most this many bytes (a
-#: model of at most 80 classes): beyond, a status would read and parse a summary of hundreds
-#: of MB, and above about 2,500 classes it would not fit one SQLite value.
+#: A summary is written only where its subsample's rows take at most this many bytes (k
+#: models of C classes with k · (C + 3) ≤ 83: one of 80 classes, two of 38, three of 24):
+#: beyond, a status would read and parse a summary of hundreds of MB, and above about 2,500
+#: classes it would not fit one SQLite value.
 SAMPLE_BYTES = 32 << 20
 
 
-#: The ``model`` under which a comparison's pair summary is stored (no model's index).
+#: The ``model`` under which a comparison's summary (of its two models or more) is stored (no
+#: model's index).
 PAIR = (1 << 31) - 1
 
 
 def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
-    """The summary of the new store's model — or, for two models, of the pair (stored under
-    model :data:`PAIR`) — for its q (phase 0), inside the build's transaction, read back from
-    the stored rows a chunk at a time; nothing for a store the summary does not serve (module
-    docstring)."""
+    """The summary of the new store's model — or, for two models or more, of all of them
+    together (stored under model :data:`PAIR`) — for its q (phase 0), inside the build's
+    transaction, read back from the stored rows a chunk at a time; nothing for a store the
+    summary does not serve (module docstring)."""
     from ..estimators.report import PlainPool, pool_class, with_sigma0
     from ..estimators.summary import summarize, summarize_pair
     from ..estimators.tempered import MAX_POOL
@@ -69,8 +71,7 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
     ranked = conn.execute("SELECT COUNT(*) FROM ranking").fetchone()[0]
     widths = [w for (w,) in conn.execute("SELECT n_columns FROM models ORDER BY model")]
     if (
-        n_models not in (1, 2)
-        or ranked
+        ranked
         or meta.get("estimator") != "assisted"
         or 8 * MAX_POOL * sum(int(w) + 3 for w in widths) > SAMPLE_BYTES
     ):
@@ -227,11 +228,12 @@ def _stored_summary(store: StoreFile, plan: SessionPlan, key: int) -> Any:
 
 @dataclass(eq=False)
 class LeanPair:
-    """A comparison's pair summary (an :class:`~activeeval.estimators.summary.PairSummary`)
-    and the store to read both models' labeled rows from."""
+    """A comparison's summary of its k ≥ 2 models (an
+    :class:`~activeeval.estimators.summary.PairSummary`) and the store to read every model's
+    labeled rows from."""
 
     summary: Any
-    models: tuple[LeanModel, LeanModel]
+    models: tuple[LeanModel, ...]
 
     @property
     def label_dtype(self) -> Any:
@@ -243,16 +245,15 @@ class LeanPair:
 
 
 def read_pair_summary(store: StoreFile, plan: SessionPlan) -> LeanPair | None:
-    """The stored pair summary of a comparison of two models for the plan's q (phase 0), or
-    None (none stored, or of another layout)."""
+    """The stored summary of a comparison of k ≥ 2 models for the plan's q (phase 0), or
+    None (none stored, of another layout, or of another number of models)."""
     s = _stored_summary(store, plan, PAIR)
-    if s is None:
+    if len(getattr(s, "samples", ())) != plan.n_models:  # none, or not of these models
         return None
-    first, second = (
+    return LeanPair(s, tuple(
         LeanModel(s, store, k, plan.pool_size, plan.predictive_kind, plan.label_space)
-        for k in range(2)
-    )
-    return LeanPair(s, (first, second))
+        for k in range(plan.n_models)
+    ))  # fmt: skip
 
 
 class _StoredModel:
@@ -511,8 +512,8 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
                 tuple(tuple((float(a), float(b)) for a, b in row) for row in mom),
                 z["keep"].astype(np.intp), samples, z["sample_q"], z["sample_p"],
                 tuple(bool(x) for x in z["families"]),
-                _pairs_of(z["terms_mu"], 2) if "terms_mu" in z.files else None,
-                _grid_of(z["sigma0"], 2) if "sigma0" in z.files else None,
+                _pairs_of(z["terms_mu"], mom.shape[1]) if "terms_mu" in z.files else None,
+                _grid_of(z["sigma0"], mom.shape[1]) if "sigma0" in z.files else None,
             )  # fmt: skip
         scalars = {k: z[k].item() for k in _SCALARS}
         decision = z["decision"] if "decision" in z.files else None
