@@ -676,6 +676,21 @@ def test_tukey_with_two_models_equals_paired_t_test(seed):
     assert mc.range_statistic == pytest.approx(math.sqrt(2) * abs(t), rel=1e-12)
 
 
+def test_the_studentized_range_is_computed_when_first_read():
+    """p_tukey and the range test wait until read (scipy.stats is slow to import) and are
+    then the studentized range of the statistics, with the Holm table read before them."""
+    _, y, preds = _k_models(19, 4, 300)
+    mc = ae.estimators.inference.multiple_comparison("error_rate", preds, y)
+    assert mc.best_is_significant(0.05) in (True, False)  # Holm: the table without Tukey
+    assert "_with_tukey" not in mc.__dict__ and "_range_p" not in mc.__dict__
+    table = mc.pairwise
+    assert list(table.columns)[-1] == "p_tukey" and mc.pairwise is table  # computed once
+    n, k = 300, 4
+    q = math.sqrt(2) * table["difference"].abs() / (table["stderr"] * math.sqrt(n / (n - 1)))
+    np.testing.assert_array_equal(table["p_tukey"], stats.studentized_range.sf(q, k, n - 1))
+    assert mc.range_p_value == stats.studentized_range.sf(mc.range_statistic, k, n - 1)
+
+
 def test_best_and_ranking_respect_greater_is_better():
     _, y, preds = _k_models(18, 4, 400)
     preds = [preds[2], preds[0], preds[3], preds[1]]

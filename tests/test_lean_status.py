@@ -1342,3 +1342,22 @@ def test_the_replan_hint_is_for_a_plan_the_status_can_make(tmp_path, monkeypatch
     out = CliRunner().invoke(main, ["session", "status", str(path)])
     assert out.exit_code == 0, out.output
     assert ("--target-width W re-plans" in out.output) == (k == 2)
+
+
+def test_a_comparison_of_three_models_from_its_summary_imports_no_scipy_stats(tmp_path) -> None:
+    """The studentized range waits until read, so a session's comparison of three models
+    (what status and a rule's look compute) does not import scipy.stats (0.6 s of a
+    command)."""
+    import subprocess
+    import sys
+
+    s, *_ = _three_session(tmp_path / "s.db", "f1")
+    s.close()
+    code = (
+        "import sys, activeeval as ae\n"
+        f"with ae.Session.open({str(tmp_path / 's.db')!r}) as s:\n"
+        "    r = s.compare(); r.model_intervals()\n"
+        "print('scipy.stats' in sys.modules, r.comparison.k)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "3"]

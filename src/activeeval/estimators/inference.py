@@ -1374,6 +1374,38 @@ def holm_adjust(p_values: ArrayLike) -> NDArray[np.float64]:
 
 
 @dataclass(frozen=True, eq=False)
+class _Tukey:
+    """What Tukey's studentized range (``scipy.stats.studentized_range``, n − 1 degrees of
+    freedom) reads for a :class:`MultipleComparison`: each pair's statistic ``q`` (``ties``:
+    a zero difference, p = 1) and the range statistic, whose p-value is ``range_p`` where it
+    is known without the distribution."""
+
+    q: NDArray[np.float64]
+    ties: NDArray[np.bool_]
+    k: int
+    df: int
+    range_stat: float
+    range_p_known: float | None
+
+    def pairs(self) -> NDArray[np.float64]:
+        from scipy import stats  # here only: scipy.stats is slow to import
+
+        p = np.where(
+            np.isnan(self.q),
+            np.nan,
+            stats.studentized_range.sf(np.nan_to_num(self.q, posinf=1e6), self.k, self.df),
+        )
+        return np.where(self.ties, 1.0, p)
+
+    def range_p(self) -> float:
+        if self.range_p_known is not None:
+            return self.range_p_known
+        from scipy import stats  # here only: scipy.stats is slow to import
+
+        return float(stats.studentized_range.sf(self.range_stat, self.k, self.df))
+
+
+@dataclass(frozen=True, eq=False)
 class MultipleComparison:
     """All pairwise comparisons of k models on the same draws (thesis Sec. 3.2.3).
 
@@ -1390,7 +1422,9 @@ class MultipleComparison:
     range_statistic, range_p_value : float
         Tukey's range test of h₀: all k measures equal — √2·(max Ĝ − min Ĝ)/(S_k·√(n/(n−1)))
         with S_k² the mean squared pairwise standard error (Bessel-corrected, as the ``t``
-        intervals).
+        intervals). The studentized range (``p_tukey``, ``range_p_value``) is computed when
+        first read: it needs ``scipy.stats``, slow to import, which a session's status or a
+        stopping rule's look does not.
     n_draws : int
         Draws used, repeats included.
     n_labels : int
@@ -1426,14 +1460,33 @@ class MultipleComparison:
 
     estimates: NDArray[np.float64]
     stderrs: NDArray[np.float64]
-    pairwise: pd.DataFrame
+    #: The pairwise table but ``p_tukey``, and what the studentized range reads.
+    _table: pd.DataFrame
     range_statistic: float
-    range_p_value: float
+    _tukey: _Tukey
     n_draws: int
     n_labels: int
     greater_is_better: bool
     measure: str = ""
     feature_power: float | None = None
+
+    @property
+    def pairwise(self) -> pd.DataFrame:
+        """The pairwise table (Attributes), ``p_tukey`` computed on the first read."""
+        done = self.__dict__.get("_with_tukey")
+        if done is None:
+            done = self._table.assign(p_tukey=self._tukey.pairs())
+            object.__setattr__(self, "_with_tukey", done)
+        return done
+
+    @property
+    def range_p_value(self) -> float:
+        """Tukey's range test's p-value (Attributes), computed on the first read."""
+        done = self.__dict__.get("_range_p")
+        if done is None:
+            done = self._tukey.range_p()
+            object.__setattr__(self, "_range_p", done)
+        return float(done)
 
     @property
     def k(self) -> int:
@@ -1474,7 +1527,8 @@ class MultipleComparison:
         method = check_option(method, ADJUSTMENTS, "method")
         col = "p_value" if method == "none" else f"p_{method}"
         lo, hi = min(a, b), max(a, b)
-        row = self.pairwise[(self.pairwise["a"] == lo) & (self.pairwise["b"] == hi)]
+        table = self.pairwise if method == "tukey" else self._table
+        row = table[(table["a"] == lo) & (table["b"] == hi)]
         if row.empty:
             raise ShapeError(f"a, b: no pair ({a}, {b}) among {self.k} models.")
         return float(row[col].iloc[0])
@@ -1592,8 +1646,6 @@ def _multiple_from_influence(
     """The pairwise table and range test from k estimates and their per-row influences
     u (n, k): Var[Ĝ_a − Ĝ_b] = Σ_i (u_ia − u_ib)² (any linearized estimator; rows are draws,
     or distinct instances of a without-replacement sample, then ``n_draws`` counts draws)."""
-    from scipy import stats  # the studentized range only here (scipy.stats is slow to import)
-
     k = int(g.shape[0])
     n = int(u.shape[0])
     if np.isnan(g).any():
@@ -1615,12 +1667,6 @@ def _multiple_from_influence(
     with np.errstate(divide="ignore", invalid="ignore"):
         wald_stat = np.where(diff == 0.0, 0.0, diff / se)
         q_stat = np.where(diff == 0.0, 0.0, math.sqrt(2.0) * np.abs(diff) / (se * bessel))
-    p_tukey = np.where(
-        np.isnan(q_stat),
-        np.nan,
-        stats.studentized_range.sf(np.nan_to_num(q_stat, posinf=1e6), k, df),
-    )
-    p_tukey = np.where(diff == 0.0, 1.0, p_tukey)
     table = pd.DataFrame(
         {
             "a": a_idx,
@@ -1631,25 +1677,24 @@ def _multiple_from_influence(
             "p_value": pv,
             "p_holm": holm_adjust(np.nan_to_num(pv, nan=1.0)),
             "p_bonferroni": np.minimum(1.0, pv * len(pv)),
-            "p_tukey": p_tukey,
         }
     )
     s_k = math.sqrt(float(np.mean(se**2))) if se.size else math.nan
     rng = float(np.nanmax(g) - np.nanmin(g)) if not np.isnan(g).all() else math.nan
+    range_p: float | None = None  # None: the studentized range's, when first read
     if math.isnan(rng) or rng == 0.0:
         range_stat, range_p = 0.0, 1.0 if rng == 0.0 else math.nan
     elif s_k == 0.0:
         range_stat, range_p = math.inf, 0.0
     else:
         range_stat = math.sqrt(2.0) * rng / (s_k * bessel)
-        range_p = float(stats.studentized_range.sf(range_stat, k, df))
     stderrs = np.sqrt(np.einsum("ij,ij->j", u, u))
     return MultipleComparison(
         estimates=g,
         stderrs=stderrs,
-        pairwise=table,
+        _table=table,
         range_statistic=range_stat,
-        range_p_value=range_p,
+        _tukey=_Tukey(q_stat, diff == 0.0, k, df, range_stat, range_p),
         n_draws=n if n_draws is None else n_draws,
         n_labels=n_labels,
         greater_is_better=measure.greater_is_better,

@@ -510,12 +510,12 @@ def _compare_sample(
 
 def multiple_outcome(mc: Any, scores: Any = None) -> ComparisonOutcome:
     """A comparison of k > 2 models as ``compare`` reports it: the best model against the
-    runner-up (Δ signed as model index order gives it, its Holm-adjusted p-value)."""
+    runner-up (Δ signed as model index order gives it, its Holm-adjusted p-value; read
+    without the studentized range, which waits until asked for)."""
     best = mc.best
     runner = int(mc.ranking[1])
-    row = mc.pairwise[
-        (mc.pairwise["a"] == min(best, runner)) & (mc.pairwise["b"] == max(best, runner))
-    ].iloc[0]
+    table = mc._table
+    row = table[(table["a"] == min(best, runner)) & (table["b"] == max(best, runner))].iloc[0]
     sign = 1.0 if best < runner else -1.0
     return ComparisonOutcome(
         float(sign * row["difference"]),
