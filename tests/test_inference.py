@@ -12,6 +12,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -689,6 +690,29 @@ def test_the_studentized_range_is_computed_when_first_read():
     q = math.sqrt(2) * table["difference"].abs() / (table["stderr"] * math.sqrt(n / (n - 1)))
     np.testing.assert_array_equal(table["p_tukey"], stats.studentized_range.sf(q, k, n - 1))
     assert mc.range_p_value == stats.studentized_range.sf(mc.range_statistic, k, n - 1)
+
+
+def test_a_multiple_comparison_pickled_before_the_lazy_range_still_reads() -> None:
+    """A MultipleComparison pickled when ``pairwise`` and ``range_p_value`` were fields (its
+    state holds them) unpickles to the same table, p-values and repr (a review found it
+    broken); one pickled now, before or after Tukey is read, round-trips."""
+    import pickle
+
+    from activeeval.estimators.inference import MultipleComparison
+
+    _, y, preds = _k_models(20, 3, 200)
+    mc = ae.estimators.inference.multiple_comparison("error_rate", preds, y)
+    fresh = pickle.loads(pickle.dumps(mc))
+    table, range_p = mc.pairwise, mc.range_p_value
+    state = {k: v for k, v in mc.__dict__.items() if not k.startswith("_")}
+    old = object.__new__(MultipleComparison)  # what unpickling an old pickle does
+    old.__setstate__({**state, "pairwise": table, "range_p_value": range_p})
+    after = pickle.loads(pickle.dumps(mc))
+    for back in (old, fresh, after):
+        pd.testing.assert_frame_equal(back.pairwise, table, check_exact=True)
+        assert back.range_p_value == range_p and repr(back) == repr(mc)
+        assert back.adjusted_p_value(0, 2, "holm") == mc.adjusted_p_value(0, 2, "holm")
+        assert back.best_is_significant(0.05, "tukey") == mc.best_is_significant(0.05, "tukey")
 
 
 def test_best_and_ranking_respect_greater_is_better():

@@ -1470,6 +1470,16 @@ class MultipleComparison:
     measure: str = ""
     feature_power: float | None = None
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle; one pickled before the studentized range waited until read holds the
+        whole table (``pairwise``) and ``range_p_value``: kept as the computed values."""
+        if "pairwise" in state:
+            state = dict(state)
+            table = state.pop("pairwise")
+            state.update(_with_tukey=table, _table=table.drop(columns="p_tukey"), _tukey=None,
+                         _range_p=state.pop("range_p_value"))  # fmt: skip
+        self.__dict__.update(state)
+
     @property
     def pairwise(self) -> pd.DataFrame:
         """The pairwise table (Attributes), ``p_tukey`` computed on the first read."""

@@ -506,14 +506,7 @@ def _lean_compare(
     stopping rule's look where the summary keeps its sequences' pool means
     (:class:`~activeeval.estimators.report.SummaryPool`); else the anytime interval, asked
     for, reads the pool then (:class:`_PoolComparison`)."""
-    from .._chunks import uniform
-    from ..estimators.report import (
-        ComparisonOutcome,
-        SummaryPool,
-        _exact_comparison,
-        _exact_value,
-        summary_outcome,
-    )
+    from ..estimators.report import SummaryPool
     from ..estimators.summary import SummaryScores
     from .codec import _measure_from
 
@@ -533,16 +526,11 @@ def _lean_compare(
             measure=meas.name, comparison=None, **sample,
         )  # fmt: skip
     preds = lean.at(units)
-    first = np.unique(idx, return_index=True)[1]
+    out = _summary_comparison(stored, meas, preds, lean.summary, idx, dq, y)
+    c = out.comparison
     scores = None
-    if units.shape[0] == plan.pool_size and len(preds) == 2:  # all labeled: the exact values
-        p = uniform(plan.pool_size)[units]  # a session's test distribution
-        exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in preds]
-        c = _exact_comparison(exact, idx.shape[0], units.shape[0], lv, meas)
-        out = ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(exact), c)
-    else:  # as the pool's: the paired test of two, the best against the runner-up of more
-        out = summary_outcome(meas, preds, lean.summary, idx, y, dq, lv)
-        c = out.comparison
+    if not getattr(c, "census", False):
+        first = np.unique(idx, return_index=True)[1]
         scores = SummaryScores(meas, preds, lean.summary, units, y[first])
     spool: Any = None
     if _serves_terms(stored, lean):
@@ -563,6 +551,32 @@ def _lean_compare(
     assert spool is not None  # under a rule, _lean_pair serves only a summary with the terms
     why = _look(stored, spool, rep, idx, dq, y, terms)
     return reported(dataclasses.replace(res, stopped=why), plan.stopping)
+
+
+def _summary_comparison(
+    stored: StoredPlan, meas: Any, preds: list[Any], summary: Any, idx: NDArray[np.intp],
+    dq: NDArray[np.float64], y: NDArray[Any],
+) -> Any:  # fmt: skip
+    """The comparison of the draws ``idx`` from the summary and the models at the labeled
+    rows ``preds``, as the pool's path gives it (``_compare_sample``): a pair labeled whole
+    compares the exact values; otherwise the paired test of two, the best against the
+    runner-up of more (:func:`~activeeval.estimators.report.summary_outcome`)."""
+    from .._chunks import uniform
+    from ..estimators.report import (
+        ComparisonOutcome,
+        _exact_comparison,
+        _exact_value,
+        summary_outcome,
+    )
+
+    plan = stored.plan
+    units, first = np.unique(idx, return_index=True)
+    if units.shape[0] == plan.pool_size and len(preds) == 2:  # all labeled: the exact values
+        p = uniform(plan.pool_size)[units]  # a session's test distribution
+        exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in preds]
+        c = _exact_comparison(exact, idx.shape[0], units.shape[0], plan.level, meas)
+        return ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(exact), c)
+    return summary_outcome(meas, preds, summary, idx, y, dq, plan.level)
 
 
 def _lean_cost(stored: StoredPlan, units: NDArray[np.intp]) -> float:
@@ -596,9 +610,10 @@ def _lean_trajectory(
     """The summary (one model's or the comparison's) and the labeled draws where the summary
     serves a trajectory — the default estimate or comparison, every prefix within its time
     summary's series — else None."""
-    k = stored.plan.n_models
-    lean = _lean(stored, 0, estimator, features) if k == 1 else _lean_pair(stored, estimator,
-                                                                            features)  # fmt: skip
+    if stored.plan.n_models == 1:
+        lean = _lean(stored, 0, estimator, features)
+    else:
+        lean = _lean_pair(stored, estimator, features)
     if lean is None:
         return None
     data = _data(store, stored, lean.label_dtype)
@@ -614,18 +629,12 @@ def _lean_at(
     """A trajectory's point from the summary: the design-based interval of the estimate, or
     of the comparison with its p-value, on the prefix ``idx`` — as :func:`_estimate_on` and
     :func:`_compare_on` give it without ``score``."""
-    from .._chunks import uniform
-    from ..estimators.report import (
-        _exact_comparison,
-        _exact_value,
-        summary_outcome,
-        summary_static_estimate,
-    )
+    from ..estimators.report import summary_static_estimate
     from .codec import _measure_from
 
     plan = stored.plan
     meas = _measure_from(plan.measure_spec)  # not stored.measure, which reads the pool
-    units, first = np.unique(idx, return_index=True)
+    units = np.unique(idx)
     if plan.n_models == 1:
         est, interval = summary_static_estimate(
             meas, lean.at(units), lean.summary, idx, y, dq, plan.level, score=False
@@ -633,13 +642,7 @@ def _lean_at(
         f = _fields(meas, plan.level, est, interval)
         return {"estimate": f["estimate"], "stderr": f["stderr"], "low": f["ci"][0],
                 "high": f["ci"][1]}  # fmt: skip
-    preds = lean.at(units)
-    if units.shape[0] == plan.pool_size and len(preds) == 2:  # all labeled: the exact values
-        p = uniform(plan.pool_size)[units]
-        exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in preds]
-        c: Any = _exact_comparison(exact, idx.shape[0], units.shape[0], plan.level, meas)
-    else:
-        c = summary_outcome(meas, preds, lean.summary, idx, y, dq, plan.level)
+    c = _summary_comparison(stored, meas, lean.at(units), lean.summary, idx, dq, y)
     ci = _wald_interval(c.difference, c.stderr, plan.level)
     return {"estimate": c.difference, "stderr": c.stderr, "low": ci[0], "high": ci[1],
             "p_value": c.p_value}  # fmt: skip
