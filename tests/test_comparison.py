@@ -22,6 +22,7 @@ error, stated next to it. No expected value is produced by the code under test.
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 
@@ -31,6 +32,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import integrate, stats
+from sklearn.metrics import f1_score, precision_score
 
 import activeeval as ae
 
@@ -1082,3 +1084,38 @@ def test_compare_that_labels_the_whole_pool_reports_the_exact_values() -> None:
     ]
     assert res.stderr == 0.0
     np.testing.assert_allclose(res.estimates, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("estimator", ["assisted", "snis"])
+def test_compare_of_three_models_that_labels_the_whole_pool_reports_the_exact_values(
+    estimator: str,
+) -> None:
+    """A census of three models is exact as a pair's: scikit-learn's F1 of each, stderr 0,
+    p-value 0 between values that differ, 1 on a tie, and no degenerate-interval warning; a
+    model whose precision no label can define is NaN, warned as a census."""
+    rng = np.random.default_rng(9)
+    pools = [rng.dirichlet([1, 1], 30) for _ in range(3)]
+    pools.append(pools[0].copy())  # a model identical to model 0: a tie
+    y = rng.integers(0, 2, 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = ae.compare(pools, lambda i: y[i], "f1", budget=10_000, random_state=0,
+                         estimator=estimator)  # fmt: skip
+    want = [f1_score(y, p.argmax(1)) for p in pools]
+    np.testing.assert_allclose(res.estimates, want, rtol=1e-12)
+    mc = res.comparison
+    assert mc.census and res.stderr == 0.0 and not np.any(res.stderrs)
+    for a, b in itertools.combinations(range(4), 2):
+        tie = want[a] == want[b]
+        for how in ("none", "holm", "tukey"):  # exact: no studentized range's rounding
+            assert mc.adjusted_p_value(a, b, how) == (1.0 if tie else 0.0)
+    assert mc.range_p_value == 0.0 and mc.best_is_significant(method="tukey") is False
+    assert res.confidence_interval(method="anytime") == (res.difference, res.difference)
+    never = np.column_stack([np.full(30, 0.9), np.full(30, 0.1)])  # predicts class 0
+    always = never[:, ::-1].copy()  # class 1 everywhere: every instance can move precision
+    with pytest.warns(ae.UndefinedEstimateWarning, match="every instance that could carry"):
+        res = ae.compare([pools[0], always, never], lambda i: y[i], "precision", budget=10_000,
+                         random_state=0, estimator=estimator)  # fmt: skip
+    assert res.comparison.census and np.isnan(res.estimates[2]) and np.isnan(res.stderrs[2])
+    want = [precision_score(y, p.argmax(1)) for p in (pools[0], always)]
+    np.testing.assert_allclose(res.estimates[:2], want, rtol=1e-12)

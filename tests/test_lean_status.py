@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import math
+import os
 import sqlite3
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from sklearn.metrics import accuracy_score, f1_score
 
 import activeeval as ae
 from activeeval._chunks import ROWS, uniform
@@ -25,6 +29,7 @@ from activeeval.estimators.report import pool_for, summary_static_estimate
 from activeeval.estimators.summary import summarize
 from activeeval.estimators.tempered import GRID
 from activeeval.measures import get_measure
+from activeeval.methods import ESTIMATORS
 from activeeval.predictive import Categorical, Gaussian
 from activeeval.sampling import TimeSummary, _successive_time, _time_to_reach, draw
 from activeeval.sampling import optimal_distribution as q_star
@@ -236,7 +241,7 @@ def test_status_reads_no_whole_pool_column(tmp_path, monkeypatch) -> None:
         assert out.exit_code == 0, out.output
     # what needs the pool still reads it, here refused: the proof that the above did not
     with ae.Session.open(tmp_path / "s.db") as s3, pytest.raises(AssertionError):
-        s3.estimate(estimator="snis")
+        s3.estimate(features=np.random.default_rng(0).random((3000, 2)))
 
 
 def test_the_anytime_interval_of_a_summary_estimate_reads_the_pool_then(tmp_path) -> None:
@@ -268,15 +273,25 @@ def test_a_migrated_store_has_no_summary_and_reads_its_pool(tmp_path) -> None:
     assert (got.estimate, got.ci) == (want.estimate, want.ci)
 
 
-def test_no_summary_where_it_would_not_serve(tmp_path) -> None:
+def test_the_summary_a_store_keeps_whichever_estimator(tmp_path) -> None:
+    """The thesis's estimator gets the pool summary as the default does (three models: their
+    summary, stored as a comparison's); a multi-class average stores only its counts."""
+    from activeeval.estimators.summary import PairSummary
+    from activeeval.session.summaries import ClassSummary
+
     pred, _ = _pool("cat", 3000)
     other = Categorical(np.clip(pred.proba + 0.05, 0, None) / 1.1)
-    for name, kw in [("snis", {"estimator": "snis"}), ("macro", {})]:
-        measure = "macro_f1" if name == "macro" else "f1"
-        pools = [pred, other, other] if name == "snis" else pred  # three models: summarized
-        s = ae.Session.create(tmp_path / f"{name}.db", pools, measure, budget=100, **kw)
+    space = tuple(pred.labels.tolist())
+    for name, measure, pools in [("snis", "f1", [pred, other, other]), ("macro", "macro_f1", pred)]:
+        s = ae.Session.create(tmp_path / f"{name}.db", pools, measure, budget=100,
+                              estimator="snis")  # fmt: skip
         with sqlite3.connect(tmp_path / f"{name}.db") as c:
-            assert c.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 0
+            (blob,) = [b for (b,) in c.execute("SELECT data FROM summaries")]
+        got = _from_bytes(blob, "categorical", space)
+        if name == "snis":
+            assert isinstance(got, PairSummary) and len(got.samples) == 3
+        else:
+            assert isinstance(got, ClassSummary) and got.size == 3000 and len(got.pools) == 1
         s.close()
 
 
@@ -473,9 +488,11 @@ def test_past_the_series_a_session_estimates_from_its_pool(big_session, monkeypa
                         real(*a, **k))  # fmt: skip
     with ae.Session.open(path) as s:
         got = s.estimate()
+        snis = s.estimate(estimator="snis")  # needs no t(n): still the summary's
     assert used == [1]  # t from q itself: the same root, to rounding
     assert got.estimate == pytest.approx(want.estimate, rel=1e-12)
     assert got.ci == pytest.approx(want.ci, rel=1e-12)
+    assert snis.interval == "wald" and math.isfinite(snis.estimate)
 
 
 def test_a_large_summary_round_trips(big_session) -> None:
@@ -773,7 +790,8 @@ def test_a_comparison_status_reads_no_whole_pool(tmp_path, monkeypatch) -> None:
         out = CliRunner().invoke(main, ["session", "status", str(tmp_path / "f1.db"), *extra])
         assert out.exit_code == 0, out.output
     with ae.Session.open(tmp_path / "f1.db") as s3, pytest.raises(AssertionError):
-        s3.compare(estimator="snis")  # what needs the pool still reads it, here refused
+        features = np.random.default_rng(0).random((s3.plan.pool_size, 2))
+        s3.compare(features=features)  # what needs the pool still reads it, here refused
 
 
 def test_a_comparison_session_above_one_chunk_and_labeled_whole(tmp_path) -> None:
@@ -1223,10 +1241,10 @@ def test_a_rule_session_of_three_models_looks_from_its_summary_as_from_its_pool(
     assert lean.confidence_sequence().equals(whole.confidence_sequence())
 
 
-def test_a_three_model_summary_round_trips_and_a_labeled_pool_is_no_census(tmp_path) -> None:
+def test_a_three_model_summary_round_trips_and_a_labeled_pool_is_a_census(tmp_path) -> None:
     """The stored summary of three models keeps each model's terms and σ₀ column (as the pool
-    computes them); labeled whole, a comparison of three is the multiple comparison on the
-    sample (every π = 1: stderr 0), as the pool's (the exact values are a pair's)."""
+    computes them); labeled whole, a comparison of three compares the exact values (scikit-
+    learn's error rates), stderr 0 and no warning, on both paths alike."""
     s, *_ = _three_session(tmp_path / "s.db", "f1")
     st = s._stored
     lean = session_report._lean_pair(st, None, None)
@@ -1234,11 +1252,19 @@ def test_a_three_model_summary_round_trips_and_a_labeled_pool_is_no_census(tmp_p
     rep = st.pool.reporting(st.q, st.plan.level, "assisted")
     assert np.array_equal(lean.summary.sigma0, st.pool.sigma0(rep), equal_nan=True)
     s.close()
-    s, *_ = _three_session(tmp_path / "w.db", "error_rate", m=60, n=60)
-    with pytest.warns(ae.DegenerateIntervalWarning):  # both paths warn alike
+    s, models, y = _three_session(tmp_path / "w.db", "error_rate", m=60, n=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # exact, not a degenerate interval
         lean, whole = s.compare(), _whole_comparison(s)
-    assert lean.n_labels == 60 and lean.stderr == 0.0
-    assert (lean.difference, lean.stderr, lean.ci) == (whole.difference, whole.stderr, whole.ci)
+        exact = [1.0 - accuracy_score(y, mod.point_prediction()) for mod in models]
+        np.testing.assert_allclose(lean.estimates, exact, rtol=0, atol=1e-15)
+        assert lean.n_labels == 60 and lean.stderr == 0.0 and lean.comparison.census
+        assert not np.any(lean.stderrs) and lean.p_value == 0.0  # the exact values differ
+        best, runner = np.argsort(exact, kind="stable")[:2]
+        assert lean.difference == pytest.approx(exact[best] - exact[runner], abs=1e-15)
+        assert lean.confidence_interval(method="anytime") == (lean.difference,) * 2
+        assert (lean.difference, lean.stderr, lean.ci) == (whole.difference, whole.stderr, whole.ci)
+        np.testing.assert_array_equal(lean.estimates, whole.estimates)
     s.close()
 
 
@@ -1361,3 +1387,251 @@ def test_a_comparison_of_three_models_from_its_summary_imports_no_scipy_stats(tm
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "3"]
+
+
+# ------------------------------------------------------- multi-class averages' counts
+def _on_the_pool_by_estimator(s: ae.Session) -> dict[str, Any]:
+    """The session's estimate (one model) or comparison, from its pool, by each estimator."""
+    st = s._stored
+    idx, dq, y = session_report._data(s._store, st)
+    if st.plan.n_models == 1:
+        return {how: session_report._estimate_on(st, idx, dq, y, 0, how) for how in ESTIMATORS}
+    return {how: session_report._compare_on(st, idx, dq, y, how) for how in ESTIMATORS}
+
+
+def _assert_same_report(a: Any, b: Any) -> None:
+    """Two estimates, or two comparisons, reported alike to the bit."""
+    if isinstance(a, ae.EvaluationResult):
+        assert (a.estimate, a.stderr, a.ci, a.interval, a.n_labels, a.cost) == (
+            b.estimate, b.stderr, b.ci, b.interval, b.n_labels, b.cost
+        )  # fmt: skip
+        return
+    assert (a.difference, a.stderr, a.p_value, a.ci, a.best, a.cost) == (
+        b.difference, b.stderr, b.p_value, b.ci, b.best, b.cost
+    )  # fmt: skip
+    np.testing.assert_array_equal(a.estimates, b.estimates)
+
+
+def _classes_pool(m: int, k: int = 4, seed: int = 0, names: bool = False):
+    """A model of ``k`` classes (string classes with ``names``), a second one noisier, and
+    labels drawn from the first."""
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet(np.full(k, 0.7), m)
+    y = (proba.cumsum(axis=1) > rng.random(m)[:, None]).argmax(axis=1)
+    other = 0.6 * proba + 0.4 * rng.dirichlet(np.ones(k), m)
+    labels = np.array([f"c{j}" for j in range(k)]) if names else np.arange(k)
+    return [Categorical(proba, labels=labels), Categorical(other, labels=labels)], labels[y]
+
+
+@pytest.mark.parametrize(
+    ("measure", "n_models", "kw"),
+    [("macro_f1", 1, {}), ("balanced_accuracy", 1, {"names": True}),
+     ("weighted_f1", 1, {"prediction": True}), ("macro_f1", 1, {"costs": True}),
+     ("macro_f1", 2, {}), ("balanced_accuracy", 2, {"names": True})],
+)  # fmt: skip
+def test_a_multi_class_average_reports_from_its_counts_what_its_pool_gives(
+    tmp_path, monkeypatch, measure, n_models, kw
+) -> None:
+    """A session of a multi-class average stores each model's pool counts at init and
+    reports its estimate, comparison and trajectory from them and the labeled rows, bit for
+    bit the pool's, by either estimator, with every pool read refused; string classes, a
+    deployed decision apart from the argmax and costs included."""
+    models, y = _classes_pool(3_000, names=kw.get("names", False))
+    models = models[:n_models]
+    extra: dict[str, Any] = {}
+    if kw.get("prediction"):  # the second most probable class where the top is below 0.5
+        proba = models[0].proba
+        second = np.argsort(proba, axis=1)[:, -2]
+        extra["prediction"] = np.where(proba.max(axis=1) < 0.5, second, proba.argmax(axis=1))
+    if kw.get("costs"):
+        extra["costs"] = np.random.default_rng(1).uniform(0.5, 3.0, 3_000)
+    path = tmp_path / "s.db"
+    pools = models[0] if n_models == 1 else models
+    with ae.Session.create(path, pools, measure, budget=400, seed=3, **extra) as s:
+        while ids := s.next_batch(80):
+            s.record({i: y[i] for i in ids})
+        whole = _on_the_pool_by_estimator(s)
+        with monkeypatch.context() as mp:
+            mp.setattr(session_report, "_lean_trajectory", lambda *a: None)
+            whole_path = s.trajectory(max_points=6)
+    import activeeval.cli as cli
+
+    with monkeypatch.context() as mp:
+        _no_pool(mp)
+        with ae.Session.open(path) as s2:
+            assert session_report._lean_classes(s2._stored, None) is not None
+            lean = {how: s2.estimate(estimator=how) if n_models == 1 else
+                    s2.compare(estimator=how) for how in ("assisted", "snis")}  # fmt: skip
+            lean_path = s2.trajectory(max_points=6)
+        mp.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk: no re-plan
+        plot = tmp_path / "p.png"
+        out = CliRunner().invoke(main, ["session", "status", str(path), "--plot", str(plot)])
+        assert out.exit_code == 0, out.output
+        assert plot.stat().st_size > 0
+        out = CliRunner().invoke(main, ["session", "status", str(path), "--json"])
+        assert out.exit_code == 0, out.output
+        key = "estimate" if n_models == 1 else "difference"
+        assert json.loads(out.output)[key] == getattr(lean["assisted"], key)
+    for how in ESTIMATORS:
+        _assert_same_report(lean[how], whole[how])
+    assert lean["assisted"].n_labels == 400 or extra.get("costs") is not None
+    pd.testing.assert_frame_equal(lean_path, whole_path, check_exact=True)
+    for res in (lean["assisted"], whole["assisted"]):  # no sequence, said alike on both paths
+        with pytest.raises(ShapeError, match=f"{measure} \\(a function of several ratios"):
+            res.confidence_interval(method="anytime")
+
+
+def test_a_multi_class_average_labeled_whole_is_scikit_learns_value(tmp_path, monkeypatch):
+    """Every instance labeled: the estimate from the counts is the census, scikit-learn's
+    macro F1 of the pool, stderr 0; a pair's difference is the two exact values'."""
+    models, y = _classes_pool(200, k=3, seed=4)
+    path = tmp_path / "s.db"
+    with ae.Session.create(path, models, "macro_f1", budget=200, seed=1, method="passive") as s:
+        while ids := s.next_batch(100):
+            s.record({i: y[i] for i in ids})
+    want = [f1_score(y, mod.point_prediction(), average="macro") for mod in models]
+    with monkeypatch.context() as mp:
+        _no_pool(mp)
+        with ae.Session.open(path) as s2:
+            c = s2.compare()
+    assert c.n_labels == 200 and c.stderr == 0.0 and c.comparison.census
+    np.testing.assert_allclose(c.estimates, want, rtol=1e-12)
+    assert c.difference == pytest.approx(want[0] - want[1], abs=1e-12)
+
+
+def test_pool_counts_over_chunks_are_eq_4_21_and_a_stores_bit_for_bit(tmp_path) -> None:
+    """The counts a model expects of itself (eq. 4.21), summed a chunk at a time, equal an
+    independent sum by class (pandas) on a pool above one chunk, and the store's counts,
+    read back a chunk at a time, equal the pool's to the bit."""
+    from activeeval.estimators.classwise import on_pool
+    from activeeval.session.summaries import read_class_summary
+
+    m = ROWS + 5_000
+    models, _ = _classes_pool(m, k=3, seed=2)
+    proba = models[0].proba
+    f = proba.argmax(axis=1)
+    p = uniform(m)
+    got = on_pool(proba, f, p)
+    frame = pd.DataFrame({"f": f, "hit": p * proba[np.arange(m), f]})
+    by = frame.groupby("f").sum()
+    # bincount adds its terms one by one: a relative error up to (m − 1)·ε against pandas
+    tol = m * np.finfo(float).eps
+    np.testing.assert_allclose(got.counts.tp, by["hit"].to_numpy(), rtol=tol)
+    np.testing.assert_allclose(got.counts.pp, np.bincount(f) / m, rtol=tol)
+    np.testing.assert_allclose(got.counts.t, (proba * (1.0 / m)).sum(axis=0), rtol=tol)
+    assert got.n_mass == m
+    with ae.Session.create(tmp_path / "s.db", models[0], "macro_f1", budget=50, seed=0) as s:
+        lean = read_class_summary(s._store, s._stored.plan)
+        stored = lean.summary.pools[0]
+        pool = s._stored.pool.counts(0)
+    for name in ("tp", "pp", "t"):
+        np.testing.assert_array_equal(getattr(stored.counts, name), getattr(pool.counts, name))
+        np.testing.assert_array_equal(getattr(stored.counts, name), getattr(got.counts, name))
+    assert stored.n_mass == pool.n_mass == m
+
+
+def test_counts_and_q_of_a_fortran_ordered_pool_are_the_c_ordered_pools() -> None:
+    """numpy's sums follow the memory layout: a pool held in Fortran order (as a whole-file
+    read or a user's array may be) gives the counts and q* of the same pool in C order, bit
+    for bit, as a store read a chunk at a time (C order) gives them."""
+    from activeeval.estimators.classwise import on_pool
+    from activeeval.sampling import comparison_distribution
+
+    models, _ = _classes_pool(ROWS + 3_000, k=5, seed=6)
+    a, b = (mod.proba for mod in models)
+    fa, fb = np.asfortranarray(a), np.asfortranarray(b)
+    p = uniform(a.shape[0])
+    c, f = on_pool(a, a.argmax(axis=1), p).counts, on_pool(fa, a.argmax(axis=1), p).counts
+    for name in ("tp", "pp", "t"):
+        np.testing.assert_array_equal(getattr(c, name), getattr(f, name))
+    for measure in ("macro_f1", "balanced_accuracy"):
+        np.testing.assert_array_equal(q_star(fa, measure), q_star(a, measure))
+        np.testing.assert_array_equal(
+            comparison_distribution([fa, fb], measure), comparison_distribution([a, b], measure)
+        )
+
+
+def test_pool_counts_are_the_same_on_one_blas_thread(tmp_path) -> None:
+    """A store made where BLAS runs one thread holds the counts a process with more computes
+    (E[T] is not a BLAS product, whose rounding depends on the threads)."""
+    import subprocess
+    import sys
+
+    from activeeval.estimators.classwise import on_pool
+
+    code = (
+        "import sys, numpy as np; from activeeval.estimators.classwise import on_pool\n"
+        "rng = np.random.default_rng(7); proba = rng.dirichlet(np.full(4, 0.7), 200_000)\n"
+        "c = on_pool(proba, proba.argmax(axis=1), np.full(200_000, 1 / 200_000)).counts\n"
+        "sys.stdout.write(np.concatenate([c.tp, c.pp, c.t]).tobytes().hex())"
+    )
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    one = np.frombuffer(bytes.fromhex(out.stdout), dtype=np.float64)
+    rng = np.random.default_rng(7)
+    proba = rng.dirichlet(np.full(4, 0.7), 200_000)
+    c = on_pool(proba, proba.argmax(axis=1), np.full(200_000, 1 / 200_000)).counts
+    np.testing.assert_array_equal(one, np.concatenate([c.tp, c.pp, c.t]))
+
+
+def test_a_release_before_the_counts_does_not_read_them(tmp_path) -> None:
+    """The counts are stored under a key of their own: a reader of one model's or a pair's
+    summary (a release before them) finds none and reads its pool."""
+    from activeeval.session.summaries import read_pair_summary, read_summary
+
+    models, _ = _classes_pool(500)
+    for pools in (models[0], models):
+        path = tmp_path / f"s{len(np.atleast_1d(pools))}.db"
+        with ae.Session.create(path, pools, "macro_f1", budget=50, seed=0) as s:
+            plan = s._stored.plan
+            assert read_summary(s._store, plan, 0) is None
+            assert read_pair_summary(s._store, plan) is None
+            assert session_report._lean_classes(s._stored, None) is not None
+
+
+# ----------------------------------------------------- the thesis's estimator (snis)
+@pytest.mark.parametrize(
+    ("k", "plan", "measure", "n"),
+    [(1, "snis", "f1", 300), (1, "assisted", "precision", 300), (2, "snis", "error_rate", 300),
+     (2, "assisted", "f1", 300), (3, "snis", "f1", 300), (1, "snis", "precision", 3000)],
+)  # fmt: skip
+def test_the_thesis_estimator_reports_from_the_summary_what_its_pool_gives(
+    tmp_path, monkeypatch, k, plan, measure, n
+) -> None:
+    """A session's estimate or comparison by the thesis's estimator (the plan's, or asked
+    for instead of the model-assisted one, and the reverse) reads the summary and the
+    labeled rows, bit for bit the pool's, with every pool read refused; its anytime interval,
+    asked for, reads the pool then by the same estimator (the last case: the census)."""
+    pools, y = (_pool("cat", 3_000)[0], _pool("cat", 3_000)[1]) if k == 1 else _pair(3_000, k=k)
+    path = tmp_path / "s.db"
+    with ae.Session.create(path, pools, measure, budget=n, seed=3, estimator=plan) as s:
+        while ids := s.next_batch(100):
+            s.record({i: y[i] for i in ids})
+        whole = _on_the_pool_by_estimator(s)
+        anytime = whole["snis"].confidence_interval(method="anytime") if k < 3 else None
+    with monkeypatch.context() as mp:
+        _no_pool(mp)
+        with ae.Session.open(path) as s2:
+            lean = {how: s2.estimate(estimator=how) if k == 1 else s2.compare(estimator=how)
+                    for how in ("snis", "assisted")}  # fmt: skip
+    for how in ESTIMATORS:
+        _assert_same_report(lean[how], whole[how])
+    if anytime is not None:  # the store is open again by path: the pool's terms, by snis
+        assert lean["snis"].confidence_interval(method="anytime") == anytime
+
+
+def test_the_thesis_estimator_under_a_rule_looks_at_its_pool(tmp_path) -> None:
+    """Under a stopping rule the summary serves the model-assisted estimator's looks only:
+    a plan of the thesis's estimator (or that estimator asked for) reads its pool."""
+    pred, y = _pool("cat", 3_000)
+    path = tmp_path / "s.db"
+    with ae.Session.create(path, pred, "f1", budget=300, seed=3, target_width=0.3,
+                           estimator="snis") as s:  # fmt: skip
+        s.record({i: y[i] for i in s.next_batch(100)})
+        assert session_report._lean(s._stored, 0, None, None) is None
+        assert session_report._lean(s._stored, 0, "assisted", None) is not None
+    with ae.Session.create(tmp_path / "a.db", pred, "f1", budget=300, seed=3,
+                           target_width=0.3) as s:  # fmt: skip
+        assert session_report._lean(s._stored, 0, "snis", None) is None
+        assert session_report._lean(s._stored, 0, None, None) is not None

@@ -175,8 +175,9 @@ def test_altered_pool_is_detected_by_the_fingerprint(tmp_path: Path) -> None:
     conn.close()
     # Opening reads no whole-pool column; the first command that reads the pool checks it
     # (the default estimate reads the pool summary and the labeled rows instead: not this).
+    features = np.random.default_rng(0).random((len(proba), 2))
     for read in (
-        lambda s: s.estimate(estimator="snis"),
+        lambda s: s.estimate(features=features),
         lambda s: s.ids,
         lambda s: s.predictives,
         lambda s: s.q,

@@ -391,3 +391,28 @@ def test_the_fingerprint_fed_in_chunks_is_the_one_of_whole_arrays(ids: str, monk
         h.rows(a[:13])
         h.rows(a[13:])
     assert h.finish(costs) == whole
+
+
+@pytest.mark.parametrize(
+    ("measure", "n_models", "method"),
+    [("macro_f1", 1, "active"), ("balanced_accuracy", 2, "active"),
+     ("weighted_f1", 2, "active_risk")],
+)  # fmt: skip
+def test_a_multi_class_average_streams(
+    measure: str, n_models: int, method: str, tmp_path, monkeypatch
+) -> None:
+    """The multi-class averages' q* (the counts S over the pool, then the influences at S)
+    is computed a chunk at a time: the streamed store is the whole-file store, byte for
+    byte, and holds the counts its estimates read."""
+    pools = []
+    for j in range(n_models):
+        rng = np.random.default_rng(j)
+        proba = rng.dirichlet(np.full(3, 0.8), 403)
+        frame = pd.DataFrame({"id": np.arange(403), **{f"p_{c}": proba[:, c] for c in range(3)}})
+        pools.append(_write(frame, tmp_path / f"m{j}.parquet"))
+    args = ("--measure", measure, "--budget", "40", "--method", method)
+    whole, streamed = _whole_and_streamed(tmp_path, pools, args, monkeypatch)
+    assert whole.exit_code == 0, whole.output  # type: ignore[attr-defined]
+    assert streamed.exit_code == 0, streamed.output  # type: ignore[attr-defined]
+    tables = _tables(tmp_path / "streamed.db")
+    assert tables == _tables(tmp_path / "whole.db") and len(tables["summaries"]) == 1

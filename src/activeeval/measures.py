@@ -1621,7 +1621,10 @@ class ClasswiseMeasure(Measure):
         UnknownOptionError
             When the predictions are not class probabilities.
         """
-        cat = as_categorical(predictive, self.name)
+        # the classes from one row: a mixture is not collapsed over the pool (nor a store
+        # being built read whole) for its labels
+        row = predictive._chunk(slice(0, 1)) if isinstance(predictive, Predictive) else predictive
+        cat = as_categorical(row, self.name)
         return _with_classes(self, tuple(cat.labels.tolist()))
 
     def value_and_grad(self, c: Counts) -> tuple[Any, Gradient]:
@@ -1953,6 +1956,35 @@ def model_counts(proba: NDArray[np.float64], f: NDArray[np.intp], p: NDArray[np.
     return Counts(tp=tp, pp=pp, t=p @ proba)
 
 
+def pool_counts(chunks: Any, k: int) -> Counts:
+    """The counts of :func:`model_counts` (eq. 4.21: E[TP], PP, E[T] per class) over the
+    pool given a chunk of rows at a time (class probabilities, decision columns, p), the
+    chunks' counts added in row order from zero, so that a pool in memory and one read a
+    chunk at a time (a session's store, a streamed pool file) give the same floats
+    (:func:`pool_counts_of_decisions`)."""
+    return pool_counts_of_decisions(((pr, (f,), p) for pr, f, p in chunks), k)[0]
+
+
+def pool_counts_of_decisions(chunks: Any, k: int) -> list[Counts]:
+    """:func:`pool_counts` for several decisions at once (chunks of class probabilities,
+    a tuple of decision columns, p): one pass. E[T] is summed by numpy, not as
+    model_counts' BLAS product, whose rounding depends on its number of threads (a store
+    made on one machine and read on another would not be the pool's to the bit), over rows
+    in C order whatever the input's (numpy's sum follows the memory layout)."""
+    out: list[list[NDArray[np.float64]]] = []
+    for proba, fs, p in chunks:
+        proba = np.ascontiguousarray(proba)
+        if not out:
+            out = [[np.zeros(k), np.zeros(k), np.zeros(k)] for _ in fs]
+        rows = np.arange(proba.shape[0])
+        t = (p[:, None] * proba).sum(axis=0)
+        for acc, f in zip(out, fs, strict=True):
+            acc[0] += np.bincount(f, weights=p * proba[rows, f], minlength=k)
+            acc[1] += np.bincount(f, weights=p, minlength=k)
+            acc[2] += t
+    return [Counts(tp=tp, pp=pp, t=t) for tp, pp, t in out]
+
+
 def intrinsic(meas: ClasswiseMeasure, proba: NDArray[np.float64], f: NDArray[np.intp],
               p: NDArray[np.float64]) -> Any:  # fmt: skip
     """Ǧ: the measure's value if p(y | x) were the model's (eq. 4.21)."""
@@ -1961,11 +1993,12 @@ def intrinsic(meas: ClasswiseMeasure, proba: NDArray[np.float64], f: NDArray[np.
 
 def _influences(
     meas: ClasswiseMeasure, proba: NDArray[np.float64], f: NDArray[np.intp],
-    p: NDArray[np.float64],
+    p: NDArray[np.float64], counts: Counts | None = None,
 ) -> NDArray[np.float64]:  # fmt: skip
     """ψ(x, j) = ∇G·(c(x, j) − S) for every instance and label, (m, K), at the counts S
-    the model ``proba`` expects for the decision ``f`` (a measure of one value)."""
-    s = model_counts(proba, f, p)
+    the model ``proba`` expects for the decision ``f`` (a measure of one value); ``counts``:
+    S over the whole pool where these rows are a chunk of it."""
+    s = model_counts(proba, f, p) if counts is None else counts
     _value, (dtp, dpp, dt) = meas.value_and_grad(s)
     m, k = proba.shape
     center = float(dtp @ s.tp + dpp @ s.pp + dt @ s.t)
@@ -1980,12 +2013,15 @@ def difference_influence_moment(
     proba: NDArray[np.float64],
     fs: tuple[NDArray[np.intp], NDArray[np.intp]],
     p: NDArray[np.float64],
+    counts: tuple[Counts, Counts] | None = None,
 ) -> NDArray[np.float64]:
     """E[(ψ₀ − ψ₁)² | x] per pool instance under ``proba`` (the models' mixture, eq. 5.11),
     each model's influence at the counts the mixture expects for its decision (eq. 5.12):
     the integrand of the optimal comparison distribution (Thm 5.1, eq. 5.5) for a function
-    of several ratios. O(m·K)."""
-    d = _influences(meas, proba, fs[0], p) - _influences(meas, proba, fs[1], p)
+    of several ratios. O(m·K). ``counts``: both counts over the whole pool where these rows
+    are a chunk of it."""
+    c0, c1 = (None, None) if counts is None else counts
+    d = _influences(meas, proba, fs[0], p, c0) - _influences(meas, proba, fs[1], p, c1)
     return np.einsum("ij,ij,ij->i", proba, d, d)
 
 
@@ -1994,18 +2030,20 @@ def influence_second_moment(
     proba: NDArray[np.float64],
     f: NDArray[np.intp],
     p: NDArray[np.float64],
+    counts: Counts | None = None,
 ) -> NDArray[np.float64]:
     """E[Σ_g ψ_g(x, y)² | x] per pool instance under the model, ψ_g = ∇G_g · (c(x, y) − S)
     at the model's own counts S — the integrand of q* (eq. 4.6 with ψ for w(ℓ − G)); the
-    sum runs over the K values of a per-class measure, one term otherwise.
+    sum runs over the K values of a per-class measure, one term otherwise. ``counts``: S
+    over the whole pool where these rows are a chunk of it.
 
     With ∇G = (a, b, d) for (PP, T, TP) and c(x, y = j) the indicators
     1[f = k], 1[j = k], 1[f = j = k]: ψ(x, j) = a_f − ∇G·S + b_j + d_j 1[f = j].
     O(m·K) time and memory."""
     if not meas.vector:
-        psi = _influences(meas, proba, f, p)
+        psi = _influences(meas, proba, f, p, counts)
         return np.einsum("ij,ij,ij->i", proba, psi, psi)
-    s = model_counts(proba, f, p)
+    s = model_counts(proba, f, p) if counts is None else counts
     _value, (dtp, dpp, dt) = meas.value_and_grad(s)
     m, k = proba.shape
     rows = np.arange(m)

@@ -56,9 +56,11 @@ from .measures import (
     floored,
     get_measure,
     influence_second_moment,
+    pool_counts,
+    pool_counts_of_decisions,
 )
 from .methods import COMPARISON_METHODS, DEFAULT_FLOOR, DEFAULT_MIX, SAMPLING_METHODS
-from .predictive import Mixture, Predictive, as_predictive
+from .predictive import Mixture, Predictive, as_predictive, first_part
 from .probability_measures import ProbabilityMeasure
 from .ranking import GradedRelevance, ranking_distribution
 
@@ -361,10 +363,14 @@ def influence_moment(
     if isinstance(meas, ClasswiseMeasure):
         # A function of several ratios: eq. 4.6 with its influence ψ for w(ℓ − G), under the
         # model's probabilities floored: each class keeps floor/K, so no instance is certain.
-        cat = as_categorical(pred_dist, meas.name)
-        proba = floored(cat.proba, floor)
-        a = influence_second_moment(meas, proba, decision_index(cat, prediction), p)
-        return a, np.ones(cat.n, dtype=bool), True
+        # A chunk of the pool at a time: the counts S the model expects (a pass), then ψ.
+        parts = _class_chunks(pred_dist, meas.name, prediction, p, floor)
+        counts = pool_counts(((pr, f, pp) for _, pr, f, pp in parts()), _n_classes(pred_dist))
+        m = pred_dist.n
+        a = np.empty(m)
+        for rows, pr, f, pp in parts():
+            a[rows] = influence_second_moment(meas, pr, f, pp, counts)
+        return a, np.ones(m, dtype=bool), True
     if isinstance(meas, ProbabilityMeasure):
         # A measure of the probabilities themselves: eq. 4.6 with its influence ψ, y drawn
         # from the model's probabilities floored as for the multi-class averages.
@@ -402,6 +408,35 @@ def influence_moment(
     if scaled and not meas.regular:
         a /= scale**2
     return a, mask, meas.regular
+
+
+def _class_chunks(
+    pred_dist: Predictive, name: str, prediction: ArrayLike | None, p: NDArray[np.float64],
+    floor: float,
+) -> Any:  # fmt: skip
+    """A function giving, a chunk of the pool at a time, the rows, the class probabilities
+    (floored by ``floor``), the decision's class columns and p there: what the multi-class
+    averages' q* reads (the counts S over the pool, then the influences at S)."""
+    decision = None if prediction is None else np.asarray(prediction)
+    if decision is not None and decision.shape != (pred_dist.n,):
+        raise ShapeError(
+            f"prediction: expected one decision per pool instance, shape ({pred_dist.n},); "
+            f"got shape {decision.shape}."
+        )
+
+    def parts() -> Any:
+        for rows in row_chunks(pred_dist.n):
+            part, f = _rows_of(pred_dist, decision, rows)
+            cat = as_categorical(part, name)
+            proba = np.ascontiguousarray(floored(cat.proba, floor))  # sums in C order
+            yield rows, proba, decision_index(cat, f), p[rows]
+
+    return parts
+
+
+def _n_classes(pred_dist: Predictive) -> int:
+    """The number of classes of a classifier (a mixture's first component's)."""
+    return int(np.asarray(first_part(pred_dist).labels).shape[0])
 
 
 def _rows_of(
@@ -1013,6 +1048,29 @@ def sampling_distribution(
 
 
 # ------------------------------------------------------------------------- comparisons
+def _pair_class_moment(
+    meas: ClasswiseMeasure, mixture: Predictive, models: tuple[Predictive, Predictive],
+    p: NDArray[np.float64],
+) -> NDArray[np.float64]:  # fmt: skip
+    """:func:`~activeeval.measures.difference_influence_moment` a chunk of the pool at a
+    time: both models' counts under the mixture over the pool (one pass), then the
+    influences at them."""
+    m = mixture.n
+
+    def parts() -> Any:
+        for rows in row_chunks(m):
+            cat = as_categorical(mixture._chunk(rows), meas.name)
+            fs = tuple(decision_index(cat, md._chunk(rows).point_prediction()) for md in models)
+            yield rows, np.ascontiguousarray(cat.proba), fs, p[rows]  # sums in C order
+
+    k = _n_classes(mixture)  # both models' counts in one pass
+    counts = tuple(pool_counts_of_decisions(((pr, fs, pp) for _, pr, fs, pp in parts()), k))
+    out = np.empty(m)
+    for rows, pr, fs, pp in parts():
+        out[rows] = difference_influence_moment(meas, pr, fs, pp, counts)  # type: ignore[arg-type]
+    return out
+
+
 def _pair_moment(
     meas: Measure,
     mixture: Predictive,
@@ -1025,12 +1083,7 @@ def _pair_moment(
     """E[(ψ_i − ψ_j)² | x] under ``mixture`` with intrinsic centers (eq. 5.12), the models'
     decisions f(x) being ``models``' point predictions; a chunk of the pool at a time."""
     if isinstance(meas, ClasswiseMeasure):  # a function of several ratios: its influences
-        cat = as_categorical(mixture, meas.name)
-        fs = (
-            decision_index(cat, models[i].point_prediction()),
-            decision_index(cat, models[j].point_prediction()),
-        )
-        return difference_influence_moment(meas, cat.proba, fs, p)
+        return _pair_class_moment(meas, mixture, (models[i], models[j]), p)
     m = mixture.n
     sums = np.zeros((2, 2))  # per model: E[w], E[wℓ] under the mixture
     for rows in row_chunks(m):

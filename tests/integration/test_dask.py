@@ -477,8 +477,31 @@ def test_a_dask_sessions_arguments_are_checked_as_numpys(
         Session.create(tmp_path / "d.db", dd.from_pandas(frame.assign(label=0), npartitions=2),
                        "f1", 50)  # fmt: skip
     with pytest.raises(UnknownOptionError, match="needs the whole pool in memory"):
-        Session.create(tmp_path / "e.db", pool, "macro_f1", 50)
+        Session.create(tmp_path / "e.db", [pool, pool], "f1", 50, method="active_0")
     assert not any((tmp_path / f"{x}.db").exists() for x in "abcde")
+
+
+def test_a_multi_class_average_session_of_a_dask_pool_is_the_numpy_store(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A multi-class average's q* (the counts over the pool, then the influences at them)
+    and its stored counts come a partition at a time: the store the pool in NumPy writes,
+    byte for byte, for one model and a pair."""
+    from activeeval import io
+    from activeeval.session import Session
+
+    monkeypatch.setattr(io, "STREAM_ROWS", 700)
+    monkeypatch.setattr(streaming_mod, "_in_memory", _refused)
+    rng = np.random.default_rng(21)
+    a, b = (rng.dirichlet(np.full(3, 0.8), 3_000) for _ in range(2))
+    for name, numpy_pools, dask_pools in [
+        ("one", a, da.from_array(a, chunks=1_000)),
+        ("pair", [a, b], [da.from_array(a, chunks=900), da.from_array(b, chunks=1_300)]),
+    ]:
+        Session.create(tmp_path / f"{name}_n.db", numpy_pools, "macro_f1", 60, seed=3).close()
+        Session.create(tmp_path / f"{name}_d.db", dask_pools, "macro_f1", 60, seed=3).close()
+        got = _store_tables(tmp_path / f"{name}_d.db")
+        assert got == _store_tables(tmp_path / f"{name}_n.db") and len(got["summaries"]) == 1
 
 
 def test_evaluates_options_and_messages_as_numpy(client: Any) -> None:

@@ -24,6 +24,7 @@ by their self-normalized means, the linearized variance is
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar, NamedTuple
@@ -31,6 +32,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._chunks import row_chunks
 from .._validation import check_level, check_option, pool_distribution
 from ..errors import ShapeError
 from ..measures import (
@@ -40,7 +42,7 @@ from ..measures import (
     as_categorical,
     decision_index,
     get_measure,
-    model_counts,
+    pool_counts,
 )
 from ..methods import ESTIMATORS, VARIANCE_METHODS
 from ..predictive import Categorical, as_predictive
@@ -382,7 +384,51 @@ def classwise_estimate(
     f = decision_index(cat, prediction)
     idx, y, qd = checked_draws(cat, indices, labels, q, p)
     jackknife = check_option(variance, VARIANCE_METHODS, "variance") == "jackknife"
-    return _estimate(meas, cat.proba, f, p, idx, y, qd, estimator == "assisted", lv, jackknife)
+    at = ClassDraws(cat.proba[idx], f[idx], p[idx])
+    return _estimate(meas, on_pool(cat.proba, f, p), at, idx, y, qd, estimator == "assisted",
+                     lv, jackknife)  # fmt: skip
+
+
+class PoolCounts(NamedTuple):
+    """What the estimators of class labels read from the whole pool for one model: the
+    counts it expects of itself under the test distribution (:func:`pool_counts`), and the
+    number of instances with test mass (labeling all of them is a census). A session stores
+    them at ``init`` and estimates from them and the labeled rows."""
+
+    counts: Counts
+    n_mass: int
+
+
+class ClassDraws(NamedTuple):
+    """A model at the draws: its class probabilities (n, K), its decision's class column, and
+    the test distribution p there."""
+
+    proba: NDArray[np.float64]
+    f: NDArray[np.intp]
+    p: NDArray[np.float64]
+
+
+def pool_counts_of(
+    chunks: Iterable[tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.float64]]], k: int
+) -> PoolCounts:
+    """:class:`PoolCounts` of a model over the pool given a chunk of rows at a time (as
+    :func:`pool_counts`)."""
+    n_mass = 0
+
+    def counted() -> Any:
+        nonlocal n_mass
+        for proba, f, p in chunks:
+            n_mass += int(np.count_nonzero(p))
+            yield proba, f, p
+
+    counts = pool_counts(counted(), k)
+    return PoolCounts(counts, n_mass)
+
+
+def on_pool(proba: NDArray[np.float64], f: NDArray[np.intp], p: NDArray[np.float64]) -> PoolCounts:
+    """:class:`PoolCounts` of a model over the pool in memory (``p`` summing to one)."""
+    chunks = ((proba[rows], f[rows], p[rows]) for rows in row_chunks(f.shape[0]))
+    return pool_counts_of(chunks, proba.shape[1])
 
 
 def checked_draws(
@@ -431,33 +477,33 @@ class _Fit(NamedTuple):
 
 def _fit(
     meas: ClasswiseMeasure,
-    proba: NDArray[np.float64],
-    f: NDArray[np.intp],
-    p: NDArray[np.float64],
+    pool: PoolCounts,
+    at: ClassDraws,
     idx: NDArray[np.intp],
     y: NDArray[np.intp],
     qd: NDArray[np.float64],
     assisted: bool,
     jackknife: bool = True,
 ) -> _Fit:
-    """The estimate on trusted arrays: class columns ``f`` (pool) and ``y`` (draws);
-    ``jackknife``: the leave-one-draw-out variance, else the linearized (delta) one."""
-    k = proba.shape[1]
-    uniq, first = np.unique(idx, return_index=True)
+    """The estimate on trusted arrays: the pool's counts ``pool``, the model at the draws
+    ``at``, the draws' class columns ``y``; ``jackknife``: the leave-one-draw-out variance,
+    else the linearized (delta) one."""
+    k = at.proba.shape[1]
+    _, first = np.unique(idx, return_index=True)
     seen = np.bincount(y, minlength=k) > 0
-    if np.count_nonzero(p) == np.count_nonzero(p[uniq]):  # every unit with mass labeled
-        pu, fu, yu = p[uniq], f[uniq], y[first]
+    fd = at.f
+    if pool.n_mass == np.count_nonzero(at.p[first]):  # every unit with mass labeled
+        pu, fu, yu = at.p[first], fd[first], y[first]
         counts = Counts(
             tp=np.bincount(fu[fu == yu], weights=pu[fu == yu], minlength=k),
-            pp=np.bincount(f, weights=p, minlength=k),
+            pp=pool.counts.pp,
             t=np.bincount(yu, weights=pu, minlength=k),
         )
         value, _ = meas.value_and_grad(counts)
         zero = np.zeros(np.shape(value) or (1,))
         return _Fit(value, None, zero, zero, None, census=True)
-    v = p[idx] / qd
+    v = at.p / qd
     total = float(v.sum())
-    fd = f[idx]
     hit = fd == y
     snis = Counts(
         tp=np.bincount(y[hit], weights=v[hit], minlength=k) / total,
@@ -471,8 +517,8 @@ def _fit(
         var = (v[:, None] ** 2 * (a + d) ** 2).sum(axis=0) / total**2
         model = pd = None
     else:
-        model = model_counts(proba, f, p)
-        pd = proba[idx]
+        model = pool.counts
+        pd = at.proba
         mbar_tp = np.bincount(fd, weights=v * pd[np.arange(idx.size), fd], minlength=k) / total
         mbar_t = v @ pd / total
         # The coefficients are tuned at the thesis's counts (λ = 0), then fixed.
@@ -517,9 +563,8 @@ def _per_class(coef: NDArray[np.float64], k: int) -> NDArray[np.float64]:
 
 def _estimate(
     meas: ClasswiseMeasure,
-    proba: NDArray[np.float64],
-    f: NDArray[np.intp],
-    p: NDArray[np.float64],
+    pool: PoolCounts,
+    at: ClassDraws,
     idx: NDArray[np.intp],
     y: NDArray[np.intp],
     qd: NDArray[np.float64],
@@ -528,12 +573,12 @@ def _estimate(
     jackknife: bool = True,
 ) -> ClasswiseEstimate | PerClassEstimate:
     """:func:`classwise_estimate` on trusted arrays (see :func:`_fit`)."""
-    fit = _fit(meas, proba, f, p, idx, y, qd, assisted, jackknife)
+    fit = _fit(meas, pool, at, idx, y, qd, assisted, jackknife)
     n_labels, n_draws = int(np.unique(idx).size), int(idx.size)
     if fit.census:
         return _result(meas, fit.value, 0.0 * np.asarray(fit.value), n_draws, n_labels,
                        float(n_labels), level, census=True, coef=fit.coef)  # fmt: skip
-    v = p[idx] / qd
+    v = at.p / qd
     se = np.sqrt(fit.var) if meas.vector else float(np.sqrt(np.ravel(fit.var)[0]))
     n_eff = float(v.sum()) ** 2 / float((v * v).sum())
     return _result(meas, fit.value, se, n_draws, n_labels, n_eff, level, census=False,
@@ -542,9 +587,8 @@ def _estimate(
 
 def _paired(
     meas: ClasswiseMeasure,
-    probas: tuple[NDArray[np.float64], NDArray[np.float64]],
-    fs: tuple[NDArray[np.intp], NDArray[np.intp]],
-    p: NDArray[np.float64],
+    pools: tuple[PoolCounts, PoolCounts],
+    ats: tuple[ClassDraws, ClassDraws],
     idx: NDArray[np.intp],
     y: NDArray[np.intp],
     qd: NDArray[np.float64],
@@ -555,7 +599,7 @@ def _paired(
     :func:`_fit` (its own probabilities its control variate), the standard error of Δ the
     jackknife's over the paired leave-one-out differences (the draws are shared, so their
     dependence is kept), the Wald p-value (eq. 3.23–3.24)."""
-    fits = [_fit(meas, pr, f, p, idx, y, qd, assisted) for pr, f in zip(probas, fs, strict=True)]
+    fits = [_fit(meas, pl, at, idx, y, qd, assisted) for pl, at in zip(pools, ats, strict=True)]
     ga, gb = (float(np.ravel(ft.value)[0]) for ft in fits)
     diff = _difference(ga, gb)
     n_labels, n_draws = int(np.unique(idx).size), int(idx.size)

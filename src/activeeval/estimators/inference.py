@@ -1378,7 +1378,8 @@ class _Tukey:
     """What Tukey's studentized range (``scipy.stats.studentized_range``, n − 1 degrees of
     freedom) reads for a :class:`MultipleComparison`: each pair's statistic ``q`` (``ties``:
     a zero difference, p = 1) and the range statistic, whose p-value is ``range_p`` where it
-    is known without the distribution."""
+    is known without the distribution; ``known``: each pair's p-value where it is known so
+    (a census: the exact values differ, 0, or tie, 1)."""
 
     q: NDArray[np.float64]
     ties: NDArray[np.bool_]
@@ -1386,8 +1387,11 @@ class _Tukey:
     df: int
     range_stat: float
     range_p_known: float | None
+    known: NDArray[np.float64] | None = None
 
     def pairs(self) -> NDArray[np.float64]:
+        if self.known is not None:
+            return self.known
         from scipy import stats  # here only: scipy.stats is slow to import
 
         p = np.where(
@@ -1436,6 +1440,9 @@ class MultipleComparison:
     feature_power : float or None
         As for ``Comparison``: λ_s of the pool features' smoothed residuals, tuned for
         all pairwise differences at once; None without features.
+    census : bool
+        Every instance with test mass is labeled: the estimates are the models' exact
+        values, every standard error 0, and each pair's p-value 0 (1 on an exact tie).
 
     See Also
     --------
@@ -1469,6 +1476,7 @@ class MultipleComparison:
     greater_is_better: bool
     measure: str = ""
     feature_power: float | None = None
+    census: bool = False
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Unpickle; one pickled before the studentized range waited until read holds the
@@ -1652,21 +1660,28 @@ def _multiple_from_influence(
     n_labels: int,
     measure: Measure,
     n_draws: int | None = None,
+    census: bool = False,
 ) -> MultipleComparison:
     """The pairwise table and range test from k estimates and their per-row influences
     u (n, k): Var[Ĝ_a − Ĝ_b] = Σ_i (u_ia − u_ib)² (any linearized estimator; rows are draws,
-    or distinct instances of a without-replacement sample, then ``n_draws`` counts draws)."""
+    or distinct instances of a without-replacement sample, then ``n_draws`` counts draws).
+    ``census``: ``g`` are the exact values (every instance with test mass labeled) and u is
+    zero — each pair's p-value 0, 1 on an exact tie, with no warning of a zero standard
+    error (it is exact, not degenerate)."""
     k = int(g.shape[0])
     n = int(u.shape[0])
     if np.isnan(g).any():
-        _warn_undefined(measure.name)
+        _warn_undefined(measure.name, census=census)
     a_idx, b_idx = np.triu_indices(k, 1)
     diff = _difference(g[a_idx], g[b_idx])
     du = u[:, a_idx] - u[:, b_idx]
     se = np.sqrt(np.einsum("ij,ij->j", du, du))
-    pv = np.array(
-        [_wald_p_value(float(d), float(e), measure.name) for d, e in zip(diff, se, strict=True)]
-    )
+    if census:  # as _exact_comparison: exact values differ or tie
+        pv = np.where(np.isnan(diff), np.nan, np.where(diff == 0.0, 1.0, 0.0))
+    else:
+        pv = np.array(
+            [_wald_p_value(float(d), float(e), measure.name) for d, e in zip(diff, se, strict=True)]
+        )
     # Each pair has its own paired standard error with n − 1 degrees of freedom, so the
     # studentized range is referred to n − 1 (conservative next to the pooled (n−1)(k−1)).
     df = max(n - 1, 1)
@@ -1699,14 +1714,18 @@ def _multiple_from_influence(
     else:
         range_stat = math.sqrt(2.0) * rng / (s_k * bessel)
     stderrs = np.sqrt(np.einsum("ij,ij->j", u, u))
+    if census:  # exact where defined
+        stderrs = np.where(np.isnan(g), np.nan, stderrs)
+        table["stderr"] = np.where(np.isnan(diff), np.nan, se)
     return MultipleComparison(
         estimates=g,
         stderrs=stderrs,
         _table=table,
         range_statistic=range_stat,
-        _tukey=_Tukey(q_stat, diff == 0.0, k, df, range_stat, range_p),
+        _tukey=_Tukey(q_stat, diff == 0.0, k, df, range_stat, range_p, pv if census else None),
         n_draws=n if n_draws is None else n_draws,
         n_labels=n_labels,
         greater_is_better=measure.greater_is_better,
         measure=measure.name,
+        census=census,
     )

@@ -74,13 +74,16 @@ from .assisted import (
     assisted_multiple_comparison,
     assisted_paired_test,
 )
+from .classwise import ClassDraws, PoolCounts
 from .classwise import _estimate as _classwise_estimate
 from .classwise import _paired as _classwise_paired
+from .classwise import on_pool as _on_pool
 from .inference import (
     Comparison,
     Estimate,
     ScoreCurve,
     _difference,
+    _multiple_from_influence,
     _warn_undefined,
     estimate,
     multiple_comparison,
@@ -242,19 +245,26 @@ def summary_static_estimate(
     draw_q: NDArray[np.float64],
     level: float,
     score: bool = True,
+    estimator: str = "assisted",
 ) -> tuple[Estimate, str]:
-    """:meth:`PlainPool.estimate` of the default (the model-assisted estimator, no features,
-    a static q, a session's uniform test distribution) from the model's pool summary ``s``
+    """:meth:`PlainPool.estimate` of a static q (no features, a session's uniform test
+    distribution) by ``estimator`` from the model's pool summary ``s``
     (:mod:`~activeeval.estimators.summary`) and the labeled rows — ``pred`` gives the model at
     the drawn rows (``take``), ``draw_q`` each draw's q — bit for bit what the pool's arrays
-    give (tested), without reading them."""
+    give (tested), without reading them. The thesis's estimator (``"snis"``, eq. 3.31)
+    reads of the pool only whether the labels are a census."""
     units, first = np.unique(draws, return_index=True)
     f = pred.take(units).point_prediction()
     p = uniform(s.size)  # a session's test distribution (rep.pool_weights)
     if int(np.count_nonzero(meas.weight_can_be_positive(f) & (p[units] > 0))) == s.n_domain:
         est: Estimate = _census_of(meas, f, y[first], p[units], int(draws.shape[0]), level)
+        if estimator != "assisted":
+            return est, "wald"
         est = _as_assisted_census(est)
         return est, "logit" if est.binary_loss else "wald"
+    if estimator != "assisted":  # as _static_estimate
+        return estimate(meas, pred.take(draws), y, draw_q, p=p[draws], indices=draws,
+                        level=level), "wald"  # fmt: skip
     n = int(units.shape[0])
     t = s.time.time(n)  # once: the estimate and its tempered curve share it
     est = summary_estimate(meas, pred, s, draws, y, draw_q, level, t)
@@ -467,16 +477,12 @@ def _compare_sample(
     caller)."""
     meas, q, pw, level = rep.measure, rep.q, rep.pool_weights, rep.level
     support_mass, features = rep.support_mass, rep.features
-    if census and len(preds) == 2 and support_mass == 1.0:
+    if census and support_mass == 1.0:
         units, first = np.unique(draws, return_index=True)
         if _covers(units, pw > 0):
             f_at = [pr.take(units).point_prediction() for pr in preds]
             exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
-            cmp = _exact_comparison(exact, draws.shape[0], units.shape[0], level, meas)
-            cmp = _unused_features(cmp, features)  # exact: no control variate, features unused
-            return ComparisonOutcome(
-                cmp.difference, cmp.stderr, cmp.p_value, cmp.best, np.array(exact), cmp
-            )
+            return exact_outcome(exact, draws.shape[0], units.shape[0], level, meas, features)
     at = [p.take(draws) for p in preds]
     if len(preds) == 2 and rep.estimator == "assisted":
         c = assisted_paired_test(
@@ -506,6 +512,25 @@ def _compare_sample(
         mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
     scores = _model_scores(rep, preds, draws, y) if rep.estimator == "assisted" else None
     return multiple_outcome(mc, scores)
+
+
+def exact_outcome(
+    exact: Sequence[float], n_draws: int, n_labels: int, level: float, meas: Measure,
+    features: Any = None,
+) -> ComparisonOutcome:  # fmt: skip
+    """The comparison of models whose ``exact`` values are known, every instance with test
+    mass labeled (a census): the pair's exact Δ, or for more models the exact multiple
+    comparison, every standard error 0 and no warning of a degenerate interval."""
+    if len(exact) == 2:
+        cmp = _exact_comparison(exact, n_draws, n_labels, level, meas)
+        cmp = _unused_features(cmp, features)  # exact: no control variate, features unused
+        return ComparisonOutcome(
+            cmp.difference, cmp.stderr, cmp.p_value, cmp.best, np.array(exact), cmp
+        )
+    g = np.array(exact, dtype=np.float64)
+    zero = np.zeros((n_labels, g.shape[0]))
+    mc = _multiple_from_influence(g, zero, n_labels, meas, n_draws=n_draws, census=True)
+    return multiple_outcome(_unused_features(mc, features))
 
 
 def multiple_outcome(mc: Any, scores: Any = None) -> ComparisonOutcome:
@@ -1129,10 +1154,21 @@ def summary_outcome(
     labels: NDArray[Any],
     draw_q: NDArray[np.float64],
     level: float,
+    estimator: str = "assisted",
 ) -> ComparisonOutcome:
     """The comparison of the models at the drawn rows ``preds`` from their summary, as
     :func:`_compare_sample` gives it on the sample (no census, no tempered curves): the
-    paired test of two, the best against the runner-up of more."""
+    paired test of two, the best against the runner-up of more; by the thesis's estimator
+    (``"snis"``) from the drawn rows alone."""
+    if estimator != "assisted":
+        at = [pr.take(draws) for pr in preds]
+        p = uniform(s.size)[draws]  # a session's test distribution
+        if len(preds) == 2:
+            c = paired_test(meas, at, labels, draw_q, p=p, indices=draws, level=level)
+            return ComparisonOutcome(
+                c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
+            )
+        return multiple_outcome(multiple_comparison(meas, at, labels, draw_q, p=p, indices=draws))
     if len(preds) == 2:
         c = summary_paired_test(meas, preds, s, draws, labels, draw_q, level)
         return ComparisonOutcome(
@@ -1350,9 +1386,10 @@ class ClasswisePool(PlainPool):
 
     def __init__(self, models: Sequence[Any], measure: Any, pool_weights: NDArray[Any]) -> None:
         super().__init__(models, measure, pool_weights)
-        # each model's class probabilities (a mixture collapsed) and decision columns, once:
-        # a session's trajectory asks for an estimate at every look
+        # each model's class probabilities (a mixture collapsed), decision columns and pool
+        # counts, once: a session's trajectory asks for an estimate at every look
         self._arrays_of: dict[int, tuple[Categorical, NDArray[np.intp]]] = {}
+        self._counts_of: dict[int, PoolCounts] = {}
 
     @classmethod
     def refuse(cls, measure: Any, **given: Any) -> None:
@@ -1387,6 +1424,16 @@ class ClasswisePool(PlainPool):
         self._arrays(0)
         return self._arrays_of[0][0].label_index(labels, "labels")
 
+    def counts(self, model: int) -> PoolCounts:
+        """The model's :class:`~.classwise.PoolCounts` (what a session's summary stores)."""
+        if model not in self._counts_of:
+            self._counts_of[model] = _on_pool(*self._arrays(model), self.pool_weights)
+        return self._counts_of[model]
+
+    def _at(self, model: int, draws: NDArray[np.intp]) -> ClassDraws:
+        proba, f = self._arrays(model)
+        return ClassDraws(proba[draws], f[draws], self.pool_weights[draws])
+
     def estimate(
         self,
         rep: Reporting,
@@ -1397,11 +1444,10 @@ class ClasswisePool(PlainPool):
     ) -> tuple[Any, str]:
         """:func:`~.classwise._estimate` of model ``model`` on the draws, reported with the
         logit interval."""
-        proba, f = self._arrays(model)
         qd = rep.q[draws] if draw_q is None else draw_q
         est = _classwise_estimate(
-            self.measure, proba, f, self.pool_weights, draws, self._classes(labels), qd,
-            rep.estimator == "assisted", rep.level,
+            self.measure, self.counts(model), self._at(model, draws), draws,
+            self._classes(labels), qd, rep.estimator == "assisted", rep.level,
         )  # fmt: skip
         return est, "logit"
 
@@ -1417,9 +1463,9 @@ class ClasswisePool(PlainPool):
         """:func:`~.classwise._paired`: two models' difference on the shared draws."""
         _one_q(draw_q)
         self.check_pair(self.measure, len(self.models))
-        (pa, fa), (pb, fb) = self._arrays(0), self._arrays(1)
         c = _classwise_paired(
-            self.measure, (pa, pb), (fa, fb), self.pool_weights, draws, self._classes(labels),
+            self.measure, (self.counts(0), self.counts(1)),
+            (self._at(0, draws), self._at(1, draws)), draws, self._classes(labels),
             rep.q[draws], rep.estimator == "assisted", rep.level,
         )  # fmt: skip
         return ComparisonOutcome(
@@ -1427,10 +1473,24 @@ class ClasswisePool(PlainPool):
         )
 
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
-        raise ShapeError(
-            f"method: {self.measure.name} (a function of several ratios) has no anytime-valid "
+        raise NoSequence(self.measure.name).error()
+
+
+@dataclass(frozen=True)
+class NoSequence:
+    """A result's anytime terms where its measure has none (a function of several ratios):
+    asked for, the refusal saying so."""
+
+    measure: str
+
+    def error(self) -> ShapeError:
+        return ShapeError(
+            f"method: {self.measure} (a function of several ratios) has no anytime-valid "
             "sequence; use a fixed-n interval method."
         )
+
+    def __call__(self) -> DrawTerms:
+        raise self.error()
 
 
 def pool_class(models: Sequence[Any], measure: Any = None) -> type[Pool]:

@@ -174,7 +174,9 @@ class Session:
     def _from_summary(self) -> bool:
         """Whether :meth:`estimate` (of model 0, the defaults) — or, for two models or more,
         :meth:`compare` — reads the stored pool summary instead of the pool (for as many
-        labels as its time summary reaches)."""
+        labels as its time summary reaches; a multi-class average: its stored counts)."""
+        if _report()._lean_classes(self._stored, None) is not None:
+            return True
         if self.plan.n_models >= 2:
             return _report()._lean_pair(self._stored, None, None) is not None
         return _report()._lean(self._stored, 0, None, None) is not None

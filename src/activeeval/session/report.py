@@ -25,8 +25,16 @@ from ..errors import (
     UnknownOptionError,
 )
 from ..estimators.inference import _wald_interval
-from ..estimators.report import LazyTerms, Reporting, _fields, _result_fields, pool_for
+from ..estimators.report import (
+    LazyTerms,
+    NoSequence,
+    Reporting,
+    _fields,
+    _result_fields,
+    pool_for,
+)
 from ..estimators.smoother import DEFAULT_BANDWIDTH, _batched_smoother, _check_bandwidth
+from ..measures import ClasswiseMeasure
 from ..methods import ESTIMATORS
 from ..results import (
     ComparisonResult,
@@ -82,11 +90,7 @@ def _check_estimator(
 ) -> str:
     """The estimator to report (the plan's unless overridden), with ``features`` checked
     for it."""
-    how = (
-        stored.plan.estimator
-        if estimator is None
-        else check_option(estimator, ESTIMATORS, "estimator")
-    )
+    how = _plan_estimator(stored, estimator)
     where = "estimator='snis'" if how == "snis" else ""
     stored.pool.check_features(features, bandwidth, stored.plan.pool_size, where)
     return how
@@ -114,12 +118,19 @@ def estimate(
     (:func:`_lean`), else from the pool."""
     if not 0 <= model < stored.plan.n_models:
         raise ShapeError(f"model: must be in [0, {stored.plan.n_models}), got {model}.")
+    classes = _lean_classes(stored, features)
+    if classes is not None:
+        _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
+        how = _plan_estimator(stored, estimator)
+        idx, dq, y = _data(store, stored, classes.label_dtype)
+        return _class_estimate(stored, classes, model, idx, dq, y, how)
     lean = _lean(stored, model, estimator, features)
     if lean is not None:
         _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
         idx, dq, y = _data(store, stored, lean.label_dtype)
-        if lean.summary.time.covers(int(np.unique(idx).shape[0])):
-            return _lean_estimate(stored, lean, idx, dq, y)
+        how = _plan_estimator(stored, estimator)
+        if _reaches(lean, idx, how):
+            return _lean_estimate(stored, lean, idx, dq, y, how)
         # beyond the time summary's series (tens of thousands of distinct labels): from q
     how = _check_estimator(stored, estimator, features, bandwidth)
     idx, dq, y = _data(store, stored)
@@ -128,21 +139,133 @@ def estimate(
 
 def _lean(stored: StoredPlan, model: int, estimator: str | None, features: ArrayLike | None) -> Any:
     """The model's stored pool summary (:class:`~.summaries.LeanModel`) where it serves this
-    estimate — the plan's model-assisted estimator, no features, one model and one phase of
-    q; with a stopping rule, a summary that keeps its sequences' pool means (whose looks it
-    then serves: :class:`~activeeval.estimators.report.SummaryPool`) — else None. Read
-    once per open."""
+    estimate — either estimator, no features, one model and one phase of q; with a stopping
+    rule, the model-assisted estimator and a summary that keeps its sequences' pool means
+    (whose looks it then serves: :class:`~activeeval.estimators.report.SummaryPool`) — else
+    None. Read once per open."""
     plan = stored.plan
-    if not _summary_serves(stored, estimator, features, 1):
+    if not _summary_serves(stored, features, 1):
         return None
     if model not in stored._lean:
         from .summaries import read_summary
 
         stored._lean[model] = read_summary(stored.store, plan, model)
-    lean = stored._lean[model]
-    if lean is not None and plan.stopping is not None and not _serves_terms(stored, lean):
-        return None  # a rule's looks need the sequences' pool means: the pool's path
+    return _serving(stored, stored._lean[model], estimator)
+
+
+def _serving(stored: StoredPlan, lean: Any, estimator: str | None) -> Any:
+    """``lean`` where it serves the request of ``estimator``: under a stopping rule, the
+    model-assisted estimator with a summary that keeps its sequences' pool means (a rule's
+    looks need them: the pool's path), else None."""
+    if lean is None or stored.plan.stopping is None:
+        return lean
+    if _plan_estimator(stored, estimator) != "assisted" or not _serves_terms(stored, lean):
+        return None
     return lean
+
+
+def _lean_classes(stored: StoredPlan, features: ArrayLike | None) -> Any:
+    """A multi-class average's stored counts (:class:`~.summaries.LeanClasses`) where they
+    serve — no features, one phase of q; either estimator, which reads only the counts and
+    the labeled rows — else None. Read once per open."""
+    plan = stored.plan
+    if features is not None or len(stored.phase_starts) != 1 or plan.ranking:
+        return None
+    if "classes" not in stored._lean:
+        from .codec import _measure_from
+        from .summaries import read_class_summary
+
+        classwise = isinstance(_measure_from(plan.measure_spec), ClasswiseMeasure)
+        stored._lean["classes"] = read_class_summary(stored.store, plan) if classwise else None
+    return stored._lean["classes"]
+
+
+def _plan_estimator(stored: StoredPlan, estimator: str | None) -> str:
+    """The estimator to report: the plan's unless overridden (checked)."""
+    if estimator is None:
+        return stored.plan.estimator
+    return check_option(estimator, ESTIMATORS, "estimator")
+
+
+def _lean_sample(
+    stored: StoredPlan, idx: NDArray[np.intp], dq: NDArray[np.float64], y: NDArray[Any]
+) -> dict[str, Any]:
+    """:func:`_sample` from the store's rows: the cost of the labeled instances from the pool
+    table's rows (:func:`_lean_cost`), not the pool's costs."""
+    plan = stored.plan
+    return {"cost": _lean_cost(stored, np.unique(idx)), "budget": plan.budget,
+            "method": plan.method, "indices": idx, "q": dq, "labels": y,
+            "label_offsets": None}  # fmt: skip
+
+
+def _class_estimate(
+    stored: StoredPlan, lean: Any, model: int, idx: NDArray[np.intp], dq: NDArray[np.float64],
+    y: NDArray[Any], estimator: str,
+) -> EvaluationResult:  # fmt: skip
+    """:func:`_estimate_on` of a multi-class average from its stored counts and the labeled
+    rows (:func:`~activeeval.estimators.classwise._estimate`), bit for bit the pool's."""
+    from ..estimators.classwise import ClasswiseEstimate, _estimate
+    from .codec import _measure_from
+
+    plan = stored.plan
+    meas = _measure_from(plan.measure_spec)  # not stored.measure, which reads the pool
+    assert isinstance(meas, ClasswiseMeasure)  # _lean_classes serves only these
+    sample = _lean_sample(stored, idx, dq, y)
+    if idx.size == 0:
+        return _no_estimate_yet(plan, meas.name, sample)
+    at = lean.at(model, np.unique(idx), idx)
+    ycls = lean.label_index(np.unique(idx), idx, y)
+    est = _estimate(meas, lean.summary.pools[model], at, idx, ycls, dq,
+                    estimator == "assisted", plan.level)  # fmt: skip
+    assert isinstance(est, ClasswiseEstimate)  # a session's average: one number (codec)
+    return EvaluationResult(**_fields(meas, plan.level, est, "logit"), **sample,
+                            anytime_terms=NoSequence(meas.name))  # fmt: skip
+
+
+def _class_compare(
+    stored: StoredPlan, lean: Any, idx: NDArray[np.intp], dq: NDArray[np.float64],
+    y: NDArray[Any], estimator: str,
+) -> ComparisonResult:  # fmt: skip
+    """:func:`_compare_on` of two models by a multi-class average from their stored counts
+    and the labeled rows (:func:`~activeeval.estimators.classwise._paired`)."""
+    from ..estimators.classwise import _paired
+    from .codec import _measure_from
+
+    plan = stored.plan
+    meas = _measure_from(plan.measure_spec)
+    assert isinstance(meas, ClasswiseMeasure)  # _lean_classes serves only these
+    lv = plan.level
+    sample = _lean_sample(stored, idx, dq, y)
+    if idx.size == 0:
+        return _no_comparison_yet(plan, meas.name, sample)
+    units = np.unique(idx)
+    ycls = lean.label_index(units, idx, y)
+    c = _paired(meas, lean.summary.pools, (lean.at(0, units, idx), lean.at(1, units, idx)),
+                idx, ycls, dq, estimator == "assisted", lv)  # fmt: skip
+    return ComparisonResult(
+        float(c.difference), float(c.stderr), float(c.p_value),
+        _wald_interval(c.difference, c.stderr, lv), int(c.best),
+        np.asarray(c.estimates, dtype=float), lv, c.n_labels, c.n_draws, measure=c.measure,
+        comparison=c, value_range=meas.value_range, **sample,
+        anytime_terms=NoSequence(meas.name),
+    )  # fmt: skip
+
+
+def _no_estimate_yet(plan: Any, name: str, sample: dict[str, Any]) -> EvaluationResult:
+    """A summary's estimate before its first label, as :func:`_estimate_on` reports it."""
+    nan = math.nan
+    return EvaluationResult(
+        nan, nan, (nan, nan), plan.level, 0, 0, measure=name, inference=None, **sample
+    )
+
+
+def _no_comparison_yet(plan: Any, name: str, sample: dict[str, Any]) -> ComparisonResult:
+    """A summary's comparison before its first label, as :func:`_compare_on` reports it."""
+    nan = math.nan
+    return ComparisonResult(
+        nan, nan, nan, (nan, nan), 0, np.full(plan.n_models, nan), plan.level, 0, 0,
+        measure=name, comparison=None, **sample,
+    )  # fmt: skip
 
 
 def _serves_terms(stored: StoredPlan, lean: Any) -> bool:
@@ -154,34 +277,30 @@ def _serves_terms(stored: StoredPlan, lean: Any) -> bool:
 
 def _lean_estimate(
     stored: StoredPlan, lean: Any, idx: NDArray[np.intp], dq: NDArray[np.float64],
-    y: NDArray[Any],
+    y: NDArray[Any], estimator: str,
 ) -> EvaluationResult:  # fmt: skip
-    """:func:`_estimate_on` of the default from the pool summary: the labeled rows and their
-    costs read from the store, the pool not at all — nor for the anytime interval and the
-    stopping rule's look where the summary keeps its sequences' pool means
-    (:class:`~activeeval.estimators.report.SummaryPool`); else the anytime interval, asked
-    for, reads the pool then (:class:`_PoolTerms`)."""
+    """:func:`_estimate_on` by ``estimator`` from the pool summary: the labeled rows and
+    their costs read from the store, the pool not at all — nor for the anytime interval and
+    the stopping rule's look where the summary keeps its sequences' pool means
+    (:class:`~activeeval.estimators.report.SummaryPool`: the model-assisted estimator's);
+    else the anytime interval, asked for, reads the pool then (:class:`_PoolTerms`)."""
     from ..estimators.report import SummaryPool, summary_static_estimate
     from .codec import _measure_from
 
     plan = stored.plan
     meas = _measure_from(plan.measure_spec)
     units = np.unique(idx)
-    cost = _lean_cost(stored, units)
-    sample: dict[str, Any] = {"cost": cost, "budget": plan.budget, "method": plan.method,
-                              "indices": idx, "q": dq, "labels": y,
-                              "label_offsets": None}  # fmt: skip
+    sample = _lean_sample(stored, idx, dq, y)
     if idx.size == 0:
-        nan = math.nan
-        return EvaluationResult(
-            nan, nan, (nan, nan), plan.level, 0, 0, measure=meas.name, inference=None,
-            **sample,
-        )  # fmt: skip
+        return _no_estimate_yet(plan, meas.name, sample)
     pred = lean.at(units)
-    est, interval = summary_static_estimate(meas, pred, lean.summary, idx, y, dq, plan.level)
+    est, interval = summary_static_estimate(
+        meas, pred, lean.summary, idx, y, dq, plan.level, estimator=estimator
+    )
     fields = _fields(meas, plan.level, est, interval)
-    if not _serves_terms(stored, lean):
-        terms: Any = _PoolTerms(stored.store.path.resolve(), plan.session_id, idx, y, stored)
+    if estimator != "assisted" or not _serves_terms(stored, lean):
+        terms: Any = _PoolTerms(stored.store.path.resolve(), plan.session_id, idx, y, stored,
+                                estimator=estimator)  # fmt: skip
         return EvaluationResult(**fields, **sample, anytime_terms=terms)
     spool = SummaryPool(pred, lean.summary, meas)
     rep = _lean_reporting(spool, plan.level)
@@ -238,6 +357,8 @@ class _PoolTerms:
     labels: NDArray[Any]
     stored: StoredPlan | None = dataclasses.field(default=None, repr=False)
     done: Any = None
+    #: The estimator whose terms these are (one pickled before it was kept: the default).
+    estimator: str = "assisted"
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "stored": None}
@@ -275,7 +396,7 @@ class _PoolTerms:
         return self.done
 
     def _from(self, stored: StoredPlan) -> Any:
-        rep = _reporting(stored, "assisted", None, DEFAULT_BANDWIDTH, self.draws.shape[0])
+        rep = _reporting(stored, self.estimator, None, DEFAULT_BANDWIDTH, self.draws.shape[0])
         return LazyTerms(stored.pool, rep, self.draws, self.labels, stored.plan.horizon,
                          model=0, window=stored.plan.window)()  # fmt: skip
 
@@ -285,7 +406,7 @@ class _PoolComparison(_PoolTerms):
     (as :class:`_PoolTerms` for one model's estimate)."""
 
     def _from(self, stored: StoredPlan) -> Any:
-        rep = _reporting(stored, "assisted", None, DEFAULT_BANDWIDTH, self.draws.shape[0])
+        rep = _reporting(stored, self.estimator, None, DEFAULT_BANDWIDTH, self.draws.shape[0])
         return LazyTerms(stored.pool, rep, self.draws, self.labels, stored.plan.horizon)()
 
 
@@ -453,27 +574,30 @@ def compare(
     (:func:`_lean_pair`), else from the pool."""
     if stored.plan.n_models < 2:
         raise ShapeError("compare: this session evaluates one model; use estimate() instead.")
+    classes = _lean_classes(stored, features)
+    if classes is not None:
+        _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
+        how = _plan_estimator(stored, estimator)
+        idx, dq, y = _data(store, stored, classes.label_dtype)
+        return _class_compare(stored, classes, idx, dq, y, how)
     lean = _lean_pair(stored, estimator, features)
     if lean is not None:
         _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
         idx, dq, y = _data(store, stored, lean.label_dtype)
-        if lean.summary.time.covers(int(np.unique(idx).shape[0])):
-            return _lean_compare(stored, lean, idx, dq, y)
+        how = _plan_estimator(stored, estimator)
+        if _reaches(lean, idx, how):
+            return _lean_compare(stored, lean, idx, dq, y, how)
     how = _check_estimator(stored, estimator, features, bandwidth)
     idx, dq, y = _data(store, stored)
     return _compare_on(stored, idx, dq, y, how, features, bandwidth)
 
 
-def _summary_serves(
-    stored: StoredPlan, estimator: str | None, features: ArrayLike | None, n_models: int
-) -> bool:
-    """Whether a stored summary serves this request: the plan's model-assisted estimator,
-    no features, ``n_models`` models and one phase of q, not a ranked pool."""
+def _summary_serves(stored: StoredPlan, features: ArrayLike | None, n_models: int) -> bool:
+    """Whether a stored summary serves this request: no features, ``n_models`` models and
+    one phase of q, not a ranked pool (either estimator: :func:`_serving` for a rule)."""
     plan = stored.plan
     return not (
         features is not None
-        or (estimator is not None and estimator != plan.estimator)
-        or plan.estimator != "assisted"
         or plan.n_models != n_models
         or len(stored.phase_starts) != 1
         or plan.ranking
@@ -485,21 +609,18 @@ def _lean_pair(stored: StoredPlan, estimator: str | None, features: ArrayLike | 
     where it serves (as :func:`_lean`: under a stopping rule, one that keeps its sequences'
     pool means), else None. Read once per open."""
     plan = stored.plan
-    if plan.n_models < 2 or not _summary_serves(stored, estimator, features, plan.n_models):
+    if plan.n_models < 2 or not _summary_serves(stored, features, plan.n_models):
         return None
     if "pair" not in stored._lean:
         from .summaries import read_pair_summary
 
         stored._lean["pair"] = read_pair_summary(stored.store, plan)
-    lean = stored._lean["pair"]
-    if lean is not None and plan.stopping is not None and not _serves_terms(stored, lean):
-        return None  # a rule's looks need the sequences' pool means: the pool's path
-    return lean
+    return _serving(stored, stored._lean["pair"], estimator)
 
 
 def _lean_compare(
     stored: StoredPlan, lean: Any, idx: NDArray[np.intp], dq: NDArray[np.float64],
-    y: NDArray[Any],
+    y: NDArray[Any], estimator: str,
 ) -> ComparisonResult:  # fmt: skip
     """:func:`_compare_on` of the default from the pair summary: the labeled rows and their
     costs read from the store, the pool not at all — nor for the anytime interval and the
@@ -514,31 +635,26 @@ def _lean_compare(
     meas = _measure_from(plan.measure_spec)  # not stored.measure, which reads the pool
     units = np.unique(idx)
     lv = plan.level
-    cost = _lean_cost(stored, units)
-    sample: dict[str, Any] = {"cost": cost, "budget": plan.budget, "method": plan.method,
-                              "indices": idx, "q": dq, "labels": y,
-                              "label_offsets": None}  # fmt: skip
+    sample = _lean_sample(stored, idx, dq, y)
     vr = getattr(meas, "value_range", (-math.inf, math.inf))
     if idx.size == 0:
-        nan = math.nan
-        return ComparisonResult(  # as _compare_on reports no label yet
-            nan, nan, nan, (nan, nan), 0, np.full(plan.n_models, nan), lv, 0, 0,
-            measure=meas.name, comparison=None, **sample,
-        )  # fmt: skip
+        return _no_comparison_yet(plan, meas.name, sample)
     preds = lean.at(units)
-    out = _summary_comparison(stored, meas, preds, lean.summary, idx, dq, y)
+    out = _summary_comparison(stored, meas, preds, lean.summary, idx, dq, y, estimator)
     c = out.comparison
     scores = None
-    if not getattr(c, "census", False):
+    assisted = estimator == "assisted"
+    if assisted and not getattr(c, "census", False):
         first = np.unique(idx, return_index=True)[1]
         scores = SummaryScores(meas, preds, lean.summary, units, y[first])
     spool: Any = None
-    if _serves_terms(stored, lean):
+    if assisted and _serves_terms(stored, lean):
         spool = SummaryPool(preds, lean.summary, meas)
         rep = _lean_reporting(spool, lv)
         terms: Any = LazyTerms(spool, rep, idx, y, plan.horizon, dq)
     else:
-        terms = _PoolComparison(stored.store.path.resolve(), plan.session_id, idx, y, stored)
+        terms = _PoolComparison(stored.store.path.resolve(), plan.session_id, idx, y, stored,
+                                estimator=estimator)  # fmt: skip
     res = ComparisonResult(
         float(out.difference), float(out.stderr), float(out.p_value),
         _wald_interval(out.difference, out.stderr, lv), int(out.best),
@@ -555,28 +671,22 @@ def _lean_compare(
 
 def _summary_comparison(
     stored: StoredPlan, meas: Any, preds: list[Any], summary: Any, idx: NDArray[np.intp],
-    dq: NDArray[np.float64], y: NDArray[Any],
+    dq: NDArray[np.float64], y: NDArray[Any], estimator: str,
 ) -> Any:  # fmt: skip
-    """The comparison of the draws ``idx`` from the summary and the models at the labeled
-    rows ``preds``, as the pool's path gives it (``_compare_sample``): a pair labeled whole
-    compares the exact values; otherwise the paired test of two, the best against the
-    runner-up of more (:func:`~activeeval.estimators.report.summary_outcome`)."""
+    """The comparison of the draws ``idx`` by ``estimator`` from the summary and the models
+    at the labeled rows ``preds``, as the pool's path gives it (``_compare_sample``): models
+    labeled whole compare their exact values; otherwise the paired test of two, the best
+    against the runner-up of more (:func:`~activeeval.estimators.report.summary_outcome`)."""
     from .._chunks import uniform
-    from ..estimators.report import (
-        ComparisonOutcome,
-        _exact_comparison,
-        _exact_value,
-        summary_outcome,
-    )
+    from ..estimators.report import _exact_value, exact_outcome, summary_outcome
 
     plan = stored.plan
     units, first = np.unique(idx, return_index=True)
-    if units.shape[0] == plan.pool_size and len(preds) == 2:  # all labeled: the exact values
+    if units.shape[0] == plan.pool_size:  # all labeled: the exact values
         p = uniform(plan.pool_size)[units]  # a session's test distribution
         exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in preds]
-        c = _exact_comparison(exact, idx.shape[0], units.shape[0], plan.level, meas)
-        return ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, np.array(exact), c)
-    return summary_outcome(meas, preds, summary, idx, y, dq, plan.level)
+        return exact_outcome(exact, idx.shape[0], units.shape[0], plan.level, meas)
+    return summary_outcome(meas, preds, summary, idx, y, dq, plan.level, estimator)
 
 
 def _lean_cost(stored: StoredPlan, units: NDArray[np.intp]) -> float:
@@ -610,6 +720,9 @@ def _lean_trajectory(
     """The summary (one model's or the comparison's) and the labeled draws where the summary
     serves a trajectory — the default estimate or comparison, every prefix within its time
     summary's series — else None."""
+    classes = _lean_classes(stored, features)
+    if classes is not None:
+        return classes, _data(store, stored, classes.label_dtype)
     if stored.plan.n_models == 1:
         lean = _lean(stored, 0, estimator, features)
     else:
@@ -617,32 +730,55 @@ def _lean_trajectory(
     if lean is None:
         return None
     data = _data(store, stored, lean.label_dtype)
-    if not lean.summary.time.covers(int(np.unique(data[0]).shape[0])):
+    if not _reaches(lean, data[0], _plan_estimator(stored, estimator)):
         return None
     return lean, data
 
 
+def _reaches(lean: Any, idx: NDArray[np.intp], estimator: str) -> bool:
+    """Whether the summary serves ``estimator`` on the draws ``idx``: the model-assisted
+    estimator within its time summary's series (t(n) at the distinct labels); the thesis's,
+    which needs no t(n), at any number."""
+    return estimator != "assisted" or lean.summary.time.covers(int(np.unique(idx).shape[0]))
+
+
 def _lean_at(
     stored: StoredPlan, lean: Any, idx: NDArray[np.intp], dq: NDArray[np.float64],
-    y: NDArray[Any],
+    y: NDArray[Any], estimator: str,
 ) -> dict[str, float]:  # fmt: skip
     """A trajectory's point from the summary: the design-based interval of the estimate, or
     of the comparison with its p-value, on the prefix ``idx`` — as :func:`_estimate_on` and
-    :func:`_compare_on` give it without ``score``."""
+    :func:`_compare_on` give it without ``score`` (a multi-class average: by ``estimator``)."""
     from ..estimators.report import summary_static_estimate
     from .codec import _measure_from
+    from .summaries import LeanClasses
 
     plan = stored.plan
+    if isinstance(lean, LeanClasses):
+        if plan.n_models == 1:
+            e = _class_estimate(stored, lean, 0, idx, dq, y, estimator)
+            return {"estimate": e.estimate, "stderr": e.stderr, "low": e.ci[0], "high": e.ci[1]}
+        cm = _class_compare(stored, lean, idx, dq, y, estimator)
+        return {"estimate": cm.difference, "stderr": cm.stderr, "low": cm.ci[0],
+                "high": cm.ci[1], "p_value": cm.p_value}  # fmt: skip
     meas = _measure_from(plan.measure_spec)  # not stored.measure, which reads the pool
     units = np.unique(idx)
     if plan.n_models == 1:
         est, interval = summary_static_estimate(
-            meas, lean.at(units), lean.summary, idx, y, dq, plan.level, score=False
+            meas,
+            lean.at(units),
+            lean.summary,
+            idx,
+            y,
+            dq,
+            plan.level,
+            score=False,
+            estimator=estimator,
         )
         f = _fields(meas, plan.level, est, interval)
         return {"estimate": f["estimate"], "stderr": f["stderr"], "low": f["ci"][0],
                 "high": f["ci"][1]}  # fmt: skip
-    c = _summary_comparison(stored, meas, lean.at(units), lean.summary, idx, dq, y)
+    c = _summary_comparison(stored, meas, lean.at(units), lean.summary, idx, dq, y, estimator)
     ci = _wald_interval(c.difference, c.stderr, plan.level)
     return {"estimate": c.difference, "stderr": c.stderr, "low": ci[0], "high": ci[1],
             "p_value": c.p_value}  # fmt: skip
@@ -704,6 +840,7 @@ def trajectory(
     lean = _lean_trajectory(store, stored, estimator, features)
     if lean is not None:
         _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
+        how = _plan_estimator(stored, estimator)
         idx, dq, y = lean[1]
     else:
         how = _check_estimator(stored, estimator, features, bandwidth)
@@ -724,7 +861,7 @@ def trajectory(
 
     def at(n: int) -> dict[str, float]:
         if lean is not None:
-            return _lean_at(stored, lean[0], idx[:n], dq[:n], y[:n])
+            return _lean_at(stored, lean[0], idx[:n], dq[:n], y[:n], how)
         if stored.plan.n_models == 1:
             e = _estimate_on(stored, idx[:n], dq[:n], y[:n], 0, how, features, bandwidth,
                              score=False)  # fmt: skip

@@ -95,8 +95,8 @@ def create_from_files(
     files' paths). None, with nothing written, where the files are to be read whole: a
     pool of at most one chunk, a ranked pool, files of different kinds or id types or with
     their ids in different orders, a header or a one-chunk file the whole-file read
-    refuses, and a plan whose q needs the pool whole (the multi-class averages'
-    ``active`` q, comparisons' ``active_0`` and ``active_inf``)."""
+    refuses, and a plan whose q needs the pool whole (comparisons' ``active_0`` and
+    ``active_inf``)."""
     try:
         streams = [io.PoolStream.open(p) for p in paths]
     except io.NeedsWholeFile:
@@ -272,8 +272,8 @@ def create_from_dask(target: str | os.PathLike[str], request: CreateRequest) -> 
     :func:`create_from_files`: the same store as from the pool in NumPy, byte for byte but
     for the session's id and creation time. A pool of at most one chunk is computed into
     memory and created as a NumPy pool; a larger one that the streamed read does not serve
-    (a plan that needs the pool whole: the multi-class averages' ``active`` q, comparisons'
-    ``active_0`` and ``active_inf``) is refused rather than brought into memory."""
+    (a plan that needs the pool whole: comparisons' ``active_0`` and ``active_inf``) is
+    refused rather than brought into memory."""
     pools = list(request.pools) if isinstance(request.pools, list | tuple) else [request.pools]
     out = Path(target)
     if request.costs is not None:
@@ -298,8 +298,8 @@ def create_from_dask(target: str | os.PathLike[str], request: CreateRequest) -> 
         pass
     if m is not None and m > io.STREAM_ROWS:
         raise UnknownOptionError(
-            f"pools: this plan needs the whole pool in memory (a multi-class average's or a "
-            f"ranked pool's q, method {request.method!r}), and a Dask pool of {m} instances is "
+            f"pools: this plan needs the whole pool in memory (a ranked pool's q, or a "
+            f"comparison's by method {request.method!r}), and a Dask pool of {m} instances is "
             "not brought into memory by activeeval; pass pool.compute() if it fits, or "
             "another measure or method."
         )

@@ -4,8 +4,10 @@ at ``init`` and stored (the ``summaries`` table, schema 8), so that ``status`` a
 (:mod:`activeeval.estimators.summary`; ``docs/design/lean-status.md``).
 
 A summary is written for a session of one model or more of instances (not a ranked pool),
-with or without a stopping rule, estimated by the model-assisted estimator with a measure
-of per-instance losses (not the multi-class averages or the measures of probabilities).
+with or without a stopping rule, by either estimator (the thesis's reads of it only whether
+the labels are a census), with a measure of per-instance losses (not the measures of
+probabilities). A multi-class average stores instead each model's expected counts
+(:class:`ClassSummary`).
 Each is an ``.npz`` of its numbers and arrays: q's time summary, the domain's mass and
 count, the control variates' pool means (over the domain for the estimate; each model's own
 also over the pool as given, ``terms_mu``, for the anytime sequences, with their σ₀ grid,
@@ -37,7 +39,7 @@ from .codec import _measure_from, _predictive_from
 from .schema import StoreFile
 from .stored import SessionPlan, _restore_decision
 
-__all__ = ["LeanModel", "cache_rows", "read_summary", "write_summaries"]
+__all__ = ["LeanModel", "cache_rows", "read_class_summary", "read_summary", "write_summaries"]
 
 #: The layout of a stored summary; another is ignored (the estimate then reads the pool).
 #: 2: q's power sums over the chunk with the exact part zeroed (1: compacted first), as
@@ -53,6 +55,10 @@ SAMPLE_BYTES = 32 << 20
 #: The ``model`` under which a comparison's summary (of its two models or more) is stored (no
 #: model's index).
 PAIR = (1 << 31) - 1
+#: The ``model`` under which a multi-class average's counts (:class:`ClassSummary`, of one
+#: model or more) are stored: a key of their own, which a release before them does not read
+#: (it reads its pool).
+CLASSES = PAIR - 1
 
 
 def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
@@ -60,27 +66,32 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
     together (stored under model :data:`PAIR`) — for its q (phase 0), inside the build's
     transaction, read back from the stored rows a chunk at a time; nothing for a store the
     summary does not serve (module docstring)."""
-    from ..estimators.report import PlainPool, pool_class, with_sigma0
+    from ..estimators.report import ClasswisePool, PlainPool, pool_class, with_sigma0
     from ..estimators.summary import summarize, summarize_pair
     from ..estimators.tempered import MAX_POOL
 
     spec, m, n_models, pkind, space = conn.execute(
         "SELECT measure_spec, pool_size, n_models, predictive_kind, label_space FROM plan"
     ).fetchone()
-    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     ranked = conn.execute("SELECT COUNT(*) FROM ranking").fetchone()[0]
     widths = [w for (w,) in conn.execute("SELECT n_columns FROM models ORDER BY model")]
-    if (
-        ranked
-        or meta.get("estimator") != "assisted"
-        or 8 * MAX_POOL * sum(int(w) + 3 for w in widths) > SAMPLE_BYTES
-    ):
+    if ranked:
         return
+    plain = 8 * MAX_POOL * sum(int(w) + 3 for w in widths) <= SAMPLE_BYTES  # it fits
     labels = None if space is None else tuple(json.loads(space))
     models = [_StoredModel(conn, k, int(m), pkind, labels) for k in range(int(n_models))]
     try:
         meas = _measure_from(json.loads(spec))
-        if pool_class([md.chunk_type() for md in models], meas) is not PlainPool:
+        kind = pool_class([md.chunk_type() for md in models], meas)
+        if kind is ClasswisePool:  # a multi-class average's counts, whichever estimator
+            blob = _class_bytes([_class_counts(meas, md) for md in models], int(m))
+            for md in models:
+                md.write_checks(conn)
+            conn.execute(
+                "INSERT INTO summaries (phase, model, data) VALUES (0, ?, ?)", (CLASSES, blob)
+            )
+            return
+        if kind is not PlainPool or not plain:
             return
         if n_models == 1:
             s: Any = with_sigma0(meas, summarize(meas, models[0], uniform(int(m)), q))
@@ -98,6 +109,91 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
     blob = _to_bytes(s, rows, decisions)
     key = 0 if n_models == 1 else PAIR
     conn.execute("INSERT INTO summaries (phase, model, data) VALUES (0, ?, ?)", (key, blob))
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    """What the estimators of a multi-class average (macro F1, balanced accuracy, ...) read
+    from the whole pool, per model: its :class:`~activeeval.estimators.classwise.PoolCounts`
+    (the counts it expects of itself, eq. 4.21, and the instances with test mass) — with the
+    labeled rows, all either estimator needs."""
+
+    size: int
+    pools: tuple[Any, ...]
+
+
+def _class_counts(meas: Any, md: _StoredModel) -> Any:
+    """A stored model's pool counts, a chunk at a time, as the pool in memory gives them
+    (:meth:`~activeeval.estimators.report.ClasswisePool.counts`)."""
+    from ..estimators.classwise import pool_counts_of
+    from ..measures import as_categorical, decision_index
+
+    p = uniform(md.n)  # a session's test distribution
+
+    def chunks() -> Any:
+        for rows in row_chunks(md.n):
+            part = md._chunk(rows)
+            cat = as_categorical(part, meas.name)
+            yield cat.proba, decision_index(cat, part.point_prediction()), p[rows]
+
+    return pool_counts_of(chunks(), len(md.labels or ()))
+
+
+def _class_bytes(pools: list[Any], m: int) -> bytes:
+    """A :class:`ClassSummary` as stored: each model's counts (TP, PP, T rows) and mass."""
+    out = io.BytesIO()
+    np.savez(
+        out, version=np.int64(VERSION), size=np.int64(m),
+        class_counts=np.array([[pc.counts.tp, pc.counts.pp, pc.counts.t] for pc in pools]),
+        n_mass=np.array([pc.n_mass for pc in pools], dtype=np.int64),
+    )  # fmt: skip
+    return out.getvalue()
+
+
+def read_class_summary(store: StoreFile, plan: SessionPlan) -> LeanClasses | None:
+    """The stored counts of a multi-class average's models (phase 0), or None (none stored,
+    another layout, or not of these models)."""
+    s = _stored_summary(store, plan, CLASSES)
+    if not isinstance(s, ClassSummary) or len(s.pools) != plan.n_models:
+        return None
+    return LeanClasses(s, tuple(
+        LeanModel(s, store, k, plan.pool_size, plan.predictive_kind, plan.label_space)
+        for k in range(plan.n_models)
+    ))  # fmt: skip
+
+
+@dataclass(eq=False)
+class LeanClasses:
+    """A multi-class average's stored counts (:class:`ClassSummary`) and the store to read
+    every model's labeled rows from."""
+
+    summary: ClassSummary
+    models: tuple[LeanModel, ...]
+
+    @property
+    def label_dtype(self) -> Any:
+        return self.models[0].label_dtype
+
+    def at(self, model: int, units: NDArray[np.intp], draws: NDArray[np.intp]) -> Any:
+        """The model at the ``draws`` (pool rows among the sorted distinct ``units``), as the
+        estimators of class labels take it
+        (:class:`~activeeval.estimators.classwise.ClassDraws`)."""
+        from ..estimators.classwise import ClassDraws
+        from ..measures import as_categorical, decision_index
+
+        pred = self.models[model].at(units).take(draws)
+        cat = as_categorical(pred, "measure")
+        p = uniform(self.summary.size)[draws]  # a session's test distribution
+        return ClassDraws(cat.proba, decision_index(cat, pred.point_prediction()), p)
+
+    def label_index(self, units: NDArray[np.intp], draws: NDArray[np.intp], y: Any) -> Any:
+        """The labels ``y`` of the draws as class columns (a label outside the model's
+        classes refused as the pool's path refuses it)."""
+        from ..measures import as_categorical
+
+        return as_categorical(self.models[0].at(units).take(draws[:1]), "measure").label_index(
+            y, "labels"
+        )
 
 
 def cache_rows(c: sqlite3.Connection, positions: list[int]) -> None:
@@ -166,6 +262,9 @@ class LeanModel:
             return np.float64
         if self.labels and isinstance(self.labels[0], int):
             return np.int64
+        if isinstance(self.summary, ClassSummary):  # no subsample: a row of the labels
+            k = len(self.labels)
+            return _predictive_from(self.kind, np.full((1, k), 1.0 / k), self.labels).labels.dtype
         sample = getattr(self.summary, "sample", None)  # a pair's summary has two samples
         return (self.summary.samples[0] if sample is None else sample).labels.dtype
 
@@ -221,6 +320,8 @@ def _stored_summary(store: StoreFile, plan: SessionPlan, key: int) -> Any:
     s = _from_bytes(row[0], plan.predictive_kind, plan.label_space, store.path)
     if s is None or s.size != plan.pool_size:
         return None
+    if isinstance(s, ClassSummary):
+        return s
     from ..estimators.tempered import subsample
 
     return s if np.array_equal(s.keep, subsample(s.size)) else None
@@ -495,6 +596,8 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
         if "version" not in z.files or int(z["version"]) != VERSION:
             return None
+        if "class_counts" in z.files:  # a multi-class average's
+            return _class_summary(z)
         time = TimeSummary(
             int(z["t_size"]), int(z["t_support"]), z["t_top"], float(z["t_tau"]), z["t_sums"]
         )
@@ -536,6 +639,19 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
             terms_mu=_pairs_of(z["terms_mu"], None) if "terms_mu" in z.files else None,
             sigma0=_grid_of(z["sigma0"], None) if "sigma0" in z.files else None,
         )
+
+
+def _class_summary(z: Any) -> ClassSummary:
+    from ..estimators.classwise import PoolCounts
+    from ..measures import Counts
+
+    counts, mass = z["class_counts"], z["n_mass"]
+    if counts.ndim != 3 or counts.shape[1] != 3 or mass.shape != counts.shape[:1]:
+        raise ValueError(f"class_counts holds {counts.shape} values and n_mass {mass.shape}")
+    return ClassSummary(int(z["size"]), tuple(
+        PoolCounts(Counts(tp=c[0], pp=c[1], t=c[2]), int(n))
+        for c, n in zip(counts, mass, strict=True)
+    ))  # fmt: skip
 
 
 def _pairs_of(values: NDArray[np.float64], k: int | None) -> Any:
