@@ -1119,3 +1119,20 @@ def test_compare_of_three_models_that_labels_the_whole_pool_reports_the_exact_va
     assert res.comparison.census and np.isnan(res.estimates[2]) and np.isnan(res.stderrs[2])
     want = [precision_score(y, p.argmax(1)) for p in (pools[0], always)]
     np.testing.assert_allclose(res.estimates[:2], want, rtol=1e-12)
+
+
+def test_a_census_of_models_with_as_many_errors_is_an_exact_tie() -> None:
+    """Two models wrong on as many instances (different ones) have the same exact error
+    rate to the bit: the census ranks the first ahead, Δ = 0, p-value 1 (a pair's rule)."""
+    y = np.array([0, 1] * 20)
+    right = np.eye(2)[y] * 0.8 + 0.1  # 0.9 on the label
+    a, b = right.copy(), right.copy()
+    a[[0, 3, 5, 8, 13, 21, 22, 34, 35, 37, 38]] = a[[0, 3, 5, 8, 13, 21, 22, 34, 35, 37, 38], ::-1]
+    b[[1, 2, 4, 7, 11, 17, 19, 23, 29, 30, 39]] = b[[1, 2, 4, 7, 11, 17, 19, 23, 29, 30, 39], ::-1]
+    c = right.copy()
+    c[:15] = c[:15, ::-1]
+    res = ae.compare([c, b, a], lambda i: y[i], "error_rate", budget=10_000, random_state=0,
+                     method="passive")  # fmt: skip
+    assert res.comparison.census and res.estimates[1] == res.estimates[2]
+    assert res.estimates[1] == pytest.approx(11 / 40, abs=1e-15)
+    assert res.best == 1 and res.difference == 0.0 and res.p_value == 1.0

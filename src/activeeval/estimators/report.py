@@ -402,10 +402,12 @@ def _census_of(
 
 
 def _exact_value(meas: Measure, f: NDArray[Any], y: NDArray[Any], p: NDArray[np.float64]) -> float:
-    """G = Σ p w ℓ / Σ p w over labeled instances that include all of G's support (a census)."""
+    """G = Σ p w ℓ / Σ p w over labeled instances that include all of G's support (a census),
+    each sum correctly rounded (``math.fsum``): models whose terms are the same up to order
+    (two with the same number of errors) get the same value, an exact tie."""
     w = meas.weight(f, y) * p
-    total = float(w.sum())
-    return float(w @ meas.loss(f, y)) / total if total > 0 else math.nan
+    total = math.fsum(w.tolist())
+    return math.fsum((w * meas.loss(f, y)).tolist()) / total if total > 0 else math.nan
 
 
 def _labels_every_needed(
