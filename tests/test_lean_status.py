@@ -1269,6 +1269,18 @@ def test_a_three_model_summary_round_trips_and_a_labeled_pool_is_a_census(tmp_pa
 
 
 # ------------------------------------------------------- a trajectory from the summary
+def _status_plots(mp: pytest.MonkeyPatch, path: Path, tmp_path: Path) -> None:
+    """``status --plot`` of the store at ``path`` draws its trajectory, on a pool taken for
+    one above one chunk (no re-plan, which reads the pool)."""
+    import activeeval.cli as cli
+
+    mp.setattr(cli, "_REPLAN_ROWS", 1000)
+    plot = tmp_path / "p.png"
+    out = CliRunner().invoke(main, ["session", "status", str(path), "--plot", str(plot)])
+    assert out.exit_code == 0, out.output
+    assert plot.stat().st_size > 0
+
+
 @pytest.mark.parametrize(
     ("k", "measure", "rule"),
     [(1, "f1", {}), (1, "error_rate", {"target_width": 0.08}), (1, "mse", {}),
@@ -1297,17 +1309,12 @@ def test_a_trajectory_from_the_summary_is_the_pools_bit_for_bit(
         with monkeypatch.context() as mp:  # the pool's path, point by point
             mp.setattr(session_report, "_lean_trajectory", lambda *a: None)
             whole = s.trajectory(max_points=15)
-    import activeeval.cli as cli
 
     with monkeypatch.context() as mp:
         _no_pool(mp)
         with ae.Session.open(path) as s2:
             lean = s2.trajectory(max_points=15)
-        mp.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk: no re-plan
-        plot = tmp_path / "p.png"
-        out = CliRunner().invoke(main, ["session", "status", str(path), "--plot", str(plot)])
-        assert out.exit_code == 0, out.output
-    assert plot.stat().st_size > 0
+        _status_plots(mp, path, tmp_path)
     assert len(lean) == len(whole) >= 10 and list(lean.columns) == list(whole.columns)
     pd.testing.assert_frame_equal(lean, whole, check_exact=True)
 
@@ -1454,7 +1461,6 @@ def test_a_multi_class_average_reports_from_its_counts_what_its_pool_gives(
         with monkeypatch.context() as mp:
             mp.setattr(session_report, "_lean_trajectory", lambda *a: None)
             whole_path = s.trajectory(max_points=6)
-    import activeeval.cli as cli
 
     with monkeypatch.context() as mp:
         _no_pool(mp)
@@ -1463,11 +1469,7 @@ def test_a_multi_class_average_reports_from_its_counts_what_its_pool_gives(
             lean = {how: s2.estimate(estimator=how) if n_models == 1 else
                     s2.compare(estimator=how) for how in ("assisted", "snis")}  # fmt: skip
             lean_path = s2.trajectory(max_points=6)
-        mp.setattr(cli, "_REPLAN_ROWS", 1000)  # as on a pool above one chunk: no re-plan
-        plot = tmp_path / "p.png"
-        out = CliRunner().invoke(main, ["session", "status", str(path), "--plot", str(plot)])
-        assert out.exit_code == 0, out.output
-        assert plot.stat().st_size > 0
+        _status_plots(mp, path, tmp_path)
         out = CliRunner().invoke(main, ["session", "status", str(path), "--json"])
         assert out.exit_code == 0, out.output
         key = "estimate" if n_models == 1 else "difference"

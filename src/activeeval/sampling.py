@@ -364,7 +364,7 @@ def influence_moment(
         # A function of several ratios: eq. 4.6 with its influence ψ for w(ℓ − G), under the
         # model's probabilities floored: each class keeps floor/K, so no instance is certain.
         # A chunk of the pool at a time: the counts S the model expects (a pass), then ψ.
-        parts = _class_chunks(pred_dist, meas.name, prediction, p, floor)
+        parts = class_chunks(pred_dist, meas.name, prediction, p, floor)
         counts = pool_counts(((pr, f, pp) for _, pr, f, pp in parts()), _n_classes(pred_dist))
         m = pred_dist.n
         a = np.empty(m)
@@ -410,11 +410,13 @@ def influence_moment(
     return a, mask, meas.regular
 
 
-def _class_chunks(
-    pred_dist: Predictive, name: str, prediction: ArrayLike | None, p: NDArray[np.float64],
+def class_chunks(
+    pred_dist: Any, name: str, prediction: ArrayLike | None, p: NDArray[np.float64],
     floor: float,
 ) -> Any:  # fmt: skip
-    """A function giving, a chunk of the pool at a time, the rows, the class probabilities
+    """A function giving, a chunk of the pool at a time (``pred_dist``: a classifier, or
+    anything giving its ``n`` and chunks, ``_chunk(rows)``, as a store's model), the rows,
+    the class probabilities
     (floored by ``floor``), the decision's class columns and p there: what the multi-class
     averages' q* reads (the counts S over the pool, then the influences at S)."""
     decision = None if prediction is None else np.asarray(prediction)

@@ -485,35 +485,36 @@ def _compare_sample(
             f_at = [pr.take(units).point_prediction() for pr in preds]
             exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
             return exact_outcome(exact, draws.shape[0], units.shape[0], level, meas, features)
-    at = [p.take(draws) for p in preds]
-    if len(preds) == 2 and rep.estimator == "assisted":
+    if rep.estimator != "assisted":
+        at = [p.take(draws) for p in preds]
+        return _thesis_outcome(meas, at, y, q[draws], pw[draws], draws, level, support_mass)
+    if len(preds) == 2:
         c = assisted_paired_test(
             meas, preds, draws, y, pool_weights=pw, level=level, pool_q=q, features=features,
             bandwidth=rep.bandwidth,
         )  # fmt: skip
         return _outcome(c)._replace(scores=_model_scores(rep, preds, draws, y))
-    if len(preds) == 2:
-        c = paired_test(
-            meas,
-            at,
-            y,
-            q[draws],
-            p=pw[draws],
-            indices=draws,
-            level=level,
-            support_mass=support_mass,
-        )
+    mc = assisted_multiple_comparison(
+        meas, preds, draws, y, pool_weights=pw, pool_q=q, features=features,
+        bandwidth=rep.bandwidth,
+    )  # fmt: skip
+    return multiple_outcome(mc, _model_scores(rep, preds, draws, y))
+
+
+def _thesis_outcome(
+    meas: Measure, at: list[Predictive], y: NDArray[Any], draw_q: NDArray[np.float64],
+    p: NDArray[np.float64], draws: NDArray[np.intp], level: float, support_mass: float = 1.0,
+) -> ComparisonOutcome:  # fmt: skip
+    """The comparison by the thesis's estimator (eq. 3.31 per model) of the models at the
+    draws ``at``, each draw's q and test mass given: the paired test of two (each model's
+    value NaN where q lives on part of the support, ``support_mass`` < 1), the best against
+    the runner-up of more."""
+    if len(at) == 2:
+        c = paired_test(meas, at, y, draw_q, p=p, indices=draws, level=level,
+                        support_mass=support_mass)  # fmt: skip
         est = np.array(c.estimates if support_mass == 1.0 else (np.nan, np.nan))
         return ComparisonOutcome(c.difference, c.stderr, c.p_value, c.best, est, c)
-    if rep.estimator == "assisted":
-        mc = assisted_multiple_comparison(
-            meas, preds, draws, y, pool_weights=pw, pool_q=q, features=features,
-            bandwidth=rep.bandwidth,
-        )  # fmt: skip
-    else:
-        mc = multiple_comparison(meas, at, y, q[draws], p=pw[draws], indices=draws)
-    scores = _model_scores(rep, preds, draws, y) if rep.estimator == "assisted" else None
-    return multiple_outcome(mc, scores)
+    return multiple_outcome(multiple_comparison(meas, at, y, draw_q, p=p, indices=draws))
 
 
 def exact_outcome(
@@ -1162,15 +1163,9 @@ def summary_outcome(
     :func:`_compare_sample` gives it on the sample (no census, no tempered curves): the
     paired test of two, the best against the runner-up of more; by the thesis's estimator
     (``"snis"``) from the drawn rows alone."""
-    if estimator != "assisted":
+    if estimator != "assisted":  # a session's test distribution, uniform
         at = [pr.take(draws) for pr in preds]
-        p = uniform(s.size)[draws]  # a session's test distribution
-        if len(preds) == 2:
-            c = paired_test(meas, at, labels, draw_q, p=p, indices=draws, level=level)
-            return ComparisonOutcome(
-                c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c
-            )
-        return multiple_outcome(multiple_comparison(meas, at, labels, draw_q, p=p, indices=draws))
+        return _thesis_outcome(meas, at, labels, draw_q, uniform(s.size)[draws], draws, level)
     if len(preds) == 2:
         c = summary_paired_test(meas, preds, s, draws, labels, draw_q, level)
         return ComparisonOutcome(

@@ -213,8 +213,9 @@ def _class_estimate(
     sample = _lean_sample(stored, idx, dq, y)
     if idx.size == 0:
         return _no_estimate_yet(plan, meas.name, sample)
-    at = lean.at(model, np.unique(idx), idx)
-    ycls = lean.label_index(np.unique(idx), idx, y)
+    units = np.unique(idx)
+    at = lean.at(model, units, idx)
+    ycls = lean.label_index(units, idx, y)
     est = _estimate(meas, lean.summary.pools[model], at, idx, ycls, dq,
                     estimator == "assisted", plan.level)  # fmt: skip
     assert isinstance(est, ClasswiseEstimate)  # a session's average: one number (codec)

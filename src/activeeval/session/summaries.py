@@ -126,17 +126,11 @@ def _class_counts(meas: Any, md: _StoredModel) -> Any:
     """A stored model's pool counts, a chunk at a time, as the pool in memory gives them
     (:meth:`~activeeval.estimators.report.ClasswisePool.counts`)."""
     from ..estimators.classwise import pool_counts_of
-    from ..measures import as_categorical, decision_index
+    from ..sampling import class_chunks
 
-    p = uniform(md.n)  # a session's test distribution
-
-    def chunks() -> Any:
-        for rows in row_chunks(md.n):
-            part = md._chunk(rows)
-            cat = as_categorical(part, meas.name)
-            yield cat.proba, decision_index(cat, part.point_prediction()), p[rows]
-
-    return pool_counts_of(chunks(), len(md.labels or ()))
+    # a session's test distribution; the probabilities as they are (no floor)
+    parts = class_chunks(md, meas.name, None, uniform(md.n), 0.0)
+    return pool_counts_of(((pr, f, p) for _, pr, f, p in parts()), len(md.labels or ()))
 
 
 def _class_bytes(pools: list[Any], m: int) -> bytes:
