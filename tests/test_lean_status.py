@@ -1637,3 +1637,21 @@ def test_the_thesis_estimator_under_a_rule_looks_at_its_pool(tmp_path) -> None:
                            target_width=0.3) as s:  # fmt: skip
         assert session_report._lean(s._stored, 0, "snis", None) is None
         assert session_report._lean(s._stored, 0, None, None) is not None
+
+
+@pytest.mark.parametrize("measure", ["macro_f1", "balanced_accuracy", "per_class_f1"])
+def test_multi_class_q_moment_in_chunks_is_the_whole_arrays(measure: str) -> None:
+    """q*'s moment of a multi-class average made in two chunked passes (the counts over the
+    pool, then each instance's influence at them) equals the whole-array formula (eq. 4.6
+    with ψ = ∇G·(c − S), S by model_counts) above one chunk, to rounding."""
+    from activeeval.measures import decision_index, floored, influence_second_moment
+    from activeeval.sampling import influence_moment
+
+    models, _ = _classes_pool(ROWS + 3_000, k=4, seed=8)
+    pred = models[0]
+    meas = get_measure(measure).bind(pred)
+    p = uniform(pred.n)
+    a, mask, regular = influence_moment(pred, meas, p, floor=0.02)
+    want = influence_second_moment(meas, floored(pred.proba, 0.02), decision_index(pred), p)
+    assert mask.all() and regular
+    np.testing.assert_allclose(a, want, rtol=1e-12)
