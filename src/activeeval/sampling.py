@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -1050,27 +1050,66 @@ def sampling_distribution(
 
 
 # ------------------------------------------------------------------------- comparisons
-def _pair_class_moment(
-    meas: ClasswiseMeasure, mixture: Predictive, models: tuple[Predictive, Predictive],
+def _pair_moments(
+    meas: Measure,
+    mixture: Predictive,
+    models: Sequence[Predictive],
     p: NDArray[np.float64],
-) -> NDArray[np.float64]:  # fmt: skip
-    """:func:`~activeeval.measures.difference_influence_moment` a chunk of the pool at a
-    time: both models' counts under the mixture over the pool (one pass), then the
-    influences at them."""
+    pairs: Sequence[tuple[int, int]],
+    fast: bool,
+) -> Callable[[slice, int], Iterator[NDArray[np.float64]]]:
+    """E[(ψ_i − ψ_j)² | x] of each pair (i, j) of ``pairs`` under ``mixture`` (eq. 5.12),
+    the models' decisions f(x) being ``models``' point predictions: a function of a chunk's
+    rows and the first pair wanted, yielding the pairs' moments there one at a time (a
+    chunk's temporaries do not grow with the number of pairs), after one pass over the pool
+    that fixes what every pair's moment needs (each model's intrinsic center, eq. 5.12, or
+    its expected counts, eq. 4.21, under the mixture; a model's are the same in every pair
+    it is in)."""
     m = mixture.n
+    used = sorted({k for pair in pairs for k in pair})
+    if isinstance(meas, ClasswiseMeasure):  # a function of several ratios: its influences
+        k_cls = _n_classes(mixture)
 
-    def parts() -> Any:
-        for rows in row_chunks(m):
+        def decided(rows: slice) -> tuple[NDArray[np.float64], dict[int, NDArray[np.intp]]]:
             cat = as_categorical(mixture._chunk(rows), meas.name)
-            fs = tuple(decision_index(cat, md._chunk(rows).point_prediction()) for md in models)
-            yield rows, np.ascontiguousarray(cat.proba), fs, p[rows]  # sums in C order
+            fs = {k: decision_index(cat, models[k]._chunk(rows).point_prediction()) for k in used}
+            return np.ascontiguousarray(cat.proba), fs  # sums in C order
 
-    k = _n_classes(mixture)  # both models' counts in one pass
-    counts = tuple(pool_counts_of_decisions(((pr, fs, pp) for _, pr, fs, pp in parts()), k))
-    out = np.empty(m)
-    for rows, pr, fs, pp in parts():
-        out[rows] = difference_influence_moment(meas, pr, fs, pp, counts)  # type: ignore[arg-type]
-    return out
+        def chunks() -> Any:
+            for rows in row_chunks(m):
+                proba, fs = decided(rows)
+                yield proba, tuple(fs[k] for k in used), p[rows]
+
+        counts = dict(zip(used, pool_counts_of_decisions(chunks(), k_cls), strict=True))
+
+        def class_at(rows: slice, first: int = 0) -> Iterator[NDArray[np.float64]]:
+            proba, fs = decided(rows)
+            for i, j in pairs[first:]:
+                yield difference_influence_moment(
+                    meas, proba, (fs[i], fs[j]), p[rows], (counts[i], counts[j])
+                )
+
+        return class_at
+    sums = {k: np.zeros(2) for k in used}  # per model: E[w], E[wℓ] under the mixture
+    for rows in row_chunks(m):
+        part = mixture._chunk(rows)
+        for k in used:
+            wl, w = meas.conditional_expectations(
+                part, models[k]._chunk(rows).point_prediction(), fast=fast
+            )
+            sums[k] += (weighted_sum(p[rows], w), weighted_sum(p[rows], wl))
+    centers = {k: float(wl) / s if s > 0 else 0.0 for k, (s, wl) in sums.items()}
+    scales = {k: 1.0 if meas.regular else max(float(s), 1e-300) for k, (s, _) in sums.items()}
+
+    def at(rows: slice, first: int = 0) -> Iterator[NDArray[np.float64]]:
+        part = mixture._chunk(rows)
+        f = {k: models[k]._chunk(rows).point_prediction() for k in used}
+        for i, j in pairs[first:]:
+            yield meas.difference_second_moment(
+                part, (f[i], f[j]), (centers[i], centers[j]), (scales[i], scales[j]), fast=fast
+            )
+
+    return at
 
 
 def _pair_moment(
@@ -1082,28 +1121,11 @@ def _pair_moment(
     j: int,
     fast: bool,
 ) -> NDArray[np.float64]:
-    """E[(ψ_i − ψ_j)² | x] under ``mixture`` with intrinsic centers (eq. 5.12), the models'
-    decisions f(x) being ``models``' point predictions; a chunk of the pool at a time."""
-    if isinstance(meas, ClasswiseMeasure):  # a function of several ratios: its influences
-        return _pair_class_moment(meas, mixture, (models[i], models[j]), p)
-    m = mixture.n
-    sums = np.zeros((2, 2))  # per model: E[w], E[wℓ] under the mixture
-    for rows in row_chunks(m):
-        part = mixture._chunk(rows)
-        for r, k in enumerate((i, j)):
-            wl, w = meas.conditional_expectations(
-                part, models[k]._chunk(rows).point_prediction(), fast=fast
-            )
-            sums[r] += (weighted_sum(p[rows], w), weighted_sum(p[rows], wl))
-    centers = [float(wl) / s if s > 0 else 0.0 for s, wl in sums]
-    scales = [1.0 if meas.regular else max(float(s), 1e-300) for s, _ in sums]
-    out = np.empty(m)
-    for rows in row_chunks(m):
-        fi, fj = (models[k]._chunk(rows).point_prediction() for k in (i, j))
-        out[rows] = meas.difference_second_moment(
-            mixture._chunk(rows), (fi, fj), (centers[0], centers[1]), (scales[0], scales[1]),
-            fast=fast,
-        )  # fmt: skip
+    """E[(ψ_i − ψ_j)² | x] of one pair over the pool (:func:`_pair_moments`)."""
+    at = _pair_moments(meas, mixture, models, p, [(i, j)], fast)
+    out = np.empty(mixture.n)
+    for rows in row_chunks(mixture.n):
+        out[rows] = next(at(rows, 0))
     return out
 
 
@@ -1235,24 +1257,49 @@ def comparison_distribution(
             return p
         core = score / score.sum()
         return core if method == "active_neq" else _defensive(core, p, mask, mix)
-    total_q: NDArray[np.float64] | None = None
-    for i, j in pairs:
-        # p·sqrt(a / λ) in place on the moment a (the pool's one array per pair)
-        score = _pair_moment(meas, mixture, preds_in, p, i, j, fast)
-        np.maximum(score, 0.0, out=score)
+    at = _pair_moments(meas, mixture, preds_in, p, pairs, fast)
+
+    def scored(a: NDArray[np.float64], rows: slice) -> NDArray[np.float64]:
+        """p·sqrt(a / λ) in place on the moment a of the pool's ``rows``."""
+        np.maximum(a, 0.0, out=a)
         if lam is not None and method != "active_uniC":
-            score /= lam
-        np.sqrt(score, out=score)
-        score *= p
-        total = sum(score[rows].sum() for rows in row_chunks(m))
-        if not total > 0:
-            score[:] = p
-        else:
-            score /= total
-        if total_q is None:
-            total_q = score
-        else:
-            total_q += score
-    assert total_q is not None
-    total_q /= len(pairs)  # eq. 5.16
+            a /= lam[rows]
+        np.sqrt(a, out=a)
+        a *= p[rows]
+        return a
+
+    # One array of the pool's size: the first pair's score is kept in it and each pair's
+    # normalizer summed (a pass); the other pairs' scores are made again, a chunk at a
+    # time, and added normalized (a second pass).
+    total_q = np.empty(m)
+    totals = [0.0] * len(pairs)
+    for rows in row_chunks(m):
+        for n, a in enumerate(at(rows, 0)):
+            a = scored(a, rows)
+            totals[n] += a.sum()
+            if n == 0:
+                total_q[rows] = a
+    for rows in row_chunks(m):
+        rest = (scored(a, rows) for a in at(rows, 1)) if len(pairs) > 1 else iter(())
+        pairs_averaged(total_q[rows], rest, totals, p[rows])
     return _defensive(total_q, p, mask, mix, in_place=True) if mix > 0 else total_q
+
+
+def pairs_averaged(
+    first: NDArray[np.float64],
+    rest: Iterator[NDArray[np.float64]],
+    totals: Sequence[float],
+    p: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """q of k ≥ 2 models on a chunk (eq. 5.16), in place on ``first``: each pair's score
+    p·sqrt(a / λ) — the first pair's ``first``, the others' ``rest`` in pair order — over
+    its sum over the pool ``totals`` (p where that is 0: nothing to aim at), added in pair
+    order and divided by the number of pairs. The NumPy and the Dask paths' one arithmetic."""
+    if not totals[0] > 0:
+        first[:] = p
+    else:
+        first /= totals[0]
+    for a, total in zip(rest, totals[1:], strict=True):
+        first += a / total if total > 0 else p
+    first /= len(totals)
+    return first
