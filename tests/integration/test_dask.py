@@ -372,12 +372,90 @@ def test_what_a_dask_comparison_does_not_take_is_refused(client: Any) -> None:
         ae.compare(pools, lambda i: y[i], budget=50, sequential=True)
     with pytest.raises(UnknownOptionError, match="cannot both end"):  # as NumPy refuses it
         ae.compare(pools, lambda i: y[i], budget=50, sequential=True, decide=True)
-    with pytest.raises(UnknownOptionError, match="compare takes two models, got 3"):
-        ae.compare([*pools, pools[0]], lambda i: y[i], budget=50)
+    with pytest.raises(ShapeError, match="need at least two models to compare, got 1"):
+        ae.compare(pools[:1], lambda i: y[i], budget=50)  # as NumPy refuses it
     with pytest.raises(UnknownOptionError, match="method"):
         ae.compare(pools, lambda i: y[i], budget=50, method="active_neq")
     with pytest.raises(ShapeError, match=r"predictions\[1\]: covers 999 instances"):
         ae.compare([pools[0], da.from_array(b[:999], chunks=500)], lambda i: y[i], budget=50)
+
+
+def _three(m: int, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Three binary models on m instances (the first overconfident, the others it with
+    noise) and labels."""
+    a, b, y = _pair(m, seed)
+    rng = np.random.default_rng(seed + 200)
+    p3 = np.clip(a[:, 1] + rng.normal(0.05, 0.25, m), 0.01, 0.99)
+    return [a, b, np.column_stack([1.0 - p3, p3])], y
+
+
+def _same_multiple(want: Any, got: Any) -> None:
+    """Two multiple comparisons: every pair's row (Δ, standard error, the p-values) and the
+    ranking, bit for bit."""
+    _same_comparison(want, got)
+    pd.testing.assert_frame_equal(got.comparison._table, want.comparison._table, check_exact=True)
+    assert np.array_equal(got.comparison.ranking, want.comparison.ranking)
+
+
+@pytest.mark.parametrize(
+    ("m", "measure", "budget"),
+    [
+        (100_000, "error_rate", 300),
+        (100_000, "f1", 300),
+        (2 * _chunks.ROWS + 75_000, "precision", 600),
+    ],
+)
+def test_three_models_in_dask_give_numpys_multiple_comparison(
+    client: Any, m: int, measure: str, budget: int
+) -> None:
+    """q is the average of the pairs' q* (eq. 5.16), summed over the blocks pair by pair:
+    the draws, the multiple comparison (Holm's, Bonferroni's and Tukey's p-values), each
+    model's tempered interval and the anytime interval are NumPy's, bit for bit."""
+    models, y = _three(m, 25)
+    pools = [
+        da.from_array(p, chunks=(c, 2))
+        for p, c in zip(models, (90_000, 70_000, 110_000), strict=True)
+    ]
+    want = ae.compare(models, lambda i: y[i], measure, budget=budget, random_state=3)
+    got = ae.compare(pools, lambda i: y[i], measure, budget=budget, random_state=3)
+    assert want.comparison.__class__.__name__ == "MultipleComparison"
+    _same_multiple(want, got)
+    assert got.pool_q is None
+    assert np.array_equal(got.model_intervals(), want.model_intervals())
+    assert got.confidence_interval(method="anytime") == want.confidence_interval(method="anytime")
+
+
+def test_three_models_in_dask_labeled_whole_a_census_a_rule_and_a_pair_with_nothing(
+    client: Any,
+) -> None:
+    """Labeled whole, the exact multiple comparison; under a stopping rule, NumPy's looks;
+    two models that decide alike (their pair's q* zero: it counts p), NumPy's q."""
+    models, y = _three(300, 26)
+    pools = [da.from_array(p, chunks=c) for p, c in zip(models, (100, 120, 90), strict=True)]
+    kw = {"budget": 300, "random_state": 1, "max_draws": 100_000}
+    want = ae.compare(models, lambda i: y[i], "error_rate", **kw)
+    got = ae.compare(pools, lambda i: y[i], "error_rate", **kw)
+    assert got.n_labels == 300 and got.stderr == 0.0 and got.comparison.census
+    _same_multiple(want, got)
+
+    models, y = _three(150_000, 27)
+    pools = [
+        da.from_array(p, chunks=(c, 2))
+        for p, c in zip(models, (30_000, 45_000, 50_000), strict=True)
+    ]
+    kw = {"budget": 3_000, "random_state": 9, "decide": True}
+    want = ae.compare(models, lambda i: y[i], "error_rate", **kw)
+    got = ae.compare(pools, lambda i: y[i], "error_rate", **kw)
+    assert want.stopped is not None and want.n_labels < 3_000
+    _same_multiple(want, got)
+    _same_stop(want, got)
+
+    tempered = models[0] ** 2 / (models[0] ** 2).sum(axis=1, keepdims=True)  # same decisions
+    alike = [models[0], tempered, models[2]]
+    want = ae.compare(alike, lambda i: y[i], "error_rate", budget=300, random_state=2)
+    got = ae.compare([da.from_array(p, chunks=(40_000, 2)) for p in alike], lambda i: y[i],
+                     "error_rate", budget=300, random_state=2)  # fmt: skip
+    _same_multiple(want, got)
 
 
 # ------------------------------------------------- what an audit of the first version found

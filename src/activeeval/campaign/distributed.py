@@ -14,9 +14,10 @@ drawn rows travel to the client; q itself is recomputed on the workers where a p
 What runs where (``docs/guide/dask.md``):
 
 1. the first pass validates every block and sums the models' expected loss and weight (q*'s
-   centers: one model's intrinsic value, eq. 4.21; a pair's under their mixture, eq. 5.12),
+   centers: one model's intrinsic value, eq. 4.21; k ≥ 2 models' under their mixture, eq. 5.12),
    the test mass of the domain, the control variates' pool means;
-2. the second sums q*'s unnormalized score (eq. 4.6, 5.16) and the defensive mixture's mass;
+2. the second sums q*'s unnormalized score (eq. 4.6; each pair's, eq. 5.16) and the defensive
+   mixture's mass;
 3. a chain of tasks, block after block: the running sums of q at every chunk's end (each
    block continues the previous block's sum, as one cumulative sum does), with the counts
    and largest q of :class:`~activeeval.sampling.TimeSummary` carried along;
@@ -26,7 +27,8 @@ What runs where (``docs/guide/dask.md``):
    and the models there; the walk of Algorithm 2 and the oracle run on the client;
 6. the estimate from the pool summary and the labeled rows
    (:func:`~activeeval.estimators.report.summary_static_estimate`,
-   :func:`~activeeval.estimators.summary.summary_paired_test`); a stopping rule's looks and
+   :func:`~activeeval.estimators.report.summary_outcome`: the paired test of two models,
+   the multiple comparison of more); a stopping rule's looks and
    the anytime-valid interval from the same summary and the drawn rows
    (:class:`~activeeval.estimators.report.SummaryPool`: the first pass's control-variate
    means under the pool's test distribution are the sequences' ``terms_mu``).
@@ -37,6 +39,7 @@ Dask is imported only here, only when a Dask pool is passed (the ``dask`` extra)
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -58,13 +61,13 @@ from .._validation import (
 from ..acquisition import _label_check, _LabelBook
 from ..errors import ShapeError, UnknownOptionError
 from ..estimators.report import (
-    ComparisonOutcome,
     LazyTerms,
     SummaryPool,
-    _exact_comparison,
     _exact_value,
     _fields,
     _samples,
+    exact_outcome,
+    summary_outcome,
     summary_static_estimate,
     undefined_error,
     with_sigma0,
@@ -75,7 +78,6 @@ from ..estimators.summary import (
     PoolSummary,
     SummaryScores,
     _family,
-    summary_paired_test,
 )
 from ..estimators.tempered import subsample
 from ..measures import (
@@ -95,7 +97,7 @@ from ..predictive import (
 )
 from ..probability_measures import ProbabilityMeasure
 from ..results import ComparisonResult, EvaluationResult
-from ..sampling import DRAW_ROWS, TOP_Q, TimeSummary, newton_time, warn_zero_q
+from ..sampling import DRAW_ROWS, TOP_Q, TimeSummary, newton_time, pairs_averaged, warn_zero_q
 from ..stopping import (
     StoppingRule,
     comparison_rule,
@@ -288,7 +290,7 @@ def _rows_pw(start: int, n: int, m: int) -> NDArray[np.float64]:
 
 
 def _sources(parts: list[Predictive]) -> list[Predictive]:
-    """The control variates' sources: the model itself; for a pair, each model's own p(y | x)
+    """The control variates' sources: the model itself; for k ≥ 2, each model's own p(y | x)
     and their mixture (eq. 5.11), as :class:`~activeeval.estimators.summary.PairSummary`."""
     return parts if len(parts) == 1 else [*parts, Mixture(parts)]
 
@@ -296,8 +298,9 @@ def _sources(parts: list[Predictive]) -> list[Predictive]:
 @dataclass(frozen=True)
 class _Plan:
     """What a block needs to compute q: the measure, the models' number, q*'s centers
-    (one model: its intrinsic value, eq. 4.21; a pair: each model's under the mixture and its
-    scale, eq. 5.12) and sums. ``passive``: q = p."""
+    (one model: its intrinsic value, eq. 4.21; k ≥ 2 models: each model's under their
+    mixture and its scale, eq. 5.12) and sums (one model's score, or each pair's, eq. 5.16).
+    ``passive``: q = p."""
 
     meas: Measure
     k: int
@@ -309,8 +312,15 @@ class _Plan:
     mix: float = 0.0
     defensive_total: float = 0.0
     #: Where q* has nothing to aim at: "domain" (one model: p on the instances whose weight
-    #: can be positive), "p" (a pair's score replaced by p), as the NumPy path falls back.
+    #: can be positive), as the NumPy path falls back.
     fallback: str = ""
+    #: k ≥ 2 models: each pair's score sum, the pairs (i, j), i < j, in row-major order; a
+    #: pair whose score sums to 0 counts p (as comparison_distribution).
+    pair_totals: tuple[float, ...] = ()
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        return [(i, j) for i in range(self.k) for j in range(i + 1, self.k)]
 
     def domain(self, parts: list[Predictive]) -> NDArray[np.bool_]:
         """Where some model's weight can be positive."""
@@ -319,27 +329,34 @@ class _Plan:
             d = d | self.meas.weight_can_be_positive(part.point_prediction())
         return d
 
-    def score(self, parts: list[Predictive], p: NDArray[np.float64]) -> NDArray[np.float64]:
-        """q*'s unnormalized score on a block: one model's sqrt(E[w²(ℓ − Ǧ)² | x]), zero off
-        its domain (:func:`~activeeval.sampling._from_moment`, uniform p, no costs); a
-        pair's p·sqrt(E[(ψ₀ − ψ₁)² | x]) under the mixture
-        (:func:`~activeeval.sampling.comparison_distribution`)."""
+    def score(self, parts: list[Predictive]) -> NDArray[np.float64]:
+        """One model's q* unnormalized on a block: sqrt(E[w²(ℓ − Ǧ)² | x]), zero off its
+        domain (:func:`~activeeval.sampling._from_moment`, uniform p, no costs)."""
         meas = self.meas
-        if self.k == 1:
-            f = parts[0].point_prediction()
-            a = meas.conditional_second_moment(parts[0], self.centers[0], f, fast=True)
-            a = np.maximum(a, 0.0, out=a)
-            if not self.regular:
-                a[~meas.weight_can_be_positive(f)] = 0.0
-            return np.sqrt(a, out=a)
-        f0, f1 = (part.point_prediction() for part in parts)
-        c0, c1 = self.centers
-        s0, s1 = self.scales
-        a = meas.difference_second_moment(Mixture(parts), (f0, f1), (c0, c1), (s0, s1), fast=True)
-        np.maximum(a, 0.0, out=a)
-        np.sqrt(a, out=a)
-        a *= p
-        return a
+        f = parts[0].point_prediction()
+        a = meas.conditional_second_moment(parts[0], self.centers[0], f, fast=True)
+        a = np.maximum(a, 0.0, out=a)
+        if not self.regular:
+            a[~meas.weight_can_be_positive(f)] = 0.0
+        return np.sqrt(a, out=a)
+
+    def pair_scores(
+        self, parts: list[Predictive], p: NDArray[np.float64]
+    ) -> Iterator[NDArray[np.float64]]:
+        """Each pair's unnormalized score on a block, p·sqrt(E[(ψ_i − ψ_j)² | x]) under the
+        models' mixture (:func:`~activeeval.sampling.comparison_distribution`, no costs),
+        one pair at a time."""
+        fs = [part.point_prediction() for part in parts]
+        mixture = Mixture(parts)
+        for i, j in self.pairs:
+            a = self.meas.difference_second_moment(
+                mixture, (fs[i], fs[j]), (self.centers[i], self.centers[j]),
+                (self.scales[i], self.scales[j]), fast=True,
+            )  # fmt: skip
+            np.maximum(a, 0.0, out=a)
+            np.sqrt(a, out=a)
+            a *= p
+            yield a
 
     def q(self, parts: list[Predictive], start: int, m: int) -> NDArray[np.float64]:
         """q on a block's rows, as the NumPy path computes it there."""
@@ -348,11 +365,12 @@ class _Plan:
             return np.array(p)
         if self.fallback == "domain":  # _defensive(p, p, mask, 1.0): 0·p + p_D/P(D)
             return 0.0 * p + np.where(self.domain(parts), p, 0.0) / self.defensive_total
-        if self.fallback == "p":
-            score = np.array(p)
-        else:
-            score = self.score(parts, p)
+        if self.k == 1:
+            score = self.score(parts)
             score /= self.score_total
+        else:  # the average of the pairs' normalized scores (eq. 5.16)
+            scores = self.pair_scores(parts, p)
+            score = pairs_averaged(next(scores), scores, self.pair_totals, p)
         if self.mix <= 0:
             return score
         if self.k == 1 and self.regular:  # the defensive mixture with the uniform pool
@@ -369,8 +387,8 @@ def _k_first(
     blocks: Any, start: int, m: int, layouts: Any, names: Any, meas: Measure
 ) -> dict[str, Any]:
     """Pass 1 on a block: every model validated; q*'s sums (one model: Σ p·E[w | x] and
-    Σ p·E[wℓ | x], :func:`~activeeval.sampling.influence_moment`; a pair: each model's under
-    the mixture, :func:`~activeeval.sampling._pair_moment`); each model's and the union's
+    Σ p·E[wℓ | x], :func:`~activeeval.sampling.influence_moment`; k ≥ 2: each model's under
+    their mixture, :func:`~activeeval.sampling._pair_moments`); each model's and the union's
     domain; and the control variates' sums under p (valid where the domain is the pool)."""
     parts = _models(blocks, start, layouts, names, validate=True)
     n = parts[0].n
@@ -426,18 +444,23 @@ def _own_sums(
 def _k_second(
     blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan, mass: float | None
 ) -> dict[str, Any]:
-    """Pass 2 on a block: q*'s score sum, its zeros where a weight can be positive, the
-    defensive mixture's mass; with a domain short of the pool the control variates' sums
-    under p renormalized on it (mass > 0), and the instances with test mass there."""
+    """Pass 2 on a block: q*'s score sum (one model's, with its zeros where a weight can be
+    positive; of k ≥ 2, each pair's), the defensive mixture's mass; with a domain short of
+    the pool the control variates' sums under p renormalized on it (mass > 0), and the
+    instances with test mass there."""
     parts = _models(blocks, start, layouts, names)
     n = parts[0].n
     p, pw = _rows_p(start, n, m), _rows_pw(start, n, m)
     d = plan.domain(parts)
     out: dict[str, Any] = {}
     if not plan.passive:
-        score = plan.score(parts, p)
-        out["score"] = float(score.sum())
-        out["zeros"] = int(((score <= 0) & d).sum())
+        if plan.k == 1:
+            score = plan.score(parts)
+            out["score"] = [float(score.sum())]
+            out["zeros"] = int(((score <= 0) & d).sum())
+        else:
+            out["score"] = [float(a.sum()) for a in plan.pair_scores(parts, p)]
+            out["zeros"] = 0
         out["defensive"] = np.where(d, p, 0.0).sum()
     if mass is not None:
         p_dom = np.where(d, pw, 0.0) / mass
@@ -522,7 +545,7 @@ def _k_draw(
 @dataclass(frozen=True)
 class _Prepared:
     """A Dask pool's plan of q, its chunk ends and the estimate's pool summary (one model's
-    :class:`PoolSummary`, a pair's :class:`PairSummary`)."""
+    :class:`PoolSummary`, k ≥ 2 models' :class:`PairSummary`)."""
 
     plan: _Plan
     ends: NDArray[np.float64]
@@ -562,17 +585,24 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
     if on_domain:  # the control variates' means under p renormalized on the domain
         moments = _added([r["moments"] for r in second])
     if not passive:
-        score = defensive = 0.0
+        totals = [0.0] * len(second[0]["score"])
+        defensive = 0.0
         for r in second:
-            score += r["score"]
+            for n, part in enumerate(r["score"]):
+                totals[n] += part
             defensive += r["defensive"]
-        fallback = plan.fallback
-        if not score > 0 and not fallback:  # q* zero everywhere: as the NumPy path falls back
-            fallback = "domain" if k == 1 else "p"
-        zeros = sum(r["zeros"] for r in second)
-        if k == 1 and mix <= 0 and zeros and not fallback:
-            warn_zero_q(zeros, stacklevel=5)
-        plan = replace(plan, score_total=score, defensive_total=defensive, fallback=fallback)
+        if k > 1:
+            plan = replace(plan, pair_totals=tuple(totals), defensive_total=defensive)
+        else:
+            fallback = plan.fallback
+            if not totals[0] > 0 and not fallback:  # q* zero everywhere: as NumPy falls back
+                fallback = "domain"
+            zeros = sum(r["zeros"] for r in second)
+            if mix <= 0 and zeros and not fallback:
+                warn_zero_q(zeros, stacklevel=5)
+            plan = replace(
+                plan, score_total=totals[0], defensive_total=defensive, fallback=fallback
+            )
     ends, n_support, tau, missing = _ends_and_support(pool, plan)
     time = _time_summary(pool, plan, n_support, tau)
     n_domain = sum(r["n_domain"] for r in first)
@@ -581,7 +611,7 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
     rows, sample_q = _rows_at(pool, plan, keep)
     families = [all(r["families"][j] for r in first) for j in range(k)]
     sample_p = np.asarray(uniform(pool.m)[keep], dtype=np.float64)
-    if k == 2:
+    if k > 1:
         samples = tuple(
             lay.build(r, name) for lay, r, name in zip(pool.layouts, rows, pool.names, strict=True)
         )
@@ -612,7 +642,7 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
 
 def _centered(meas: Measure, k: int, sums: NDArray[np.float64], floor: float, mix: float) -> _Plan:
     """q*'s plan from the first pass's sums: one model's intrinsic value (eq. 4.21, within
-    the floor for 0/1 losses); a pair's centers and scales under the mixture (eq. 5.12)."""
+    the floor for 0/1 losses); k ≥ 2 models' centers and scales under their mixture (eq. 5.12)."""
     if k == 1:
         scale, total = float(sums[0][0]), float(sums[0][1])
         if not scale > 0:  # undefined under the model: influence_moment gives None
@@ -873,18 +903,17 @@ def compare_dask(
     rule: str = "anytime", step: Any = None, sequential: bool = False, alpha: float = 0.05,
     refused: dict[str, Any],
 ) -> ComparisonResult:  # fmt: skip
-    """:func:`~activeeval.compare` of two models on Dask pools: the same result as on the
-    pools in NumPy, bit for bit (Δ, its standard error, p-value and interval, each model's
-    estimate and tempered interval, the draws, a stopping rule's looks and the anytime
-    interval), but ``pool_q``. ``refused`` as :func:`evaluate_dask`'s."""
+    """:func:`~activeeval.compare` of k ≥ 2 models on Dask pools: the same result as on the
+    pools in NumPy, bit for bit (Δ, its standard error, p-value and interval — of more than
+    two models the multiple comparison, eq. 5.16's q — each model's estimate and tempered
+    interval, the draws, a stopping rule's looks and the anytime interval), but
+    ``pool_q``. ``refused`` as :func:`evaluate_dask`'s."""
     _refuse(refused)
     models = list(predictions)
-    if len(models) != 2:
-        raise UnknownOptionError(
-            f"predictions: on Dask pools compare takes two models, got {len(models)}; compare "
-            "them pairwise, or bring the pools into memory for a multiple comparison."
-        )
-    pool = DaskPool.of(models, [f"predictions[{k}]" for k in range(2)])
+    if len(models) < 2:
+        raise ShapeError(f"predictions: need at least two models to compare, got {len(models)}.")
+    k = len(models)
+    pool = DaskPool.of(models, [f"predictions[{j}]" for j in range(k)])
     heads = pool.head()
     meas = get_measure(measure, pos_label=pos_label)
     check_fits(meas, heads[0])
@@ -896,7 +925,7 @@ def compare_dask(
             "a measure of decisions ('error_rate', 'f1', 'precision', 'recall', 'mse', ...)."
         )
     meas = meas.bind(Mixture(heads))
-    stop = comparison_rule(target_width, claim, decide, rule, meas, 2, sequential)
+    stop = comparison_rule(target_width, claim, decide, rule, meas, k, sequential)
     _check_step(step, stop is not None or sequential)
     if sequential:
         raise UnknownOptionError(
@@ -926,21 +955,18 @@ def compare_dask(
         first = np.unique(draws, return_index=True)[1]
         p = uniform(pool.m)[units]
         exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in at]
-        c = _exact_comparison(exact, draws.shape[0], units.shape[0], lv, meas)
+        outcome = exact_outcome(exact, draws.shape[0], units.shape[0], lv, meas)
     else:
         t_fits = prep.summary.time.covers(int(units.shape[0]))
         summary = prep.summary if t_fits else _with_time(pool, prep)
-        c = summary_paired_test(meas, at, summary, draws, y, acq.draw_q, lv)
-    scores = None
-    if units.shape[0] < pool.m:  # each model's tempered interval, when first asked for
+        outcome = summary_outcome(meas, at, summary, draws, y, acq.draw_q, lv)
+        # each model's tempered interval, when first asked for
         first = np.unique(draws, return_index=True)[1]
         scores = SummaryScores(meas, at, summary, units, y[first])
         if not t_fits:  # t(n) from passes over the pool: now, so no result holds its graph
             scores()
             scores.summary = prep.summary
-    outcome = ComparisonOutcome(
-        c.difference, c.stderr, c.p_value, c.best, np.array(c.estimates), c, scores
-    )
+        outcome = outcome._replace(scores=scores)
     sample = {"budget": b, "method": method, "indices": draws, "q": acq.draw_q,
               "labels": y, "label_offsets": None}  # fmt: skip
     # what _comparison_result reads of a Reporting (its measure and level), without a pool
