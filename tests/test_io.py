@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import activeeval.io as aio
-from activeeval.errors import InputFileError, OutputFileError
+from activeeval.errors import InputFileError, NonFiniteError, OutputFileError
 from activeeval.io import (
     read_features_file,
     read_labels_file,
@@ -125,3 +125,32 @@ def test_a_decision_column_is_read_in_the_pool_s_order_and_must_cover_it(tmp_pat
         read_decision_column(path, "at", np.array([1, 2, 3, 4]), [0, 1])
     with pytest.raises(LabelSpaceError, match=r"line 3, column 'at': '1' is not a class of the"):
         read_decision_column(path, "at", np.array([1, 2, 3]), ["a", "b"])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "Float64", "int64"])
+def test_a_parquet_files_number_columns_are_read_as_a_text_files(tmp_path, dtype) -> None:  # type: ignore[no-untyped-def]
+    """Number columns (a Parquet file's, of any numeric type) are read by numpy, not cell by
+    cell (0.19 s against 0.005 s a chunk of 2^18 rows): the same doubles as the file's text
+    read by Python, and a null or infinite cell refused naming its row as a text cell is."""
+    p1 = np.array([0, 1, 1, 0]) if dtype == "int64" else np.array([0.1, 0.3, 0.7, 0.9])
+    frame = pd.DataFrame({"id": [1, 2, 3, 4], "p_0": 1 - p1, "p_1": p1}).astype(
+        {"p_0": dtype, "p_1": dtype}
+    )
+    frame.to_parquet(tmp_path / "a.parquet")
+    text = {c: frame[c].astype("float64").map(repr) for c in ("p_0", "p_1")}  # exact digits
+    frame.assign(**text).to_csv(tmp_path / "a.csv", index=False)
+    got = read_pool_file(tmp_path / "a.parquet").predictive.proba
+    want = read_pool_file(tmp_path / "a.csv").predictive.proba
+    assert got.dtype == np.float64 and np.array_equal(got, want)
+    assert np.array_equal(got, frame[["p_0", "p_1"]].to_numpy(dtype=np.float64))
+    if dtype == "int64":
+        return
+    bad = frame.copy()
+    bad.loc[2, "p_1"] = np.inf
+    bad.to_parquet(tmp_path / "inf.parquet")
+    with pytest.raises(NonFiniteError, match=r"inf\.parquet: row 3, column 'p_1': value .*inf"):
+        read_pool_file(tmp_path / "inf.parquet")
+    bad.loc[2, "p_1"] = None
+    bad.to_parquet(tmp_path / "null.parquet")
+    with pytest.raises(InputFileError, match=r"null\.parquet: row 3, column 'p_1' is empty"):
+        read_pool_file(tmp_path / "null.parquet")

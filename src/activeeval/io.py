@@ -404,27 +404,39 @@ def _require(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], what: st
 def _cells(series: pd.Series, path: Path, row_label: str, column: str) -> pd.Series:
     """Stripped cells; an empty one is refused."""
     out = series.map(lambda v: v.strip() if isinstance(v, str) else v)
-    empty = out.isna().to_numpy() | (out == "").to_numpy()
+    _refuse_empty(series, out.isna().to_numpy() | (out == "").to_numpy(), path, row_label, column)
+    return out
+
+
+def _refuse_empty(
+    series: pd.Series, empty: NDArray[np.bool_], path: Path, row_label: str, column: str
+) -> None:
+    """Refuse a column's ``empty`` cells, naming the first one's line or row."""
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
         raise InputFileError(
             f"{path}: {row_label} {series.index[i]}, column '{column}' is empty "
             f"({int(empty.sum())} empty cells in that column)."
         )
-    return out
 
 
 def _numbers(series: pd.Series, path: Path, row_label: str, column: str) -> NDArray[np.float64]:
     """A numeric column: unparsable and non-finite cells are refused naming line and column."""
-    cells = _cells(series, path, row_label, column)
+    numeric = series.dtype.kind in "fiu"  # no cell is text (a Parquet file's numbers)
+    if numeric:  # read by numpy, not cell by cell in Python
+        cells = series
+        _refuse_empty(series, series.isna().to_numpy(), path, row_label, column)
+    else:
+        cells = _cells(series, path, row_label, column)
     num = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float, na_value=np.nan, copy=True)
-    # Text read as Python reads it (correctly rounded): pandas before 3.1 can be 1 ulp off.
-    text = cells.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool) & np.isfinite(num)
-    num[text] = cells.to_numpy(dtype=object)[text].astype(float)
+    if not numeric:
+        # Text read as Python reads it (correctly rounded): pandas before 3.1 can be 1 ulp off.
+        text = cells.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool) & np.isfinite(num)
+        num[text] = cells.to_numpy(dtype=object)[text].astype(float)
     bad = ~np.isfinite(num)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        value = cells.iloc[i]
+        value = num[i] if numeric else cells.iloc[i]  # a number as float64, as text is read
         as_float = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
         where = f"{path}: {row_label} {series.index[i]}, column '{column}'"
         if pd.isna(as_float) and str(value).strip().lower() not in ("nan", "-nan", "+nan"):

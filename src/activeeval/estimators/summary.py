@@ -278,20 +278,7 @@ def summarize_pair(
         mass = sum(weighted_sum(p[rows], d) for rows, d in zip(row_chunks(m), parts, strict=True))
         if mass > 0:
             p_dom = _OnDomain(p, dom, mass)
-    sources = [*preds, _ChunkMixture(preds)]
-    moments: list[tuple[tuple[float, float], ...]] = []
-    terms_mu: list[tuple[float, float]] = []
-    for j, src in enumerate(sources):
-        row = []
-        for k, pr in enumerate(preds):
-            # A model's own source with its own decisions: also its anytime terms' pool
-            # means under the test distribution as given, in the same pass.
-            ps = [p_dom, pool_weights] if j == k else [p_dom]
-            means = _pool_means(meas, src, pr, ps)
-            row.append(means[0])
-            if j == k:
-                terms_mu.append(means[1])
-        moments.append(tuple(row))
+    moments, terms_mu = _source_means(meas, preds, p_dom, pool_weights)
     keep = subsample(m)
     return PairSummary(
         m, TimeSummary.of(q), domain_all, float(mass), n_domain, missing, tuple(moments), keep,
@@ -300,15 +287,30 @@ def summarize_pair(
     )  # fmt: skip
 
 
-class _ChunkMixture:
-    """The models' mixture (eq. 5.11) a chunk at a time, of models that give their chunks
-    (``_chunk``): what ``Mixture(preds)._chunk(rows)`` gives for predictive distributions."""
-
-    def __init__(self, preds: list[Any]) -> None:
-        self.preds, self.n = preds, preds[0].n
-
-    def _chunk(self, rows: slice) -> Mixture:
-        return Mixture([pr._chunk(rows) for pr in self.preds])
+def _source_means(
+    meas: Measure, preds: list[Any], p_dom: Any, pool_weights: NDArray[np.float64]
+) -> tuple[tuple[tuple[tuple[float, float], ...], ...], tuple[tuple[float, float], ...]]:
+    """The control variates' pool means: (μ_N, μ_D) of every source — each model's own
+    p(y | x), then their mixture (eq. 5.11) — with every model's decisions under ``p_dom``;
+    and each model's own under the test distribution as given (the anytime terms' pool
+    means). :func:`~.assisted._pool_means` of each source and model, bit for bit, in one
+    pass that reads each model's chunk once."""
+    k = len(preds)
+    sums = [[[0.0, 0.0] for _ in range(k)] for _ in range(k + 1)]
+    own = [[0.0, 0.0] for _ in range(k)]
+    for rows in row_chunks(int(preds[0].n)):
+        parts = [pr._chunk(rows) for pr in preds]
+        fs = [part.point_prediction() for part in parts]
+        for j, src in enumerate([*parts, Mixture(parts)]):
+            for i, f in enumerate(fs):
+                m_num, m_den = meas.conditional_expectations(src, f)
+                sums[j][i][0] += weighted_sum(p_dom[rows], m_num)
+                sums[j][i][1] += weighted_sum(p_dom[rows], m_den)
+                if j == i:
+                    own[i][0] += weighted_sum(pool_weights[rows], m_num)
+                    own[i][1] += weighted_sum(pool_weights[rows], m_den)
+    moments = tuple(tuple((a, b) for a, b in row) for row in sums)
+    return moments, tuple((a, b) for a, b in own)
 
 
 def _family(part: Predictive) -> bool:
