@@ -1119,6 +1119,11 @@ def test_compare_of_three_models_that_labels_the_whole_pool_reports_the_exact_va
     assert res.comparison.census and np.isnan(res.estimates[2]) and np.isnan(res.stderrs[2])
     want = [precision_score(y, p.argmax(1)) for p in (pools[0], always)]
     np.testing.assert_allclose(res.estimates[:2], want, rtol=1e-12)
+    for how in ("none", "holm", "bonferroni", "tukey"):  # undefined, not "no difference"
+        assert np.isnan(res.comparison.adjusted_p_value(0, 2, how))
+        assert np.isnan(res.comparison.adjusted_p_value(1, 2, how))
+        assert res.comparison.adjusted_p_value(0, 1, how) == (0.0 if want[0] != want[1] else 1.0)
+    assert res.p_value == res.comparison.adjusted_p_value(0, 1, "holm")  # the defined pair
 
 
 def test_a_census_of_models_with_as_many_errors_is_an_exact_tie() -> None:

@@ -1700,7 +1700,8 @@ def _multiple_from_influence(
             "stderr": se,
             "statistic": wald_stat,
             "p_value": pv,
-            "p_holm": holm_adjust(np.nan_to_num(pv, nan=1.0)),
+            # an undefined pair counts as p = 1 in the others' step-down, and is NaN itself
+            "p_holm": np.where(np.isnan(pv), np.nan, holm_adjust(np.nan_to_num(pv, nan=1.0))),
             "p_bonferroni": np.minimum(1.0, pv * len(pv)),
         }
     )
