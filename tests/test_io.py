@@ -127,7 +127,7 @@ def test_a_decision_column_is_read_in_the_pool_s_order_and_must_cover_it(tmp_pat
         read_decision_column(path, "at", np.array([1, 2, 3]), ["a", "b"])
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "Float64", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "Float64", "int64", "double[pyarrow]"])
 def test_a_parquet_files_number_columns_are_read_as_a_text_files(tmp_path, dtype) -> None:  # type: ignore[no-untyped-def]
     """Number columns (a Parquet file's, of any numeric type) are read by numpy, not cell by
     cell (0.19 s against 0.005 s a chunk of 2^18 rows): the same doubles as the file's text
@@ -150,7 +150,15 @@ def test_a_parquet_files_number_columns_are_read_as_a_text_files(tmp_path, dtype
     bad.to_parquet(tmp_path / "inf.parquet")
     with pytest.raises(NonFiniteError, match=r"inf\.parquet: row 3, column 'p_1': value .*inf"):
         read_pool_file(tmp_path / "inf.parquet")
-    bad.loc[2, "p_1"] = None
-    bad.to_parquet(tmp_path / "null.parquet")
-    with pytest.raises(InputFileError, match=r"null\.parquet: row 3, column 'p_1' is empty"):
-        read_pool_file(tmp_path / "null.parquet")
+    for name in ("null", "nan"):  # an Arrow column's NaN is not its null: both are empty
+        values = frame["p_1"].to_numpy(dtype=np.float64, copy=True)
+        values[2] = np.nan
+        if name == "null" or dtype != "double[pyarrow]":
+            bad["p_1"] = pd.Series(values).astype(dtype)  # NaN read as the dtype's null
+        else:
+            pa = pytest.importorskip("pyarrow")
+            bad["p_1"] = pd.arrays.ArrowExtensionArray(pa.array(values, from_pandas=False))
+            assert not bad["p_1"].isna().any()  # a NaN, not a null
+        bad.to_parquet(tmp_path / f"{name}.parquet")
+        with pytest.raises(InputFileError, match=rf"{name}\.parquet: row 3, column 'p_1' is empty"):
+            read_pool_file(tmp_path / f"{name}.parquet")

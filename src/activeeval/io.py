@@ -423,20 +423,23 @@ def _refuse_empty(
 def _numbers(series: pd.Series, path: Path, row_label: str, column: str) -> NDArray[np.float64]:
     """A numeric column: unparsable and non-finite cells are refused naming line and column."""
     numeric = series.dtype.kind in "fiu"  # no cell is text (a Parquet file's numbers)
-    if numeric:  # read by numpy, not cell by cell in Python
+    if numeric:  # read by numpy, not cell by cell in Python; NaN is empty (as NA is)
         cells = series
-        _refuse_empty(series, series.isna().to_numpy(), path, row_label, column)
+        num = series.to_numpy(dtype=float, na_value=np.nan, copy=True)
+        _refuse_empty(series, np.isnan(num), path, row_label, column)
     else:
         cells = _cells(series, path, row_label, column)
-    num = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float, na_value=np.nan, copy=True)
-    if not numeric:
+        num = pd.to_numeric(cells, errors="coerce").to_numpy(
+            dtype=float, na_value=np.nan, copy=True
+        )
         # Text read as Python reads it (correctly rounded): pandas before 3.1 can be 1 ulp off.
         text = cells.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool) & np.isfinite(num)
         num[text] = cells.to_numpy(dtype=object)[text].astype(float)
     bad = ~np.isfinite(num)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        value = num[i] if numeric else cells.iloc[i]  # a number as float64, as text is read
+        # the cell as the per-cell read gives it (an error: its cost no matter)
+        value = (_cells(series, path, row_label, column) if numeric else cells).iloc[i]
         as_float = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
         where = f"{path}: {row_label} {series.index[i]}, column '{column}'"
         if pd.isna(as_float) and str(value).strip().lower() not in ("nan", "-nan", "+nan"):

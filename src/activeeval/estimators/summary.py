@@ -215,13 +215,13 @@ def summary_estimate(
 @dataclass(frozen=True, eq=False)
 class PairSummary:
     """What the model-assisted paired test of two models (:func:`~.assisted.assisted_paired_test`
-    with ``pool_q``, no features, tuned coefficients) and each model's tempered interval read
-    from a pool of ``size`` instances drawn from q: q's
-    :class:`~activeeval.sampling.TimeSummary`; the domain D where either model's weight can
+    with ``pool_q``, no features, tuned coefficients) — or the multiple comparison of k > 2 —
+    and each model's tempered interval read from a pool of ``size`` instances drawn from q:
+    q's :class:`~activeeval.sampling.TimeSummary`; the domain D where some model's weight can
     be positive (whether it is the whole pool, its test mass, how many instances with test
     mass it holds, how many of them q cannot draw); the control variates' pool means
-    ``moments[s][k]`` = (μ_N, μ_D) of each source s (model 0's own p(y | x), model 1's, their
-    mixture, eq. 5.11) with model k's decisions; and the tempered curves' fixed subsample
+    ``moments[s][k]`` = (μ_N, μ_D) of each source s (each model's own p(y | x) in order, then
+    their mixture, eq. 5.11) with model k's decisions; and the tempered curves' fixed subsample
     (``keep``): each model there (``samples``), q and the test distribution there, and
     whether each model's tempered family is defined (``families``)."""
 
@@ -250,7 +250,7 @@ class PairSummary:
 def summarize_pair(
     meas: Measure, preds: list[Any], pool_weights: NDArray[np.float64], q: NDArray[np.float64]
 ) -> PairSummary:
-    """The :class:`PairSummary` of two models over the pool (each a Categorical or Gaussian,
+    """The :class:`PairSummary` of k ≥ 2 models over the pool (each a Categorical or Gaussian,
     or anything giving its chunks, ``_chunk(rows)``, and rows, ``take(rows)``) for the bound
     ``meas``, the test distribution ``pool_weights`` and q, with the arithmetic of the
     whole-pool functions (:func:`~.assisted._domain`, :func:`~.assisted._pool_moments`), a
@@ -281,9 +281,9 @@ def summarize_pair(
     moments, terms_mu = _source_means(meas, preds, p_dom, pool_weights)
     keep = subsample(m)
     return PairSummary(
-        m, TimeSummary.of(q), domain_all, float(mass), n_domain, missing, tuple(moments), keep,
+        m, TimeSummary.of(q), domain_all, float(mass), n_domain, missing, moments, keep,
         tuple(pr.take(keep) for pr in preds), np.asarray(q[keep], dtype=np.float64),
-        np.asarray(pool_weights[keep], dtype=np.float64), tuple(families), tuple(terms_mu),
+        np.asarray(pool_weights[keep], dtype=np.float64), tuple(families), terms_mu,
     )  # fmt: skip
 
 
@@ -293,8 +293,9 @@ def _source_means(
     """The control variates' pool means: (μ_N, μ_D) of every source — each model's own
     p(y | x), then their mixture (eq. 5.11) — with every model's decisions under ``p_dom``;
     and each model's own under the test distribution as given (the anytime terms' pool
-    means). :func:`~.assisted._pool_means` of each source and model, bit for bit, in one
-    pass that reads each model's chunk once."""
+    means). :func:`~.assisted._pool_means` of each source and model, bit for bit (the same
+    sums in the same order: keep the two in step), in one pass that reads each model's
+    chunk once."""
     k = len(preds)
     sums = [[[0.0, 0.0] for _ in range(k)] for _ in range(k + 1)]
     own = [[0.0, 0.0] for _ in range(k)]
