@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import tracemalloc
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -278,6 +279,16 @@ def test_the_uniform_pool_of_many_chunks_is_a_view(monkeypatch) -> None:
     assert _chunks.uniform(996).flags.writeable
 
 
+def _traced_peak(run: Callable[[], object]) -> int:
+    """The peak of the memory traced while ``run()`` runs, in bytes."""
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_evaluate_works_within_a_small_multiple_of_its_input() -> None:
     """Working memory, not time: q (8 bytes per instance), a domain mask, the decisions' codes,
     the label book and the support (1 byte each) and a few chunks — about 12 bytes per
@@ -291,12 +302,9 @@ def test_evaluate_works_within_a_small_multiple_of_its_input() -> None:
     proba[:, 0] = 1.0 - proba[:, 1]
     y = (rng.random(m) < proba[:, 1]).astype(np.int8)
     ae.evaluate(proba[:1000], lambda i: y[i], "f1", budget=50, random_state=0)  # imports
-    tracemalloc.start()
-    try:
-        ae.evaluate(proba, lambda i: y[i], "f1", budget=500, random_state=0)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = _traced_peak(
+        lambda: ae.evaluate(proba, lambda i: y[i], "f1", budget=500, random_state=0)
+    )
     assert peak <= 12 * m + 32 * 2**20, f"{peak / m:.1f} bytes per instance"
 
 
@@ -353,12 +361,9 @@ def test_compare_works_within_a_small_multiple_of_one_input() -> None:
     b[:, 0] = 1.0 - b[:, 1]
     y = (rng.random(m) < a[:, 1]).astype(np.int8)
     ae.compare([a[:1000], b[:1000]], lambda i: y[i], "error_rate", budget=50, random_state=0)
-    tracemalloc.start()
-    try:
-        ae.compare([a, b], lambda i: y[i], "error_rate", budget=500, random_state=0)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = _traced_peak(
+        lambda: ae.compare([a, b], lambda i: y[i], "error_rate", budget=500, random_state=0)
+    )
     assert peak <= 13 * m + 32 * 2**20, f"{peak / m:.1f} bytes per instance"
 
 
@@ -384,12 +389,9 @@ def test_three_models_compare_within_one_array_of_the_pool() -> None:
     y = (rng.random(m) < models[0][:, 1]).astype(np.int8)
     ae.compare([pr[:1000] for pr in models], lambda i: y[i], "error_rate", budget=50,
                random_state=0)  # fmt: skip
-    tracemalloc.start()
-    try:
-        ae.compare(models, lambda i: y[i], "error_rate", budget=500, random_state=0)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = _traced_peak(
+        lambda: ae.compare(models, lambda i: y[i], "error_rate", budget=500, random_state=0)
+    )
     assert peak <= 13 * m + 32 * 2**20, f"{peak / m:.1f} bytes per instance"
 
 
