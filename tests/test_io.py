@@ -128,7 +128,7 @@ def test_a_decision_column_is_read_in_the_pool_s_order_and_must_cover_it(tmp_pat
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "Float64", "int64", "double[pyarrow]"])
-def test_a_parquet_files_number_columns_are_read_as_a_text_files(tmp_path, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_a_parquet_files_number_columns_read_as_their_text(tmp_path, dtype) -> None:  # type: ignore[no-untyped-def]
     """Number columns (a Parquet file's, of any numeric type) are read by numpy, not cell by
     cell (0.19 s against 0.005 s a chunk of 2^18 rows): the same doubles as the file's text
     read by Python, and a null or infinite cell refused naming its row as a text cell is."""
