@@ -1240,7 +1240,7 @@ def comparison_distribution(
         for pr in preds_in:
             q += optimal_distribution(pr, meas, costs=lam, pool_weights=p, mix=0.0, fast=fast)
         return _defensive(q / q.sum(), p, mask, mix)
-    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    pairs = model_pairs(k)
     if method in ("active_0", "active_inf", "active_neq"):
         if k != 2:
             raise ShapeError(f"method: {method!r} compares exactly two models, got {k}.")
@@ -1283,6 +1283,12 @@ def comparison_distribution(
         rest = (scored(a, rows) for a in at(rows, 1)) if len(pairs) > 1 else iter(())
         pairs_averaged(total_q[rows], rest, totals, p[rows])
     return _defensive(total_q, p, mask, mix, in_place=True) if mix > 0 else total_q
+
+
+def model_pairs(k: int) -> list[tuple[int, int]]:
+    """The pairs (i, j), i < j, of k models in the order eq. 5.16's average adds them (and
+    ``np.triu_indices(k, 1)`` lists them)."""
+    return [(i, j) for i in range(k) for j in range(i + 1, k)]
 
 
 def pairs_averaged(

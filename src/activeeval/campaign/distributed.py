@@ -97,7 +97,15 @@ from ..predictive import (
 )
 from ..probability_measures import ProbabilityMeasure
 from ..results import ComparisonResult, EvaluationResult
-from ..sampling import DRAW_ROWS, TOP_Q, TimeSummary, newton_time, pairs_averaged, warn_zero_q
+from ..sampling import (
+    DRAW_ROWS,
+    TOP_Q,
+    TimeSummary,
+    model_pairs,
+    newton_time,
+    pairs_averaged,
+    warn_zero_q,
+)
 from ..stopping import (
     StoppingRule,
     comparison_rule,
@@ -320,7 +328,7 @@ class _Plan:
 
     @property
     def pairs(self) -> list[tuple[int, int]]:
-        return [(i, j) for i in range(self.k) for j in range(i + 1, self.k)]
+        return model_pairs(self.k)
 
     def domain(self, parts: list[Predictive]) -> NDArray[np.bool_]:
         """Where some model's weight can be positive."""

@@ -147,10 +147,20 @@ def _pool_means(
         m_num, m_den = measure.conditional_expectations(
             predictive._chunk(rows), decider._chunk(rows).point_prediction()
         )
-        for acc, p in zip(sums, ps, strict=True):
-            acc[0] += weighted_sum(p[rows], m_num)
-            acc[1] += weighted_sum(p[rows], m_den)
+        add_means(sums, ps, rows, m_num, m_den)
     return [(a, b) for a, b in sums]
+
+
+def add_means(
+    sums: list[list[float]], ps: Sequence[Any], rows: slice, m_num: NDArray[np.float64],
+    m_den: NDArray[np.float64],
+) -> None:  # fmt: skip
+    """Add a chunk's Σ p·m_N and Σ p·m_D under each test distribution of ``ps`` to ``sums``
+    (one [N, D] per distribution): how every pool mean of the control variates is summed,
+    chunk after chunk from 0.0."""
+    for acc, p in zip(sums, ps, strict=True):
+        acc[0] += weighted_sum(p[rows], m_num)
+        acc[1] += weighted_sum(p[rows], m_den)
 
 
 @dataclass(frozen=True, repr=False)

@@ -44,6 +44,7 @@ from .assisted import (
     _pool_means,
     _rows_at_time,
     _warn_missing,
+    add_means,
 )
 from .inference import _multiple_from_influence
 from .tempered import as_curve, curve_on, pointwise_log_likelihood, subsample
@@ -294,24 +295,21 @@ def _source_means(
     p(y | x), then their mixture (eq. 5.11) — with every model's decisions under ``p_dom``;
     and each model's own under the test distribution as given (the anytime terms' pool
     means). :func:`~.assisted._pool_means` of each source and model, bit for bit (the same
-    sums in the same order: keep the two in step), in one pass that reads each model's
-    chunk once."""
+    sums, :func:`~.assisted.add_means`), in one pass that reads each model's chunk once."""
     k = len(preds)
-    sums = [[[0.0, 0.0] for _ in range(k)] for _ in range(k + 1)]
-    own = [[0.0, 0.0] for _ in range(k)]
+    # per source j and model i: [N, D] under p_dom, and for a model's own source under
+    # the test distribution as given too
+    ps = [[[p_dom, pool_weights] if j == i else [p_dom] for i in range(k)] for j in range(k + 1)]
+    sums = [[[[0.0, 0.0] for _ in pji] for pji in pj] for pj in ps]
     for rows in row_chunks(int(preds[0].n)):
         parts = [pr._chunk(rows) for pr in preds]
         fs = [part.point_prediction() for part in parts]
         for j, src in enumerate([*parts, Mixture(parts)]):
             for i, f in enumerate(fs):
                 m_num, m_den = meas.conditional_expectations(src, f)
-                sums[j][i][0] += weighted_sum(p_dom[rows], m_num)
-                sums[j][i][1] += weighted_sum(p_dom[rows], m_den)
-                if j == i:
-                    own[i][0] += weighted_sum(pool_weights[rows], m_num)
-                    own[i][1] += weighted_sum(pool_weights[rows], m_den)
-    moments = tuple(tuple((a, b) for a, b in row) for row in sums)
-    return moments, tuple((a, b) for a, b in own)
+                add_means(sums[j][i], ps[j][i], rows, m_num, m_den)
+    moments = tuple(tuple((sj[i][0][0], sj[i][0][1]) for i in range(k)) for sj in sums)
+    return moments, tuple((sums[i][i][1][0], sums[i][i][1][1]) for i in range(k))
 
 
 def _family(part: Predictive) -> bool:
