@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from activeeval import _chunks, io
 from activeeval.cli import main
+from activeeval.errors import ActiveEvalError, InputFileError
 from activeeval.estimators.tempered import MAX_POOL
 from activeeval.sampling import TOP_Q
 from activeeval.session import Session
@@ -184,6 +185,7 @@ def test_a_streamed_init_holds_a_chunk_of_the_file_not_the_file(tmp_path, monkey
     pool = _write(_pool_frame(m, 5), tmp_path / "pool.csv")  # 5 MB of text
     monkeypatch.setattr(io, "STREAM_ROWS", chunk)  # the file's chunks
     monkeypatch.setattr(_chunks, "ROWS", chunk)  # q's planning passes
+    monkeypatch.setattr(io, "CSV_BLOCK", 1 << 16)  # the bytes pyarrow parses at a time
     calls: list[int] = []
     real = streaming_mod._fill
 
@@ -192,6 +194,17 @@ def test_a_streamed_init_holds_a_chunk_of_the_file_not_the_file(tmp_path, monkey
         real(*a, **k)  # type: ignore[arg-type]
 
     monkeypatch.setattr(streaming_mod, "_fill", counted)
+    import pyarrow as pa
+
+    arrow: list[int] = []  # pyarrow's buffers (outside tracemalloc) as each chunk is given
+    chunks = io.PoolStream.chunks
+
+    def watched(self: io.PoolStream, *a: Any, **k: Any) -> Any:
+        for frame in chunks(self, *a, **k):
+            arrow.append(pa.total_allocated_bytes())
+            yield frame
+
+    monkeypatch.setattr(io.PoolStream, "chunks", watched)
     warm = _write(_pool_frame(3 * chunk, 6), tmp_path / "warm.csv")  # imports every module used
     assert _init(tmp_path / "w.db", [warm], "--measure", "f1", "--budget", "100").exit_code == 0  # type: ignore[attr-defined]
     bigger = _write(_pool_frame(2 * m, 7), tmp_path / "bigger.csv")
@@ -207,10 +220,15 @@ def test_a_streamed_init_holds_a_chunk_of_the_file_not_the_file(tmp_path, monkey
     assert calls == [1, 1, 1]
     # q is whole in memory (8 bytes per instance) and a few chunks are; the file, its ids and
     # its predictions are not: from m to 2m rows the peak grows by 8–24 bytes per row
-    # (measured 18 before the pool summary, 18 with it; read whole, 650). Beyond, a fixed
+    # (measured 18 before the pool summary, 18 with it, 9 with pyarrow parsing the CSV text —
+    # its buffers, a block of text and a chunk of rows, are outside tracemalloc's view; read
+    # whole, 650). Beyond, a fixed
     # amount: the pool summary's q (TOP_Q largest) and tempered subsample (MAX_POOL rows),
     # held twice while serialized.
     fixed = 3 * 8 * TOP_Q + 2 * 8 * MAX_POOL * (2 * 2 + 4)
+    # pyarrow holds about a chunk of rows and a block of text: 0.23 MB measured, the files 5
+    # and 10 MB of text (a row of these files is under 30 bytes as Arrow columns)
+    assert max(arrow) < 30 * chunk + 4 * io.CSV_BLOCK, max(arrow)
     assert peaks[1] - peaks[0] < 24 * m, (peaks[1] - peaks[0]) / m
     assert peaks[0] < 24 * m + (2 << 20) + fixed, peaks[0] / m
 
@@ -416,3 +434,228 @@ def test_a_multi_class_average_streams(
     assert streamed.exit_code == 0, streamed.output  # type: ignore[attr-defined]
     tables = _tables(tmp_path / "streamed.db")
     assert tables == _tables(tmp_path / "whole.db") and len(tables["summaries"]) == 1
+
+
+# ---------------------------------------------------------------- the CSV fast path
+def _plain_text(m: int, seed: int) -> str:
+    """A pool file as ``to_csv`` writes it: no quote, no blank line (the fast path's)."""
+    return _pool_frame(m, seed).to_csv(index=False)
+
+
+def _chunks_both_ways(path: Path, rows: int) -> tuple[list[pd.DataFrame], list[pd.DataFrame]]:
+    header = io._header(path)[0]
+    numbers = frozenset(c for c in header if c != "id")
+    fast = list(io._csv_chunks(path, header, header, rows, numbers))
+    slow = list(io._csv_rows(path, header, header, rows))
+    return fast, slow
+
+
+def _read_alike(fast: list[pd.DataFrame], slow: list[pd.DataFrame], path: Path) -> None:
+    """Chunk by chunk the same lines, ids and predictions as Python's reader gives."""
+    s = io.PoolStream.open(path)
+    assert [f.index.tolist() for f in fast] == [f.index.tolist() for f in slow]
+    for a, b in zip(fast, slow, strict=True):
+        ia, ib = s.ids(a, None), s.ids(b, None)
+        assert ia.dtype == ib.dtype and np.array_equal(ia, ib)
+        assert np.array_equal(s.predictions(a), s.predictions(b))
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "no newline at the end"])
+def test_a_plain_csv_file_is_parsed_by_pyarrow_as_python_reads_it(ending, tmp_path, monkeypatch):
+    """Blocks of a few lines (cut anywhere in a line) parsed by pyarrow give the chunks,
+    lines, ids and numbers of Python's reader; Python's reader is not used."""
+    text = _plain_text(403, 0).replace("\n", "\r\n" if ending == "\r\n" else "\n")
+    if ending == "no newline at the end":
+        text = text.rstrip("\n")
+    path = tmp_path / "pool.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())  # with a byte-order mark
+    slow = list(io._csv_rows(path, io._header(path)[0], ["id", "p_0", "p_1"], CHUNK))
+    monkeypatch.setattr(io, "CSV_BLOCK", 61)
+    monkeypatch.setattr(io, "_csv_rows", lambda *a, **k: pytest.fail("read by Python"))
+    header = io._header(path)[0]
+    fast = list(io._csv_chunks(path, header, header, CHUNK, frozenset({"p_0", "p_1"})))
+    assert all(f["id"].dtype == np.int64 and f["p_0"].dtype == np.float64 for f in fast)
+    _read_alike(fast, slow, path)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    ["blank line", "quoted cell", "lone CR", "nan", "inf", "empty cell", "word", "ragged",
+     "spaces", "id 007", "id beyond int64"],
+)  # fmt: skip
+def test_a_csv_file_that_is_not_plain_is_read_on_by_python_from_the_next_chunk(
+    edit: str, tmp_path, monkeypatch
+) -> None:
+    """Where a block is not plain (row 300 of 403, past many chunks already given), Python's
+    reader gives the rest from the first row not yet given: the same chunks and lines as
+    Python's reader alone, whichever way the file is odd."""
+    lines = _plain_text(403, 1).split("\n")
+    at = 301  # row 300
+    row = lines[at].split(",")
+    if edit == "blank line":
+        lines.insert(at, "")
+    elif edit == "quoted cell":
+        lines[at] = f'"{row[0]}",{row[1]},{row[2]}'
+    elif edit == "lone CR":
+        lines[at] = lines[at] + "\r"
+    elif edit in ("nan", "inf", "empty cell", "word"):
+        cell = {"nan": "nan", "inf": "-inf", "empty cell": "", "word": "x"}[edit]
+        lines[at] = f"{row[0]},{row[1]},{cell}"
+    elif edit == "ragged":
+        lines[at] = f"{row[0]},{row[1]}"
+    elif edit == "spaces":
+        lines[at] = f" {row[0]} , {row[1]} ,{row[2]}"
+    elif edit == "id 007":
+        lines[at] = f"007,{row[1]},{row[2]}"
+    else:
+        lines[at] = f"92233720368547758070,{row[1]},{row[2]}"
+    path = tmp_path / "pool.csv"
+    path.write_text("\n".join(lines), newline="")
+    monkeypatch.setattr(io, "CSV_BLOCK", 200)
+    header = io._header(path)[0]
+    try:
+        slow = list(io._csv_rows(path, header, header, CHUNK))
+    except InputFileError as exc:  # a ragged row: refused alike, naming its line
+        with pytest.raises(InputFileError, match=re.escape(str(exc))):
+            list(io._csv_chunks(path, header, header, CHUNK, frozenset({"p_0", "p_1"})))
+        return
+    fast = list(io._csv_chunks(path, header, header, CHUNK, frozenset({"p_0", "p_1"})))
+    assert [f.index.tolist() for f in fast] == [f.index.tolist() for f in slow]
+    for a, b in zip(fast, slow, strict=True):  # cell by cell, as the readers will read them
+        for c in header:
+            s = io.PoolStream.open(path)
+            try:
+                va = s.ids(a, None) if c == "id" else io._numbers(a[c], path, "line", c)
+            except ActiveEvalError as exc:
+                with pytest.raises(type(exc), match=re.escape(str(exc))):
+                    s.ids(b, None) if c == "id" else io._numbers(b[c], path, "line", c)
+                continue
+            vb = s.ids(b, None) if c == "id" else io._numbers(b[c], path, "line", c)
+            assert np.array_equal(va, vb)
+
+
+def test_bytes_that_are_not_utf_8_in_a_column_not_read_are_refused_as_before(tmp_path, monkeypatch):
+    """pyarrow checks only the columns it converts; the text of every column is checked
+    (the whole-file read names the byte), so a streamed init refuses such a file too."""
+    frame = _pool_frame(403, 2)
+    frame["note"] = "été"
+    path = _write(frame, tmp_path / "pool.csv")
+    raw = path.read_bytes()
+    at = raw.index("été".encode(), len(raw) // 2)
+    path.write_bytes(raw[:at] + b"\xff" + raw[at + 1 :])
+    out = _same_either_way(tmp_path, [path], ("--measure", "f1", "--budget", "20"), monkeypatch)
+    assert out.exit_code == 2 and "is not valid UTF-8" in out.output  # type: ignore[attr-defined]
+
+
+def _either_reader(data: bytes, tmp_path: Path, block: int, monkeypatch) -> tuple[Any, Any]:
+    """What the fast path and Python's reader alone give for the file ``data``: per chunk of 3
+    rows its lines, ids and predictions, or the error."""
+    path = tmp_path / "pool.csv"
+    path.write_bytes(data)
+    s = io.PoolStream.open(path)
+    monkeypatch.setattr(io, "CSV_BLOCK", block)
+
+    def read(chunks: Any) -> Any:
+        try:
+            return [(f.index.tolist(), s.ids(f, None).tolist(), s.predictions(f).tolist())
+                    for f in chunks]  # fmt: skip
+        except ActiveEvalError as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    numbers = frozenset(c for c in s.columns if c != "id")
+    fast = read(io._csv_chunks(path, s.columns, s.columns, 3, numbers))
+    return fast, read(io._csv_rows(path, s.columns, s.columns, 3))
+
+
+_BOM = "\ufeff"
+_TWELVE = "".join(f"{i},0.5,0.5\n" for i in range(12))
+
+
+@pytest.mark.parametrize(
+    ("text", "block"),
+    [
+        (f"id,p_0,p_1\n{_BOM}7,0.5,0.5\n8,0.5,0.5\n", 1 << 23),  # a mark in a line: kept
+        (f"p_0,p_1,id\n{_BOM}0.5,0.5,7\n", 1 << 23),  # ... so not a number
+        ("id,p_0,p_1\n" + _TWELVE.replace("\n6,", f"\n{_BOM}6,"), 17),  # at a block's start
+        ("id,p_0,p_1\r\r\n1,0.5,0.5\n1,0.5,0.5\n", 1 << 23),  # a CR in the header: a line
+        ('id,p_0,"p_1\r"\n1,0.5,0.5\n1,0.5,0.6\n', 1 << 23),
+        ("id,p_0,p_1\n1," + "0" * 4300 + "1,0\n", 1 << 23),  # integer text pandas refuses
+        ("id,p_0,p_1\r" + _TWELVE.replace("\n", "\r"), 17),  # lines ended by CR alone
+        ("id,p_0,p_1\n" + _TWELVE.replace("\n", "\r"), 17),  # ... after the header
+        ("id,p_0,p_1\n" + _TWELVE + "12,0.5,0.5\n\n13,0.5,0.5", 23),  # blank, no last newline
+    ],
+)
+def test_odd_files_read_as_python_reads_them(text: str, block: int, tmp_path, monkeypatch):
+    """Files a review found read otherwise by the first fast path (a byte-order mark starting
+    a block, which pyarrow drops; a CR in the header, which Python counts as a line; integer
+    text beyond Python's digit limit, which pandas refuses) and files without a newline where
+    Python sees lines: the fast path gives what Python's reader gives."""
+    fast, slow = _either_reader(text.encode(), tmp_path, block, monkeypatch)
+    assert fast == slow
+
+
+def test_python_s_reader_resumes_where_the_fast_path_stopped(tmp_path, monkeypatch) -> None:
+    """A file that stops being plain near its end is read by Python from the first row not
+    yet given (its byte offset and line), not again from the top."""
+    lines = _plain_text(403, 3).split("\n")
+    lines.insert(390, "")  # a blank line: line numbers are not row numbers from here on
+    path = tmp_path / "pool.csv"
+    path.write_text("\n".join(lines))
+    header = io._header(path)[0]
+    monkeypatch.setattr(io, "CSV_BLOCK", 300)
+    alone = list(io._csv_rows(path, header, header, CHUNK))
+    resumed: list[tuple[int, int]] = []
+    real = io._csv_rows
+
+    def spy(*a: Any) -> Any:
+        resumed.append(a[4])
+        return real(*a)
+
+    monkeypatch.setattr(io, "_csv_rows", spy)
+    fast = list(io._csv_chunks(path, header, header, CHUNK, frozenset({"p_0", "p_1"})))
+    ((offset, line),) = resumed
+    assert line > 300 and path.read_bytes()[:offset].count(b"\n") == line - 1
+    assert [f.index.tolist() for f in fast] == [f.index.tolist() for f in alone]
+    _read_alike(fast, alone, path)
+
+
+def test_pyarrow_reads_decimal_text_as_python_and_pandas_do() -> None:
+    """The fast path's numbers: where pyarrow takes a cell as a finite number, Python's
+    ``float`` of the stripped text gives the same double (correctly rounded) and pandas
+    takes it too — on digits of every length, exponents to the ends of the doubles, and
+    short strings of digits, signs, points, exponents and spaces."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    rng = np.random.default_rng(7)
+    texts = []
+    for _ in range(20_000):
+        digits = "".join(map(str, rng.integers(0, 10, int(rng.integers(1, 25)))))
+        exp = int(rng.integers(-330, 310))
+        texts += [f"0.{digits}", f"{digits[0]}.{digits[1:]}e{exp}", f"-.{digits}E{exp}"]
+    texts += [
+        "2.2250738585072011e-308",
+        "4.9406564584124654e-324",
+        "1.7976931348623157e308",
+        "9007199254740993",
+        "0.1000000000000000055511151231257827021181583404541015625",
+    ]
+    alphabet = list("0123456789.eE+- \t")
+    texts += ["".join(rng.choice(alphabet, int(rng.integers(1, 7)))) for _ in range(30_000)]
+    texts = [t for t in texts if t.strip()]
+    convert = pcsv.ConvertOptions(column_types={"x": pa.float64()}, null_values=[],
+                                  strings_can_be_null=False)  # fmt: skip
+    taken = 0
+    for t in texts:
+        try:
+            got = pcsv.read_csv(pa.py_buffer(f"x,y\n{t},1\n".encode()),
+                                convert_options=convert).column("x")[0].as_py()  # fmt: skip
+        except pa.ArrowInvalid:
+            continue
+        if not np.isfinite(got):
+            continue  # refused by the fast path: Python's reader says why
+        taken += 1
+        assert np.isfinite(pd.to_numeric(pd.Series([t.strip()], dtype=object)).iloc[0]), t
+        want = float(t.strip())
+        assert got == want and np.signbit(got) == np.signbit(want), t
+    assert taken > 60_000

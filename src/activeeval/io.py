@@ -61,7 +61,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from io import BytesIO, StringIO
+from io import BytesIO, StringIO, TextIOWrapper
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -210,16 +210,157 @@ def _header(path: Path) -> tuple[list[str], str, int | None]:
 
 
 def _csv_chunks(
-    path: Path, header: list[str], columns: list[str], rows: int
+    path: Path, header: list[str], columns: list[str], rows: int, numbers: frozenset[str]
+) -> Iterator[pd.DataFrame]:
+    """The CSV file's rows ``rows`` at a time, as :func:`_csv_rows` gives them, the
+    ``numbers`` columns as floats where every cell of the chunk is a finite number and the id
+    column as integers where every cell is integer text: by pyarrow while the file is plain
+    (:func:`_csv_plain`), else by Python's reader from the first row not yet given (its byte
+    offset and line) — the same rows, values and messages either way (the fast path takes
+    only what the slow one reads the same)."""
+    resume = [0, 1]  # the byte offset and line of the first row not yet given (0: the top)
+    try:
+        yield from _csv_plain(path, header, columns, rows, numbers, resume)
+    except _NotPlain:
+        yield from _csv_rows(path, header, columns, rows, (resume[0], resume[1]))
+
+
+class _NotPlain(Exception):
+    """A block of a CSV file that :func:`_csv_plain` leaves to Python's reader."""
+
+
+#: Bytes of a CSV pool file that pyarrow parses at a time (:func:`_csv_plain`).
+CSV_BLOCK = 1 << 23
+#: Integer text (:data:`~activeeval.predictive.INT_LIKE`) of at most 18 digits: int64 holds it.
+_INT18 = r"^(?:0|-?[1-9][0-9]{0,17})$"
+
+
+def _csv_plain(
+    path: Path,
+    header: list[str],
+    columns: list[str],
+    rows: int,
+    numbers: frozenset[str],
+    resume: list[int],
+) -> Iterator[pd.DataFrame]:
+    """The fast path of :func:`_csv_chunks`: blocks of whole lines parsed by pyarrow, where a
+    line is its row and Python's reader would read every cell as pyarrow does — UTF-8 without
+    a byte-order mark past the file's first, no quote, NUL, blank line or lone carriage
+    return, no line longer than Python reads integer text (``sys.get_int_max_str_digits``:
+    pandas refuses longer integers, pyarrow would not), each line of the header's width — so
+    that row r (from 0) is line r + 2. ``numbers`` columns are parsed as floats (pyarrow rounds
+    decimal text correctly, as Python's ``float``, and takes only text pandas takes too:
+    tested); a block with a cell that is not a finite number raises :class:`_NotPlain`, as
+    does anything else out of the ordinary, before any of its rows is given, with ``resume``
+    set to the byte offset and line of the first row not given. It holds a block of text and
+    about a chunk of rows."""
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    types = {c: pa.float64() if c in numbers else pa.string() for c in columns}
+    read = pcsv.ReadOptions(column_names=header, use_threads=False)
+    parse = pcsv.ParseOptions(newlines_in_values=False, ignore_empty_lines=False)
+    convert = pcsv.ConvertOptions(
+        column_types=types, include_columns=columns, null_values=[], strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )  # fmt: skip
+    longest = sys.get_int_max_str_digits() or None
+
+    def plain(text: bytes) -> bool:
+        return not (b'"' in text or b"\0" in text or b"\xef\xbb\xbf" in text or b"\n\n" in text
+                    or b"\n\r\n" in text or text.startswith((b"\n", b"\r\n"))
+                    or text.count(b"\r") != text.count(b"\r\n"))  # fmt: skip
+
+    def parsed(block: bytes, ends: NDArray[np.intp]) -> Any:
+        if not plain(block):
+            raise _NotPlain
+        if longest is not None and np.diff(ends, prepend=-1).max(initial=0) > longest:
+            raise _NotPlain
+        if not block.isascii():  # text in every column, as Python's reader decodes it
+            try:
+                block.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _NotPlain from exc
+        try:
+            table = pcsv.read_csv(BytesIO(block), read, parse, convert)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise _NotPlain from exc
+        if table.num_rows != ends.shape[0]:
+            raise _NotPlain
+        for c in columns:
+            if c in numbers and not pc.all(pc.is_finite(table.column(c))).as_py():
+                raise _NotPlain  # NaN or infinite: the message is the slow path's
+        return table
+
+    def frame(table: Any, line: int) -> pd.DataFrame:
+        if "id" in columns and "id" not in numbers:  # integer text: as _keys reads it
+            ids = table.column("id")
+            if pc.all(pc.match_substring_regex(ids, _INT18)).as_py():
+                table = table.set_column(columns.index("id"), "id", pc.cast(ids, pa.int64()))
+        out = table.to_pandas()
+        out.index = pd.RangeIndex(line, line + table.num_rows, name="line")
+        return out
+
+    with path.open("rb") as f:
+        first = f.readline(CSV_BLOCK)
+        start = first[3:] if first.startswith(b"\xef\xbb\xbf") else first
+        try:
+            names = next(csv.reader([start.decode("utf-8")], strict=True), None)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise _NotPlain from exc
+        if not first.endswith(b"\n") or first.count(b"\r") != first.count(b"\r\n"):
+            raise _NotPlain  # no line but the header, or a header over several lines
+        if [h.strip() for h in names or []] != header:
+            raise _NotPlain
+        resume[:] = [len(first), 2]
+        offset = len(first)  # of the text not yet parsed
+        pending: list[Any] = []
+        starts = np.empty(0, dtype=np.int64)  # the pending rows' byte offsets
+        carry = b""
+        while True:
+            chunk = f.read(CSV_BLOCK)
+            data = carry + chunk
+            end = data.rfind(b"\n") + 1 if chunk else len(data)
+            block, carry = data[:end], data[end:]
+            if len(carry) > CSV_BLOCK:
+                raise _NotPlain  # a line longer than a block (or lines ended by CR alone)
+            if block:
+                ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+                if ends.shape[0] == 0 or ends[-1] != len(block) - 1:
+                    ends = np.append(ends, len(block) - 1)  # the last line, unterminated
+                pending.append(parsed(block, ends))
+                starts = np.concatenate([starts, offset + np.r_[0, ends[:-1] + 1]])
+                offset += len(block)
+            while starts.shape[0] >= rows or (not chunk and starts.shape[0]):
+                whole = pa.concat_tables(pending)
+                n = min(rows, starts.shape[0])
+                yield frame(whole.slice(0, n), resume[1])
+                pending = [whole.slice(n)]
+                starts = starts[n:]
+                resume[:] = [int(starts[0]) if starts.shape[0] else offset, resume[1] + n]
+            if not chunk:
+                return
+
+
+def _csv_rows(
+    path: Path, header: list[str], columns: list[str], rows: int, resume: tuple[int, int] = (0, 1)
 ) -> Iterator[pd.DataFrame]:
     """The CSV file's rows ``rows`` at a time, as :func:`_read_table` reads them whole (cells
-    as strings, indexed by line; blank lines skipped, ragged rows refused)."""
+    as strings, indexed by line; blank lines skipped, ragged rows refused); with ``resume``,
+    from that byte offset, the start of that line (0: the top, the header first)."""
     width = len(header)
     pick = [header.index(c) for c in columns]
+    offset, before = resume[0], resume[1] - 1
     try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
+        with path.open("rb") as raw:
+            raw.seek(offset)
+            f = TextIOWrapper(raw, encoding="utf-8" if offset else "utf-8-sig", newline="")
             reader = csv.reader(f, strict=True)
-            next(reader)
+            if not offset:
+                next(reader)
             batch: list[list[str]] = []
             lines: list[int] = []
             try:
@@ -228,20 +369,20 @@ def _csv_chunks(
                         continue
                     if len(row) != width:
                         raise InputFileError(
-                            f"{path}: line {reader.line_num} has {len(row)} field(s) but the "
-                            f"header has {width} ({','.join(header)}); the file is truncated "
-                            "or a row is ragged."
+                            f"{path}: line {before + reader.line_num} has {len(row)} field(s) "
+                            f"but the header has {width} ({','.join(header)}); the file is "
+                            "truncated or a row is ragged."
                         )
                     batch.append([row[i] for i in pick])
-                    lines.append(reader.line_num)
+                    lines.append(before + reader.line_num)
                     if len(batch) == rows:
                         yield pd.DataFrame(batch, columns=columns, dtype=object,
                                            index=pd.Index(lines, name="line"))  # fmt: skip
                         batch, lines = [], []
             except csv.Error as exc:
                 raise InputFileError(
-                    f"{path}: line {reader.line_num}: {exc}; the file may be truncated (an "
-                    "unclosed quote) or not CSV."
+                    f"{path}: line {before + reader.line_num}: {exc}; the file may be truncated "
+                    "(an unclosed quote) or not CSV."
                 ) from exc
             if batch:
                 yield pd.DataFrame(batch, columns=columns, dtype=object,
@@ -343,7 +484,8 @@ class PoolStream:
         n = STREAM_ROWS if rows is None else rows
         if self.row_label == "row":
             return _parquet_chunks(self.path, columns, n)
-        return _csv_chunks(self.path, self.columns, columns, n)
+        numbers = frozenset(c for c in columns if c != "id")  # probabilities, mean, var, cost
+        return _csv_chunks(self.path, self.columns, columns, n, numbers)
 
     def ids(self, frame: pd.DataFrame, integer: bool | None) -> NDArray[Any]:
         """A chunk's ids as :func:`_keys` reads them, unique within the chunk; ``integer``:
