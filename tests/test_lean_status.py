@@ -201,7 +201,7 @@ def _whole(s: ae.Session):
 )  # fmt: skip
 def test_a_session_reports_from_its_summary_what_its_pool_gives(tmp_path, kw) -> None:
     s, *_ = _session(tmp_path, **kw)
-    assert session_report._lean(s._stored, 0, None, None) is not None
+    assert session_report._lean(s._stored, 0, None) is not None
     lean, whole = s.estimate(), _whole(s)
     assert (lean.estimate, lean.stderr, lean.ci, lean.interval, lean.cost) == (
         whole.estimate, whole.stderr, whole.ci, whole.interval, whole.cost
@@ -217,7 +217,7 @@ def test_a_session_equals_evaluate_through_its_summary(tmp_path) -> None:
         s.record({i: y[i] for i in ids})
     res = ae.evaluate(pred, lambda i: y[i], "f1", budget=500, random_state=11)
     got = s.estimate()
-    assert session_report._lean(s._stored, 0, None, None) is not None
+    assert session_report._lean(s._stored, 0, None) is not None
     assert (got.estimate, got.stderr, got.ci) == (res.estimate, res.stderr, res.ci)
 
 
@@ -268,7 +268,7 @@ def test_a_migrated_store_has_no_summary_and_reads_its_pool(tmp_path) -> None:
     with sqlite3.connect(tmp_path / "s.db") as c:
         c.execute("DELETE FROM summaries")
     with ae.Session.open(tmp_path / "s.db") as s2:
-        assert session_report._lean(s2._stored, 0, None, None) is None
+        assert session_report._lean(s2._stored, 0, None) is None
         got = s2.estimate()
     assert (got.estimate, got.ci) == (want.estimate, want.ci)
 
@@ -348,7 +348,7 @@ def test_an_older_summary_estimate_reads_its_own_pool_after_close(tmp_path) -> N
     s.close()
     _drop_terms_mu(tmp_path / "s.db")  # a summary stored before it kept them
     with ae.Session.open(tmp_path / "s.db") as s:
-        assert s._stored.plan and session_report._lean(s._stored, 0, None, None) is not None
+        assert s._stored.plan and session_report._lean(s._stored, 0, None) is not None
         lean, whole = s.estimate(), _whole(s)
     assert isinstance(lean.anytime_terms, session_report._PoolTerms)
     blob = pickle.dumps(lean)
@@ -392,7 +392,7 @@ def test_a_stopping_rule_session_looks_from_its_summary_as_from_its_pool(
     with ae.Session.create(path, pred, measure, budget=1500, seed=2, **rule) as s:
         while ids := s.next_batch(25):
             s.record({i: y[i] for i in ids})
-        assert session_report._lean(s._stored, 0, None, None) is not None
+        assert session_report._lean(s._stored, 0, None) is not None
         whole = _whole(s)  # the pool's path, rule and all
         stopped = s.stopped
     assert whole.interval == "anytime" and whole.stopped == stopped
@@ -444,7 +444,7 @@ def test_a_rule_session_with_an_older_summary_looks_at_its_pool(tmp_path) -> Non
     path = tmp_path / "s.db"
     want = _older_rule_session(path, pred, y, seed=2, n=200)
     with ae.Session.open(path) as s:
-        assert session_report._lean(s._stored, 0, None, None) is None  # the pool's path
+        assert session_report._lean(s._stored, 0, None) is None  # the pool's path
         got = s.estimate()
     assert got.ci == want.ci and got.stopped == want.stopped
 
@@ -465,7 +465,7 @@ def big_session(tmp_path_factory):
 def test_a_session_above_one_chunk_equals_its_pool_and_evaluate(big_session, tmp_path) -> None:
     path, pred, y = big_session
     with ae.Session.open(path) as s:
-        lean = session_report._lean(s._stored, 0, None, None)
+        lean = session_report._lean(s._stored, 0, None)
         assert lean is not None and lean.summary.time.tau > 0  # the series, not q itself
         assert lean.summary.keep.shape[0] == 50_000
         got, whole = s.estimate(), _whole(s)
@@ -498,7 +498,7 @@ def test_past_the_series_a_session_estimates_from_its_pool(big_session, monkeypa
 def test_a_large_summary_round_trips(big_session) -> None:
     path, *_ = big_session
     with ae.Session.open(path) as s:
-        lean = session_report._lean(s._stored, 0, None, None)
+        lean = session_report._lean(s._stored, 0, None)
         st = lean.summary
         with sqlite3.connect(path) as c:
             blob = c.execute("SELECT data FROM summaries").fetchone()[0]
@@ -625,7 +625,7 @@ def test_a_copy_of_another_length_is_read_from_the_array(tmp_path) -> None:
 
 def test_the_summary_path_checks_the_bandwidth_as_the_pools_does(tmp_path) -> None:
     s, *_ = _session(tmp_path)
-    assert session_report._lean(s._stored, 0, None, None) is not None
+    assert session_report._lean(s._stored, 0, None) is not None
     with pytest.raises(ae.errors.ShapeError, match="bandwidth"):
         s.estimate(bandwidth=-1.0)
 
@@ -655,7 +655,7 @@ def test_rule_sessions_get_a_summary_and_one_of_another_layout_is_ignored(tmp_pa
     with sqlite3.connect(tmp_path / "v" / "s.db") as c:
         c.execute("UPDATE summaries SET data = ?", (out.getvalue(),))
     with ae.Session.open(tmp_path / "v" / "s.db") as s2:
-        assert session_report._lean(s2._stored, 0, None, None) is None
+        assert session_report._lean(s2._stored, 0, None) is None
         got = s2.estimate()
     assert summaries.VERSION == 2 and (got.estimate, got.ci) == (want.estimate, want.ci)
 
@@ -758,7 +758,7 @@ def test_a_comparison_session_reports_from_its_pair_summary_what_its_pool_gives(
     tmp_path, measure
 ) -> None:
     s, models, y = _pair_session(tmp_path, measure)
-    assert session_report._lean_pair(s._stored, None, None) is not None
+    assert session_report._lean_pair(s._stored, None) is not None
     lean, whole = s.compare(), _whole_comparison(s)
     assert (lean.difference, lean.stderr, lean.p_value, lean.ci, lean.best, lean.cost) == (
         whole.difference, whole.stderr, whole.p_value, whole.ci, whole.best, whole.cost
@@ -819,7 +819,7 @@ def test_a_comparison_of_string_classes_reads_its_pair_summary(tmp_path) -> None
                           seed=0)  # fmt: skip
     while ids := s.next_batch(20):
         s.record({i: str(y[i]) for i in ids})
-    assert session_report._lean_pair(s._stored, None, None) is not None
+    assert session_report._lean_pair(s._stored, None) is not None
     lean, whole = s.compare(), _whole_comparison(s)
     assert (lean.difference, lean.stderr, lean.ci) == (whole.difference, whole.stderr, whole.ci)
     out = CliRunner().invoke(main, ["session", "status", str(tmp_path / "s.db")])
@@ -1028,7 +1028,7 @@ def _pair_rule_session(path: Path, measure: str, rule: dict, m: int = 3_000, n: 
     with ae.Session.create(path, models, measure, budget=n, seed=3, **rule) as s:
         while ids := s.next_batch(40):
             s.record({i: int(y[i]) for i in ids})
-        assert session_report._lean_pair(s._stored, None, None) is not None
+        assert session_report._lean_pair(s._stored, None) is not None
         whole = _whole_comparison(s)  # the pool's path, rule and all
         stopped = s.stopped
     return whole, stopped
@@ -1078,7 +1078,7 @@ def test_an_older_pair_summary_serves_no_rule_and_reads_the_pool_for_its_terms(t
     whole, _ = _pair_rule_session(path, "error_rate", {"decide": True}, n=600)
     _drop_pair_terms(path)
     with ae.Session.open(path) as s:
-        assert session_report._lean_pair(s._stored, None, None) is None  # the pool's path
+        assert session_report._lean_pair(s._stored, None) is None  # the pool's path
         got = s.compare()
     assert (got.ci, got.stopped) == (whole.ci, whole.stopped)
     s, *_ = _pair_session(tmp_path, "f1")  # no rule: the estimate from the summary
@@ -1113,7 +1113,7 @@ def test_a_pair_summarys_terms_round_trip_and_an_altered_shape_is_refused(tmp_pa
 
     s, *_ = _pair_session(tmp_path, "f1")
     st = s._stored
-    lean = session_report._lean_pair(st, None, None)
+    lean = session_report._lean_pair(st, None)
     assert lean.summary.terms_mu is not None and lean.summary.sigma0.shape == (GRID.shape[0], 2)
     mu = lean.summary.terms_mu
     preds = st.predictives
@@ -1200,7 +1200,7 @@ def test_a_comparison_of_three_models_reports_from_its_summary_what_its_pool_giv
     tmp_path, monkeypatch, measure
 ) -> None:
     s, models, y = _three_session(tmp_path / "s.db", measure)
-    assert session_report._lean_pair(s._stored, None, None) is not None
+    assert session_report._lean_pair(s._stored, None) is not None
     whole = _whole_comparison(s)
     s.close()
     with monkeypatch.context() as mp:
@@ -1231,7 +1231,7 @@ def test_a_rule_session_of_three_models_looks_from_its_summary_as_from_its_pool(
 ) -> None:
     path = tmp_path / "s.db"
     s, *_ = _three_session(path, "error_rate", n=1_500, **rule)
-    assert session_report._lean_pair(s._stored, None, None) is not None
+    assert session_report._lean_pair(s._stored, None) is not None
     whole, stopped = _whole_comparison(s), s.stopped
     s.close()
     assert stopped is not None and whole.stopped == stopped  # each rule stops early here
@@ -1247,7 +1247,7 @@ def test_a_three_model_summary_round_trips_and_a_labeled_pool_is_a_census(tmp_pa
     learn's error rates), stderr 0 and no warning, on both paths alike."""
     s, *_ = _three_session(tmp_path / "s.db", "f1")
     st = s._stored
-    lean = session_report._lean_pair(st, None, None)
+    lean = session_report._lean_pair(st, None)
     assert len(lean.summary.terms_mu) == 3 and lean.summary.sigma0.shape == (GRID.shape[0], 3)
     rep = st.pool.reporting(st.q, st.plan.level, "assisted")
     assert np.array_equal(lean.summary.sigma0, st.pool.sigma0(rep), equal_nan=True)
@@ -1352,7 +1352,7 @@ def test_a_summary_of_two_models_serves_no_session_of_three(tmp_path) -> None:
     with ae.Session.create(tmp_path / "s.db", models[:2], "f1", budget=300, seed=3) as s:
         s.add_model(models[2], name="third")
         assert len(s._stored.phase_starts) == 1 and s.plan.n_models == 3
-        assert session_report._lean_pair(s._stored, None, None) is None
+        assert session_report._lean_pair(s._stored, None) is None
         ids = s.next_batch(300)
         s.record({i: int(y[i]) for i in ids})
         got, want = s.compare(), _whole_comparison(s)
@@ -1604,7 +1604,7 @@ def test_the_thesis_estimator_reports_from_the_summary_what_its_pool_gives(
     """A session's estimate or comparison by the thesis's estimator (the plan's, or asked
     for instead of the model-assisted one, and the reverse) reads the summary and the
     labeled rows, bit for bit the pool's, with every pool read refused; its anytime interval,
-    asked for, reads the pool then by the same estimator (the last case: the census)."""
+    asked for, is the pool's too (the last case: the census)."""
     pools, y = (_pool("cat", 3_000)[0], _pool("cat", 3_000)[1]) if k == 1 else _pair(3_000, k=k)
     path = tmp_path / "s.db"
     with ae.Session.create(path, pools, measure, budget=n, seed=3, estimator=plan) as s:
@@ -1623,20 +1623,48 @@ def test_the_thesis_estimator_reports_from_the_summary_what_its_pool_gives(
         assert lean["snis"].confidence_interval(method="anytime") == anytime
 
 
-def test_the_thesis_estimator_under_a_rule_looks_at_its_pool(tmp_path) -> None:
-    """Under a stopping rule the summary serves the model-assisted estimator's looks only:
-    a plan of the thesis's estimator (or that estimator asked for) reads its pool."""
-    pred, y = _pool("cat", 3_000)
+@pytest.mark.parametrize(
+    ("k", "measure", "rule"),
+    [(1, "f1", {"target_width": 0.3}), (1, "error_rate", {"claim": "error_rate <= 0.3"}),
+     (1, "precision", {"target_width": 0.2, "rule": "fixed-width"}),
+     (2, "error_rate", {"decide": True}),
+     (2, "error_rate", {"target_width": 0.05, "rule": "fixed-width"})],
+)  # fmt: skip
+def test_the_thesis_estimator_under_a_rule_looks_from_its_summary_as_from_its_pool(
+    tmp_path, monkeypatch, k, measure, rule
+) -> None:
+    """A rule session planned for the thesis's estimator looks, reports and gives its anytime
+    interval from the summary (its σ₀ grid, the thesis's, stored at ``init``), bit for bit
+    the pool's, with every pool read refused; asked for the other estimator, the same."""
     path = tmp_path / "s.db"
-    with ae.Session.create(path, pred, "f1", budget=300, seed=3, target_width=0.3,
-                           estimator="snis") as s:  # fmt: skip
-        s.record({i: y[i] for i in s.next_batch(100)})
-        assert session_report._lean(s._stored, 0, None, None) is None
-        assert session_report._lean(s._stored, 0, "assisted", None) is not None
-    with ae.Session.create(tmp_path / "a.db", pred, "f1", budget=300, seed=3,
-                           target_width=0.3) as s:  # fmt: skip
-        assert session_report._lean(s._stored, 0, "snis", None) is None
-        assert session_report._lean(s._stored, 0, None, None) is not None
+    if k == 1:
+        pred, y = _pool("cat", 3_000, decision=measure == "precision")
+        with ae.Session.create(path, pred, measure, budget=1_500, seed=3, estimator="snis",
+                               **rule) as s:  # fmt: skip
+            while ids := s.next_batch(25):
+                s.record({i: y[i] for i in ids})
+            assert session_report._lean(s._stored, 0, None).summary.sigma0_estimator == "snis"
+            whole, stopped = _whole(s), s.stopped
+            other = _on_the_pool_by_estimator(s)["assisted"]
+        report = ae.Session.estimate
+    else:
+        whole, stopped = _pair_rule_session(path, measure, {**rule, "estimator": "snis"})
+        report = ae.Session.compare
+    assert stopped is not None and whole.stopped == stopped  # each rule stops early here
+    lean = _looks_without_the_pool(monkeypatch, path, stopped, report)
+    _assert_same_report(lean, whole)
+    assert lean.stopped == whole.stopped and lean.interval == whole.interval
+    assert lean.confidence_sequence().equals(whole.confidence_sequence())
+    if k == 1:  # after the plan's estimator's look, the other's: its own look, as the pool's
+        with monkeypatch.context() as mp:
+            _no_pool(mp)
+            with ae.Session.open(path) as s:
+                assert s.estimate().stopped == stopped
+                again = s.estimate(estimator="assisted")
+        _assert_same_report(again, other)
+        assert again.stopped == other.stopped
+    else:
+        assert lean.test(method="anytime") == whole.test(method="anytime")
 
 
 @pytest.mark.parametrize("measure", ["macro_f1", "balanced_accuracy", "per_class_f1"])

@@ -182,7 +182,7 @@ def test_a_pool_that_changes_between_passes_is_refused(client: Any) -> None:
     [
         ({"costs": np.ones(1000)}, "costs: not supported on a Dask pool"),
         ({"pool_weights": np.ones(1000)}, "pool_weights: not supported on a Dask pool"),
-        ({"estimator": "snis"}, "estimator: not supported on a Dask pool"),
+        ({"estimator": "ht"}, "estimator"),
         ({"batch_size": 10}, "batch_size: not supported on a Dask pool"),
         ({"method": "stratified"}, "method"),
         ({"measure": "macro_f1"}, "macro_f1 on a Dask pool is not supported"),
@@ -708,3 +708,62 @@ def test_looks_past_the_time_summarys_series_are_numpys(client: Any, monkeypatch
     _same_stop(want2, got2)
     assert np.array_equal(got2.model_intervals(), want2.model_intervals())
     assert b"dask" not in pickle.dumps(got2) and b"distributed" not in pickle.dumps(got2)
+
+
+# ------------------------------------------------------------- the thesis's estimator
+@pytest.mark.parametrize(
+    ("measure", "rule"),
+    [("error_rate", {}), ("f1", {}), ("precision", {"target_width": 0.15}),
+     ("error_rate", {"claim": "error_rate <= 0.4", "step": 20}),
+     ("f1", {"target_width": 0.15, "rule": "fixed-width"})],  # its looks: fixed-n intervals
+)  # fmt: skip
+def test_the_thesis_estimator_on_a_dask_pool_is_numpys(client: Any, measure: str, rule: dict):
+    """``estimator="snis"`` (eq. 3.31) from the drawn rows: NumPy's estimate, interval and
+    anytime interval, bit for bit; under a rule NumPy's looks (their σ₀ the thesis's,
+    computed once on the summary's subsample), on one block and on three."""
+    for m, chunks in ((100_000, 13_000), (2 * _chunks.ROWS + 75_000, 100_000)):
+        proba, y = _binary(m, 33)
+        pool = da.from_array(proba, chunks=(chunks, 2))
+        kw = {"budget": 2_000 if rule else 300, "random_state": 12, "estimator": "snis", **rule}
+        want = ae.evaluate(proba, y.__getitem__, measure, **kw)
+        got = ae.evaluate(pool, y.__getitem__, measure, **kw)
+        assert want.interval == (rule.get("rule", "anytime") if rule else "wald")
+        assert got.pool_q is None
+        _same(want, got)
+        assert got.confidence_interval(method="anytime") == want.confidence_interval(
+            method="anytime"
+        )
+        if rule:
+            assert want.stopped is not None and want.n_labels < 2_000  # the rule ends it early
+            _same_stop(want, got)
+
+
+@pytest.mark.parametrize(
+    ("k", "rule"),
+    [(2, {}), (2, {"decide": True}), (2, {"target_width": 0.05, "rule": "fixed-width"}), (3, {})],
+)
+def test_the_thesis_estimator_compares_dask_pools_as_numpy(client: Any, k: int, rule: dict):
+    """A comparison by the thesis's estimator (the paired test of two, the multiple
+    comparison of three) on Dask pools: NumPy's, bit for bit, with its anytime interval and,
+    under ``decide``, its stop; labeled whole, the exact values."""
+    if k == 2:
+        a, b, y = _pair(150_000, 34)
+        models = [a, b]
+    else:
+        models, y = _three(150_000, 34)
+    pools = [da.from_array(p, chunks=(40_000, 2)) for p in models]
+    kw = {"budget": 3_000 if rule else 400, "random_state": 13, "estimator": "snis", **rule}
+    want = ae.compare(models, y.__getitem__, "error_rate", **kw)
+    got = ae.compare(pools, y.__getitem__, "error_rate", **kw)
+    (_same_comparison if k == 2 else _same_multiple)(want, got)
+    assert got.model_scores is None and want.model_scores is None  # no tempered curves
+    assert got.confidence_interval(method="anytime") == want.confidence_interval(method="anytime")
+    if rule:
+        assert want.stopped is not None and want.n_labels < 3_000
+        _same_stop(want, got)
+    small, y = _three(200, 35)
+    kw = {"budget": 200, "random_state": 1, "max_draws": 100_000, "estimator": "snis"}
+    want = ae.compare(small[:k], y.__getitem__, "f1", **kw)
+    got = ae.compare([da.from_array(p, chunks=70) for p in small[:k]], y.__getitem__, "f1", **kw)
+    assert got.comparison.census and got.stderr == 0.0
+    (_same_comparison if k == 2 else _same_multiple)(want, got)

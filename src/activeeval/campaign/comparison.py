@@ -264,11 +264,10 @@ def compare(  # type: ignore[misc]
             predictions, oracle, measure, budget, method, level, random_state,
             pos_label=pos_label, mix=mix, max_draws=max_draws, progress=progress,
             target_width=target_width, claim=claim, decide=decide, rule=rule, step=step,
-            sequential=sequential, alpha=alpha,
+            sequential=sequential, alpha=alpha, estimator=estimator,
             refused={
                 "costs": costs, "pool_weights": pool_weights, "features": features,
                 "prediction": prediction, "reuse": reuse, "groups": groups,
-                "estimator": None if estimator == "assisted" else estimator,
             },
         )  # fmt: skip
     if _is_ranking(predictions):

@@ -28,7 +28,8 @@ What runs where (``docs/guide/dask.md``):
 6. the estimate from the pool summary and the labeled rows
    (:func:`~activeeval.estimators.report.summary_static_estimate`,
    :func:`~activeeval.estimators.report.summary_outcome`: the paired test of two models,
-   the multiple comparison of more); a stopping rule's looks and
+   the multiple comparison of more; by the thesis's estimator from the drawn rows alone);
+   a stopping rule's looks and
    the anytime-valid interval from the same summary and the drawn rows
    (:class:`~activeeval.estimators.report.SummaryPool`: the first pass's control-variate
    means under the pool's test distribution are the sequences' ``terms_mu``).
@@ -854,11 +855,13 @@ def evaluate_dask(
     predictions: Any, oracle: Oracle, measure: Any, budget: float, method: str, level: float,
     random_state: Any, *, pos_label: Any, floor: float, mix: float, max_draws: int | None,
     progress: bool | None, target_width: Any = None, claim: Any = None, rule: str = "anytime",
-    step: Any = None, refused: dict[str, Any],
+    step: Any = None, estimator: str = "assisted", refused: dict[str, Any],
 ) -> EvaluationResult:  # fmt: skip
     """:func:`~activeeval.evaluate` of one model on a Dask pool (module docstring): the same
     result as on the pool in NumPy, bit for bit — its stopping rule's looks and anytime
-    interval too — but ``pool_q`` (not brought to the client). ``refused``: the options a
+    interval too — but ``pool_q`` (not brought to the client); by ``estimator`` (checked), the
+    thesis's too (eq. 3.31; under a rule, the estimator's σ₀ grid is computed once, on the
+    summary's subsample, before the first draw). ``refused``: the options a
     Dask pool does not take yet, by name, with their values (refused unless at their
     defaults)."""
     _refuse(refused)
@@ -885,17 +888,20 @@ def evaluate_dask(
         acq = _DaskAcquisition(
             sampler, prep.summary.time.n_support, oracle, _label_check(head), rng, max_draws, bar
         )
-        looks = _Looks(stop, meas, lv, b, pool, prep, sampler, acq)
+        looks = _Looks(stop, meas, lv, b, pool, prep, sampler, acq, estimator)
         _, stopped = _run_looks(acq, b, _stop_step(acq, b, step), looks if stop else None)
     acq.warn_if_capped(b)
     acq.require_labels(budget, False)
     draws = acq.draws
     y = acq.book.lookup(draws)
     units = np.unique(draws)
-    t_fits = prep.summary.time.covers(int(units.shape[0]))
-    summary = looks.summary if t_fits else _with_time(pool, prep)
+    # t(n) within the summary's series, or not needed (the thesis's estimator)
+    served = estimator != "assisted" or prep.summary.time.covers(int(units.shape[0]))
+    summary = looks.summary if served else _with_time(pool, prep)
     at = sampler.models_at(units)
-    est, interval = summary_static_estimate(meas, at[0], summary, draws, y, acq.draw_q, lv)
+    est, interval = summary_static_estimate(
+        meas, at[0], summary, draws, y, acq.draw_q, lv, estimator=estimator
+    )
     res = EvaluationResult(
         **_fields(meas, lv, est, interval), cost=acq.spent, budget=b, method=method,
         indices=draws, q=acq.draw_q, labels=y, label_offsets=None, stopped=stopped,
@@ -909,13 +915,14 @@ def compare_dask(
     random_state: Any, *, pos_label: Any, mix: float, max_draws: int | None,
     progress: bool | None, target_width: Any = None, claim: Any = None, decide: Any = False,
     rule: str = "anytime", step: Any = None, sequential: bool = False, alpha: float = 0.05,
-    refused: dict[str, Any],
+    estimator: str = "assisted", refused: dict[str, Any],
 ) -> ComparisonResult:  # fmt: skip
     """:func:`~activeeval.compare` of k ≥ 2 models on Dask pools: the same result as on the
     pools in NumPy, bit for bit (Δ, its standard error, p-value and interval — of more than
     two models the multiple comparison, eq. 5.16's q — each model's estimate and tempered
     interval, the draws, a stopping rule's looks and the anytime interval), but
-    ``pool_q``. ``refused`` as :func:`evaluate_dask`'s."""
+    ``pool_q``; by ``estimator`` (checked), the thesis's too. ``refused`` as
+    :func:`evaluate_dask`'s."""
     _refuse(refused)
     models = list(predictions)
     if len(models) < 2:
@@ -952,7 +959,7 @@ def compare_dask(
             sampler, prep.summary.time.n_support, oracle, _label_check(heads[0]), rng,
             max_draws, bar,
         )  # fmt: skip
-        looks = _Looks(stop, meas, lv, b, pool, prep, sampler, acq)
+        looks = _Looks(stop, meas, lv, b, pool, prep, sampler, acq, estimator)
         _, stopped = _run_looks(acq, b, _stop_step(acq, b, step), looks if stop else None)
     acq.warn_if_capped(b)
     draws = acq.draws
@@ -965,16 +972,17 @@ def compare_dask(
         exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in at]
         outcome = exact_outcome(exact, draws.shape[0], units.shape[0], lv, meas)
     else:
-        t_fits = prep.summary.time.covers(int(units.shape[0]))
-        summary = prep.summary if t_fits else _with_time(pool, prep)
-        outcome = summary_outcome(meas, at, summary, draws, y, acq.draw_q, lv)
-        # each model's tempered interval, when first asked for
-        first = np.unique(draws, return_index=True)[1]
-        scores = SummaryScores(meas, at, summary, units, y[first])
-        if not t_fits:  # t(n) from passes over the pool: now, so no result holds its graph
-            scores()
-            scores.summary = prep.summary
-        outcome = outcome._replace(scores=scores)
+        # t(n) within the summary's series, or not needed (the thesis's estimator)
+        served = estimator != "assisted" or prep.summary.time.covers(int(units.shape[0]))
+        summary = prep.summary if served else _with_time(pool, prep)
+        outcome = summary_outcome(meas, at, summary, draws, y, acq.draw_q, lv, estimator)
+        if estimator == "assisted":  # each model's tempered interval, when first asked for
+            first = np.unique(draws, return_index=True)[1]
+            scores = SummaryScores(meas, at, summary, units, y[first])
+            if not served:  # t(n) from passes over the pool: now, so no result holds its graph
+                scores()
+                scores.summary = prep.summary
+            outcome = outcome._replace(scores=scores)
     sample = {"budget": b, "method": method, "indices": draws, "q": acq.draw_q,
               "labels": y, "label_offsets": None}  # fmt: skip
     # what _comparison_result reads of a Reporting (its measure and level), without a pool
@@ -992,26 +1000,28 @@ class _Looks:
 
     def __init__(
         self, stop: StoppingRule | None, meas: Measure, level: float, b: float, pool: DaskPool,
-        prep: _Prepared, sampler: _DaskSampler, acq: _DaskAcquisition,
+        prep: _Prepared, sampler: _DaskSampler, acq: _DaskAcquisition, estimator: str,
     ) -> None:  # fmt: skip
         self.stop, self.meas, self.level, self.pool, self.prep = stop, meas, level, pool, prep
+        self.estimator = estimator
         self.sampler, self.acq = sampler, acq
         self.horizon = horizon_draws(b, np.empty(0), None)
         self.summary, self.window = prep.summary, None
-        if stop is not None:
-            s = self.summary = with_sigma0(meas, prep.summary)
+        if stop is not None:  # σ₀ of the estimator's sequences, once for every look
+            s = self.summary = with_sigma0(meas, prep.summary, estimator)
             spool = SummaryPool([AtRows(x, s.keep, pool.m) for x in _samples(s)], s, meas)
             self.window = window_draws(stop, spool, self._reporting(spool), self.horizon)
 
     def _reporting(self, spool: SummaryPool) -> Any:
-        return spool.reporting(np.empty(0), self.level, "assisted")
+        return spool.reporting(np.empty(0), self.level, self.estimator)
 
     def __call__(self, draws: NDArray[np.intp]) -> str | None:
         assert self.stop is not None
         units = np.unique(draws)
         s = self.summary
-        if not s.time.covers(int(units.shape[0])):
-            s = replace(_with_time(self.pool, self.prep), sigma0=s.sigma0)
+        if self.estimator == "assisted" and not s.time.covers(int(units.shape[0])):
+            s = replace(_with_time(self.pool, self.prep), sigma0=s.sigma0,
+                        sigma0_estimator=s.sigma0_estimator)  # fmt: skip
         spool = SummaryPool(self.sampler.models_at(units), s, self.meas)
         y = self.acq.book.lookup(draws)
         return rule_met(self.stop, spool, self._reporting(spool), draws, y, self.horizon,
@@ -1038,9 +1048,9 @@ def _refuse(refused: dict[str, Any]) -> None:
         if value is not None and value is not False:
             raise UnknownOptionError(
                 f"{name}: not supported on a Dask pool yet; evaluate the pool in NumPy "
-                "(dask_array.compute()) for it, or drop the option. A Dask pool takes the "
-                "default estimator with method 'active' or 'passive', a budget in labels and "
-                "a uniform test distribution (docs/guide/dask.md)."
+                "(dask_array.compute()) for it, or drop the option. A Dask pool takes "
+                "method 'active', 'active_uniC' or 'passive', either estimator, a budget in "
+                "labels and a uniform test distribution (docs/guide/dask.md)."
             )
 
 

@@ -148,8 +148,8 @@ def evaluate(  # type: ignore[misc]
         per-item grade distributions over a pool of m queries. A Dask pool (a
         ``dask.array.Array`` of class probabilities, or a ``dask.dataframe.DataFrame`` of a
         pool file's columns) is computed partition by partition on the cluster, with the
-        same result as in NumPy (the default estimator, ``active`` or ``passive``; see the
-        *Pools on a Dask cluster* page, ``docs/guide/dask.md``).
+        same result as in NumPy (either estimator; ``active``, ``active_uniC`` or
+        ``passive``; see the *Pools on a Dask cluster* page, ``docs/guide/dask.md``).
     oracle : callable
         ``oracle(indices) -> labels`` for pool indices never asked before; deterministic.
         For a ranking pool it receives query indices and returns the grades of every item of
@@ -305,11 +305,11 @@ def evaluate(  # type: ignore[misc]
         return evaluate_dask(
             predictions, oracle, measure, budget, method, level, random_state,
             pos_label=pos_label, floor=floor, mix=mix, max_draws=max_draws, progress=progress,
-            target_width=target_width, claim=claim, rule=rule, step=step,
+            target_width=target_width, claim=claim, rule=rule, step=step, estimator=estimator,
             refused={
                 "costs": costs, "pool_weights": pool_weights, "q": q, "batch_size": batch_size,
                 "features": features, "prediction": prediction, "groups": groups,
-                "reuse": reuse, "estimator": None if estimator == "assisted" else estimator,
+                "reuse": reuse,
             },
         )  # fmt: skip
     if _is_ranking(predictions):

@@ -1097,7 +1097,15 @@ class SummaryPool(Pool):
         if draw_q is None:
             raise ShapeError("draw_q: a pool summary has no q over the pool; give each draw's.")
         return summary_static_estimate(
-            self.measure, self.models[0], s, draws, labels, draw_q, rep.level, score=rep.score
+            self.measure,
+            self.models[0],
+            s,
+            draws,
+            labels,
+            draw_q,
+            rep.level,
+            score=rep.score,
+            estimator=rep.estimator,
         )
 
     def compare(
@@ -1120,7 +1128,9 @@ class SummaryPool(Pool):
             raise ShapeError("draw_q: a pool summary has no q over the pool; give each draw's.")
         if census:
             raise ShapeError("census: a look at a pair summary compares on the sample.")
-        return summary_outcome(self.measure, self.models, s, draws, labels, draw_q, rep.level)
+        return summary_outcome(
+            self.measure, self.models, s, draws, labels, draw_q, rep.level, rep.estimator
+        )
 
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
         """Each model's terms at the draws, as :meth:`PlainPool._per_draw` computes them
@@ -1136,9 +1146,10 @@ class SummaryPool(Pool):
 
     def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
         """:meth:`PlainPool.sigma0` from the summary's subsample (the rows it sums over): the
-        grid stored at ``init`` for the model-assisted estimator, else computed."""
+        grid the summary holds for the estimator (a store's: the model-assisted estimator's),
+        else computed."""
         s = self.summary
-        if rep.estimator == "assisted" and s.sigma0 is not None:
+        if rep.estimator == s.sigma0_estimator and s.sigma0 is not None:
             return s.sigma0.reshape(GRID.shape[0], -1)
         return summary_sigma0_grids(self.measure, s, rep.estimator)
 
@@ -1198,12 +1209,13 @@ def summary_sigma0_grids(
     return np.column_stack([summary_sigma0(meas, s, estimator, k) for k in range(len(_samples(s)))])
 
 
-def with_sigma0(meas: Any, s: PoolSummary | PairSummary) -> Any:
-    """The summary with its σ₀ grids for the model-assisted estimator, as a store keeps them
-    (``sigma0``: one model's (len(GRID),), a pair's (len(GRID), 2)), so that no look
-    computes them again."""
-    grids = summary_sigma0_grids(meas, s, "assisted")
-    return replace(s, sigma0=grids[:, 0] if isinstance(s, PoolSummary) else grids)
+def with_sigma0(meas: Any, s: PoolSummary | PairSummary, estimator: str = "assisted") -> Any:
+    """The summary with its σ₀ grids for ``estimator``, as a store keeps the model-assisted
+    estimator's (``sigma0``: one model's (len(GRID),), a pair's (len(GRID), 2)), so that no
+    look computes them again."""
+    grids = summary_sigma0_grids(meas, s, estimator)
+    sigma0 = grids[:, 0] if isinstance(s, PoolSummary) else grids
+    return replace(s, sigma0=sigma0, sigma0_estimator=estimator)
 
 
 class RankedPool(Pool):

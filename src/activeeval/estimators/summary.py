@@ -99,6 +99,9 @@ class PoolSummary:
     #: σ₀ per tempered member for the model-assisted estimator (``report.summary_sigma0``),
     #: stored at ``init`` so that a look does not recompute it; None: computed when needed.
     sigma0: NDArray[np.float64] | None = None
+    #: The estimator whose σ₀ ``sigma0`` is (a store keeps the model-assisted estimator's; a
+    #: Dask campaign by the thesis's estimator holds that one's while it looks).
+    sigma0_estimator: str = "assisted"
 
 
 class AtRows:
@@ -246,6 +249,8 @@ class PairSummary:
     #: σ₀ per tempered member and model, shape (len(GRID), 2), for the model-assisted
     #: estimator (``report.summary_sigma0``), stored at ``init``; None: computed when needed.
     sigma0: NDArray[np.float64] | None = None
+    #: The estimator whose σ₀ ``sigma0`` is (as :attr:`PoolSummary.sigma0_estimator`).
+    sigma0_estimator: str = "assisted"
 
 
 def summarize_pair(

@@ -178,8 +178,8 @@ class Session:
         if _report()._lean_classes(self._stored, None) is not None:
             return True
         if self.plan.n_models >= 2:
-            return _report()._lean_pair(self._stored, None, None) is not None
-        return _report()._lean(self._stored, 0, None, None) is not None
+            return _report()._lean_pair(self._stored, None) is not None
+        return _report()._lean(self._stored, 0, None) is not None
 
     @property
     def measure(self) -> Any:

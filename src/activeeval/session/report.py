@@ -124,7 +124,7 @@ def estimate(
         how = _plan_estimator(stored, estimator)
         idx, dq, y = _data(store, stored, classes.label_dtype)
         return _class_estimate(stored, classes, model, idx, dq, y, how)
-    lean = _lean(stored, model, estimator, features)
+    lean = _lean(stored, model, features)
     if lean is not None:
         _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
         idx, dq, y = _data(store, stored, lean.label_dtype)
@@ -137,12 +137,12 @@ def estimate(
     return _estimate_on(stored, idx, dq, y, model, how, features, bandwidth)
 
 
-def _lean(stored: StoredPlan, model: int, estimator: str | None, features: ArrayLike | None) -> Any:
+def _lean(stored: StoredPlan, model: int, features: ArrayLike | None) -> Any:
     """The model's stored pool summary (:class:`~.summaries.LeanModel`) where it serves this
     estimate — either estimator, no features, one model and one phase of q; with a stopping
-    rule, the model-assisted estimator and a summary that keeps its sequences' pool means
-    (whose looks it then serves: :class:`~activeeval.estimators.report.SummaryPool`) — else
-    None. Read once per open."""
+    rule, a summary that keeps its sequences' pool means (whose looks it then serves, by
+    either estimator: :class:`~activeeval.estimators.report.SummaryPool`) — else None. Read
+    once per open."""
     plan = stored.plan
     if not _summary_serves(stored, features, 1):
         return None
@@ -150,18 +150,15 @@ def _lean(stored: StoredPlan, model: int, estimator: str | None, features: Array
         from .summaries import read_summary
 
         stored._lean[model] = read_summary(stored.store, plan, model)
-    return _serving(stored, stored._lean[model], estimator)
+    return _serving(stored, stored._lean[model])
 
 
-def _serving(stored: StoredPlan, lean: Any, estimator: str | None) -> Any:
-    """``lean`` where it serves the request of ``estimator``: under a stopping rule, the
-    model-assisted estimator with a summary that keeps its sequences' pool means (a rule's
-    looks need them: the pool's path), else None."""
+def _serving(stored: StoredPlan, lean: Any) -> Any:
+    """``lean`` where it serves: under a stopping rule, a summary that keeps its sequences'
+    pool means (a rule's looks need them: else the pool's path), else None."""
     if lean is None or stored.plan.stopping is None:
         return lean
-    if _plan_estimator(stored, estimator) != "assisted" or not _serves_terms(stored, lean):
-        return None
-    return lean
+    return lean if _serves_terms(stored, lean) else None
 
 
 def _lean_classes(stored: StoredPlan, features: ArrayLike | None) -> Any:
@@ -283,8 +280,8 @@ def _lean_estimate(
     """:func:`_estimate_on` by ``estimator`` from the pool summary: the labeled rows and
     their costs read from the store, the pool not at all — nor for the anytime interval and
     the stopping rule's look where the summary keeps its sequences' pool means
-    (:class:`~activeeval.estimators.report.SummaryPool`: the model-assisted estimator's);
-    else the anytime interval, asked for, reads the pool then (:class:`_PoolTerms`)."""
+    (:class:`~activeeval.estimators.report.SummaryPool`, either estimator's sequences); else
+    the anytime interval, asked for, reads the pool then (:class:`_PoolTerms`)."""
     from ..estimators.report import SummaryPool, summary_static_estimate
     from .codec import _measure_from
 
@@ -299,12 +296,12 @@ def _lean_estimate(
         meas, pred, lean.summary, idx, y, dq, plan.level, estimator=estimator
     )
     fields = _fields(meas, plan.level, est, interval)
-    if estimator != "assisted" or not _serves_terms(stored, lean):
+    if not _serves_terms(stored, lean):
         terms: Any = _PoolTerms(stored.store.path.resolve(), plan.session_id, idx, y, stored,
                                 estimator=estimator)  # fmt: skip
         return EvaluationResult(**fields, **sample, anytime_terms=terms)
     spool = SummaryPool(pred, lean.summary, meas)
-    rep = _lean_reporting(spool, plan.level)
+    rep = _lean_reporting(spool, plan.level, estimator)
     terms = LazyTerms(spool, rep, idx, y, plan.horizon, dq, window=plan.window)
     res = EvaluationResult(**fields, **sample, anytime_terms=terms)
     if plan.stopping is None:
@@ -328,7 +325,7 @@ def _look(
     plan = stored.plan
     assert plan.stopping is not None
     ys = tuple(y.tolist()) if y.dtype == object else (y.dtype.str, y.tobytes())
-    key = (idx.tobytes(), dq.tobytes(), ys)
+    key = (idx.tobytes(), dq.tobytes(), ys, rep.estimator)
     hit = stored._lean.get("look")
     if hit is not None and hit[0] == key:
         return hit[1]
@@ -339,10 +336,10 @@ def _look(
     return why
 
 
-def _lean_reporting(spool: Any, level: float) -> Reporting:
-    """How a summary's session reports: the model-assisted estimator at the plan's level, the
-    session's uniform test distribution; no q over the pool (each draw's is given)."""
-    return spool.reporting(np.empty(0), level, "assisted")
+def _lean_reporting(spool: Any, level: float, estimator: str) -> Reporting:
+    """How a summary's session reports: by ``estimator`` at the plan's level, the session's
+    uniform test distribution; no q over the pool (each draw's is given)."""
+    return spool.reporting(np.empty(0), level, estimator)
 
 
 @dataclasses.dataclass(eq=False)
@@ -532,9 +529,9 @@ def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
     if plan.stopping is None:
         return None
     if plan.n_models == 1:
-        lean = _lean(stored, 0, None, None)
+        lean = _lean(stored, 0, None)
     else:
-        lean = _lean_pair(stored, None, None)
+        lean = _lean_pair(stored, None)
     if lean is not None:  # the look from the summary and the labeled rows
         idx, dq, y = _data(store, stored, lean.label_dtype)
         if idx.size == 0:
@@ -553,14 +550,14 @@ def stop_reason(store: StoreFile, stored: StoredPlan) -> str | None:
 def _summary_pool(stored: StoredPlan, lean: Any, units: NDArray[np.intp]) -> tuple[Any, Any]:
     """The session's pool as its summary (one model's or a pair's) and the labeled
     ``units``' rows give it (:class:`~activeeval.estimators.report.SummaryPool`), and how it
-    reports: the model-assisted estimator at the plan's level, the session's uniform test
+    reports: the plan's estimator at the plan's level, the session's uniform test
     distribution; no q over the pool (each draw's is given)."""
     from ..estimators.report import SummaryPool
     from .codec import _measure_from
 
     meas = _measure_from(stored.plan.measure_spec)  # not stored.measure, which reads the pool
     spool = SummaryPool(lean.at(units), lean.summary, meas)
-    return spool, _lean_reporting(spool, stored.plan.level)
+    return spool, _lean_reporting(spool, stored.plan.level, stored.plan.estimator)
 
 
 def compare(
@@ -581,7 +578,7 @@ def compare(
         how = _plan_estimator(stored, estimator)
         idx, dq, y = _data(store, stored, classes.label_dtype)
         return _class_compare(stored, classes, idx, dq, y, how)
-    lean = _lean_pair(stored, estimator, features)
+    lean = _lean_pair(stored, features)
     if lean is not None:
         _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
         idx, dq, y = _data(store, stored, lean.label_dtype)
@@ -605,7 +602,7 @@ def _summary_serves(stored: StoredPlan, features: ArrayLike | None, n_models: in
     )
 
 
-def _lean_pair(stored: StoredPlan, estimator: str | None, features: ArrayLike | None) -> Any:
+def _lean_pair(stored: StoredPlan, features: ArrayLike | None) -> Any:
     """The comparison's stored summary of its k ≥ 2 models (:class:`~.summaries.LeanPair`)
     where it serves (as :func:`_lean`: under a stopping rule, one that keeps its sequences'
     pool means), else None. Read once per open."""
@@ -616,7 +613,7 @@ def _lean_pair(stored: StoredPlan, estimator: str | None, features: ArrayLike | 
         from .summaries import read_pair_summary
 
         stored._lean["pair"] = read_pair_summary(stored.store, plan)
-    return _serving(stored, stored._lean["pair"], estimator)
+    return _serving(stored, stored._lean["pair"])
 
 
 def _lean_compare(
@@ -649,9 +646,9 @@ def _lean_compare(
         first = np.unique(idx, return_index=True)[1]
         scores = SummaryScores(meas, preds, lean.summary, units, y[first])
     spool: Any = None
-    if assisted and _serves_terms(stored, lean):
+    if _serves_terms(stored, lean):
         spool = SummaryPool(preds, lean.summary, meas)
-        rep = _lean_reporting(spool, lv)
+        rep = _lean_reporting(spool, lv, estimator)
         terms: Any = LazyTerms(spool, rep, idx, y, plan.horizon, dq)
     else:
         terms = _PoolComparison(stored.store.path.resolve(), plan.session_id, idx, y, stored,
@@ -725,9 +722,9 @@ def _lean_trajectory(
     if classes is not None:
         return classes, _data(store, stored, classes.label_dtype)
     if stored.plan.n_models == 1:
-        lean = _lean(stored, 0, estimator, features)
+        lean = _lean(stored, 0, features)
     else:
-        lean = _lean_pair(stored, estimator, features)
+        lean = _lean_pair(stored, features)
     if lean is None:
         return None
     data = _data(store, stored, lean.label_dtype)

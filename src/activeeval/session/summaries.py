@@ -74,6 +74,7 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
         "SELECT measure_spec, pool_size, n_models, predictive_kind, label_space FROM plan"
     ).fetchone()
     ranked = conn.execute("SELECT COUNT(*) FROM ranking").fetchone()[0]
+    (estimator,) = conn.execute("SELECT value FROM meta WHERE key = 'estimator'").fetchone()
     widths = [w for (w,) in conn.execute("SELECT n_columns FROM models ORDER BY model")]
     if ranked:
         return
@@ -94,10 +95,10 @@ def write_summaries(conn: sqlite3.Connection, q: NDArray[np.float64]) -> None:
         if kind is not PlainPool or not plain:
             return
         if n_models == 1:
-            s: Any = with_sigma0(meas, summarize(meas, models[0], uniform(int(m)), q))
+            s: Any = with_sigma0(meas, summarize(meas, models[0], uniform(int(m)), q), estimator)
             samples = [s.sample]
         else:
-            s = with_sigma0(meas, summarize_pair(meas, models, uniform(int(m)), q))
+            s = with_sigma0(meas, summarize_pair(meas, models, uniform(int(m)), q), estimator)
             samples = list(s.samples)
         decisions = [md.decisions(s.keep) for md in models]
         for md in models:
@@ -548,7 +549,7 @@ def _to_bytes(s: Any, rows: list[NDArray[np.float64]], decisions: list[Any]) -> 
         if s.terms_mu is not None:
             arrays["terms_mu"] = np.asarray(s.terms_mu, dtype=np.float64)
         if s.sigma0 is not None:
-            arrays["sigma0"] = np.asarray(s.sigma0, dtype=np.float64)
+            arrays[_SIGMA0[s.sigma0_estimator]] = np.asarray(s.sigma0, dtype=np.float64)
         if decisions[0] is not None:
             arrays["decision"] = decisions[0]
     else:
@@ -558,7 +559,7 @@ def _to_bytes(s: Any, rows: list[NDArray[np.float64]], decisions: list[Any]) -> 
         if s.terms_mu is not None:
             arrays["terms_mu"] = np.asarray(s.terms_mu, dtype=np.float64)
         if s.sigma0 is not None:
-            arrays["sigma0"] = np.asarray(s.sigma0, dtype=np.float64)
+            arrays[_SIGMA0[s.sigma0_estimator]] = np.asarray(s.sigma0, dtype=np.float64)
         for k, (raw, dec) in enumerate(zip(rows, decisions, strict=True)):
             arrays[f"raw_{k}"] = raw
             if dec is not None:
@@ -610,9 +611,10 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
                 z["keep"].astype(np.intp), samples, z["sample_q"], z["sample_p"],
                 tuple(bool(x) for x in z["families"]),
                 _pairs_of(z["terms_mu"], mom.shape[1]) if "terms_mu" in z.files else None,
-                _grid_of(z["sigma0"], mom.shape[1]) if "sigma0" in z.files else None,
+                *_sigma0_of(z, mom.shape[1]),
             )  # fmt: skip
         scalars = {k: z[k].item() for k in _SCALARS}
+        sigma0, sigma0_for = _sigma0_of(z, None)
         decision = z["decision"] if "decision" in z.files else None
         sample = _built(kind, labels, z["raw"], decision)
         return PoolSummary(
@@ -631,8 +633,22 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
             sample_q=z["sample_q"],
             sample_p=z["sample_p"],
             terms_mu=_pairs_of(z["terms_mu"], None) if "terms_mu" in z.files else None,
-            sigma0=_grid_of(z["sigma0"], None) if "sigma0" in z.files else None,
+            sigma0=sigma0,
+            sigma0_estimator=sigma0_for,
         )
+
+
+#: The summary's key of the σ₀ grid of each estimator: the plan's (the model-assisted
+#: estimator's under the name it had before the thesis's was served).
+_SIGMA0 = {"assisted": "sigma0", "snis": "sigma0_snis"}
+
+
+def _sigma0_of(z: Any, k: int | None) -> tuple[NDArray[np.float64] | None, str]:
+    """The stored σ₀ grid (None: none stored) and its estimator."""
+    for how, key in _SIGMA0.items():
+        if key in z.files:
+            return _grid_of(z[key], k), how
+    return None, "assisted"
 
 
 def _class_summary(z: Any) -> ClassSummary:
