@@ -1146,7 +1146,7 @@ class SummaryPool(Pool):
 
     def sigma0(self, rep: Reporting) -> NDArray[np.float64]:
         """:meth:`PlainPool.sigma0` from the summary's subsample (the rows it sums over): the
-        grid the summary holds for the estimator (a store's: the model-assisted estimator's),
+        grid the summary holds where it is the estimator's (a store's: its plan's estimator),
         else computed."""
         s = self.summary
         if rep.estimator == s.sigma0_estimator and s.sigma0 is not None:
@@ -1210,9 +1210,9 @@ def summary_sigma0_grids(
 
 
 def with_sigma0(meas: Any, s: PoolSummary | PairSummary, estimator: str = "assisted") -> Any:
-    """The summary with its σ₀ grids for ``estimator``, as a store keeps the model-assisted
-    estimator's (``sigma0``: one model's (len(GRID),), a pair's (len(GRID), 2)), so that no
-    look computes them again."""
+    """The summary with its σ₀ grids for ``estimator``, as a store keeps its plan's
+    (``sigma0``: one model's (len(GRID),), k models' (len(GRID), k)), so that no look
+    computes them again."""
     grids = summary_sigma0_grids(meas, s, estimator)
     sigma0 = grids[:, 0] if isinstance(s, PoolSummary) else grids
     return replace(s, sigma0=sigma0, sigma0_estimator=estimator)

@@ -96,11 +96,12 @@ class PoolSummary:
     #: test distribution unnormalized and undivided by the domain; None in summaries stored
     #: before it was kept (their sequences read the pool).
     terms_mu: tuple[float, float] | None = None
-    #: σ₀ per tempered member for the model-assisted estimator (``report.summary_sigma0``),
-    #: stored at ``init`` so that a look does not recompute it; None: computed when needed.
+    #: σ₀ per tempered member for the estimator ``sigma0_estimator``
+    #: (``report.summary_sigma0``), stored at ``init`` so that a look does not recompute it;
+    #: None: computed when needed.
     sigma0: NDArray[np.float64] | None = None
-    #: The estimator whose σ₀ ``sigma0`` is (a store keeps the model-assisted estimator's; a
-    #: Dask campaign by the thesis's estimator holds that one's while it looks).
+    #: The estimator whose σ₀ ``sigma0`` is: the session plan's (the model-assisted one in
+    #: summaries stored before the thesis's was served), a Dask campaign's while it looks.
     sigma0_estimator: str = "assisted"
 
 
@@ -246,8 +247,9 @@ class PairSummary:
     #: per-draw terms (:meth:`~.report.Pool.draw_terms`, as :attr:`PoolSummary.terms_mu`);
     #: None in summaries stored before it was kept (their sequences read the pool).
     terms_mu: tuple[tuple[float, float], ...] | None = None
-    #: σ₀ per tempered member and model, shape (len(GRID), 2), for the model-assisted
-    #: estimator (``report.summary_sigma0``), stored at ``init``; None: computed when needed.
+    #: σ₀ per tempered member and model, shape (len(GRID), k), for the estimator
+    #: ``sigma0_estimator`` (``report.summary_sigma0``), stored at ``init``; None: computed
+    #: when needed.
     sigma0: NDArray[np.float64] | None = None
     #: The estimator whose σ₀ ``sigma0`` is (as :attr:`PoolSummary.sigma0_estimator`).
     sigma0_estimator: str = "assisted"
