@@ -162,3 +162,31 @@ def test_a_parquet_files_number_columns_read_as_their_text(tmp_path, dtype) -> N
         bad.to_parquet(tmp_path / f"{name}.parquet")
         with pytest.raises(InputFileError, match=rf"{name}\.parquet: row 3, column 'p_1' is empty"):
             read_pool_file(tmp_path / f"{name}.parquet")
+
+
+def test_class_labels_beyond_int64_are_read_as_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A class column ``p_99999999999999999999`` crashed ``session init`` with an uncaught
+    OverflowError (exit 1, no message): integer text beyond int64 stays text, as ids do, and
+    every label of the file with it (one rule for all of a file's labels)."""
+    from click.testing import CliRunner
+
+    from activeeval import Session
+    from activeeval.cli import main
+    from activeeval.predictive import class_labels_from_names
+
+    big = "99999999999999999999"
+    assert class_labels_from_names(["0", big]).tolist() == ["0", big]
+    assert class_labels_from_names(["0", str(2**63 - 1)]).dtype == np.int64
+    assert class_labels_from_names([str(-(2**63)), "1"]).dtype == np.int64
+    assert class_labels_from_names(["0", str(2**63)]).dtype.kind == "U"
+    pool = tmp_path / "pool.csv"
+    pool.write_text(f"id,p_0,p_{big}\n1,0.3,0.7\n2,0.6,0.4\n3,0.5,0.5\n")
+    out = CliRunner().invoke(
+        main, ["session", "init", str(tmp_path / "s.db"), "--pool", str(pool), "--measure",
+               "error_rate", "--budget", "2"],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    with Session.open(tmp_path / "s.db") as s:
+        ids = s.next_batch(2)
+        s.record({i: big for i in ids})
+        assert s.estimate().n_labels == 2

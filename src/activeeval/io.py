@@ -6,7 +6,8 @@ File formats (part of the contract):
 
 * **Pool file**, CSV (UTF-8) or Parquet, one per model, all with the same ids: a column ``id``;
   a classifier's class probabilities in columns ``p_<label>`` (the labels are read as integers
-  if every one is an integer written without sign or leading zeros, else as strings; the
+  if every one is an integer written without sign or leading zeros that int64 holds, else as
+  strings; the
   same rule for ids and item ids, so that ``007`` is handed out and exported as written), or a
   regressor's predictive ``mean`` and ``var``; optionally a labeling ``cost`` per instance
   (strictly positive).

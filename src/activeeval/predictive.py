@@ -901,10 +901,12 @@ INT_LIKE = r"^(?:0|-?[1-9]\d*)$"
 
 def class_labels_from_names(names: list[str]) -> NDArray[Any]:
     """Class labels from column names (``p_`` already removed): integers if every name is an
-    integer written without a plus sign or leading zeros (:data:`INT_LIKE`), else strings —
-    the pool files' rule."""
+    integer written without a plus sign or leading zeros (:data:`INT_LIKE`) that int64 holds,
+    else strings — the pool files' rule (ids beyond int64 stay text too)."""
     if names and all(re.match(INT_LIKE, n) for n in names):
-        return np.array([int(n) for n in names], dtype=np.int64)
+        values = [int(n) for n in names]
+        if all(-(2**63) <= v < 2**63 for v in values):
+            return np.array(values, dtype=np.int64)
     return np.array(names, dtype=object).astype(str)
 
 
