@@ -442,14 +442,6 @@ def _plain_text(m: int, seed: int) -> str:
     return _pool_frame(m, seed).to_csv(index=False)
 
 
-def _chunks_both_ways(path: Path, rows: int) -> tuple[list[pd.DataFrame], list[pd.DataFrame]]:
-    header = io._header(path)[0]
-    numbers = frozenset(c for c in header if c != "id")
-    fast = list(io._csv_chunks(path, header, header, rows, numbers))
-    slow = list(io._csv_rows(path, header, header, rows))
-    return fast, slow
-
-
 def _read_alike(fast: list[pd.DataFrame], slow: list[pd.DataFrame], path: Path) -> None:
     """Chunk by chunk the same lines, ids and predictions as Python's reader gives."""
     s = io.PoolStream.open(path)
