@@ -248,7 +248,8 @@ def _csv_plain(
     line is its row and Python's reader would read every cell as pyarrow does — UTF-8 without
     a byte-order mark past the file's first, no quote, NUL, blank line or lone carriage
     return, no line longer than Python reads integer text (``sys.get_int_max_str_digits``:
-    pandas refuses longer integers, pyarrow would not), each line of the header's width — so
+    pandas refuses longer integers, pyarrow would not), no zero among exponents of three digits
+    (:func:`_huge_exponent`), each line of the header's width — so
     that row r (from 0) is line r + 2. ``numbers`` columns are parsed as floats (pyarrow rounds
     decimal text correctly, as Python's ``float``, and takes only text pandas takes too:
     tested); a block with a cell that is not a finite number raises :class:`_NotPlain`, as
@@ -291,9 +292,15 @@ def _csv_plain(
             raise _NotPlain from exc
         if table.num_rows != ends.shape[0]:
             raise _NotPlain
+        zero = False
         for c in columns:
-            if c in numbers and not pc.all(pc.is_finite(table.column(c))).as_py():
-                raise _NotPlain  # NaN or infinite: the message is the slow path's
+            if c in numbers:
+                col = table.column(c)
+                if not pc.all(pc.is_finite(col)).as_py():
+                    raise _NotPlain  # NaN or infinite: the message is the slow path's
+                zero = zero or pc.any(pc.equal(col, 0.0)).as_py()
+        if zero and _huge_exponent(block):
+            raise _NotPlain  # maybe 0e309, which pandas before 3 does not read as a number
         return table
 
     def frame(table: Any, line: int) -> pd.DataFrame:
@@ -344,6 +351,22 @@ def _csv_plain(
                 resume[:] = [int(starts[0]) if starts.shape[0] else offset, resume[1] + n]
             if not chunk:
                 return
+
+
+def _huge_exponent(text: bytes) -> bool:
+    """Whether ``text`` holds an exponent of three digits or more (``e``/``E``, an optional
+    ``+``, three digits). pandas before 3 refuses zero with an exponent beyond 308 (``0e309``)
+    as not a number where Python and pyarrow read 0: :func:`_csv_plain` leaves a block with
+    such text and a zero to Python's reader, whose reading is pandas'."""
+    if b"e" not in text and b"E" not in text:
+        return False
+    a = np.frombuffer(text, dtype=np.uint8)
+    at = np.flatnonzero((a == ord("e")) | (a == ord("E"))) + 1
+    at = at[at < a.size]
+    at = at + (a[at] == ord("+"))
+    at = at[at + 2 < a.size]
+    digit = (a >= ord("0")) & (a <= ord("9"))
+    return bool(np.any(digit[at] & digit[at + 1] & digit[at + 2]))
 
 
 def _csv_rows(
