@@ -895,8 +895,7 @@ def evaluate_dask(
     draws = acq.draws
     y = acq.book.lookup(draws)
     units = np.unique(draws)
-    # t(n) within the summary's series, or not needed (the thesis's estimator)
-    served = estimator != "assisted" or prep.summary.time.covers(int(units.shape[0]))
+    served = _time_served(prep, estimator, units)
     summary = looks.summary if served else _with_time(pool, prep)
     at = sampler.models_at(units)
     est, interval = summary_static_estimate(
@@ -972,8 +971,7 @@ def compare_dask(
         exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in at]
         outcome = exact_outcome(exact, draws.shape[0], units.shape[0], lv, meas)
     else:
-        # t(n) within the summary's series, or not needed (the thesis's estimator)
-        served = estimator != "assisted" or prep.summary.time.covers(int(units.shape[0]))
+        served = _time_served(prep, estimator, units)
         summary = prep.summary if served else _with_time(pool, prep)
         outcome = summary_outcome(meas, at, summary, draws, y, acq.draw_q, lv, estimator)
         if estimator == "assisted":  # each model's tempered interval, when first asked for
@@ -1019,7 +1017,7 @@ class _Looks:
         assert self.stop is not None
         units = np.unique(draws)
         s = self.summary
-        if self.estimator == "assisted" and not s.time.covers(int(units.shape[0])):
+        if not _time_served(self.prep, self.estimator, units):
             s = replace(_with_time(self.pool, self.prep), sigma0=s.sigma0,
                         sigma0_estimator=s.sigma0_estimator)  # fmt: skip
         spool = SummaryPool(self.sampler.models_at(units), s, self.meas)
@@ -1066,6 +1064,12 @@ class _PoolTime(TimeSummary):
         if self.covers(n):
             return super().time(n)
         return _newton(self.pool, self.plan, float(n), positive=self.n_support < self.size)
+
+
+def _time_served(prep: _Prepared, estimator: str, units: NDArray[np.intp]) -> bool:
+    """Whether an estimate of the distinct labeled ``units`` needs no pass over the pool for
+    t(n): within the summary's series, or by the thesis's estimator, which reads no t(n)."""
+    return estimator != "assisted" or prep.summary.time.covers(int(units.shape[0]))
 
 
 def _with_time(pool: DaskPool, prep: _Prepared) -> Any:
