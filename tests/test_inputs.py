@@ -426,6 +426,16 @@ def test_cli_session_init_reads_the_decision_from_a_pool_column(binary, tmp_path
     assert bad.exit_code == 2 and "is not a class of the model" in bad.stderr
 
 
+def test_a_decision_outside_the_classes_in_an_object_array_is_named(binary) -> None:
+    """An object array's stray value (not a numpy scalar) is named with its position; it
+    once raised AttributeError from the message itself."""
+    s, y = binary
+    f = (s > 0.3).astype(int).astype(object)
+    f[17] = 7
+    with pytest.raises(ae.errors.LabelSpaceError, match=r"value 7 \(position 17\)"):
+        ae.evaluate(np.c_[1 - s, s], lambda i: y[i], "f1", budget=20, prediction=f)
+
+
 def test_hard_labels_as_probabilities_are_warned_about(binary) -> None:
     s, _ = binary
     with pytest.warns(ae.ActiveEvalWarning, match=r"hard labels \(model\.predict\)"):

@@ -135,6 +135,68 @@ def test_a_regressor_pool_streams(tmp_path: Path, monkeypatch) -> None:
     assert _tables(tmp_path / "streamed.db") == _tables(tmp_path / "whole.db")
 
 
+def _decided(frame: pd.DataFrame, seed: int, labels: list[Any]) -> pd.DataFrame:
+    """The frame with a decision column: a threshold's class on most rows, else another."""
+    rng = np.random.default_rng(seed)
+    first, second = (labels[0], labels[1])
+    at = np.where(frame[f"p_{second}"].to_numpy() > 0.3, second, first)
+    flip = rng.random(frame.shape[0]) < 0.1
+    return frame.assign(at_0_3=np.where(flip, first, at))
+
+
+@pytest.mark.parametrize("suffixes", [(".csv",), (".parquet", ".csv")])
+def test_a_decision_column_streams_into_the_whole_file_store(
+    suffixes: tuple[str, ...], tmp_path, monkeypatch
+) -> None:
+    """--prediction-column (a tuned threshold's classes) no longer sends the init to the
+    whole-file read: the decisions are stored and fingerprinted a chunk at a time, the store
+    the whole read writes; classes named by text in CSV and by value in Parquet, a second
+    file's class columns in another order."""
+    pools = []
+    for j, suffix in enumerate(suffixes):
+        frame = _decided(_pool_frame(403, j), 7 + j, [0, 1])
+        if j:
+            frame = frame[["id", "p_1", "at_0_3", "p_0"]]
+        pools.append(_write(frame, tmp_path / f"m{j}{suffix}"))
+    args = ("--measure", "f1", "--budget", "40", "--prediction-column", "at_0_3")
+    whole, streamed = _whole_and_streamed(tmp_path, pools, args, monkeypatch)
+    assert whole.exit_code == 0, whole.output  # type: ignore[attr-defined]
+    assert streamed.exit_code == 0, streamed.output  # type: ignore[attr-defined]
+    tables = _tables(tmp_path / "streamed.db")
+    assert tables == _tables(tmp_path / "whole.db")
+    assert all(row[-1] is not None for row in tables["models"])  # each stored a decision
+    with Session.open(tmp_path / "streamed.db") as s:  # its fingerprint checks, decisions too
+        f = s.predictives[0].point_prediction()
+        assert np.array_equal(f, _decided(_pool_frame(403, 0), 7, [0, 1])["at_0_3"])
+
+
+def test_a_regressor_s_decision_column_streams(tmp_path, monkeypatch) -> None:
+    rng = np.random.default_rng(4)
+    mean = rng.normal(size=300)
+    frame = pd.DataFrame({"id": np.arange(300), "mean": mean, "var": rng.uniform(0.1, 2, 300),
+                          "deployed": np.round(mean, 1)})  # fmt: skip
+    pool = _write(frame, tmp_path / "r.csv")
+    args = ("--measure", "mse", "--budget", "30", "--prediction-column", "deployed")
+    whole, streamed = _whole_and_streamed(tmp_path, [pool], args, monkeypatch)
+    assert whole.exit_code == 0 and streamed.exit_code == 0, streamed.output  # type: ignore[attr-defined]
+    assert _tables(tmp_path / "streamed.db") == _tables(tmp_path / "whole.db")
+
+
+@pytest.mark.parametrize("bad", ["not a class", "empty", "no such column"])
+def test_a_decision_column_s_errors_are_the_whole_read_s(bad: str, tmp_path, monkeypatch):
+    frame = _decided(_pool_frame(200, 0), 3, [0, 1]).astype({"at_0_3": object})
+    if bad == "not a class":
+        frame.loc[150, "at_0_3"] = "2"
+    elif bad == "empty":
+        frame.loc[170, "at_0_3"] = ""
+    pool = _write(frame, tmp_path / "pool.csv")
+    column = "at_0_4" if bad == "no such column" else "at_0_3"
+    args = ("--measure", "f1", "--budget", "20", "--prediction-column", column)
+    out = _same_either_way(tmp_path, [pool], args, monkeypatch)
+    assert out.exit_code == 2, out.output  # type: ignore[attr-defined]
+    assert ("line" in out.output) != (bad == "no such column")  # type: ignore[attr-defined]
+
+
 def test_files_with_ids_in_another_order_are_read_whole(tmp_path, monkeypatch) -> None:
     a = _pool_frame(100, 0)
     b = _pool_frame(100, 1).iloc[::-1]

@@ -501,8 +501,8 @@ def session_init(
             stopping=(target_width, claim, decide, rule),
         )  # fmt: skip
         s = None
-        if key not in ("dcg", "err") and prediction_column is None:
-            s = _streamed_init(store, pools, request)
+        if key not in ("dcg", "err"):
+            s = _streamed_init(store, pools, request, prediction_column)
         if s is None:
             s = _whole_init(store, pools, key, request, depth, prediction_column)
         with s:
@@ -525,14 +525,16 @@ def session_init(
             )
 
 
-def _streamed_init(store: Path, pools: tuple[Path, ...], request: Any) -> Any:
+def _streamed_init(
+    store: Path, pools: tuple[Path, ...], request: Any, prediction_column: str | None
+) -> Any:
     """``session init`` on pool files a chunk at a time (:mod:`activeeval.session.streaming`);
     None where they are to be read whole."""
     from .session import Session
     from .session.streaming import create_from_files
 
     with _as_flags(*_INIT_ARGS):
-        made = create_from_files(store, pools, request)
+        made = create_from_files(store, pools, request, prediction_column)
     return None if made is None else Session.open(made)
 
 

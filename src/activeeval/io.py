@@ -503,12 +503,16 @@ class PoolStream:
     def has_costs(self) -> bool:
         return "cost" in self.columns
 
-    def chunks(self, columns: list[str], rows: int | None = None) -> Iterator[pd.DataFrame]:
-        """The file's ``columns``, ``rows`` (default :data:`STREAM_ROWS`) rows at a time."""
+    def chunks(
+        self, columns: list[str], rows: int | None = None, text: tuple[str, ...] = ()
+    ) -> Iterator[pd.DataFrame]:
+        """The file's ``columns``, ``rows`` (default :data:`STREAM_ROWS`) rows at a time; a
+        CSV file's ``text`` columns (a decision column) as their cells' text."""
         n = STREAM_ROWS if rows is None else rows
         if self.row_label == "row":
             return _parquet_chunks(self.path, columns, n)
-        numbers = frozenset(c for c in columns if c != "id")  # probabilities, mean, var, cost
+        # probabilities, mean, var, cost
+        numbers = frozenset(c for c in columns if c != "id" and c not in text)
         return _csv_chunks(self.path, self.columns, columns, n, numbers)
 
     def ids(self, frame: pd.DataFrame, integer: bool | None) -> NDArray[Any]:
@@ -714,18 +718,31 @@ def read_decision_column(
     """
     p = Path(path)
     rows, row_label = _column_rows(p, column, pool_ids, "the decision column")
+    got = _decision_cells(rows[column], p, row_label, column, labels)
+    return got if labels is None else np.asarray(labels)[got]
+
+
+def _decision_cells(
+    series: pd.Series,
+    path: Path,
+    row_label: str,
+    column: str,
+    labels: Sequence[Any] | NDArray[Any] | None,
+) -> NDArray[Any]:
+    """A decision column's cells (:func:`read_decision_column`): a regressor's numbers, or
+    each cell's class as its position in ``labels`` (the cell's text is the class's)."""
     if labels is None:
-        return _numbers(rows[column], p, row_label, column)
-    cells = _cells(rows[column], p, row_label, column).map(str)
-    by_text = {str(_scalar(v)): _scalar(v) for v in labels}
-    known = cells.isin(list(by_text)).to_numpy()
-    if not known.all():
-        i = int(np.flatnonzero(~known)[0])
+        return _numbers(series, path, row_label, column)
+    cells = _cells(series, path, row_label, column).map(str)
+    position = {str(_scalar(v)): i for i, v in enumerate(labels)}
+    codes = pd.Index(list(position)).get_indexer(cells)
+    if (codes < 0).any():
+        i = int(np.flatnonzero(codes < 0)[0])
         raise LabelSpaceError(
-            f"{p}: {row_label} {rows.index[i]}, column '{column}': {cells.iloc[i]!r} is not "
-            f"a class of the model ({', '.join(map(str, by_text))})."
+            f"{path}: {row_label} {series.index[i]}, column '{column}': {cells.iloc[i]!r} is "
+            f"not a class of the model ({', '.join(position)})."
         )
-    return np.array([by_text[c] for c in cells.tolist()], dtype=np.asarray(labels).dtype)
+    return np.asarray(list(position.values()), dtype=np.intp)[codes]
 
 
 def read_group_column(path: str | Path, column: str, pool_ids: NDArray[Any]) -> NDArray[Any]:

@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -401,8 +401,10 @@ def label_index(
     *,
     order: NDArray[np.intp] | None = None,
     sorted_labels: NDArray[Any] | None = None,
+    start: int = 0,
 ) -> NDArray[np.intp]:
-    """Position of each value of ``y`` in the label array ``labels`` (vectorised lookup)."""
+    """Position of each value of ``y`` in the label array ``labels`` (vectorised lookup);
+    a refusal names the value's position counted from ``start`` (``y`` a chunk)."""
     if order is None or sorted_labels is None:
         order = np.argsort(labels, kind="stable")
         sorted_labels = labels[order]
@@ -418,8 +420,11 @@ def label_index(
     ok = sorted_labels[pos] == yy
     if not np.all(ok):
         bad = np.flatnonzero(~np.atleast_1d(ok))[0]
+        value = np.atleast_1d(yy)[bad]  # a numpy scalar, or an object array's own value
+        value = value.item() if isinstance(value, np.generic) else value
         raise LabelSpaceError(
-            f"{name}: value {np.atleast_1d(yy)[bad].item()!r} (position {bad}) is not in the label "
+            f"{name}: value {value!r} (position {start + bad}) is not in "
+            "the label "
             f"space {labels.tolist()}; fix the label or pass the model's full class list."
         )
     return np.asarray(order[pos], dtype=np.intp)
@@ -1013,6 +1018,35 @@ def decided(predictive: Predictive, prediction: ArrayLike | None, name: str) -> 
         f"{name}: a decision applies to a Categorical's or a Gaussian's beliefs, not to a "
         f"{type(predictive).__name__}."
     )
+
+
+_P = TypeVar("_P", bound=Predictive)
+
+
+def decision_numbers(
+    f: ArrayLike, labels: NDArray[Any] | None, name: str, start: int = 0
+) -> NDArray[np.float64]:
+    """Decisions as a store or a Dask block keeps them (:func:`restored_decision` reads them
+    back), checked as ``with_decision`` checks them: a classifier's as their classes'
+    positions among ``labels``, a regressor's (``labels`` None) as finite numbers; a refusal
+    names the entry counted from ``start`` (``f`` a chunk)."""
+    if labels is None:
+        return check_finite_array(f, name, ndim=1, start=start)
+    return label_index(labels, f, name, start=start).astype(np.float64)
+
+
+def restored_decision(predictive: _P, stored: NDArray[np.float64] | None) -> _P:
+    """``predictive`` with decisions kept as numbers (a store's, a Dask block's column): a
+    Categorical's as its classes' positions, a Gaussian's as themselves; unchanged for None."""
+    if stored is None:
+        return predictive
+    out: Predictive
+    if isinstance(predictive, Categorical):
+        out = predictive.with_decision(predictive.labels[stored.astype(np.intp)])
+    else:
+        assert isinstance(predictive, Gaussian)
+        out = predictive.with_decision(stored)
+    return cast(_P, out)
 
 
 def from_estimator(estimator: Any, X: Any) -> Predictive:

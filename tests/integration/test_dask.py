@@ -283,6 +283,54 @@ def test_a_session_of_a_dask_array_and_of_two_models(
                        costs=np.ones(4_000))  # fmt: skip
 
 
+def test_a_dask_session_keeps_the_decisions_given(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Session.create(prediction=) of a Dask pool above one chunk stores the decisions (a
+    tuned threshold's classes) as the pool in NumPy does — they were once dropped without a
+    word — from a NumPy array, a Dask array or a Dask Series; per model for a pair."""
+    from activeeval import io
+    from activeeval.session import Session
+
+    monkeypatch.setattr(io, "STREAM_ROWS", 700)
+    monkeypatch.setattr(streaming_mod, "_in_memory", _refused)
+    a, y = _binary(3_000, 18)
+    b, _ = _binary(3_000, 19)
+    f = (a[:, 1] > 0.3).astype(int)
+    frame = pd.DataFrame({"id": np.arange(3_000), "p_0": a[:, 0], "p_1": a[:, 1], "f": f})
+    ddf = dd.from_pandas(frame, npartitions=4)
+    Session.create(tmp_path / "n.db", a, "f1", 80, seed=2, prediction=f).close()
+    for name, pool, given in [
+        ("numpy", da.from_array(a, chunks=1_000), f),
+        ("dask array", da.from_array(a, chunks=1_000), da.from_array(f, chunks=900)),
+        ("dask series", ddf.drop(columns="f"), ddf["f"]),
+    ]:
+        made = tmp_path / f"{name}.db"
+        Session.create(made, pool, "f1", 80, seed=2, prediction=given).close()
+        assert _store_tables(made) == _store_tables(tmp_path / "n.db"), name
+    with Session.open(tmp_path / "numpy.db") as s:
+        assert np.array_equal(s.predictives[0].point_prediction(), f)
+        got = s.next_batch(60)
+        s.record({i: int(y[i]) for i in got})
+        est = s.estimate().estimate
+    with Session.open(tmp_path / "n.db") as s:
+        s.record({i: int(y[i]) for i in s.next_batch(60)})
+        assert s.estimate().estimate == est
+    pair = [da.from_array(a, chunks=1_000), da.from_array(b, chunks=1_000)]
+    Session.create(tmp_path / "pn.db", [a, b], "error_rate", 80, seed=3, prediction=[None, f],
+                   names=["a", "b"]).close()  # fmt: skip
+    Session.create(tmp_path / "pd.db", pair, "error_rate", 80, seed=3, prediction=[None, f],
+                   names=["a", "b"]).close()  # fmt: skip
+    assert _store_tables(tmp_path / "pd.db") == _store_tables(tmp_path / "pn.db")
+    with pytest.raises(ShapeError, match=r"prediction: expected one decision per pool instance"):
+        Session.create(tmp_path / "x.db", pair[0], "f1", 80, prediction=f[:-1])
+    with pytest.raises(ShapeError, match=r"prediction\[1\]: expected one decision"):
+        Session.create(tmp_path / "y.db", pair, "f1", 80, prediction=[None, f[1:]])
+    with pytest.raises(ae.errors.LabelSpaceError):
+        Session.create(tmp_path / "z.db", pair[0], "f1", 80, prediction=np.where(f, 2, 0))
+    assert not any((tmp_path / f"{x}.db").exists() for x in "xyz")
+
+
 def test_a_dask_sessions_errors_name_the_pools_row(
     client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -351,6 +399,56 @@ def test_a_pair_of_several_blocks_gives_numpys_comparison(client: Any, measure: 
         got = ae.compare(pools, lambda i: y[i], measure, budget=budget, random_state=6)
         _same_comparison(want, got)
         assert np.array_equal(got.model_intervals(), want.model_intervals())
+
+
+@pytest.mark.parametrize("measure", ["error_rate", "f1"])
+def test_decisions_apart_from_the_beliefs_give_numpys_campaign(client: Any, measure: str) -> None:
+    """prediction= (a tuned threshold's classes, given as a NumPy array, a Dask array cut
+    unlike the pool, or a Dask Series) travels as a column beside the beliefs: the same
+    campaign and estimate as in NumPy, bit for bit, for one model, a pair (decisions for one
+    of them) and a regressor's rounded means; a class the model lacks is refused alike."""
+    m = _chunks.ROWS + 90_000  # two blocks
+    a, b, y = _pair(m, 25)
+    f = (a[:, 1] > 0.3).astype(int)
+    pool = da.from_array(a, chunks=(110_000, 2))
+    want = ae.evaluate(a, lambda i: y[i], measure, budget=300, random_state=3, prediction=f)
+    assert want.estimate != ae.evaluate(a, lambda i: y[i], measure, budget=300,
+                                        random_state=3).estimate  # fmt: skip
+    for given in (f, da.from_array(f, chunks=70_000), dd.from_pandas(pd.Series(f), npartitions=3)):
+        got = ae.evaluate(pool, lambda i: y[i], measure, budget=300, random_state=3,
+                          prediction=given)  # fmt: skip
+        _same(want, got)
+    pools = [pool, da.from_array(b, chunks=(90_000, 2))]
+    want = ae.compare([a, b], lambda i: y[i], measure, budget=300, random_state=4,
+                      prediction=[None, f])  # fmt: skip
+    got = ae.compare(pools, lambda i: y[i], measure, budget=300, random_state=4,
+                     prediction=[None, f])  # fmt: skip
+    _same_comparison(want, got)
+    bad = f.astype(object)
+    bad[m - 5] = 7
+    for pools_given in (a, pool):
+        with pytest.raises(ae.errors.LabelSpaceError, match=rf"value 7 \(position {m - 5}\)"):
+            ae.evaluate(pools_given, lambda i: y[i], measure, budget=30, prediction=bad)
+    with pytest.raises(ShapeError, match=r"prediction: one decision \(or None\) per model"):
+        ae.compare(pools, lambda i: y[i], measure, budget=30, prediction=[f])
+
+
+def test_a_regressor_s_decisions_on_a_dask_frame_give_numpys_campaign(client: Any) -> None:
+    rng = np.random.default_rng(26)
+    m = _chunks.ROWS + 40_000
+    mean, var = rng.normal(size=m), rng.uniform(0.1, 2.0, m)
+    y = mean + rng.normal(size=m) * np.sqrt(var) * 1.3
+    frame = dd.from_pandas(pd.DataFrame({"id": np.arange(m), "mean": mean, "var": var}),
+                           npartitions=3)  # fmt: skip
+    deployed = np.round(mean, 1)
+    want = ae.evaluate(ae.Gaussian(mean, var), lambda i: y[i], "mse", budget=200,
+                       random_state=2, prediction=deployed)  # fmt: skip
+    got = ae.evaluate(frame, lambda i: y[i], "mse", budget=200, random_state=2,
+                      prediction=deployed)  # fmt: skip
+    _same(want, got)
+    deployed[7] = np.nan
+    with pytest.raises(NonFiniteError, match="prediction"):
+        ae.evaluate(frame, lambda i: y[i], "mse", budget=200, prediction=deployed)
 
 
 def test_a_pair_labeled_whole_is_a_census(client: Any) -> None:

@@ -68,6 +68,17 @@ from .steps import (
 )
 
 
+def _per_model(prediction: Any, k: int) -> list[Any] | None:
+    """``compare(prediction=)``: one decision array (or None) per model, checked."""
+    if prediction is None:
+        return None
+    if len(prediction) != k:
+        raise ShapeError(
+            f"prediction: one decision (or None) per model, {k} in all; got {len(prediction)}."
+        )
+    return list(prediction)
+
+
 @overload
 def compare(
     predictions: Sequence[Any],
@@ -265,9 +276,10 @@ def compare(  # type: ignore[misc]
             pos_label=pos_label, mix=mix, max_draws=max_draws, progress=progress,
             target_width=target_width, claim=claim, decide=decide, rule=rule, step=step,
             sequential=sequential, alpha=alpha, estimator=estimator,
+            prediction=_per_model(prediction, len(predictions)),
             refused={
                 "costs": costs, "pool_weights": pool_weights, "features": features,
-                "prediction": prediction, "reuse": reuse, "groups": groups,
+                "reuse": reuse, "groups": groups,
             },
         )  # fmt: skip
     if _is_ranking(predictions):
@@ -278,15 +290,11 @@ def compare(  # type: ignore[misc]
         )  # fmt: skip
         return _compare_ranking(list(predictions), oracle, measure, settings)
     preds = [as_predictive(p, f"predictions[{k}]") for k, p in enumerate(predictions)]
-    if prediction is not None:
-        if len(prediction) != len(preds):
-            raise ShapeError(
-                f"prediction: one decision (or None) per model, {len(preds)} in all; got "
-                f"{len(prediction)}."
-            )
+    decisions = _per_model(prediction, len(preds))
+    if decisions is not None:
         preds = [
             decided(p, f, f"prediction[{k}]")
-            for k, (p, f) in enumerate(zip(preds, prediction, strict=True))
+            for k, (p, f) in enumerate(zip(preds, decisions, strict=True))
         ]
     if len(preds) < 2:
         raise ShapeError(f"predictions: need at least two models to compare, got {len(preds)}.")

@@ -94,7 +94,9 @@ from ..predictive import (
     Mixture,
     Predictive,
     check_spread,
+    decision_numbers,
     frame_layout,
+    restored_decision,
 )
 from ..probability_measures import ProbabilityMeasure
 from ..results import ComparisonResult, EvaluationResult
@@ -145,6 +147,26 @@ class _ArrayLayout:
 
 
 @dataclass(frozen=True)
+class _Decided:
+    """A layout whose last column is the model's decision f(x) (``prediction=``) beside
+    ``inner``'s beliefs: a classifier's as its class's position, a regressor's as itself."""
+
+    inner: Any
+
+    @property
+    def width(self) -> int:
+        return _width(self.inner) + 1
+
+    def build(self, values: NDArray[np.float64], name: str) -> Predictive:
+        return restored_decision(self.inner.build(values[:, :-1], name), values[:, -1])
+
+
+def _width(layout: Any) -> int:
+    """The columns of a layout's blocks."""
+    return layout.width if isinstance(layout, _ArrayLayout | _Decided) else len(layout.columns)
+
+
+@dataclass(frozen=True)
 class DaskPool:
     """One or more models' Dask pools cut into blocks of :data:`~activeeval._chunks.ROWS`
     rows: ``blocks[j]`` holds every model's block j (Dask ``Delayed`` numpy arrays), in row
@@ -156,8 +178,11 @@ class DaskPool:
     names: tuple[str, ...]
 
     @classmethod
-    def of(cls, objs: list[Any], names: list[str]) -> DaskPool:
-        """The pool of Dask collections, one per model (module docstring), read by name."""
+    def of(
+        cls, objs: list[Any], names: list[str], decisions: list[tuple[Any, str]] | None = None
+    ) -> DaskPool:
+        """The pool of Dask collections, one per model (module docstring), read by name;
+        ``decisions``: per model, its decisions (None: the mode or mean) and their name."""
         arrays, layouts = [], []
         for obj, name in zip(objs, names, strict=True):
             arr, layout = _as_array(obj, name)
@@ -173,6 +198,9 @@ class DaskPool:
                 )
         if m == 0:
             raise ShapeError(f"{names[0]}: the pool is empty (0 rows); pass at least one instance.")
+        for j, (f, name) in enumerate(decisions or ()):
+            if f is not None:
+                arrays[j], layouts[j] = _with_decisions(arrays[j], layouts[j], f, name)
         per_model = [  # block j of each model is the NumPy path's chunk j
             arr.rechunk({0: _chunks.ROWS, 1: -1}).to_delayed().ravel().tolist() for arr in arrays
         ]
@@ -209,9 +237,7 @@ class DaskPool:
 
     @property
     def width(self) -> list[int]:
-        return [
-            lay.width if isinstance(lay, _ArrayLayout) else len(lay.columns) for lay in self.layouts
-        ]
+        return [_width(lay) for lay in self.layouts]
 
 
 def _first_rows(blocks: Any, n: int) -> list[NDArray[Any]]:
@@ -263,6 +289,50 @@ def _as_array(obj: Any, name: str) -> tuple[Any, Any]:
     )
 
 
+def _with_decisions(arr: Any, layout: Any, f: Any, name: str) -> tuple[Any, _Decided]:
+    """The model's columns with its decisions ``f`` (a NumPy array, a Dask array or Series,
+    in the pool's row order) as one more, read on the workers as ``with_decision`` reads
+    them (:func:`_decision_numbers`)."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(f, dd.Series):
+        f = f.to_dask_array(lengths=True)
+    elif isinstance(f, da.Array):
+        f = f.compute_chunk_sizes() if any(math.isnan(c) for c in f.chunks[0]) else f
+    else:
+        f = np.asarray(f)
+    m = int(arr.shape[0])
+    if tuple(int(n) for n in f.shape) != (m,):  # as with_decision refuses it
+        what = "decision" if _labels(layout) is not None else "prediction"
+        raise ShapeError(
+            f"{name}: expected one {what} per pool instance, shape ({m},); got "
+            f"{tuple(int(n) for n in f.shape)}."
+        )
+    if not isinstance(f, da.Array):
+        f = da.from_array(f, chunks=(arr.chunks[0],))
+    numbers = f.map_blocks(
+        _decision_numbers, _labels(layout), name, dtype=np.float64, meta=np.empty(0)
+    )
+    return da.concatenate([arr.astype(np.float64), numbers[:, None]], axis=1), _Decided(layout)
+
+
+def _labels(layout: Any) -> NDArray[Any] | None:
+    """A classifier's classes in its columns' order (None: a regressor)."""
+    if isinstance(layout, _ArrayLayout):
+        return np.arange(layout.width)
+    return layout.labels if layout.kind == "categorical" else None
+
+
+def _decision_numbers(
+    f: NDArray[Any], labels: NDArray[Any] | None, name: str, block_info: Any = None
+) -> NDArray[Any]:
+    """A block of decisions as :class:`_Decided` keeps them (:func:`decision_numbers`, a
+    refusal naming the pool's position)."""
+    start = int(block_info[0]["array-location"][0][0]) if block_info else 0
+    return decision_numbers(f, labels, name, start)
+
+
 def _models(
     blocks: Any, start: int, layouts: Any, names: Any, validate: bool = False
 ) -> list[Predictive]:
@@ -277,6 +347,8 @@ def _models(
 def _built(values: NDArray[np.float64], start: int, layout: Any, name: str) -> Predictive:
     """The model on a block, validated as the whole pool would be, errors naming the pool's
     rows."""
+    if isinstance(layout, _Decided):  # its decisions were checked as they were read
+        return restored_decision(_built(values[:, :-1], start, layout.inner, name), values[:, -1])
     if not isinstance(layout, FrameLayout) or layout.kind == "categorical":
         check_rows(values, start, name)
     else:  # a regressor's mean and var (or std), checked as Gaussian checks them
@@ -855,17 +927,19 @@ def evaluate_dask(
     predictions: Any, oracle: Oracle, measure: Any, budget: float, method: str, level: float,
     random_state: Any, *, pos_label: Any, floor: float, mix: float, max_draws: int | None,
     progress: bool | None, target_width: Any = None, claim: Any = None, rule: str = "anytime",
-    step: Any = None, estimator: str = "assisted", refused: dict[str, Any],
+    step: Any = None, estimator: str = "assisted", prediction: Any = None,
+    refused: dict[str, Any],
 ) -> EvaluationResult:  # fmt: skip
     """:func:`~activeeval.evaluate` of one model on a Dask pool (module docstring): the same
     result as on the pool in NumPy, bit for bit — its stopping rule's looks and anytime
     interval too — but ``pool_q`` (not brought to the client); by ``estimator`` (checked), the
     thesis's too (eq. 3.31; under a rule, the estimator's σ₀ grid is computed once, on the
-    summary's subsample, before the first draw). ``refused``: the options a
+    summary's subsample, before the first draw); the decisions ``prediction`` in a column
+    beside the beliefs (:class:`_Decided`). ``refused``: the options a
     Dask pool does not take yet, by name, with their values (refused unless at their
     defaults)."""
     _refuse(refused)
-    pool = DaskPool.of([predictions], ["predictions"])
+    pool = DaskPool.of([predictions], ["predictions"], [(prediction, "prediction")])
     (head,) = pool.head()
     meas = get_measure(measure, pos_label=pos_label)
     check_fits(meas, head)
@@ -914,20 +988,23 @@ def compare_dask(
     random_state: Any, *, pos_label: Any, mix: float, max_draws: int | None,
     progress: bool | None, target_width: Any = None, claim: Any = None, decide: Any = False,
     rule: str = "anytime", step: Any = None, sequential: bool = False, alpha: float = 0.05,
-    estimator: str = "assisted", refused: dict[str, Any],
+    estimator: str = "assisted", prediction: list[Any] | None = None,
+    refused: dict[str, Any],
 ) -> ComparisonResult:  # fmt: skip
     """:func:`~activeeval.compare` of k ≥ 2 models on Dask pools: the same result as on the
     pools in NumPy, bit for bit (Δ, its standard error, p-value and interval — of more than
     two models the multiple comparison, eq. 5.16's q — each model's estimate and tempered
     interval, the draws, a stopping rule's looks and the anytime interval), but
-    ``pool_q``; by ``estimator`` (checked), the thesis's too. ``refused`` as
+    ``pool_q``; by ``estimator`` (checked), the thesis's too; ``prediction``: per model,
+    its decisions or None (checked for one per model). ``refused`` as
     :func:`evaluate_dask`'s."""
     _refuse(refused)
     models = list(predictions)
+    k = len(models)
+    decisions = [(f, f"prediction[{j}]") for j, f in enumerate(prediction or [None] * k)]
     if len(models) < 2:
         raise ShapeError(f"predictions: need at least two models to compare, got {len(models)}.")
-    k = len(models)
-    pool = DaskPool.of(models, [f"predictions[{j}]" for j in range(k)])
+    pool = DaskPool.of(models, [f"predictions[{j}]" for j in range(k)], decisions)
     heads = pool.head()
     meas = get_measure(measure, pos_label=pos_label)
     check_fits(meas, heads[0])
@@ -1047,8 +1124,9 @@ def _refuse(refused: dict[str, Any]) -> None:
             raise UnknownOptionError(
                 f"{name}: not supported on a Dask pool yet; evaluate the pool in NumPy "
                 "(dask_array.compute()) for it, or drop the option. A Dask pool takes "
-                "method 'active', 'active_uniC' or 'passive', either estimator, a budget in "
-                "labels and a uniform test distribution (docs/guide/dask.md)."
+                "method 'active', 'active_uniC' or 'passive', either estimator, decisions "
+                "(prediction=), a budget in labels and a uniform test distribution "
+                "(docs/guide/dask.md)."
             )
 
 

@@ -306,10 +306,10 @@ def evaluate(  # type: ignore[misc]
             predictions, oracle, measure, budget, method, level, random_state,
             pos_label=pos_label, floor=floor, mix=mix, max_draws=max_draws, progress=progress,
             target_width=target_width, claim=claim, rule=rule, step=step, estimator=estimator,
+            prediction=prediction,
             refused={
                 "costs": costs, "pool_weights": pool_weights, "q": q, "batch_size": batch_size,
-                "features": features, "prediction": prediction, "groups": groups,
-                "reuse": reuse,
+                "features": features, "groups": groups, "reuse": reuse,
             },
         )  # fmt: skip
     if _is_ranking(predictions):

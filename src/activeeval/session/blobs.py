@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._chunks import row_chunks
 from ..errors import StoreError
-from ..predictive import Categorical, Gaussian
+from ..predictive import Categorical, Gaussian, restored_decision
 
 __all__ = ["PART_BYTES", "PART_ROWS", "ArrayWriter", "RowReader", "StoredArray", "write_array"]
 
@@ -306,11 +306,14 @@ class _WholePool(NotImplementedError):
 
 class _StoredCategorical(Categorical):
     """A classifier's predictions as the store being built holds them, read a chunk at a time:
-    every pass over the pool reads its chunks (``_chunk``, ``take``); nothing reads them
-    whole (``proba`` refuses, so that a whole-pool read cannot slip in unnoticed)."""
+    every pass over the pool reads its chunks (``_chunk``, ``take``), with the stored
+    decisions ``decisions`` (None: the most probable class); nothing reads them whole
+    (``proba`` refuses, so that a whole-pool read cannot slip in unnoticed)."""
 
-    def __init__(self, reader: RowReader, m: int, labels: NDArray[Any]) -> None:
-        self._reader, self._m = reader, m
+    def __init__(
+        self, reader: RowReader, m: int, labels: NDArray[Any], decisions: RowReader | None = None
+    ) -> None:
+        self._reader, self._m, self._decisions = reader, m, decisions
         self.labels = labels
         self._order = np.argsort(labels, kind="stable")
         self._sorted = labels[self._order]
@@ -327,7 +330,7 @@ class _StoredCategorical(Categorical):
         out = object.__new__(Categorical)
         out.proba = _rows(self._reader, self._m, index)
         out.labels, out._order, out._sorted = self.labels, self._order, self._sorted
-        return out
+        return restored_decision(out, _decided_rows(self._decisions, self._m, index))
 
     def _chunk(self, rows: slice) -> Categorical:
         return self.take(rows)
@@ -338,10 +341,10 @@ class _StoredCategorical(Categorical):
 
 class _StoredGaussian(Gaussian):
     """A regressor's predictions as the store being built holds them (mean, var), read a
-    chunk at a time (see :class:`_StoredCategorical`)."""
+    chunk at a time, with its stored decisions (see :class:`_StoredCategorical`)."""
 
-    def __init__(self, reader: RowReader, m: int) -> None:
-        self._reader, self._m = reader, m
+    def __init__(self, reader: RowReader, m: int, decisions: RowReader | None = None) -> None:
+        self._reader, self._m, self._decisions = reader, m, decisions
 
     @property
     def n(self) -> int:
@@ -359,13 +362,20 @@ class _StoredGaussian(Gaussian):
         arr = _rows(self._reader, self._m, index)
         out = object.__new__(Gaussian)
         out.mean, out.var = arr[:, 0].copy(), arr[:, 1].copy()
-        return out
+        return restored_decision(out, _decided_rows(self._decisions, self._m, index))
 
     def _chunk(self, rows: slice) -> Gaussian:
         return self.take(rows)
 
     def __repr__(self) -> str:
         return f"_StoredGaussian(m={self._m})"
+
+
+def _decided_rows(
+    reader: RowReader | None, m: int, index: ArrayLike | slice
+) -> NDArray[np.float64] | None:
+    """The stored decisions at ``index`` (None: no stored decisions)."""
+    return None if reader is None else _rows(reader, m, index)
 
 
 def _rows(reader: RowReader, m: int, index: ArrayLike | slice) -> NDArray[np.float64]:

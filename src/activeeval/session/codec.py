@@ -249,7 +249,7 @@ class PoolHash:
         self._h.update(f"\x00model {j} {shape}\x00".encode())
 
     def rows(self, chunk: NDArray[np.float64]) -> None:
-        """The next rows of the current model's predictions."""
+        """The next rows of the current model's predictions (or decisions)."""
         self._h.update(_f64(chunk))
 
     def _end_ids(self) -> None:
@@ -264,6 +264,19 @@ class PoolHash:
         decisions: Sequence[NDArray[np.float64] | None] = (),
     ) -> str:
         """The hex digest, after the costs, a ranked pool's structure and the decisions."""
+        self.tail(costs, ranking)
+        for j, f in enumerate(decisions):
+            if f is not None:
+                self.decision(j)
+                self.rows(f)
+        return self._h.hexdigest()
+
+    def tail(
+        self,
+        costs: NDArray[Any] | None,
+        ranking: Sequence[tuple[NDArray[np.int64], str | None]] | None = None,
+    ) -> None:
+        """The costs and a ranked pool's structure (:meth:`finish`'s first part)."""
         self._end_ids()
         h = self._h
         h.update(b"\x00costs\x00")
@@ -272,11 +285,14 @@ class PoolHash:
             h.update(f"\x00ranking {j}\x00".encode())
             h.update(np.ascontiguousarray(offsets, dtype="<i8").tobytes())
             h.update(b"\x00items\x00" + (b"none" if items is None else items.encode()))
-        for j, f in enumerate(decisions):
-            if f is not None:
-                h.update(f"\x00decision {j}\x00".encode())
-                h.update(_f64(f))
-        return h.hexdigest()
+
+    def decision(self, j: int) -> None:
+        """Model ``j``'s stored decisions follow (after :meth:`tail`, fed by :meth:`rows`)."""
+        self._h.update(f"\x00decision {j}\x00".encode())
+
+    def digest(self) -> str:
+        """The hex digest after :meth:`tail` and any decisions."""
+        return self._h.hexdigest()
 
 
 def _fingerprint(

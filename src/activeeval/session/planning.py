@@ -282,15 +282,21 @@ def _with_decisions(preds: list[Any], prediction: Any, ranked: bool) -> list[Any
         return preds
     if ranked:
         raise ShapeError("prediction: a ranked pool's decision is its ranking; drop prediction=.")
-    if len(preds) == 1:
-        return [decided(preds[0], prediction, "prediction")]
-    if not isinstance(prediction, list | tuple) or len(prediction) != len(preds):
+    given = _decision_list(prediction, len(preds))
+    return [decided(p, f, name) for p, (f, name) in zip(preds, given, strict=True)]
+
+
+def _decision_list(prediction: Any, n_models: int) -> list[tuple[Any, str]]:
+    """``Session.create(prediction=)`` per model, with its name for messages: one array for
+    one model; a list with one array (or None) per model for several."""
+    if n_models == 1:
+        return [(prediction, "prediction")]
+    if not isinstance(prediction, list | tuple) or len(prediction) != n_models:
         raise ShapeError(
             f"prediction: a comparison takes one decision array (or None) per model, a list "
-            f"of {len(preds)}; got {type(prediction).__name__}."
+            f"of {n_models}; got {type(prediction).__name__}."
         )
-    pairs = enumerate(zip(preds, prediction, strict=True))
-    return [decided(p, f, f"prediction[{j}]") for j, (p, f) in pairs]
+    return [(f, f"prediction[{j}]") for j, f in enumerate(prediction)]
 
 
 def _decision_array(pred: Any) -> NDArray[np.float64] | None:

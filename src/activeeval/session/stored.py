@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from .._chunks import uniform
 from ..errors import NotAStoreError, StoreError
+from ..predictive import restored_decision
 from .lookup import PoolIds, plan_horizon, read_costs
 from .schema import StoreFile
 
@@ -509,7 +510,7 @@ def _load_pool(store: StoreFile, plan: SessionPlan, integer: bool) -> PoolData:
         _measure_from(plan.measure_spec), arrays, structure, plan.predictive_kind,
         plan.label_space,
     )  # fmt: skip
-    predictives = [_restore_decision(p, f) for p, f in zip(predictives, decisions, strict=True)]
+    predictives = [restored_decision(p, f) for p, f in zip(predictives, decisions, strict=True)]
     pw = uniform(m)
     pool = pool_for(predictives, meas, pw)
     if isinstance(pool, PlainPool):  # a store from before keeps its σ₀ over the whole pool
@@ -655,16 +656,6 @@ def _bind_models(
     ]
     meas = meas.bind(rels[0]) if len(rels) == 1 else _bind_pair(meas, rels[0], rels[1])
     return list(rels), meas
-
-
-def _restore_decision(pred: Any, stored: NDArray[np.float64] | None) -> Any:
-    from ..predictive import Categorical
-
-    if stored is None:
-        return pred
-    if isinstance(pred, Categorical):
-        return pred.with_decision(pred.labels[stored.astype(np.intp)])
-    return pred.with_decision(stored)
 
 
 def _label_dtype(pool: Pool, label_space: tuple[Any, ...] | None) -> Any:

@@ -29,6 +29,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .. import io
+from .._chunks import row_chunks
 from .._validation import check_costs, check_same_ids
 from ..errors import (
     ActiveEvalError,
@@ -38,6 +39,7 @@ from ..errors import (
     UnknownOptionError,
 )
 from ..estimators.report import PlainPool
+from ..predictive import Categorical, decision_numbers
 from .blobs import (
     ArrayWriter,
     RowReader,
@@ -87,27 +89,102 @@ def _scan_ids(stream: io.PoolStream) -> tuple[bool, int]:
 
 
 def create_from_files(
-    target: str | Path, paths: Sequence[str | Path], request: CreateRequest
+    target: str | Path,
+    paths: Sequence[str | Path],
+    request: CreateRequest,
+    decision_column: str | None = None,
 ) -> Path | None:
     """The store ``session init`` writes from the pool files ``paths`` (one per model), read
     a chunk at a time; ``request`` as :meth:`Session.create <activeeval.Session.create>`
-    takes it, without ``pools``, ``ids`` and ``costs`` (the files') and ``names`` (the
-    files' paths). None, with nothing written, where the files are to be read whole: a
-    pool of at most one chunk, a ranked pool, files of different kinds or id types or with
-    their ids in different orders, a header or a one-chunk file the whole-file read
-    refuses, and a plan whose q needs the pool whole (comparisons' ``active_0`` and
-    ``active_inf``)."""
+    takes it, without ``pools``, ``ids``, ``costs`` and ``prediction`` (the files') and
+    ``names`` (the files' paths); ``decision_column``: the column of each file holding its
+    model's decisions (``--prediction-column``). None, with nothing written, where the files
+    are to be read whole: a pool of at most one chunk, a ranked pool, files of different
+    kinds or id types or with their ids in different orders, a header or a one-chunk file
+    the whole-file read refuses, a decision column a file lacks, and a plan whose q needs
+    the pool whole (comparisons' ``active_0`` and ``active_inf``)."""
     try:
         streams = [io.PoolStream.open(p) for p in paths]
     except io.NeedsWholeFile:
         return None
-    return _create_from_streams(Path(target), streams, request, [str(p) for p in paths])
+    decisions: list[_Decisions | None] = [None] * len(streams)
+    if decision_column is not None:
+        if any(decision_column not in s.columns for s in streams):
+            return None  # the whole-file read says which file lacks it
+        decisions = [_ColumnDecisions(s, decision_column, streams[0]) for s in streams]
+    return _create_from_streams(Path(target), streams, request, [str(p) for p in paths], decisions)
+
+
+class _Decisions:
+    """One model's decisions f(x) as the store keeps them (a classifier's: the class's
+    position; a regressor's: the number), a chunk of :data:`~activeeval.io.STREAM_ROWS`
+    rows at a time in the pool's order, checked as the whole pool's are."""
+
+    def chunks(self, model: Any) -> Iterator[NDArray[np.float64]]:
+        """The decisions of ``model`` (its stored beliefs, read a chunk at a time)."""
+        raise NotImplementedError
+
+
+@dataclasses.dataclass(frozen=True)
+class _ColumnDecisions(_Decisions):
+    """A column of the model's pool file (``--prediction-column``), read as
+    :func:`~activeeval.io.read_decision_column` reads it; its classes are the first file's
+    (every file's columns are stored in the first file's class order)."""
+
+    stream: io.PoolStream
+    column: str
+    base: io.PoolStream
+
+    def chunks(self, model: Any) -> Iterator[NDArray[np.float64]]:
+        s, col = self.stream, self.column
+        for frame in s.chunks([col], text=(col,)):
+            cells = io._decision_cells(frame[col], s.path, s.row_label, col, self.base.labels)
+            yield np.asarray(cells, dtype=np.float64)
+
+
+@dataclasses.dataclass(frozen=True)
+class _GivenDecisions(_Decisions):
+    """An array given with a Dask pool (``Session.create(prediction=)``): a NumPy array, a
+    Dask array or a Dask Series, in the pool's row order; each chunk checked as the pool in
+    NumPy checks it whole (:func:`~activeeval.predictive.decision_numbers`)."""
+
+    values: Any
+    name: str
+
+    @classmethod
+    def of(cls, values: Any, name: str, m: int, kind: str) -> _GivenDecisions:
+        import dask.array as da
+        import dask.dataframe as dd
+
+        if isinstance(values, dd.Series):
+            values = values.to_dask_array(lengths=True)
+        elif not isinstance(values, da.Array):
+            values = np.asarray(values)
+        shape = tuple(int(n) for n in values.shape)
+        if shape != (m,):  # as with_decision refuses it
+            what = "decision" if kind == "categorical" else "prediction"
+            raise ShapeError(
+                f"{name}: expected one {what} per pool instance, shape ({m},); got {shape}."
+            )
+        return cls(values, name)
+
+    def chunks(self, model: Any) -> Iterator[NDArray[np.float64]]:
+        labels = model.labels if isinstance(model, Categorical) else None
+        for rows in row_chunks(model.n, io.STREAM_ROWS):
+            f = self.values[rows]
+            f = np.asarray(f.compute() if hasattr(f, "compute") else f)
+            yield decision_numbers(f, labels, self.name, rows.start)
 
 
 def _create_from_streams(
-    out: Path, streams: list[io.PoolStream], request: CreateRequest, names: Sequence[str] | None
+    out: Path,
+    streams: list[io.PoolStream],
+    request: CreateRequest,
+    names: Sequence[str] | None,
+    decisions: Sequence[_Decisions | None],
 ) -> Path | None:
-    """:func:`create_from_files` from the opened ``streams``, the models named ``names``."""
+    """:func:`create_from_files` from the opened ``streams``, the models named ``names``,
+    with their ``decisions`` (None: the most probable class, or the mean)."""
     try:
         if len({s.kind for s in streams}) > 1:
             return None
@@ -131,7 +208,7 @@ def _create_from_streams(
             "status) or choose another file name."
         )
     try:
-        build_store(out, lambda conn: _fill(conn, streams, integer, m, request, names))
+        build_store(out, lambda conn: _fill(conn, streams, integer, m, request, names, decisions))
     except (io.NeedsWholeFile, _WholePool):
         return None
     return out
@@ -223,10 +300,12 @@ class DaskStream(io.PoolStream):
             return frame["id"].to_numpy(dtype=self.ids_given.dtype)
         return super().ids(frame, integer)
 
-    def chunks(self, columns: list[str], rows: int | None = None) -> Iterator[pd.DataFrame]:
+    def chunks(
+        self, columns: list[str], rows: int | None = None, text: tuple[str, ...] = ()
+    ) -> Iterator[pd.DataFrame]:
         """The pool's ``columns``, ``rows`` (default :data:`~activeeval.io.STREAM_ROWS`) rows
         at a time as a pool file's (whatever its partitions), indexed by row number from 1;
-        a partition (or block) is computed at a time."""
+        a partition (or block) is computed at a time (``text``: unused, the cells' own)."""
         n = io.STREAM_ROWS if rows is None else rows
         start, held = 1, 0
         pending: list[pd.DataFrame] = []
@@ -290,8 +369,20 @@ def create_from_dask(target: str | os.PathLike[str], request: CreateRequest) -> 
             f"pools: the Dask pools cover {[s.n_rows for s in streams]} instances; every model "
             "must be evaluated on the same pool."
         )
+    decisions: list[_Decisions | None] = [None] * len(streams)
+    if request.prediction is not None:
+        from .planning import _decision_list
+
+        given = _decision_list(request.prediction, len(streams))
+        if m is not None and m > io.STREAM_ROWS:  # a smaller pool is planned in memory
+            decisions = [
+                None if f is None else _GivenDecisions.of(f, name, m, s.kind)
+                for (f, name), s in zip(given, streams, strict=True)
+            ]
     try:
-        made = _create_from_streams(out, list(streams), _without_pools(request), request.names)
+        made = _create_from_streams(
+            out, list(streams), _without_pools(request), request.names, decisions
+        )
         if made is not None:
             return made
     except io.NeedsWholeFile:
@@ -309,7 +400,7 @@ def create_from_dask(target: str | os.PathLike[str], request: CreateRequest) -> 
 
 
 def _without_pools(r: CreateRequest) -> CreateRequest:
-    return dataclasses.replace(r, pools=None, ids=None)
+    return dataclasses.replace(r, pools=None, ids=None, prediction=None)
 
 
 def _in_memory(r: CreateRequest, pools: list[Any]) -> CreateRequest:
@@ -344,6 +435,7 @@ def _fill(
     m: int,
     r: CreateRequest,
     names_given: Sequence[str] | None,
+    decisions: Sequence[_Decisions | None],
 ) -> None:
     base = streams[0]
     names = _model_names(names_given, len(streams))
@@ -378,7 +470,16 @@ def _fill(
                 if base.labels is not None
                 else _StoredGaussian(readers[-1], m)
             )
-        fingerprint = h.finish(lam)
+        h.tail(lam)  # the fingerprint's order: ids, predictions, costs, then decisions
+        for j, source in enumerate(decisions):
+            if source is not None:
+                readers.append(_write_decisions(conn, j, m, source, preds[j], h))
+                preds[j] = (
+                    _StoredCategorical(preds[j]._reader, m, base.labels, readers[-1])
+                    if base.labels is not None
+                    else _StoredGaussian(preds[j]._reader, m, readers[-1])
+                )
+        fingerprint = h.digest()
         label_space = None if base.labels is None else _canonical_labels(base.labels, "labels")
         request = dataclasses.replace(r, names=names)
         meta, plan_row, q = _planned(request, preds, base.kind, label_space, lam, fingerprint)
@@ -387,6 +488,24 @@ def _fill(
             rd.close()
     _write_head(conn, meta, plan_row, q)
     write_summaries(conn, q)
+
+
+def _write_decisions(
+    conn: sqlite3.Connection, j: int, m: int, source: _Decisions, model: Any, h: PoolHash
+) -> RowReader:
+    """Model ``j``'s decisions into the store and the fingerprint, a chunk at a time; a
+    reader of them."""
+    where = StoredArray("models.decision", j, (m,))
+    h.decision(j)
+    model._reader.close()  # its blob is on the row the writer sets (reopened as read)
+    with ArrayWriter(conn, where) as w:
+        at = 0
+        for f in source.chunks(model):
+            w.write(at, f)
+            h.rows(f)
+            at += f.shape[0]
+    assert at == m, (at, m)  # a column of the pool's file, or an array checked for m rows
+    return RowReader(conn, where)
 
 
 def _class_order(base: io.PoolStream, s: io.PoolStream) -> NDArray[np.intp] | None:

@@ -34,10 +34,17 @@ from numpy.typing import NDArray
 
 from .._chunks import row_chunks, uniform
 from ..errors import StoreError
-from .blobs import ArrayWriter, RowReader, StoredArray, _StoredCategorical, _StoredGaussian
+from ..predictive import restored_decision
+from .blobs import (
+    ArrayWriter,
+    RowReader,
+    StoredArray,
+    _StoredCategorical,
+    _StoredGaussian,
+)
 from .codec import _measure_from, _predictive_from
 from .schema import StoreFile
-from .stored import SessionPlan, _restore_decision
+from .stored import SessionPlan
 
 __all__ = ["LeanModel", "cache_rows", "read_class_summary", "read_summary", "write_summaries"]
 
@@ -365,29 +372,19 @@ class _StoredModel:
         self._pred = RowReader(c, StoredArray("models.predictions", model, (m, int(width))))
         self._dec = RowReader(c, StoredArray("models.decision", model, (m,))) if has else None
         self._base: Any = (
-            _StoredCategorical(self._pred, m, np.asarray(labels))
+            _StoredCategorical(self._pred, m, np.asarray(labels), self._dec)
             if kind == "categorical"
-            else _StoredGaussian(self._pred, m)
+            else _StoredGaussian(self._pred, m, self._dec)
         )
 
     def chunk_type(self) -> Any:
         return self._chunk(slice(0, min(self.n, 1)))
 
-    def _decided(self, pred: Any, rows: Any) -> Any:
-        if self._dec is None:
-            return pred
-        if isinstance(rows, slice):
-            start, stop, _ = rows.indices(self.n)
-            f = self._dec.rows(start, stop)
-        else:
-            f = self._dec.at(np.asarray(rows, dtype=np.intp))
-        return _restore_decision(pred, f)
-
     def _chunk(self, rows: slice) -> Any:
-        return self._decided(self._base._chunk(rows), rows)
+        return self._base._chunk(rows)
 
     def take(self, rows: Any) -> Any:
-        return self._decided(self._base.take(rows), rows)
+        return self._base.take(rows)
 
     def raw(self, units: NDArray[np.intp]) -> tuple[NDArray[np.float64], Any]:
         """The stored rows (and decisions, or None) at ``units``."""
@@ -520,7 +517,7 @@ def _stored_rows(pred: Any) -> NDArray[np.float64]:
 
 def _built(kind: str, labels: Any, raw: NDArray[np.float64], decision: Any) -> Any:
     """The model at some rows from their stored values, as the store's whole pool is built."""
-    return _restore_decision(_predictive_from(kind, raw, labels), decision)
+    return restored_decision(_predictive_from(kind, raw, labels), decision)
 
 
 _SCALARS = ("size", "domain_all", "mass", "mu_num", "mu_den", "n_needed", "n_domain",
