@@ -190,3 +190,80 @@ def test_class_labels_beyond_int64_are_read_as_text(tmp_path) -> None:  # type: 
         ids = s.next_batch(2)
         s.record({i: big for i in ids})
         assert s.estimate().n_labels == 2
+
+
+def _pool_texts() -> dict[str, str]:
+    """CSV pool files, each read by the chunked reader (chunks of 3 rows) and whole."""
+    rng = np.random.default_rng(8)
+    p = rng.uniform(0.01, 0.99, 10).tolist()
+    rows = [f"{i},{1 - v!r},{v!r}" for i, v in enumerate(p)]
+    return {
+        "int ids": "id,p_0,p_1\n" + "\n".join(rows) + "\n",
+        "ids integer, then a word": "id,p_0,p_1\n" + "\n".join([*rows[:7], "x7,0.5,0.5"]) + "\n",
+        "costs, CRLF, spaces": "id,p_a,p_b,cost\r\n"
+        + "".join(f"{i}, {1 - v!r} ,{v!r},{i + 1}\r\n" for i, v in enumerate(p)),
+        "a quote past the first chunk": "id,p_0,p_1\n"
+        + "\n".join([*rows[:5], '"5",0.5,0.5', *rows[6:]])
+        + "\n",
+        "regressor": "id,mean,var\n" + "".join(f"r{i},{v * 10!r},{v!r}\n" for i, v in enumerate(p)),
+        "ranked": "id,item,p_0,p_1\n"
+        + "".join(f"{i // 3},{i % 3},{1 - v!r},{v!r}\n" for i, v in enumerate(p)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_pool_texts()))
+def test_a_csv_pool_file_read_in_chunks_is_the_file_read_whole(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """read_pool_file parses a CSV file as a streamed init does (pyarrow where plain): the
+    same ids (type too), predictions, costs and lines as the whole-file text, with the
+    whole-file read made to fail so that the chunked one must serve."""
+    path = tmp_path / "pool.csv"
+    path.write_bytes(_pool_texts()[name].encode())
+    want = aio._pool_file(*aio._read_table(path), path, None)
+    monkeypatch.setattr(aio, "STREAM_ROWS", 3)
+
+    def refuse(p: Path) -> None:
+        raise AssertionError("read whole")
+
+    monkeypatch.setattr(aio, "_read_table", refuse)
+    got = aio.read_pool_file(path)
+    assert got.ids.dtype == want.ids.dtype and np.array_equal(got.ids, want.ids)
+    assert type(got.predictive) is type(want.predictive)
+    for field in ("proba", "mean", "var", "offsets"):
+        if hasattr(want.predictive, field):
+            a, b = getattr(got.predictive, field), getattr(want.predictive, field)
+            assert np.array_equal(a, b) and a.dtype == b.dtype, field
+    if hasattr(want.predictive, "labels"):
+        assert got.predictive.labels.tolist() == want.predictive.labels.tolist()
+    assert (got.costs is None) == (want.costs is None)
+    if want.costs is not None:
+        assert np.array_equal(got.costs, want.costs)
+    assert np.array_equal(got.rows, want.rows) and got.row_label == want.row_label
+    if want.item_text is not None:
+        assert np.array_equal(got.item_text, want.item_text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "id,p_0,p_1\n0,0.5,0.5\n1,0.5,0.5\n2,0.5,0.5\n3,0.9,0.5\n",  # a row sum, chunk 2
+        "id,p_0,p_1\n0,0.5,0.5\n1,0.5,0.5\n2,0.5,0.5\n3,,1\n",  # an empty cell
+        "id,p_0,p_1\n0,0.5,0.5\n1,0.5,0.5\n2,0.5,0.5\n0,0.5,0.5\n",  # an id seen in chunk 1
+        "id,p_0,p_1\n0,0.5,0.5\n1,0.5,0.5\n2,0.5,0.5\n3,0.5\n",  # a ragged row
+        "id,p_0,p_1\n",  # no rows
+        "id,p_0,p_0\n0,0.5,0.5\n",  # a column named twice
+        "id,p_0,p_1,mean,var\n0,0.5,0.5,1,1\n",  # two kinds of model
+    ],
+)
+def test_a_csv_pool_file_s_error_is_the_whole_read_s(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "pool.csv"
+    path.write_text(text)
+    with pytest.raises(aio.ActiveEvalError) as whole:
+        aio._pool_file(*aio._read_table(path), path, None)
+    monkeypatch.setattr(aio, "STREAM_ROWS", 3)
+    with pytest.raises(type(whole.value)) as chunked:
+        aio.read_pool_file(path)
+    assert str(chunked.value) == str(whole.value)

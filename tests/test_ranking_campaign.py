@@ -943,6 +943,18 @@ def _no_call(idx):
             ae.errors.ShapeError,
             "batch_size:",
         ),
+        (  # once ignored without a word: a ranking's decision is the ranking itself
+            lambda p: ae.evaluate(p.rel1, _no_call, "dcg", budget=BUDGET, prediction=[0]),
+            ae.errors.ShapeError,
+            "prediction: a ranked pool's decision is its ranking",
+        ),
+        (
+            lambda p: ae.compare(
+                [p.rel1, p.rel2], _no_call, "dcg", budget=BUDGET, prediction=[None, None]
+            ),
+            ae.errors.ShapeError,
+            "prediction: a ranked pool's decision is its ranking",
+        ),
         (
             lambda p: ae.evaluate(p.rel1, _no_call, "dcg", budget=BUDGET, method="stratified"),
             ae.errors.UnknownOptionError,
@@ -995,6 +1007,8 @@ def _no_call(idx):
     ],
     ids=[
         "batch_size",
+        "prediction",
+        "prediction-compare",
         "stratified",
         "stratified-compare",
         "three-rankers",

@@ -192,9 +192,15 @@ def test_a_decision_column_s_errors_are_the_whole_read_s(bad: str, tmp_path, mon
     pool = _write(frame, tmp_path / "pool.csv")
     column = "at_0_4" if bad == "no such column" else "at_0_3"
     args = ("--measure", "f1", "--budget", "20", "--prediction-column", column)
-    out = _same_either_way(tmp_path, [pool], args, monkeypatch)
-    assert out.exit_code == 2, out.output  # type: ignore[attr-defined]
-    assert ("line" in out.output) != (bad == "no such column")  # type: ignore[attr-defined]
+    if bad == "no such column":  # left to the whole-file read, which names the file
+        out = _same_either_way(tmp_path, [pool], args, monkeypatch)
+        assert out.exit_code == 2 and "line" not in out.output  # type: ignore[attr-defined]
+        return
+    whole, streamed = _whole_and_streamed(tmp_path, [pool], args, monkeypatch)
+    assert whole.exit_code == streamed.exit_code == 2  # type: ignore[attr-defined]
+    assert streamed.output == whole.output  # type: ignore[attr-defined]
+    assert "line" in whole.output and "at_0_3" in whole.output  # type: ignore[attr-defined]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pool.csv"]  # no store left
 
 
 def test_files_with_ids_in_another_order_are_read_whole(tmp_path, monkeypatch) -> None:

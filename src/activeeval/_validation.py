@@ -155,6 +155,12 @@ def check_costs(costs: ArrayLike | None, n: int, name: str = "costs") -> NDArray
     return c
 
 
+def refuse_ranked_decision(prediction: Any) -> None:
+    """A ranked pool's decision is its ranking: ``prediction=`` is refused, not ignored."""
+    if prediction is not None:
+        raise ShapeError("prediction: a ranked pool's decision is its ranking; drop prediction=.")
+
+
 def check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
     """A budget that buys at least one label: a whole number of labels, or cost units."""
     try:

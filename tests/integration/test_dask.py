@@ -446,6 +446,8 @@ def test_a_regressor_s_decisions_on_a_dask_frame_give_numpys_campaign(client: An
     got = ae.evaluate(frame, lambda i: y[i], "mse", budget=200, random_state=2,
                       prediction=deployed)  # fmt: skip
     _same(want, got)
+    assert got.estimate != ae.evaluate(frame, lambda i: y[i], "mse", budget=200,
+                                       random_state=2).estimate  # the decisions count  # fmt: skip
     deployed[7] = np.nan
     with pytest.raises(NonFiniteError, match="prediction"):
         ae.evaluate(frame, lambda i: y[i], "mse", budget=200, prediction=deployed)

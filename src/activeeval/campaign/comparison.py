@@ -17,6 +17,7 @@ from .._validation import (
     check_random_state,
     is_dask,
     pool_distribution,
+    refuse_ranked_decision,
 )
 from ..errors import (
     ShapeError,
@@ -283,6 +284,7 @@ def compare(  # type: ignore[misc]
             },
         )  # fmt: skip
     if _is_ranking(predictions):
+        refuse_ranked_decision(prediction)
         _no_features(features, RankedPool.refuses_features)
         settings = CampaignSettings(
             budget, method, costs, level, random_state, pool_weights, mix, estimator, max_draws,

@@ -16,6 +16,7 @@ from .._validation import (
     check_safeguards,
     is_dask,
     pool_distribution,
+    refuse_ranked_decision,
 )
 from ..errors import (
     ShapeError,
@@ -313,6 +314,7 @@ def evaluate(  # type: ignore[misc]
             },
         )  # fmt: skip
     if _is_ranking(predictions):
+        refuse_ranked_decision(prediction)
         if reuse is not None:
             raise UnknownOptionError(
                 "reuse: a ranked pool's queries are not reused yet; run the campaign afresh."

@@ -26,6 +26,7 @@ from .._validation import (
     check_max_draws,
     check_option,
     check_seed,
+    refuse_ranked_decision,
 )
 from .._version import __version__
 from ..errors import (
@@ -281,7 +282,7 @@ def _with_decisions(preds: list[Any], prediction: Any, ranked: bool) -> list[Any
     if prediction is None:
         return preds
     if ranked:
-        raise ShapeError("prediction: a ranked pool's decision is its ranking; drop prediction=.")
+        refuse_ranked_decision(prediction)
     given = _decision_list(prediction, len(preds))
     return [decided(p, f, name) for p, (f, name) in zip(preds, given, strict=True)]
 

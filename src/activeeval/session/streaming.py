@@ -170,10 +170,32 @@ class _GivenDecisions(_Decisions):
 
     def chunks(self, model: Any) -> Iterator[NDArray[np.float64]]:
         labels = model.labels if isinstance(model, Categorical) else None
-        for rows in row_chunks(model.n, io.STREAM_ROWS):
-            f = self.values[rows]
-            f = np.asarray(f.compute() if hasattr(f, "compute") else f)
-            yield decision_numbers(f, labels, self.name, rows.start)
+        at = 0
+        for f in self._rows(model.n):
+            yield decision_numbers(f, labels, self.name, at)
+            at += f.shape[0]
+
+    def _rows(self, m: int) -> Iterator[NDArray[Any]]:
+        """The values, :data:`~activeeval.io.STREAM_ROWS` at a time (the last fewer); a Dask
+        array's blocks each computed once."""
+        n = io.STREAM_ROWS
+        if isinstance(self.values, np.ndarray):
+            for rows in row_chunks(m, n):
+                yield self.values[rows]
+            return
+        import dask
+
+        pending: list[NDArray[Any]] = []
+        held = 0
+        for block in self.values.to_delayed().ravel():
+            pending.append(np.asarray(dask.compute(block)[0]))
+            held += pending[-1].shape[0]
+            while held >= n:
+                both = np.concatenate(pending) if len(pending) > 1 else pending[0]
+                yield both[:n]
+                pending, held = [both[n:]], held - n
+        if held:
+            yield np.concatenate(pending) if len(pending) > 1 else pending[0]
 
 
 def _create_from_streams(
