@@ -948,7 +948,9 @@ def read_pool_file(path: str | Path, ranked: bool | None = None) -> PoolFile:
     A CSV or Parquet file with an ``id`` column and a classifier's ``p_<label>`` columns, a
     regressor's ``mean`` and ``var``, or (a ranked pool) one row per item with ``item`` and
     ``p_0`` … ``p_<G−1>``; optionally ``cost`` (the formats: the *Files* page of the API
-    reference, or the module docstring of ``activeeval.io``).
+    reference, or the module docstring of ``activeeval.io``). A CSV file is parsed a chunk at
+    a time, by pyarrow where its text is plain; one with anything wrong in it is read again
+    whole, so that the message names the first problem as it always has.
 
     Parameters
     ----------
