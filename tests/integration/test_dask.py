@@ -626,6 +626,18 @@ def test_a_dask_session_above_one_chunk_is_the_numpy_store_for_ids_and_classes(
     assert all(isinstance(i, str) for i in s.next_batch(3))
     s.close()
     assert _store_tables(tmp_path / "d.db")["pool"] == _store_tables(tmp_path / "n.db")["pool"]
+    # an array's classes as given: their order and type (they were sorted, and digit
+    # strings came back as integers, so that the store's label space was not the user's)
+    three = np.random.default_rng(2).dirichlet(np.ones(3), 3_000)
+    for labels in (["b", "c", "a"], ["1", "2", "3"], [2, 0, 1]):
+        Session.create(tmp_path / "ln.db", three, "error_rate", 60, labels=labels,
+                       seed=3).close()  # fmt: skip
+        with Session.create(tmp_path / "ld.db", da.from_array(three, chunks=1_000),
+                            "error_rate", 60, labels=labels, seed=3) as s:  # fmt: skip
+            assert s.predictives[0].labels.tolist() == labels
+        assert _store_tables(tmp_path / "ld.db") == _store_tables(tmp_path / "ln.db"), labels
+        for name in ("ln.db", "ld.db"):
+            (tmp_path / name).unlink()
     frame = pd.DataFrame({"id": np.arange(3_000), "p_1": proba[:, 1], "p_0": proba[:, 0]})
     Session.create(tmp_path / "fn.db", proba, "f1", 80, seed=2).close()
     Session.create(tmp_path / "fd.db", dd.from_pandas(frame, npartitions=3), "f1", 80,

@@ -280,16 +280,15 @@ class DaskStream(io.PoolStream):
             k_cols = int(pool.shape[1])
             arr = pool.compute_chunk_sizes() if np.isnan(pool.shape[0]) else pool
             n_rows = int(arr.shape[0])
-            names: list[Any] = list(range(k_cols))
+            given = np.arange(k_cols)
             if labels is not None:  # as Session.create checks them for an array
-                lab = np.asarray(labels)
-                if lab.ndim != 1 or lab.shape[0] != k_cols:
+                given = np.asarray(labels)
+                if given.ndim != 1 or given.shape[0] != k_cols:
                     raise ShapeError(
                         f"labels: expected {k_cols} labels (one per column of proba), got "
-                        f"shape {lab.shape}."
+                        f"shape {given.shape}."
                     )
-                names = lab.tolist()
-            columns = ["id", *(f"p_{c}" for c in names)]
+            columns = ["id", *(f"p_{j}" for j in range(k_cols))]  # the array's own columns
             ids = _canonical_ids(ids, n_rows)  # once: every pass slices it
         else:
             raise ShapeError(
@@ -302,7 +301,10 @@ class DaskStream(io.PoolStream):
         pcols = [c for c in columns if c.startswith("p_")]
         regression = [c for c in ("mean", "var") if c in columns]
         classes: NDArray[Any] | None = None
-        if pcols and not regression:
+        if not isinstance(pool, dd.DataFrame):  # an array's classes as given, in its order,
+            # of their own type (as Session.create keeps them; not read back from names)
+            kind, pred_cols, classes = "categorical", pcols, given
+        elif pcols and not regression:
             classes = io._class_labels(pcols)
             order = np.argsort(classes, kind="stable")  # the classes sorted, as Session.create
             kind, pred_cols, classes = "categorical", [pcols[i] for i in order], classes[order]
