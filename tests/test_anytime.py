@@ -842,3 +842,37 @@ def test_the_upper_bound_of_a_skewed_loss_holds_under_continuous_monitoring() ->
     se = math.sqrt(0.05 * 0.95 / runs)
     assert miss["log"] / runs <= 0.05 + 3 * se, miss
     assert miss["raw"] / runs > 0.05 + 3 * se, miss  # the guard is what keeps it
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_a_census_sequence_ends_on_the_exact_value(alternative: str) -> None:
+    """Once the campaign has labeled every instance, the sequence's rows report the value
+    itself (estimate and the alternative's bounds), as confidence_interval(method="anytime")
+    does; the rows before that draw are the sequence's own."""
+    rng = np.random.default_rng(5)
+    m = 120
+    p1 = rng.uniform(0.05, 0.95, m)
+    proba = np.column_stack([1 - p1, p1])
+    y = (rng.random(m) < p1).astype(int)
+    res = ae.evaluate(proba, lambda i: y[i], "error_rate", budget=m, random_state=2,
+                      max_draws=100_000)  # fmt: skip
+    truth = float(np.mean(proba.argmax(axis=1) != y))
+    assert res.n_labels == m and res.estimate == truth
+    seq = res.confidence_sequence(alternative=alternative)
+    raw = res._terms().sequence(0, res.level, alternative)
+    last = int(np.unique(res.indices, return_index=True)[1].max()) + 1
+    after = seq["n_draws"].to_numpy() >= last
+    assert after.any() and (~after).any()
+    assert (seq["estimate"][after] == truth).all()
+    assert raw["estimate"][-1] != truth  # the martingale centre alone does not say it
+    for side, collapses in (("lower", alternative != "less"), ("upper", alternative != "greater")):
+        col = seq[side].to_numpy()
+        if collapses:
+            assert (col[after] == truth).all()
+        else:
+            assert np.array_equal(col[after], raw[side][after])
+        assert np.array_equal(col[~after], raw[side][~after])
+    pair = ae.compare([proba, proba[:, ::-1]], lambda i: y[i], "error_rate", budget=m,
+                      random_state=2, max_draws=100_000)  # fmt: skip
+    cs = pair.confidence_sequence(alternative=alternative)
+    assert cs["difference"].iloc[-1] == pair.difference

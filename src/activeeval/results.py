@@ -260,6 +260,8 @@ class EvaluationResult:
         lv = check_level(self.level if level is None else level)
         terms = self._terms()
         seq = terms.sequence(0, lv, alternative)
+        if self.inference is not None and self.inference.census:
+            seq = _census_rows(seq, self.indices, self.estimate, alternative)
         return pd.DataFrame(
             {"n_draws": seq["t"], "estimate": seq["estimate"], "lower": seq["lower"],
              "upper": seq["upper"], "started": seq["started"]}
@@ -522,6 +524,8 @@ class ComparisonResult:
         """
         terms = self._terms()
         seq = terms.sequence(self._pair(), self._pair_level(level), alternative)
+        if getattr(self.comparison, "census", False):
+            seq = _census_rows(seq, self.indices, self.difference, alternative)
         return pd.DataFrame(
             {"n_draws": seq["t"], "difference": seq["estimate"], "lower": seq["lower"],
              "upper": seq["upper"], "started": seq["started"]}
@@ -1025,3 +1029,21 @@ def post_stratified(
         ci=(max(ci[0], low), min(ci[1], high)), inference=est, interval=interval,
         anytime_terms=None,
     )  # fmt: skip
+
+
+def _census_rows(
+    seq: dict[str, Any], draws: NDArray[np.intp], exact: float, alternative: str
+) -> dict[str, Any]:
+    """A confidence sequence whose campaign labeled every unit that counts: from the draw
+    that labeled the last new unit on, the labeled units are the final ones, so the value is
+    known exactly (``exact``) and each bound the alternative reports collapses onto it (the
+    rows before are unchanged, and so is the sequence's time-uniform coverage)."""
+    last = int(np.unique(draws, return_index=True)[1].max()) + 1  # draws, counted from 1
+    at = np.asarray(seq["t"]) >= last
+    out = {key: np.array(value, copy=True) for key, value in seq.items()}
+    out["estimate"] = np.where(at, exact, out["estimate"])
+    if alternative in ("two-sided", "greater"):
+        out["lower"] = np.where(at, exact, out["lower"])
+    if alternative in ("two-sided", "less"):
+        out["upper"] = np.where(at, exact, out["upper"])
+    return out
