@@ -1141,3 +1141,15 @@ def test_a_census_of_models_with_as_many_errors_is_an_exact_tie() -> None:
     assert res.comparison.census and res.estimates[1] == res.estimates[2]
     assert res.estimates[1] == pytest.approx(11 / 40, abs=1e-15)
     assert res.best == 1 and res.difference == 0.0 and res.p_value == 1.0
+
+
+def test_a_cost_budget_short_of_the_first_draw_is_refused_by_name() -> None:
+    """compare, as evaluate: a budget above the cheapest cost that buys no label (the first
+    draw costs more) says so, instead of failing later on an empty sample."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.1, 0.9, 400)
+    a, b = np.c_[1 - p, p], np.c_[p, 1 - p]
+    costs = np.r_[1.0, np.full(399, 5.0)]
+    with pytest.raises(ae.errors.BudgetError, match="no label was bought"):
+        ae.compare([a, b], lambda i: np.zeros(len(i), int), "error_rate", budget=1.5,
+                   random_state=0, costs=costs)  # fmt: skip

@@ -57,6 +57,14 @@ def test_a_regressor_dataframe_takes_var_or_std() -> None:
     h = as_predictive(pd.DataFrame({"std": sd, "mean": mean}))
     np.testing.assert_allclose(g.var, sd**2)
     np.testing.assert_allclose(h.var, sd**2)
+    # with another column, named as what it is (it was blamed on mean and var as
+    # "class-probability columns with others")
+    with pytest.raises(
+        ShapeError, match=r"a regressor's mean and spread with others \(\['dec'\]\)"
+    ):
+        as_predictive(pd.DataFrame({"mean": mean, "var": sd**2, "dec": mean}))
+    with pytest.raises(ShapeError, match=r"with others \(\['var', 'std'\]\)"):
+        as_predictive(pd.DataFrame({"mean": mean, "var": sd**2, "std": sd}))
 
 
 def test_positive_class_probabilities_are_a_binary_classifier(binary) -> None:
@@ -455,3 +463,13 @@ def test_each_models_interval_is_clipped_to_the_measures_range(binary) -> None:
     wald = np.clip(raw, 0, 1)  # joined with each model's score interval (test_tempered.py)
     assert np.all(iv[:, 0] <= wald[:, 0] + 1e-6) and np.all(iv[:, 1] >= wald[:, 1] - 1e-6)
     assert iv[0, 0] == 0.0  # the clipped end
+
+
+def test_a_session_takes_a_comparison_s_decisions_as_rows_as_compare_does(binary, tmp_path):  # type: ignore[no-untyped-def]
+    s, _ = binary
+    other = np.clip(s + 0.1, 0.01, 0.99)
+    f, g = (s > 0.3).astype(int), (other > 0.6).astype(int)
+    pools = [np.c_[1 - s, s], np.c_[1 - other, other]]
+    with ae.Session.create(tmp_path / "a.db", pools, "f1", 50, prediction=np.vstack([f, g])) as a:
+        got = [p.point_prediction() for p in a.predictives]
+    assert np.array_equal(got[0], f) and np.array_equal(got[1], g)

@@ -16,8 +16,10 @@ import pandas as pd
 import pytest
 
 import activeeval.io as aio
+from activeeval import errors as ae_errors
 from activeeval.errors import InputFileError, NonFiniteError, OutputFileError
 from activeeval.io import (
+    read_decision_column,
     read_features_file,
     read_labels_file,
     read_pool_file,
@@ -261,9 +263,36 @@ def test_a_csv_pool_file_s_error_is_the_whole_read_s(
 ) -> None:
     path = tmp_path / "pool.csv"
     path.write_text(text)
-    with pytest.raises(aio.ActiveEvalError) as whole:
+    with pytest.raises(ae_errors.ActiveEvalError) as whole:
         aio._pool_file(*aio._read_table(path), path, None)
     monkeypatch.setattr(aio, "STREAM_ROWS", 3)
     with pytest.raises(type(whole.value)) as chunked:
         aio.read_pool_file(path)
     assert str(chunked.value) == str(whole.value)
+
+
+def test_ids_of_other_scripts_digits_stay_text(tmp_path: Path) -> None:
+    """Only ASCII digits make an integer id: Python's int() reads "1٣" (an Arabic-Indic
+    three) as 13, which made it collide with the id 13."""
+    path = tmp_path / "pool.csv"
+    path.write_text("id,p_0,p_1\n1٣,0.5,0.5\n13,0.5,0.5\n", encoding="utf-8")
+    got = aio.read_pool_file(path)
+    assert got.ids.tolist() == ["1٣", "13"]
+
+
+@pytest.mark.parametrize("kind", ["float", "bool"])
+def test_a_parquet_decision_column_of_numbers_is_read_by_value(kind: str, tmp_path: Path) -> None:
+    """1.0 and True are the class 1, as evaluate(prediction=) reads an array; a NaN is an
+    empty cell and 0.5 no class."""
+    f = np.array([1, 0, 1, 1])
+    dec = f.astype(float) if kind == "float" else f.astype(bool)
+    frame = pd.DataFrame({"id": [1, 2, 3, 4], "p_0": 0.5, "p_1": 0.5, "dec": dec})
+    frame.to_parquet(tmp_path / "p.parquet")
+    got = read_decision_column(tmp_path / "p.parquet", "dec", np.array([4, 3, 2, 1]), [0, 1])
+    assert got.tolist() == [1, 1, 0, 1]
+    if kind == "float":
+        for bad, message in ((np.nan, "is empty"), (0.5, "0.5 is not a class")):
+            frame.loc[2, "dec"] = bad
+            frame.to_parquet(tmp_path / "p.parquet")
+            with pytest.raises(ae_errors.ActiveEvalError, match=message):
+                read_decision_column(tmp_path / "p.parquet", "dec", np.array([1, 2, 3, 4]), [0, 1])

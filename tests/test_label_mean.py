@@ -101,6 +101,19 @@ def test_what_mean_and_proportion_refuse(tmp_path) -> None:
         assert np.isfinite(s.estimate().estimate)
     with ae.Session.open(tmp_path / "s.db") as s:
         assert s.plan.measure == "mean"
+    # a decision f(x) plays no part in the label's mean: refused, not ignored
+    f = np.full(300, VALUES[0])
+    cat = ae.Categorical(proba, labels=VALUES)
+    with pytest.raises(UnknownOptionError, match="prediction: 'mean' is the mean of the label"):
+        ae.evaluate(cat, lambda i: y[i], "mean", budget=20, prediction=f)
+    with pytest.raises(UnknownOptionError, match="prediction: 'proportion' is the mean"):
+        ae.evaluate(np.full(300, 0.4), lambda i: y[i] > 2, "proportion", budget=20,
+                    prediction=np.zeros(300, dtype=int))  # fmt: skip
+    with pytest.raises(UnknownOptionError, match="prediction: 'mean' is the mean of the label"):
+        ae.compare([cat, cat], lambda i: y[i], "mean", budget=20, prediction=[None, f])
+    with pytest.raises(UnknownOptionError, match="prediction: 'mean' is the mean of the label"):
+        ae.Session.create(tmp_path / "t.db", cat, "mean", 60, prediction=f)
+    assert not (tmp_path / "t.db").exists()
 
 
 @pytest.mark.parametrize("peers", [True, False])

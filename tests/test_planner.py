@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from scipy import stats
@@ -418,6 +419,22 @@ def test_cli_plan_prints_the_table_and_the_budget(pool_files) -> None:
     doc = json.loads(out)
     assert doc["kind"] == "comparison" and doc["needed"]["active"] > 0
     assert {"budget", "stderr_active", "power_passive"} <= set(doc["rows"][0])
+
+
+def test_cli_plan_takes_the_decision_column_session_init_scores(pool_files) -> None:
+    """--prediction-column plans for the decision f(x) (a threshold's class), as session init
+    --prediction-column scores it, not for the most probable class."""
+    proba = pool_files["proba"]
+    f = (proba[:, 1] > 0.3).astype(int)
+    frame = pd.read_csv(pool_files["a"]).assign(at_0_3=f)
+    decided = pool_files["dir"] / "decided.csv"
+    frame.to_csv(decided, index=False)
+    code, out, err = _run("plan", "--pool", decided, "--measure", "f1", "--target-width",
+                          "0.1", "--prediction-column", "at_0_3", "--json")  # fmt: skip
+    assert code == 0, err
+    want = ae.plan(proba, "f1", target_width=0.1, prediction=f)
+    assert json.loads(out)["needed"] == want.to_dict()["needed"]
+    assert want.needed != ae.plan(proba, "f1", target_width=0.1).needed  # the decision counts
 
 
 def test_cli_plan_writes_a_plot_and_refuses_bad_input(pool_files) -> None:

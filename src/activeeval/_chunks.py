@@ -90,6 +90,16 @@ def chunked_sum(x: NDArray[np.float64]) -> float:
     return total
 
 
+def chunked_dot(a: NDArray[Any], b: NDArray[Any]) -> float:
+    """Σ a·b a chunk of :data:`ROWS` at a time (each chunk's :func:`dot`), the chunks' sums
+    added in order: what a pass over the pool's chunks, here or on a cluster's partitions,
+    adds up bit for bit."""
+    total = 0.0
+    for rows in row_chunks(a.shape[0]):
+        total += dot(a[rows], b[rows])
+    return total
+
+
 def chunk_ends(q: NDArray[np.float64], chunk: int) -> NDArray[np.float64]:
     """The running sums Σ_{j ≤ i} q_j at the last row i of every chunk of ``chunk`` rows
     (the last chunk may be shorter): exactly ``np.cumsum(q)`` there, computed a few

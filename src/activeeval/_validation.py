@@ -16,7 +16,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from . import _chunks
-from ._chunks import row_chunks, uniform
+from ._chunks import chunked_sum, row_chunks, uniform
 from .errors import (
     BudgetError,
     EmptyPoolError,
@@ -146,11 +146,19 @@ def check_costs(costs: ArrayLike | None, n: int, name: str = "costs") -> NDArray
     c = check_finite_array(costs, name, ndim=1)
     if c.shape[0] != n:
         raise ShapeError(f"{name}: has {c.shape[0]} entries but the pool has {n} instances.")
+    return check_cost_values(c, name)
+
+
+def check_cost_values(
+    c: NDArray[np.float64], name: str = "costs", start: int = 0
+) -> NDArray[np.float64]:
+    """Costs (finite) strictly positive; a refusal names the entry counted from ``start``
+    (``c`` a chunk of the pool's)."""
     if (c <= 0).any():
         bad = int(np.flatnonzero(c <= 0)[0])
         raise InvalidCostsError(
-            f"{name}: entry {bad} is {c[bad]:g}; labeling costs must be strictly positive "
-            "(Thm 4.2 assumes λ(x) ≥ ε > 0). Give free instances a small positive cost."
+            f"{name}: entry {start + bad} is {c[bad]:g}; labeling costs must be strictly "
+            "positive (Thm 4.2 assumes λ(x) ≥ ε > 0). Give free instances a small positive cost."
         )
     return c
 
@@ -161,14 +169,20 @@ def refuse_ranked_decision(prediction: Any) -> None:
         raise ShapeError("prediction: a ranked pool's decision is its ranking; drop prediction=.")
 
 
-def check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
-    """A budget that buys at least one label: a whole number of labels, or cost units."""
+def budget_number(budget: Any) -> float:
+    """A budget as a finite number (what :func:`check_budget` checks before the costs)."""
     try:
         b = float(budget)
     except (TypeError, ValueError) as exc:
         raise BudgetError(f"budget: must be a number, got {budget!r}.") from exc
     if not math.isfinite(b):
         raise BudgetError(f"budget: must be a finite number, got {budget!r}.")
+    return b
+
+
+def check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
+    """A budget that buys at least one label: a whole number of labels, or cost units."""
+    b = budget_number(budget)
     if costs is None:
         if b < 1:
             raise BudgetError(f"budget: {budget!r} buys no label; pass at least 1 label.")
@@ -182,11 +196,16 @@ def check_budget(budget: float, costs: NDArray[np.float64] | None) -> float:
     return b
 
 
-def check_max_draws(max_draws: int | None, b: float, lam: NDArray[np.float64] | None) -> int:
+def check_max_draws(max_draws: int | None, b: float, lam: Any) -> int:
     """The caller's cap on draws, a whole number ≥ 1, or the default: 20 per label the budget
-    buys, plus 1,000 (repeats of labeled instances are free but count)."""
+    buys, plus 1,000 (repeats of labeled instances are free but count). The mean cost: the
+    costs ``lam``'s, summed a chunk at a time as a cluster's partitions add them (or what a
+    Dask pool's passes found, ``lam.mean()``)."""
     if max_draws is None:
-        return int(20 * (b if lam is None else b / lam.mean()) + 1000)
+        if lam is None:
+            return int(20 * b + 1000)
+        mean = chunked_sum(lam) / lam.shape[0] if isinstance(lam, np.ndarray) else lam.mean()
+        return int(20 * (b / mean) + 1000)
     if isinstance(max_draws, bool) or not isinstance(max_draws, (int, np.integer)) or max_draws < 1:
         raise BudgetError(
             f"max_draws: must be a whole number of draws ≥ 1, got {max_draws!r}; omit it for "

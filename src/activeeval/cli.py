@@ -150,6 +150,12 @@ _BETA = click.option(
     default=None,
     help="Write a PNG of the predicted interval width against the budget.",
 )
+@click.option(
+    "--prediction-column",
+    default=None,
+    help="A column of each pool file holding the model's decision f(x) to score, as session "
+    "init takes it, so that the plan is for what the session will score.",
+)
 def plan_command(
     pools: tuple[Path, ...],
     measure: str,
@@ -166,6 +172,7 @@ def plan_command(
     null: float,
     as_json: bool,
     plot: Path | None,
+    prediction_column: str | None,
 ) -> None:
     """Before labeling: how the interval narrows with the budget, active next to passive,
     and the budget for a target width (or, for two models, for a test's power)."""
@@ -189,11 +196,13 @@ def plan_command(
             if meas != "f1":
                 raise UnknownOptionError(f"--beta: only the F-measure (f1) has a β, not {meas!r}.")
             meas, pos = FMeasure(beta=beta, pos_label=pos), None
-        with _as_flags(*_PLAN_ARGS):
+        decisions = _decision_columns(pools, preds, read.ids, prediction_column, ranked)
+        with _as_flags(*_PLAN_ARGS, prediction="--prediction-column"):
             p = plan(
                 preds[0] if len(preds) == 1 else preds, meas, grid, method=method,
                 estimator=estimator, costs=read.costs, level=level, target_width=target_width,
                 effect=effect, power=power, alternative=alternative, null=null, pos_label=pos,
+                prediction=decisions,
             )  # fmt: skip
         if plot is not None:
             _save_axes(p.plot, plot)
@@ -554,23 +563,32 @@ def _whole_init(
     preds: list[Any] = list(read.predictives)
     if depth is not None:  # only the top items count, so only they are graded and paid
         preds = [r.truncated(depth) for r in preds]
-    decisions = None
-    if prediction_column is not None:
-        if key in ("dcg", "err"):
-            raise UnknownOptionError(
-                "--prediction-column: a ranked pool's decision is its ranking; drop it."
-            )
-        decisions = [
-            read_decision_column(path, prediction_column, read.ids, getattr(p, "labels", None))
-            for path, p in zip(pools, preds, strict=True)
-        ]
+    decisions = _decision_columns(pools, preds, read.ids, prediction_column, key in ("dcg", "err"))
     request = dataclasses.replace(
         request, pools=preds[0] if len(preds) == 1 else preds, costs=read.costs, ids=read.ids,
-        names=read.names,
-        prediction=decisions if decisions is None or len(decisions) > 1 else decisions[0],
+        names=read.names, prediction=decisions,
     )  # fmt: skip
     with _as_flags(*_INIT_ARGS, prediction="--prediction-column"):
         return Session.open(create_store(store, request))
+
+
+def _decision_columns(
+    pools: tuple[Path, ...], preds: list[Any], ids: Any, column: str | None, ranked: bool
+) -> Any:
+    """``--prediction-column``: each pool file's decisions, in the pool's order, as
+    ``prediction=`` takes them (one array for one model, a list for several); None without
+    the flag."""
+    if column is None:
+        return None
+    if ranked:
+        raise UnknownOptionError(
+            "--prediction-column: a ranked pool's decision is its ranking; drop it."
+        )
+    decisions = [
+        read_decision_column(path, column, ids, getattr(p, "labels", None))
+        for path, p in zip(pools, preds, strict=True)
+    ]
+    return decisions if len(decisions) > 1 else decisions[0]
 
 
 @session.command("next")

@@ -73,7 +73,6 @@ from numpy.typing import NDArray
 
 from ._validation import PROBABILITY_ROW_TOL
 from .errors import (
-    ActiveEvalError,
     DuplicateIdError,
     EmptyPoolError,
     InputFileError,
@@ -734,15 +733,26 @@ def _decision_cells(
     each cell's class as its position in ``labels`` (the cell's text is the class's)."""
     if labels is None:
         return _numbers(series, path, row_label, column)
-    cells = _cells(series, path, row_label, column).map(str)
-    position = {str(_scalar(v)): i for i, v in enumerate(labels)}
-    codes = pd.Index(list(position)).get_indexer(cells)
+    position = {str(_scalar(v)): i for i, v in enumerate(labels)}  # a class by its text
+    by_value = series.dtype.kind in "biuf"
+    if by_value:  # a Parquet file's numbers or booleans: by value, as evaluate(prediction=)
+        # reads an array (1.0 and True are the class 1)
+        cells = _cells(series, path, row_label, column)
+        values = cells.to_numpy()
+        values = values.astype(np.int64) if series.dtype.kind == "b" else values
+        codes = pd.Index(np.asarray(labels)).get_indexer(values)
+    else:
+        cells = _cells(series, path, row_label, column).map(str)
+        codes = pd.Index(list(position)).get_indexer(cells)
     if (codes < 0).any():
         i = int(np.flatnonzero(codes < 0)[0])
         raise LabelSpaceError(
-            f"{path}: {row_label} {series.index[i]}, column '{column}': {cells.iloc[i]!r} is "
+            f"{path}: {row_label} {series.index[i]}, column '{column}': "
+            f"{_scalar(cells.iloc[i])!r} is "
             f"not a class of the model ({', '.join(position)})."
         )
+    if by_value:
+        return np.asarray(codes, dtype=np.intp)
     return np.asarray(list(position.values()), dtype=np.intp)[codes]
 
 
@@ -996,8 +1006,8 @@ def read_pool_file(path: str | Path, ranked: bool | None = None) -> PoolFile:
     if fast is not None:
         try:
             return _pool_file(*fast, p, ranked)
-        except (ActiveEvalError, ValueError, TypeError):
-            pass  # the whole-file read says what is wrong, as it always has
+        except Exception:  # the whole-file read says what is wrong, as it always has
+            pass
     return _pool_file(*_read_table(p), p, ranked)
 
 
@@ -1016,8 +1026,8 @@ def _pool_table(p: Path) -> tuple[pd.DataFrame, str] | None:
     numbers = frozenset(c for c in header if c.startswith("p_") or c in ("mean", "var", "cost"))
     try:
         chunks = list(_csv_chunks(p, header, header, STREAM_ROWS, numbers))
-    except ActiveEvalError:
-        return None
+    except Exception:  # whatever stops it (text not UTF-8: NeedsWholeFile), the
+        return None  # whole-file read reports, as it always has
     if not chunks:
         return None
     if "id" in header and any(c["id"].dtype.kind != "i" for c in chunks):

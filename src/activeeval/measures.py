@@ -2090,6 +2090,16 @@ def warn_undefined_intrinsic(name: str, stacklevel: int) -> None:
     )
 
 
+def refuse_decision(measure: Measure, given: bool, name: str = "prediction") -> None:
+    """Refuse a decision f(x) (``given``) for a measure of the label itself (``"mean"``,
+    ``"proportion"``): no f(x) plays a part in it, so it would be ignored without a word."""
+    if given and isinstance(measure, LabelMean):
+        raise UnknownOptionError(
+            f"{name}: {measure.name!r} is the mean of the label itself; no decision f(x) "
+            f"plays a part in it. Drop {name}= (the predictions are the label's distribution)."
+        )
+
+
 def check_fits(measure: Measure, predictive: Any) -> None:
     """Refuse a measure that does not fit the kind of predictions.
 

@@ -901,7 +901,7 @@ def as_predictive(predictions: Any, name: str = "predictions") -> Predictive:
 
 
 #: An integer written without a plus sign or leading zeros (pool files' ids and labels).
-INT_LIKE = r"^(?:0|-?[1-9]\d*)$"
+INT_LIKE = r"^(?:0|-?[1-9][0-9]*)$"  # ASCII digits: Python's int() reads "1٣" as 13
 
 
 def class_labels_from_names(names: list[str]) -> NDArray[Any]:
@@ -952,6 +952,13 @@ def frame_layout(cols: list[Any], name: str) -> FrameLayout:
         return FrameLayout("var", ("mean", "var"))
     if keys == {"mean", "std"}:
         return FrameLayout("std", ("mean", "std"))
+    if "mean" in keys and keys & {"var", "std"}:  # a regressor's, with more
+        extra = [c for c in cols if str(c) not in ("mean", "var", "std")] or ["var", "std"]
+        raise ShapeError(
+            f"{name}: the DataFrame's columns {cols} hold a regressor's mean and spread with "
+            f"others ({extra}); pass only mean and var (or mean and std), e.g. "
+            "frame[['mean', 'var']]."
+        )
     prefixed = [c for c in cols if isinstance(c, str) and c.startswith("p_")]
     other = [c for c in cols if c not in prefixed]
     if (prefixed and other) or any(str(c) in _NOT_CLASSES for c in cols):

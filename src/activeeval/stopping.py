@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
+from ._chunks import chunked_dot
 from ._validation import check_option, real_number
 from .claims import Claim, parse_claim
 from .errors import DegenerateIntervalWarning, ShapeError, UnknownOptionError
@@ -47,6 +48,7 @@ __all__ = [
     "as_anytime",
     "comparison_rule",
     "horizon_draws",
+    "horizon_of",
     "reported",
     "rule_met",
     "stopping_rule",
@@ -299,9 +301,15 @@ def horizon_draws(
     alone: the budget in labels, or with costs the budget over the mean cost of a draw from q
     (repeats of labeled instances are free, so a campaign draws somewhat more: t* a little
     early, which moves the width by a few percent, ``docs/design/anytime-valid.md``)."""
-    if costs is None:
+    # Σ q·λ a chunk at a time, as a cluster's blocks add it
+    return horizon_of(budget, None if costs is None else chunked_dot(q, costs))
+
+
+def horizon_of(budget: float, draw_cost: float | None) -> float:
+    """:func:`horizon_draws` from the mean cost of a draw from q, Σ q·λ (None: no costs)."""
+    if draw_cost is None:
         return max(float(budget), 1.0)
-    return max(float(budget) / float(q @ costs), 1.0)
+    return max(float(budget) / draw_cost, 1.0)
 
 
 def rule_met(

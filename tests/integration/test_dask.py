@@ -11,6 +11,7 @@ installs the ``dask`` extra and runs it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,7 @@ def test_time_beyond_the_summarys_series_is_numpys_newton(client: Any) -> None:
     proba, _ = _binary(m, 9)
     meas = get_measure("f1").bind(ae.as_predictive(proba))
     pool = dist.DaskPool.of([da.from_array(proba, chunks=(90_000, 2))], ["predictions"])
-    prep = dist._prepare(pool, meas, False, 0.05, 0.1)
+    prep = dist._prepare(pool, meas, False, 0.05, 0.1, False)
     q = sampling_distribution("active", ae.as_predictive(proba), meas, costs=None)
     for n in (1_000.0, 150_000.0):
         assert dist._newton(pool, prep.plan, n, positive=False) == _time_to_reach(q, n)
@@ -180,7 +181,6 @@ def test_a_pool_that_changes_between_passes_is_refused(client: Any) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"costs": np.ones(1000)}, "costs: not supported on a Dask pool"),
         ({"pool_weights": np.ones(1000)}, "pool_weights: not supported on a Dask pool"),
         ({"estimator": "ht"}, "estimator"),
         ({"batch_size": 10}, "batch_size: not supported on a Dask pool"),
@@ -451,6 +451,58 @@ def test_a_regressor_s_decisions_on_a_dask_frame_give_numpys_campaign(client: An
     deployed[7] = np.nan
     with pytest.raises(NonFiniteError, match="prediction"):
         ae.evaluate(frame, lambda i: y[i], "mse", budget=200, prediction=deployed)
+
+
+def test_labeling_costs_give_numpys_campaign(client: Any) -> None:
+    """costs= (Thm 4.2: q* over λ^(1/2), the budget in cost units) travel as a last column
+    beside the models: the same draws, prices, estimate and interval as in NumPy, bit for
+    bit — for each method, a Dask array or Series of costs, a stopping rule (its horizon from
+    Σ q·λ) and a pair; bad costs refused as NumPy refuses them, naming the entry."""
+    m = _chunks.ROWS + 90_000
+    a, b, y = _pair(m, 27)
+    c = np.random.default_rng(27).integers(1, 6, m).astype(float)
+    pool = da.from_array(a, chunks=(110_000, 2))
+    for method, given in (("active", c), ("active_uniC", da.from_array(c, chunks=60_000)),
+                          ("passive", dd.from_pandas(pd.Series(c), npartitions=3))):  # fmt: skip
+        want = ae.evaluate(a, lambda i: y[i], "f1", budget=700, method=method, random_state=3,
+                           costs=c)  # fmt: skip
+        got = ae.evaluate(pool, lambda i: y[i], "f1", budget=700, method=method,
+                          random_state=3, costs=given)  # fmt: skip
+        _same(want, got)
+        assert got.cost <= 700 and got.n_labels < 700
+    unit = ae.evaluate(a, lambda i: y[i], "f1", budget=700, random_state=3)
+    assert not np.array_equal(unit.q, want.q)  # the costs count
+    want = ae.evaluate(a, lambda i: y[i], "error_rate", budget=3_000, random_state=4, costs=c,
+                       target_width=0.05, progress=False)  # fmt: skip
+    got = ae.evaluate(pool, lambda i: y[i], "error_rate", budget=3_000, random_state=4, costs=c,
+                      target_width=0.05, progress=False)  # fmt: skip
+    _same(want, got)
+    assert want.stopped is not None and got.stopped == want.stopped
+    assert got.confidence_interval(method="anytime") == want.confidence_interval(method="anytime")
+    pools = [pool, da.from_array(b, chunks=(90_000, 2))]
+    want = ae.compare([a, b], lambda i: y[i], "error_rate", budget=700, random_state=5, costs=c)
+    got = ae.compare(pools, lambda i: y[i], "error_rate", budget=700, random_state=5, costs=c)
+    _same_comparison(want, got)
+    for bad, error in ((np.r_[c[:-1], 0.0], ae.errors.InvalidCostsError),
+                       (np.r_[c[:-1], np.nan], NonFiniteError), (c[:-1], ShapeError)):  # fmt: skip
+        with pytest.raises(error) as numpy_said:
+            ae.evaluate(a, lambda i: y[i], "f1", budget=50, costs=bad)
+        with pytest.raises(error) as dask_said:
+            ae.evaluate(pool, lambda i: y[i], "f1", budget=50, costs=bad)
+        assert str(dask_said.value) == str(numpy_said.value)
+    with pytest.raises(ae.errors.BudgetError, match="cost units buy no label"):
+        ae.evaluate(pool, lambda i: y[i], "f1", budget=0.5, costs=c)
+    for given in ([a, b], pools):  # a budget short of the first draw's cost: no label bought
+        with pytest.raises(ae.errors.BudgetError, match="no label was bought"):
+            ae.compare(given, lambda i: y[i], "error_rate", budget=1.5, random_state=0,
+                       costs=np.r_[1.0, np.full(m - 1, 5.0)])  # fmt: skip
+    with pytest.raises(ShapeError, match="costs: cannot be read as a numeric array"):
+        ae.evaluate(pool, lambda i: y[i], "f1", budget=50, costs=np.full(m, "x"))
+    with pytest.raises(ShapeError, match="costs: expected a 1-d array, got a Dask DataFrame"):
+        ae.evaluate(pool, lambda i: y[i], "f1", budget=50,
+                    costs=dd.from_pandas(pd.DataFrame({"cost": c}), npartitions=2))  # fmt: skip
+    with pytest.raises(ae.errors.BudgetError, match="must be a finite number"):
+        ae.evaluate(pool, lambda i: y[i], "f1", budget=math.nan, costs=c)
 
 
 def test_a_pair_labeled_whole_is_a_census(client: Any) -> None:

@@ -32,7 +32,7 @@ from ..estimators.report import (
     refuse_undefined,
 )
 from ..estimators.smoother import DEFAULT_BANDWIDTH, _check_bandwidth
-from ..measures import ClasswiseMeasure, Measure, check_fits, get_measure
+from ..measures import ClasswiseMeasure, Measure, check_fits, get_measure, refuse_decision
 from ..methods import (
     DEFAULT_MIX,
     ESTIMATORS,
@@ -277,10 +277,10 @@ def compare(  # type: ignore[misc]
             pos_label=pos_label, mix=mix, max_draws=max_draws, progress=progress,
             target_width=target_width, claim=claim, decide=decide, rule=rule, step=step,
             sequential=sequential, alpha=alpha, estimator=estimator,
-            prediction=_per_model(prediction, len(predictions)),
+            prediction=_per_model(prediction, len(predictions)), costs=costs,
             refused={
-                "costs": costs, "pool_weights": pool_weights, "features": features,
-                "reuse": reuse, "groups": groups,
+                "pool_weights": pool_weights, "features": features, "reuse": reuse,
+                "groups": groups,
             },
         )  # fmt: skip
     if _is_ranking(predictions):
@@ -314,6 +314,7 @@ def compare(  # type: ignore[misc]
         where = "method='active_neq' (the thesis's estimator)"
     PlainPool.check_features(features, bandwidth, preds[0].n, where)  # before any label
     meas = get_measure(measure, pos_label=pos_label)
+    refuse_decision(meas, decisions is not None and any(f is not None for f in decisions))
     check_fits(meas, preds[0])
     if getattr(meas, "any_predictions", False):
         raise UnknownOptionError(
@@ -395,6 +396,7 @@ def compare(  # type: ignore[misc]
             watch = _Look(stop, pool, rep, acq, horizon)
             draws, stopped = _run_looks(acq, b, _stop_step(acq, b, step), watch)
     acq.warn_if_capped(b)
+    acq.require_labels(budget, reused is not None)  # a cost budget short of the first draw
     if reused is not None:  # every draw, old and new, weighted by the mixture of the two q
         draws, qq = reused.combined(draws, qq)
         rep = pool.reporting(qq, lv, estimator, features, bandwidth, support_mass)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,6 +50,8 @@ from numpy.typing import NDArray
 from .. import _chunks
 from .._chunks import dot, draw_chunks, grouped, span_ends, uniform, weighted_sum, within_chunk
 from .._validation import (
+    budget_number,
+    check_cost_values,
     check_finite_array,
     check_level,
     check_option,
@@ -86,6 +88,7 @@ from ..measures import (
     Measure,
     check_fits,
     get_measure,
+    refuse_decision,
     warn_undefined_intrinsic,
 )
 from ..predictive import (
@@ -112,7 +115,7 @@ from ..sampling import (
 from ..stopping import (
     StoppingRule,
     comparison_rule,
-    horizon_draws,
+    horizon_of,
     reported,
     rule_met,
     stopping_rule,
@@ -122,6 +125,7 @@ from .steps import (
     Oracle,
     _Acquisition,
     _bar,
+    _check_oracle,
     _check_step,
     _comparison_result,
     _fixed_setup,
@@ -176,13 +180,21 @@ class DaskPool:
     m: int
     layouts: tuple[Any, ...]
     names: tuple[str, ...]
+    #: Whether each block ends with the labeling costs, one column after the models'.
+    costed: bool = False
 
     @classmethod
     def of(
-        cls, objs: list[Any], names: list[str], decisions: list[tuple[Any, str]] | None = None
+        cls,
+        objs: list[Any],
+        names: list[str],
+        decisions: list[tuple[Any, str]] | None = None,
+        costs: Any = None,
     ) -> DaskPool:
         """The pool of Dask collections, one per model (module docstring), read by name;
-        ``decisions``: per model, its decisions (None: the mode or mean) and their name."""
+        ``decisions``: per model, its decisions (None: the mode or mean) and their name;
+        ``costs``: each instance's labeling cost (a NumPy array, a Dask array or Series),
+        carried as a last column (:func:`block_costs`)."""
         arrays, layouts = [], []
         for obj, name in zip(objs, names, strict=True):
             arr, layout = _as_array(obj, name)
@@ -201,11 +213,13 @@ class DaskPool:
         for j, (f, name) in enumerate(decisions or ()):
             if f is not None:
                 arrays[j], layouts[j] = _with_decisions(arrays[j], layouts[j], f, name)
+        if costs is not None:
+            arrays.append(_as_column(costs, "costs", arrays[0]))
         per_model = [  # block j of each model is the NumPy path's chunk j
             arr.rechunk({0: _chunks.ROWS, 1: -1}).to_delayed().ravel().tolist() for arr in arrays
         ]
         blocks = tuple(tuple(b) for b in zip(*per_model, strict=True))
-        return cls(blocks, m, tuple(layouts), tuple(names))
+        return cls(blocks, m, tuple(layouts), tuple(names), costs is not None)
 
     def starts(self) -> list[int]:
         return [rows.start for rows in _chunks.row_chunks(self.m)]
@@ -237,7 +251,8 @@ class DaskPool:
 
     @property
     def width(self) -> list[int]:
-        return [_width(lay) for lay in self.layouts]
+        """Each block's arrays' columns: every model's, then the costs' one."""
+        return [_width(lay) for lay in self.layouts] + ([1] if self.costed else [])
 
 
 def _first_rows(blocks: Any, n: int) -> list[NDArray[Any]]:
@@ -260,9 +275,9 @@ def _as_array(obj: Any, name: str) -> tuple[Any, Any]:
             )
         if "cost" in cols:
             raise UnknownOptionError(
-                f"{name}: the Dask pool has a cost column; costs on a Dask pool are not "
-                "supported yet. Drop the column (a budget in labels), or evaluate the pool "
-                "in NumPy with costs=."
+                f"{name}: the Dask pool has a cost column; pass the costs as costs= (e.g. "
+                "costs=frame['cost']) and the predictions without it, as evaluate and compare "
+                "take a DataFrame in NumPy (a session reads the column: Session.create)."
             )
         layout = frame_layout(cols, name)
         if not layout.columns:
@@ -294,14 +309,8 @@ def _with_decisions(arr: Any, layout: Any, f: Any, name: str) -> tuple[Any, _Dec
     in the pool's row order) as one more, read on the workers as ``with_decision`` reads
     them (:func:`_decision_numbers`)."""
     import dask.array as da
-    import dask.dataframe as dd
 
-    if isinstance(f, dd.Series):
-        f = f.to_dask_array(lengths=True)
-    elif isinstance(f, da.Array):
-        f = f.compute_chunk_sizes() if any(math.isnan(c) for c in f.chunks[0]) else f
-    else:
-        f = np.asarray(f)
+    f = _dask_values(f, name)
     m = int(arr.shape[0])
     if tuple(int(n) for n in f.shape) != (m,):  # as with_decision refuses it
         what = "decision" if _labels(layout) is not None else "prediction"
@@ -315,6 +324,50 @@ def _with_decisions(arr: Any, layout: Any, f: Any, name: str) -> tuple[Any, _Dec
         _decision_numbers, _labels(layout), name, dtype=np.float64, meta=np.empty(0)
     )
     return da.concatenate([arr.astype(np.float64), numbers[:, None]], axis=1), _Decided(layout)
+
+
+def _dask_values(f: Any, name: str) -> Any:
+    """Per-instance values given with a Dask pool: a Dask array (its chunk sizes known), a
+    Dask Series' array, or a NumPy array (a Dask DataFrame refused, not brought over)."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(f, dd.DataFrame):
+        raise ShapeError(
+            f"{name}: expected a 1-d array, got a Dask DataFrame of columns {list(f.columns)}; "
+            "pass one of its columns (frame['cost'])."
+        )
+    if isinstance(f, dd.Series):
+        return f.to_dask_array(lengths=True)
+    if isinstance(f, da.Array):
+        return f.compute_chunk_sizes() if any(math.isnan(c) for c in f.chunks[0]) else f
+    return np.asarray(f)
+
+
+def _as_column(costs: Any, name: str, arr: Any) -> Any:
+    """The costs as an (m, 1) Dask array of floats beside the pool ``arr``; their shape
+    refused as :func:`~activeeval._validation.check_costs` refuses it (their values are
+    checked on the workers, :func:`_k_first`)."""
+    import dask.array as da
+
+    c = _dask_values(costs, name)
+    m = int(arr.shape[0])
+    if c.dtype.kind not in "biuf":  # as check_finite_array refuses text
+        raise ShapeError(f"{name}: cannot be read as a numeric array (dtype {c.dtype}).")
+    if c.ndim != 1:
+        raise ShapeError(f"{name}: expected a 1-d array, got shape {tuple(c.shape)}.")
+    if int(c.shape[0]) != m:
+        raise ShapeError(f"{name}: has {int(c.shape[0])} entries but the pool has {m} instances.")
+    if not isinstance(c, da.Array):
+        c = da.from_array(c, chunks=(arr.chunks[0],))
+    return c.astype(np.float64)[:, None]
+
+
+def block_costs(blocks: Any, layouts: Any) -> NDArray[np.float64] | None:
+    """A block's costs (its last column, after the models'), or None: no costs."""
+    if len(blocks) == len(layouts):
+        return None
+    return np.asarray(blocks[len(layouts)], dtype=np.float64)[:, 0]
 
 
 def _labels(layout: Any) -> NDArray[Any] | None:
@@ -338,7 +391,7 @@ def _models(
 ) -> list[Predictive]:
     """Each model on a block, validated on the first pass, errors naming the pool's rows."""
     out = []
-    for block, layout, name in zip(blocks, layouts, names, strict=True):
+    for block, layout, name in zip(blocks[: len(layouts)], layouts, names, strict=True):
         values = np.asarray(block, dtype=float)
         out.append(_built(values, start, layout, name) if validate else layout.build(values, name))
     return out
@@ -398,6 +451,9 @@ class _Plan:
     #: k ≥ 2 models: each pair's score sum, the pairs (i, j), i < j, in row-major order; a
     #: pair whose score sums to 0 counts p (as comparison_distribution).
     pair_totals: tuple[float, ...] = ()
+    #: Whether q* divides by the labeling costs (Thm 4.2, eq. 4.25: method "active" with
+    #: costs; "active_uniC" ignores them in q).
+    costs: bool = False
 
     @property
     def pairs(self) -> list[tuple[int, int]]:
@@ -410,23 +466,31 @@ class _Plan:
             d = d | self.meas.weight_can_be_positive(part.point_prediction())
         return d
 
-    def score(self, parts: list[Predictive]) -> NDArray[np.float64]:
-        """One model's q* unnormalized on a block: sqrt(E[w²(ℓ − Ǧ)² | x]), zero off its
-        domain (:func:`~activeeval.sampling._from_moment`, uniform p, no costs)."""
+    def score(
+        self, parts: list[Predictive], lam: NDArray[np.float64] | None = None
+    ) -> NDArray[np.float64]:
+        """One model's q* unnormalized on a block: sqrt(E[w²(ℓ − Ǧ)² | x] / λ), zero off its
+        domain (:func:`~activeeval.sampling._from_moment`, uniform p; ``lam`` the block's
+        costs where q* weighs them)."""
         meas = self.meas
         f = parts[0].point_prediction()
         a = meas.conditional_second_moment(parts[0], self.centers[0], f, fast=True)
         a = np.maximum(a, 0.0, out=a)
         if not self.regular:
             a[~meas.weight_can_be_positive(f)] = 0.0
+        if lam is not None:
+            a /= lam
         return np.sqrt(a, out=a)
 
     def pair_scores(
-        self, parts: list[Predictive], p: NDArray[np.float64]
+        self,
+        parts: list[Predictive],
+        p: NDArray[np.float64],
+        lam: NDArray[np.float64] | None = None,
     ) -> Iterator[NDArray[np.float64]]:
-        """Each pair's unnormalized score on a block, p·sqrt(E[(ψ_i − ψ_j)² | x]) under the
-        models' mixture (:func:`~activeeval.sampling.comparison_distribution`, no costs),
-        one pair at a time."""
+        """Each pair's unnormalized score on a block, p·sqrt(E[(ψ_i − ψ_j)² | x] / λ) under
+        the models' mixture (:func:`~activeeval.sampling.comparison_distribution`; ``lam``
+        as :meth:`score`'s), one pair at a time."""
         fs = [part.point_prediction() for part in parts]
         mixture = Mixture(parts)
         for i, j in self.pairs:
@@ -435,22 +499,31 @@ class _Plan:
                 (self.scales[i], self.scales[j]), fast=True,
             )  # fmt: skip
             np.maximum(a, 0.0, out=a)
+            if lam is not None:
+                a /= lam
             np.sqrt(a, out=a)
             a *= p
             yield a
 
-    def q(self, parts: list[Predictive], start: int, m: int) -> NDArray[np.float64]:
-        """q on a block's rows, as the NumPy path computes it there."""
+    def q(
+        self,
+        parts: list[Predictive],
+        start: int,
+        m: int,
+        lam: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        """q on a block's rows, as the NumPy path computes it there (``lam``: the block's
+        costs, where q* weighs them)."""
         p = _rows_p(start, parts[0].n, m)
         if self.passive:
             return np.array(p)
         if self.fallback == "domain":  # _defensive(p, p, mask, 1.0): 0·p + p_D/P(D)
             return 0.0 * p + np.where(self.domain(parts), p, 0.0) / self.defensive_total
         if self.k == 1:
-            score = self.score(parts)
+            score = self.score(parts, lam)
             score /= self.score_total
         else:  # the average of the pairs' normalized scores (eq. 5.16)
-            scores = self.pair_scores(parts, p)
+            scores = self.pair_scores(parts, p, lam)
             score = pairs_averaged(next(scores), scores, self.pair_totals, p)
         if self.mix <= 0:
             return score
@@ -473,6 +546,9 @@ def _k_first(
     domain; and the control variates' sums under p (valid where the domain is the pool)."""
     parts = _models(blocks, start, layouts, names, validate=True)
     n = parts[0].n
+    lam = block_costs(blocks, layouts)
+    if lam is not None:  # as check_costs checks them, entries counted in the pool
+        check_cost_values(check_finite_array(lam, "costs", ndim=1, start=start), "costs", start)
     p, pw = _rows_p(start, n, m), _rows_pw(start, n, m)
     fs = [part.point_prediction() for part in parts]
     under = parts[0] if len(parts) == 1 else Mixture(parts)
@@ -493,6 +569,8 @@ def _k_first(
         "moments": _moment_sums(meas, parts, fs, pw),
         "terms": [_own_sums(meas, part, f, p) for part, f in zip(parts, fs, strict=True)],
         "families": [_family(part) for part in parts],
+        # the cheapest cost and their sum (chunked_sum's part), for the budget and the cap
+        "costs": None if lam is None else (float(lam.min()), float(lam.sum())),
     }
 
 
@@ -535,12 +613,13 @@ def _k_second(
     d = plan.domain(parts)
     out: dict[str, Any] = {}
     if not plan.passive:
+        lam = block_costs(blocks, layouts) if plan.costs else None
         if plan.k == 1:
-            score = plan.score(parts)
+            score = plan.score(parts, lam)
             out["score"] = [float(score.sum())]
             out["zeros"] = int(((score <= 0) & d).sum())
         else:
-            out["score"] = [float(a.sum()) for a in plan.pair_scores(parts, p)]
+            out["score"] = [float(a.sum()) for a in plan.pair_scores(parts, p, lam)]
             out["zeros"] = 0
         out["defensive"] = np.where(d, p, 0.0).sum()
     if mass is not None:
@@ -557,7 +636,20 @@ def _block_q(
     blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan
 ) -> tuple[list[Predictive], NDArray[np.float64]]:
     parts = _models(blocks, start, layouts, names)
-    return parts, plan.q(parts, start, m)
+    return parts, plan.q(parts, start, m, block_costs(blocks, layouts) if plan.costs else None)
+
+
+def _k_draw_cost(
+    blocks: Any, start: int, m: int, layouts: Any, names: Any, plan: _Plan
+) -> tuple[float, float]:
+    """A block's Σ q·λ (:func:`~activeeval._chunks.dot`: the horizon's mean cost of a draw,
+    :func:`~activeeval.stopping.horizon_draws`) and its cheapest cost where q > 0 (inf
+    where q is 0 throughout)."""
+    _, q = _block_q(blocks, start, m, layouts, names, plan)
+    lam = block_costs(blocks, layouts)
+    assert lam is not None
+    drawn = lam[q > 0]
+    return dot(q, lam), float(drawn.min()) if drawn.size else math.inf
 
 
 def _k_ends(
@@ -631,6 +723,40 @@ class _Prepared:
     plan: _Plan
     ends: NDArray[np.float64]
     summary: Any
+    #: What the campaign reads of the costs (None: a budget in labels).
+    costs: _CostStats | None = None
+
+
+@dataclass(frozen=True)
+class _CostStats:
+    """What a campaign reads of a Dask pool's costs, in place of the array
+    (:func:`~activeeval._validation.check_budget`, ``check_max_draws``, ``_look_step``,
+    ``_no_label_bought``): the cheapest; the mean (the blocks' sums added in order, as
+    :func:`~activeeval._chunks.chunked_sum`); the cheapest where q > 0; and Σ q·λ, a draw's
+    mean cost (the blocks' dot products added in order, as :func:`~activeeval._chunks.
+    chunked_dot`)."""
+
+    cheapest: float
+    average: float
+    cheapest_drawable: float
+    draw_cost: float
+
+    def min(self) -> float:
+        return self.cheapest
+
+    def mean(self) -> float:
+        return self.average
+
+    def __getitem__(self, support: Any) -> _Cheapest:  # costs[support].min(), q's support
+        return _Cheapest(self.cheapest_drawable)
+
+
+@dataclass(frozen=True)
+class _Cheapest:
+    value: float
+
+    def min(self) -> float:
+        return self.value
 
 
 def _added(parts: list[Any]) -> Any:
@@ -641,7 +767,11 @@ def _added(parts: list[Any]) -> Any:
     return total
 
 
-def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: float) -> _Prepared:
+def _prepare(
+    pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: float, costs_in_q: bool
+) -> _Prepared:
+    """The plan of q (``costs_in_q``: q* weighs the pool's costs), its chunk ends, the pool
+    summary and what the campaign reads of the costs, in a few passes over the pool."""
     k = len(pool.layouts)
     first = pool.map(_k_first, meas)
     if all(sum(r["own_domain"][j] for r in first) == 0 for j in range(k)):
@@ -658,7 +788,7 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
     domain_all = all(r["domain_all"] for r in first)
     plan = _Plan(meas, k, passive)
     if not passive:
-        plan = _centered(meas, k, sums, floor, mix)
+        plan = replace(_centered(meas, k, sums, floor, mix), costs=costs_in_q)
         if plan.fallback:  # undefined under the model: p on the domain, as NumPy warns
             warn_undefined_intrinsic(meas.name, stacklevel=5)
     on_domain = not domain_all and mass > 0
@@ -690,6 +820,8 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
     mom = tuple(tuple((float(a), float(b)) for a, b in row) for row in moments)
     keep = subsample(pool.m)
     rows, sample_q = _rows_at(pool, plan, keep)
+    rows = rows[:k]  # the models' (not the costs')
+    stats = _cost_stats(pool, plan, first)
     families = [all(r["families"][j] for r in first) for j in range(k)]
     sample_p = np.asarray(uniform(pool.m)[keep], dtype=np.float64)
     if k > 1:
@@ -700,7 +832,7 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
             pool.m, time, domain_all, 1.0 if domain_all else float(mass), n_domain, missing,
             mom, keep, samples, sample_q, sample_p, tuple(families), terms_mu,
         )  # fmt: skip
-        return _Prepared(plan, ends, summary)
+        return _Prepared(plan, ends, summary, stats)
     summary = PoolSummary(
         size=pool.m,
         time=time,
@@ -718,7 +850,22 @@ def _prepare(pool: DaskPool, meas: Measure, passive: bool, floor: float, mix: fl
         sample_p=sample_p,
         terms_mu=terms_mu[0],
     )
-    return _Prepared(plan, ends, summary)
+    return _Prepared(plan, ends, summary, stats)
+
+
+def _cost_stats(pool: DaskPool, plan: _Plan, first: list[dict[str, Any]]) -> _CostStats | None:
+    """:class:`_CostStats` from the first pass's parts and one more pass over q."""
+    if not pool.costed:
+        return None
+    total = 0.0
+    for r in first:
+        total += r["costs"][1]
+    draw_cost, cheapest_drawable = 0.0, math.inf
+    for dc, low in pool.map(_k_draw_cost, plan):
+        draw_cost += dc
+        cheapest_drawable = min(cheapest_drawable, low)
+    cheapest = min(r["costs"][0] for r in first)
+    return _CostStats(cheapest, total / pool.m, cheapest_drawable, draw_cost)
 
 
 def _centered(meas: Measure, k: int, sums: NDArray[np.float64], floor: float, mix: float) -> _Plan:
@@ -818,6 +965,7 @@ class _DaskSampler:
     def __init__(self, pool: DaskPool, prep: _Prepared) -> None:
         self.pool, self.prep = pool, prep
         self.rows: list[tuple[NDArray[np.intp], list[NDArray[np.float64]]]] = []
+        self.prices = _Prices()  # the drawn rows' costs, where the pool has them
 
     def draw(
         self, n: int, rng: np.random.Generator
@@ -859,6 +1007,8 @@ class _DaskSampler:
                 rows[k][pos] = rk
         idx = np.minimum(idx, pool.m - 1)
         self.rows.append((idx, rows))
+        if pool.costed:
+            self.prices.add(idx, rows[-1][:, 0])
         return idx, qd
 
     def models_at(self, units: NDArray[np.intp]) -> list[AtRows]:
@@ -897,9 +1047,29 @@ class _Drawn:
         return np.ones(np.shape(idx), dtype=bool)
 
 
+class _Prices:
+    """Each drawn row's labeling cost, indexed by pool rows as a campaign's costs array is
+    (:func:`~activeeval.acquisition._walk_block` prices only drawn rows): the costs come
+    back from the cluster with the draws."""
+
+    def __init__(self) -> None:
+        self.rows = np.empty(0, dtype=np.intp)
+        self.values = np.empty(0)
+
+    def add(self, idx: NDArray[np.intp], costs: NDArray[np.float64]) -> None:
+        both = np.concatenate([self.rows, idx])
+        self.rows, first = np.unique(both, return_index=True)
+        self.values = np.concatenate([self.values, costs])[first]
+
+    def __getitem__(self, idx: Any) -> NDArray[np.float64]:
+        return self.values[np.searchsorted(self.rows, np.asarray(idx, dtype=np.intp))]
+
+
 class _DaskAcquisition(_Acquisition):
     """Algorithm 2's walk of :class:`~.steps._Acquisition`, unchanged, over draws from a
-    Dask pool: the label book and the support are kept for the drawn rows only."""
+    Dask pool: the label book and the support are kept for the drawn rows only, and the
+    costs (``costs``: what the passes found of them, None for a budget in labels) for the
+    drawn rows."""
 
     def __init__(
         self, sampler: _DaskSampler, n_support: int, oracle: Oracle, check: Any,
@@ -908,9 +1078,12 @@ class _DaskAcquisition(_Acquisition):
         book = _LabelBook(0)
         book.known = _Taken()  # type: ignore[assignment]
         self.q = None  # type: ignore[assignment]
-        self.oracle, self.check, self.costs, self.rng = oracle, check, None, rng
+        costs = sampler.prep.costs
+        self.oracle, self.check, self.costs, self.rng = oracle, check, costs, rng  # type: ignore[assignment]
         self.max_draws, self.bar, self.book = max_draws, bar, book
-        self.price = np.broadcast_to(1.0, (sampler.pool.m,))
+        self.price = (
+            np.broadcast_to(1.0, (sampler.pool.m,)) if costs is None else sampler.prices  # type: ignore[assignment]
+        )
         self.sampler = sampler  # type: ignore[assignment]
         self.support = _Drawn()  # type: ignore[assignment]
         self.left = n_support
@@ -927,7 +1100,7 @@ def evaluate_dask(
     predictions: Any, oracle: Oracle, measure: Any, budget: float, method: str, level: float,
     random_state: Any, *, pos_label: Any, floor: float, mix: float, max_draws: int | None,
     progress: bool | None, target_width: Any = None, claim: Any = None, rule: str = "anytime",
-    step: Any = None, estimator: str = "assisted", prediction: Any = None,
+    step: Any = None, estimator: str = "assisted", prediction: Any = None, costs: Any = None,
     refused: dict[str, Any],
 ) -> EvaluationResult:  # fmt: skip
     """:func:`~activeeval.evaluate` of one model on a Dask pool (module docstring): the same
@@ -935,13 +1108,15 @@ def evaluate_dask(
     interval too — but ``pool_q`` (not brought to the client); by ``estimator`` (checked), the
     thesis's too (eq. 3.31; under a rule, the estimator's σ₀ grid is computed once, on the
     summary's subsample, before the first draw); the decisions ``prediction`` in a column
-    beside the beliefs (:class:`_Decided`). ``refused``: the options a
-    Dask pool does not take yet, by name, with their values (refused unless at their
-    defaults)."""
+    beside the beliefs (:class:`_Decided`); the labeling ``costs`` in a last column
+    (:func:`block_costs`: q* weighs them, Thm 4.2, and the budget is in their units).
+    ``refused``: the options a Dask pool does not take yet, by name, with their values
+    (refused unless at their defaults)."""
     _refuse(refused)
-    pool = DaskPool.of([predictions], ["predictions"], [(prediction, "prediction")])
+    pool = DaskPool.of([predictions], ["predictions"], [(prediction, "prediction")], costs)
     (head,) = pool.head()
     meas = get_measure(measure, pos_label=pos_label)
+    refuse_decision(meas, prediction is not None)
     check_fits(meas, head)
     meas = meas.bind(head)
     if isinstance(meas, ClasswiseMeasure | ProbabilityMeasure):
@@ -954,11 +1129,11 @@ def evaluate_dask(
     _check_step(step, stop is not None)
     method = check_option(method, DASK_METHODS, "method")  # after the rule, as NumPy's
     check_safeguards(mix, floor)
-    _, b, lv, max_draws = _fixed_setup(pool.m, None, None, budget, level, oracle, max_draws)
-    rng = check_random_state(random_state)
-    prep = _prepare(pool, meas, method == "passive", floor, mix)
+    b, lv, max_draws, rng, prep = _planned(
+        pool, meas, method, floor, mix, (budget, level, oracle, max_draws, random_state)
+    )
     sampler = _DaskSampler(pool, prep)
-    with _bar(b, None, progress) as bar:
+    with _bar(b, cast(Any, prep.costs), progress) as bar:
         acq = _DaskAcquisition(
             sampler, prep.summary.time.n_support, oracle, _label_check(head), rng, max_draws, bar
         )
@@ -988,7 +1163,7 @@ def compare_dask(
     random_state: Any, *, pos_label: Any, mix: float, max_draws: int | None,
     progress: bool | None, target_width: Any = None, claim: Any = None, decide: Any = False,
     rule: str = "anytime", step: Any = None, sequential: bool = False, alpha: float = 0.05,
-    estimator: str = "assisted", prediction: list[Any] | None = None,
+    estimator: str = "assisted", prediction: list[Any] | None = None, costs: Any = None,
     refused: dict[str, Any],
 ) -> ComparisonResult:  # fmt: skip
     """:func:`~activeeval.compare` of k ≥ 2 models on Dask pools: the same result as on the
@@ -1004,9 +1179,10 @@ def compare_dask(
     decisions = [(f, f"prediction[{j}]") for j, f in enumerate(prediction or [None] * k)]
     if len(models) < 2:
         raise ShapeError(f"predictions: need at least two models to compare, got {len(models)}.")
-    pool = DaskPool.of(models, [f"predictions[{j}]" for j in range(k)], decisions)
+    pool = DaskPool.of(models, [f"predictions[{j}]" for j in range(k)], decisions, costs)
     heads = pool.head()
     meas = get_measure(measure, pos_label=pos_label)
+    refuse_decision(meas, any(f is not None for f, _ in decisions))
     check_fits(meas, heads[0])
     if getattr(meas, "any_predictions", False) or isinstance(
         meas, ClasswiseMeasure | ProbabilityMeasure
@@ -1025,12 +1201,12 @@ def compare_dask(
         )
     check_level(alpha, "alpha")  # after the rule, as NumPy's
     method = check_option(method, DASK_METHODS, "method")
-    _, b, lv, max_draws = _fixed_setup(pool.m, None, None, budget, level, oracle, max_draws)
-    rng = check_random_state(random_state)
     check_safeguards(mix)
-    prep = _prepare(pool, meas, method == "passive", 0.0, mix)  # the floor is one model's
+    b, lv, max_draws, rng, prep = _planned(  # the floor is one model's
+        pool, meas, method, 0.0, mix, (budget, level, oracle, max_draws, random_state)
+    )
     sampler = _DaskSampler(pool, prep)
-    with _bar(b, None, progress) as bar:
+    with _bar(b, cast(Any, prep.costs), progress) as bar:
         acq = _DaskAcquisition(
             sampler, prep.summary.time.n_support, oracle, _label_check(heads[0]), rng,
             max_draws, bar,
@@ -1038,6 +1214,7 @@ def compare_dask(
         looks = _Looks(stop, meas, lv, b, pool, prep, sampler, acq, estimator)
         _, stopped = _run_looks(acq, b, _stop_step(acq, b, step), looks if stop else None)
     acq.warn_if_capped(b)
+    acq.require_labels(budget, False)
     draws = acq.draws
     y = acq.book.lookup(draws)
     units = np.unique(draws)
@@ -1066,6 +1243,29 @@ def compare_dask(
     return reported(res, stop)
 
 
+def _planned(
+    pool: DaskPool, meas: Measure, method: str, floor: float, mix: float, given: tuple[Any, ...]
+) -> tuple[float, float, int, np.random.Generator, _Prepared]:
+    """The campaign's budget, level, draw cap and random state, checked as the NumPy path
+    checks them, and its plan of q (:func:`_prepare`). ``given``: budget, level, oracle,
+    max_draws, random_state as passed. With costs, the budget and the cap are checked after
+    the passes that find the cheapest and mean cost (the level and the oracle before)."""
+    budget, level, oracle, max_draws, random_state = given
+    passive = method == "passive"
+    if not pool.costed:
+        _, b, lv, cap = _fixed_setup(pool.m, None, None, budget, level, oracle, max_draws)
+        rng = check_random_state(random_state)
+        return b, lv, cap, rng, _prepare(pool, meas, passive, floor, mix, False)
+    budget_number(budget)  # what needs no costs is checked before the passes
+    check_level(level)
+    _check_oracle(oracle)
+    rng = check_random_state(random_state)
+    prep = _prepare(pool, meas, passive, floor, mix, method == "active")  # uniC: q ignores λ
+    _, b, lv, cap = _fixed_setup(pool.m, None, cast(Any, prep.costs), budget, level, oracle,
+                                 max_draws)  # fmt: skip
+    return b, lv, cap, rng, prep
+
+
 class _Looks:
     """A Dask campaign's stopping rule and anytime-valid sequences from its pool summary and
     the drawn rows (:class:`~activeeval.estimators.report.SummaryPool`), as the NumPy path's
@@ -1080,7 +1280,7 @@ class _Looks:
         self.stop, self.meas, self.level, self.pool, self.prep = stop, meas, level, pool, prep
         self.estimator = estimator
         self.sampler, self.acq = sampler, acq
-        self.horizon = horizon_draws(b, np.empty(0), None)
+        self.horizon = horizon_of(b, None if prep.costs is None else prep.costs.draw_cost)
         self.summary, self.window = prep.summary, None
         if stop is not None:  # σ₀ of the estimator's sequences, once for every look
             s = self.summary = with_sigma0(meas, prep.summary, estimator)
@@ -1125,7 +1325,7 @@ def _refuse(refused: dict[str, Any]) -> None:
                 f"{name}: not supported on a Dask pool yet; evaluate the pool in NumPy "
                 "(dask_array.compute()) for it, or drop the option. A Dask pool takes "
                 "method 'active', 'active_uniC' or 'passive', either estimator, decisions "
-                "(prediction=), a budget in labels and a uniform test distribution "
+                "(prediction=), labeling costs (costs=) and a uniform test distribution "
                 "(docs/guide/dask.md)."
             )
 

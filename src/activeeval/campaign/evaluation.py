@@ -32,7 +32,7 @@ from ..estimators.report import (
     refuse_undefined,
 )
 from ..estimators.smoother import DEFAULT_BANDWIDTH, _check_bandwidth
-from ..measures import ClasswiseMeasure, Measure, PerClass, check_fits, get_measure
+from ..measures import ClasswiseMeasure, Measure, PerClass, check_fits, get_measure, refuse_decision
 from ..methods import (
     DEFAULT_FLOOR,
     DEFAULT_MIX,
@@ -307,9 +307,9 @@ def evaluate(  # type: ignore[misc]
             predictions, oracle, measure, budget, method, level, random_state,
             pos_label=pos_label, floor=floor, mix=mix, max_draws=max_draws, progress=progress,
             target_width=target_width, claim=claim, rule=rule, step=step, estimator=estimator,
-            prediction=prediction,
+            prediction=prediction, costs=costs,
             refused={
-                "costs": costs, "pool_weights": pool_weights, "q": q, "batch_size": batch_size,
+                "pool_weights": pool_weights, "q": q, "batch_size": batch_size,
                 "features": features, "groups": groups, "reuse": reuse,
             },
         )  # fmt: skip
@@ -332,6 +332,7 @@ def evaluate(  # type: ignore[misc]
         return _evaluate_ranking(predictions, oracle, measure, settings, q, batch_size)
     predictive = decided(as_predictive(predictions), prediction, "prediction")
     meas = get_measure(measure, pos_label=pos_label)
+    refuse_decision(meas, prediction is not None)
     check_fits(meas, predictive)
     meas = meas.bind(predictive)
     reused = None

@@ -366,9 +366,13 @@ def _fixed_setup(
     lam = check_costs(costs, m) if costs is not None else default_costs
     lv = check_level(level)
     b = check_budget(budget, lam)
+    _check_oracle(oracle, oracle_maps)
+    return lam, b, lv, check_max_draws(max_draws, b, lam)
+
+
+def _check_oracle(oracle: Any, oracle_maps: str = "pool indices to labels") -> None:
     if not callable(oracle):
         raise ShapeError(f"oracle: must be a callable mapping {oracle_maps}.")
-    return lam, b, lv, check_max_draws(max_draws, b, lam)
 
 
 def _no_label_bought(budget: float, costs: NDArray[np.float64] | None) -> BudgetError:

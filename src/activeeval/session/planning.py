@@ -51,6 +51,7 @@ from ..measures import (
     WeightedF1,
     check_fits,
     get_measure,
+    refuse_decision,
 )
 from ..methods import ESTIMATORS
 from ..predictive import Categorical, Mixture, Predictive, as_predictive, decided
@@ -205,6 +206,9 @@ def _planned(
     meas, q = _plan_measure_and_q(
         r.measure, preds, ranked, label_space, r.pos_label, r.beta, lam, method, r.stopping
     )
+    decided = [p.__dict__.get("_decision") is not None or getattr(p, "_decisions", None)
+               is not None for p in preds]  # fmt: skip
+    refuse_decision(meas, any(decided))
     width, claim, decide, rule = r.stopping
     stop = (
         comparison_rule(width, claim, decide, rule, meas, len(preds), False)
@@ -292,6 +296,8 @@ def _decision_list(prediction: Any, n_models: int) -> list[tuple[Any, str]]:
     one model; a list with one array (or None) per model for several."""
     if n_models == 1:
         return [(prediction, "prediction")]
+    if isinstance(prediction, np.ndarray) and prediction.ndim == 2:  # a row per model,
+        prediction = list(prediction)  # as compare takes it
     if not isinstance(prediction, list | tuple) or len(prediction) != n_models:
         raise ShapeError(
             f"prediction: a comparison takes one decision array (or None) per model, a list "
