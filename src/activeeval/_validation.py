@@ -39,6 +39,25 @@ def is_dask(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] == "dask"
 
 
+def dask_values(f: Any, name: str) -> Any:
+    """Per-instance values given with a Dask pool (``costs=``, ``prediction=``): a Dask array
+    (its chunk sizes known), a Dask Series' array, or a NumPy array; a Dask DataFrame is
+    refused, not brought to this process."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(f, dd.DataFrame):
+        raise ShapeError(
+            f"{name}: expected a 1-d array, got a Dask DataFrame of columns {list(f.columns)}; "
+            "pass one of its columns (frame['cost'])."
+        )
+    if isinstance(f, dd.Series):
+        return f.to_dask_array(lengths=True)
+    if isinstance(f, da.Array):
+        return f.compute_chunk_sizes() if any(math.isnan(c) for c in f.chunks[0]) else f
+    return np.asarray(f)
+
+
 def check_same_ids(objs: Sequence[Any], names: Sequence[str]) -> None:
     """Refuse Dask data frames whose ``id`` columns differ (in value or order): the models of
     a Dask pool are paired row by row, as arrays are (one pass over the ids)."""

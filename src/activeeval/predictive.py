@@ -326,11 +326,7 @@ class Categorical(Predictive):
             When a label is not one of the classes.
         """
         f = np.asarray(prediction)
-        if f.shape != (self.n,):
-            raise ShapeError(
-                f"{name}: expected one decision per pool instance, shape ({self.n},); got "
-                f"{f.shape}."
-            )
+        check_decision_shape(f.shape, self.n, name, classes=True)
         col = self.label_index(f, name)
         out = self.take(np.arange(self.n))
         out._decision = True
@@ -613,11 +609,7 @@ class Gaussian(Predictive):
             When ``prediction`` does not have one entry per instance.
         """
         f = check_finite_array(prediction, name, ndim=1)
-        if f.shape != (self.n,):
-            raise ShapeError(
-                f"{name}: expected one prediction per pool instance, shape ({self.n},); got "
-                f"{f.shape}."
-            )
+        check_decision_shape(f.shape, self.n, name, classes=False)
         out = self.take(np.arange(self.n))
         out._decision = f
         return out
@@ -1028,6 +1020,15 @@ def decided(predictive: Predictive, prediction: ArrayLike | None, name: str) -> 
 
 
 _P = TypeVar("_P", bound=Predictive)
+
+
+def check_decision_shape(shape: tuple[Any, ...], m: int, name: str, classes: bool) -> None:
+    """Refuse decisions not one per pool instance (``classes``: a classifier's, else a
+    regressor's), as ``with_decision`` refuses them."""
+    got = tuple(int(n) for n in shape)
+    if got != (m,):
+        what = "decision" if classes else "prediction"
+        raise ShapeError(f"{name}: expected one {what} per pool instance, shape ({m},); got {got}.")
 
 
 def decision_numbers(

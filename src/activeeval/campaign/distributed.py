@@ -59,6 +59,7 @@ from .._validation import (
     check_rows,
     check_safeguards,
     check_same_ids,
+    dask_values,
     pool_distribution,
 )
 from ..acquisition import _label_check, _LabelBook
@@ -96,6 +97,7 @@ from ..predictive import (
     FrameLayout,
     Mixture,
     Predictive,
+    check_decision_shape,
     check_spread,
     decision_numbers,
     frame_layout,
@@ -310,14 +312,9 @@ def _with_decisions(arr: Any, layout: Any, f: Any, name: str) -> tuple[Any, _Dec
     them (:func:`_decision_numbers`)."""
     import dask.array as da
 
-    f = _dask_values(f, name)
+    f = dask_values(f, name)
     m = int(arr.shape[0])
-    if tuple(int(n) for n in f.shape) != (m,):  # as with_decision refuses it
-        what = "decision" if _labels(layout) is not None else "prediction"
-        raise ShapeError(
-            f"{name}: expected one {what} per pool instance, shape ({m},); got "
-            f"{tuple(int(n) for n in f.shape)}."
-        )
+    check_decision_shape(f.shape, m, name, _labels(layout) is not None)
     if not isinstance(f, da.Array):
         f = da.from_array(f, chunks=(arr.chunks[0],))
     numbers = f.map_blocks(
@@ -326,31 +323,13 @@ def _with_decisions(arr: Any, layout: Any, f: Any, name: str) -> tuple[Any, _Dec
     return da.concatenate([arr.astype(np.float64), numbers[:, None]], axis=1), _Decided(layout)
 
 
-def _dask_values(f: Any, name: str) -> Any:
-    """Per-instance values given with a Dask pool: a Dask array (its chunk sizes known), a
-    Dask Series' array, or a NumPy array (a Dask DataFrame refused, not brought over)."""
-    import dask.array as da
-    import dask.dataframe as dd
-
-    if isinstance(f, dd.DataFrame):
-        raise ShapeError(
-            f"{name}: expected a 1-d array, got a Dask DataFrame of columns {list(f.columns)}; "
-            "pass one of its columns (frame['cost'])."
-        )
-    if isinstance(f, dd.Series):
-        return f.to_dask_array(lengths=True)
-    if isinstance(f, da.Array):
-        return f.compute_chunk_sizes() if any(math.isnan(c) for c in f.chunks[0]) else f
-    return np.asarray(f)
-
-
 def _as_column(costs: Any, name: str, arr: Any) -> Any:
     """The costs as an (m, 1) Dask array of floats beside the pool ``arr``; their shape
     refused as :func:`~activeeval._validation.check_costs` refuses it (their values are
     checked on the workers, :func:`_k_first`)."""
     import dask.array as da
 
-    c = _dask_values(costs, name)
+    c = dask_values(costs, name)
     m = int(arr.shape[0])
     if c.dtype.kind not in "biuf":  # as check_finite_array refuses text
         raise ShapeError(f"{name}: cannot be read as a numeric array (dtype {c.dtype}).")

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from .. import io
 from .._chunks import row_chunks
-from .._validation import check_costs, check_same_ids
+from .._validation import check_costs, check_same_ids, dask_values
 from ..errors import (
     ActiveEvalError,
     DuplicateIdError,
@@ -39,7 +39,7 @@ from ..errors import (
     UnknownOptionError,
 )
 from ..estimators.report import PlainPool
-from ..predictive import Categorical, decision_numbers
+from ..predictive import Categorical, check_decision_shape, decision_numbers
 from .blobs import (
     ArrayWriter,
     RowReader,
@@ -153,19 +153,8 @@ class _GivenDecisions(_Decisions):
 
     @classmethod
     def of(cls, values: Any, name: str, m: int, kind: str) -> _GivenDecisions:
-        import dask.array as da
-        import dask.dataframe as dd
-
-        if isinstance(values, dd.Series):
-            values = values.to_dask_array(lengths=True)
-        elif not isinstance(values, da.Array):
-            values = np.asarray(values)
-        shape = tuple(int(n) for n in values.shape)
-        if shape != (m,):  # as with_decision refuses it
-            what = "decision" if kind == "categorical" else "prediction"
-            raise ShapeError(
-                f"{name}: expected one {what} per pool instance, shape ({m},); got {shape}."
-            )
+        values = dask_values(values, name)
+        check_decision_shape(values.shape, m, name, kind == "categorical")
         return cls(values, name)
 
     def chunks(self, model: Any) -> Iterator[NDArray[np.float64]]:
