@@ -22,9 +22,13 @@ What runs where (``docs/guide/dask.md``):
    block continues the previous block's sum, as one cumulative sum does), with the counts
    and largest q of :class:`~activeeval.sampling.TimeSummary` carried along;
 4. its power sums, and (one model) q and the model at the tempered curve's subsample;
+   with labeling costs (a last column of every block, checked in pass 1, where its cheapest
+   and sum are taken too), Σ q·λ and the cheapest cost where q > 0 (the horizon of a
+   stopping rule's sequence, the looks' least step);
 5. the campaign: uniforms drawn on the client from the seed find their chunk among the ends
    there; each block with draws finds their rows on its worker and sends back the rows, q
-   and the models there; the walk of Algorithm 2 and the oracle run on the client;
+   and the models there (and the costs: each draw is priced on the client); the walk of
+   Algorithm 2 and the oracle run on the client;
 6. the estimate from the pool summary and the labeled rows
    (:func:`~activeeval.estimators.report.summary_static_estimate`,
    :func:`~activeeval.estimators.report.summary_outcome`: the paired test of two models,
@@ -34,7 +38,9 @@ What runs where (``docs/guide/dask.md``):
    (:class:`~activeeval.estimators.report.SummaryPool`: the first pass's control-variate
    means under the pool's test distribution are the sequences' ``terms_mu``).
 
-Dask is imported only here, only when a Dask pool is passed (the ``dask`` extra).
+Decisions apart from the beliefs (``prediction=``) are one more column of their model's
+blocks (:class:`_Decided`). Dask is imported only here, only when a Dask pool is passed
+(the ``dask`` extra).
 """
 
 from __future__ import annotations
