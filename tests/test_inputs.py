@@ -298,7 +298,8 @@ def test_compare_takes_one_decision_per_model(binary) -> None:
 
         dev.append(res.difference - (f1(fa) - f1(fb)))
     assert abs(np.mean(dev)) <= 3 * np.std(dev) / np.sqrt(200)
-    with pytest.raises(ShapeError, match=r"^prediction: one decision \(or None\) per model"):
+    one_each = r"^prediction: a comparison takes one decision array \(or None\) per model"
+    with pytest.raises(ShapeError, match=one_each + r", a list of 2; got 1\."):
         ae.compare([proba, proba], lambda i: np.zeros(len(i)), "f1", prediction=[fa])
     with pytest.raises(ShapeError, match="not to a Mixture"):
         ae.evaluate(ae.Mixture([ae.Categorical(proba)] * 2), lambda i: np.zeros(len(i)),

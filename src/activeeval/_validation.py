@@ -182,6 +182,24 @@ def check_cost_values(
     return c
 
 
+def decisions_per_model(prediction: Any, k: int) -> list[Any]:
+    """A comparison's ``prediction=``: one decision array (or None) per model of the ``k``,
+    as a list or tuple, or a (k, m) array (a row per model)."""
+    if isinstance(prediction, np.ndarray) and prediction.ndim == 2:
+        prediction = list(prediction)
+    if not isinstance(prediction, list | tuple) or len(prediction) != k:
+        got = (
+            f"{len(prediction)}"
+            if isinstance(prediction, list | tuple)
+            else f"{type(prediction).__name__} of shape {np.shape(prediction)}"
+        )
+        raise ShapeError(
+            f"prediction: a comparison takes one decision array (or None) per model, a list "
+            f"of {k}; got {got}."
+        )
+    return list(prediction)
+
+
 def refuse_ranked_decision(prediction: Any) -> None:
     """A ranked pool's decision is its ranking: ``prediction=`` is refused, not ignored."""
     if prediction is not None:

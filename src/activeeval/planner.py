@@ -24,7 +24,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from ._validation import check_costs, check_level, check_option, check_safeguards, real_number
+from ._validation import (
+    check_costs,
+    check_level,
+    check_option,
+    check_safeguards,
+    decisions_per_model,
+    real_number,
+)
 from ._validation import pool_distribution as _pool_distribution
 from .errors import ActiveEvalWarning, BudgetError, ShapeError, UnknownOptionError
 from .estimators.assisted import _conditional_variance
@@ -1139,13 +1146,9 @@ def _models(
     if pair:
         preds = [as_predictive(pr, f"predictions[{k}]") for k, pr in enumerate(predictions)]
         if prediction is not None:
-            if len(prediction) != 2:
-                raise ShapeError(
-                    f"prediction: one decision (or None) per model, 2 in all; got "
-                    f"{len(prediction)}."
-                )
+            given = decisions_per_model(prediction, 2)  # as compare takes them
             preds = [decided(pr, f, f"prediction[{k}]")
-                     for k, (pr, f) in enumerate(zip(preds, prediction, strict=True))]  # fmt: skip
+                     for k, (pr, f) in enumerate(zip(preds, given, strict=True))]  # fmt: skip
         if preds[0].n != preds[1].n:
             raise ShapeError(
                 f"predictions[1]: covers {preds[1].n} instances, predictions[0] covers "

@@ -429,7 +429,7 @@ def test_decisions_apart_from_the_beliefs_give_numpys_campaign(client: Any, meas
     for pools_given in (a, pool):
         with pytest.raises(ae.errors.LabelSpaceError, match=rf"value 7 \(position {m - 5}\)"):
             ae.evaluate(pools_given, lambda i: y[i], measure, budget=30, prediction=bad)
-    with pytest.raises(ShapeError, match=r"prediction: one decision \(or None\) per model"):
+    with pytest.raises(ShapeError, match=r"prediction: a comparison takes one decision array"):
         ae.compare(pools, lambda i: y[i], measure, budget=30, prediction=[f])
 
 

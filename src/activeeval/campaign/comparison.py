@@ -15,6 +15,7 @@ from .._validation import (
     check_max_draws,
     check_option,
     check_random_state,
+    decisions_per_model,
     is_dask,
     pool_distribution,
     refuse_ranked_decision,
@@ -71,13 +72,7 @@ from .steps import (
 
 def _per_model(prediction: Any, k: int) -> list[Any] | None:
     """``compare(prediction=)``: one decision array (or None) per model, checked."""
-    if prediction is None:
-        return None
-    if len(prediction) != k:
-        raise ShapeError(
-            f"prediction: one decision (or None) per model, {k} in all; got {len(prediction)}."
-        )
-    return list(prediction)
+    return None if prediction is None else decisions_per_model(prediction, k)
 
 
 @overload

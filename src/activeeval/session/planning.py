@@ -26,6 +26,7 @@ from .._validation import (
     check_max_draws,
     check_option,
     check_seed,
+    decisions_per_model,
     refuse_ranked_decision,
 )
 from .._version import __version__
@@ -296,14 +297,8 @@ def _decision_list(prediction: Any, n_models: int) -> list[tuple[Any, str]]:
     one model; a list with one array (or None) per model for several."""
     if n_models == 1:
         return [(prediction, "prediction")]
-    if isinstance(prediction, np.ndarray) and prediction.ndim == 2:  # a row per model,
-        prediction = list(prediction)  # as compare takes it
-    if not isinstance(prediction, list | tuple) or len(prediction) != n_models:
-        raise ShapeError(
-            f"prediction: a comparison takes one decision array (or None) per model, a list "
-            f"of {n_models}; got {type(prediction).__name__}."
-        )
-    return [(f, f"prediction[{j}]") for j, f in enumerate(prediction)]
+    given = decisions_per_model(prediction, n_models)  # as compare takes them
+    return [(f, f"prediction[{j}]") for j, f in enumerate(given)]
 
 
 def _decision_array(pred: Any) -> NDArray[np.float64] | None:
