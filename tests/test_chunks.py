@@ -464,3 +464,20 @@ def test_the_time_summarys_parts_merge_in_any_order_to_the_largest_q() -> None:
     assert forward.min() == backward.min() == want
     assert sum(TimeSummary.top_part(q[s : s + 50_000])[0]
                for s in range(0, q.shape[0], 50_000)) == int(np.count_nonzero(q))  # fmt: skip
+
+
+def test_chunked_dot_adds_the_chunks_dot_products_in_order() -> None:
+    """Σ q·λ as a cluster's blocks add it (the horizon with costs): each chunk's dot product
+    (itself in blocks of DOT_ROWS), added in order from 0 — and Σ a·b to rounding (fsum)."""
+    rng = np.random.default_rng(11)
+    m = 2 * _chunks.ROWS + 12_345
+    a, b = rng.random(m), rng.uniform(1, 5, m)
+    want = 0.0
+    for start in range(0, m, _chunks.ROWS):
+        part = 0.0
+        for s in range(start, min(start + _chunks.ROWS, m), _chunks.DOT_ROWS):
+            stop = min(s + _chunks.DOT_ROWS, start + _chunks.ROWS, m)
+            part += float(a[s:stop] @ b[s:stop])
+        want += part
+    assert _chunks.chunked_dot(a, b) == want
+    assert _chunks.chunked_dot(a, b) == pytest.approx(math.fsum(a * b), rel=1e-12)
