@@ -43,6 +43,15 @@ def main(argv: list[str] | None = None) -> None:
         ),
         default=None,
     )
+    ap.add_argument(
+        "--sections", nargs="+", choices=("measures", "groups", "reuse"), default=None,
+        help="continuous: regenerate only these sections, keeping the others from OUT's "
+        "continuous.json",
+    )  # fmt: skip
+    ap.add_argument(
+        "--workers", type=int, default=1,
+        help="continuous: processes for the slices' cells (the numbers do not depend on it)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     reps = min(args.reps, 30) if args.smoke else args.reps
     budgets = (50, 100, 200) if args.smoke else BUDGETS
@@ -88,7 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, "continuous"):
         from . import continuous
 
-        continuous.run(args.out, reps, smoke=args.smoke)
+        sections = tuple(continuous.SECTIONS) if args.sections is None else tuple(args.sections)
+        continuous.run(args.out, reps, smoke=args.smoke, sections=sections, workers=args.workers)
 
 
 if __name__ == "__main__":

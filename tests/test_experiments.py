@@ -382,3 +382,11 @@ def test_continuous_smoke_reproduction_writes_report(tmp_path: Path) -> None:
     brier = next(r for r in res["rows"] if r["measure"] == "brier")
     assert set(brier["arms"]) == {f"{m}/{e}" for m, e in continuous.ARMS}
     assert 0.0 <= brier["arms"]["active/assisted"]["coverage"] <= 1.0
+    # One section again, in two processes: the same numbers, the other sections kept.
+    again = continuous.run(tmp_path, 6, budgets=(100,), smoke=True, log=lambda _: None,
+                           sections=("groups",), workers=2)  # fmt: skip
+    assert again["groups"] == res["groups"] and again["rows"] == res["rows"]
+    assert again["reuse"] == res["reuse"]
+    assert (tmp_path / "continuous.md").read_text() == text.replace(
+        f"{res['group_seconds']:.0f} s)", f"{again['group_seconds']:.0f} s)", 1
+    )

@@ -144,6 +144,62 @@ def test_each_group_covers_and_is_unbiased() -> None:
         assert hits[g] / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), (g, hits[g] / reps)
 
 
+def test_a_groups_tempered_members_are_judged_by_the_groups_labels() -> None:
+    """The tempered interval's likelihood sums over the labeled instances of the group (p > 0),
+    recomputed here from the per-instance log-likelihoods; the pool's estimate keeps all."""
+    from activeeval.estimators.tempered import pointwise_log_likelihood
+
+    proba, y, groups = _pool(5)
+    res = ae.evaluate(proba, lambda i: y[i], "error_rate", budget=300, groups=groups,
+                      random_state=1)  # fmt: skip
+    units = np.unique(res.indices)
+    ll = pointwise_log_likelihood(ae.Categorical(proba).take(units), y[units])
+    for g in ("a", "b", "c"):
+        curve = res[g].inference.score
+        assert curve is not None
+        inside = groups[units] == g
+        np.testing.assert_allclose(curve.loglik, ll[inside].sum(axis=0), rtol=1e-12)
+        assert not np.allclose(curve.loglik, ll.sum(axis=0))
+    overall = res.overall.inference.score
+    if overall is not None:  # additive measures report the post-stratified overall
+        np.testing.assert_allclose(overall.loglik, ll.sum(axis=0), rtol=1e-12)
+
+
+def test_a_nearly_censused_group_covers_when_its_few_unlabeled_may_err() -> None:
+    """Seeded Monte-Carlo on the bundled e-mail pool (logistic regression, groups by the
+    numbers an e-mail holds), 800 labels: the group "big" (168 instances) is labeled but for
+    about 8, each an error with the small probability the model gives it; in about 13 % of
+    campaigns one of them is an error the estimate misses by 1/168. Judged by the whole
+    pool's labels, the tempered family kept only members near the model's calibration
+    overall and covered 0.87 (docs/results/continuous.md, before); judged by the group's own
+    labels it covers at least 0.95 − 3 MC s.e. (measured 0.99; 0.873 before)."""
+    from sklearn.linear_model import LogisticRegression
+
+    task = ae.load_task("email_shift")
+    names = list(task.feature_names)
+    model = LogisticRegression(max_iter=3000).fit(task.X_train, task.y_train)
+    pred = ae.Categorical(model.predict_proba(task.X_pool), labels=model.classes_)
+    y = np.asarray(task.y_pool)
+    x = task.X_pool
+    number = x[:, names.index("number_small")] + 2 * x[:, names.index("number_big")]
+    groups = np.array(["none", "small", "big"])[number.astype(int)]
+    big = groups == "big"
+    f = pred.point_prediction()
+    truth = float(np.mean(f[big] != y[big]))
+    reps, hits, width = 300, 0, 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for r in range(reps):
+            res = ae.evaluate(pred, lambda i: y[i], "error_rate", budget=800, groups=groups,
+                              random_state=r)  # fmt: skip
+            lo, hi = res["big"].ci
+            hits += lo <= truth <= hi
+            width += (hi - lo) / reps
+    assert res["big"].n_labels >= 150 and res["big"].interval == "tempered"
+    assert hits / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), hits / reps
+    assert width <= 4 / big.sum()  # not a bound over every unlabeled instance
+
+
 def test_simultaneous_intervals_are_wider() -> None:
     proba, y, groups = _pool(5)
     res = ae.evaluate(proba, lambda i: y[i], "error_rate", budget=300, groups=groups,

@@ -125,16 +125,20 @@ def score_curve(
     """(G_a, V_a) over :data:`GRID` for a static campaign that labeled the distinct pool
     instances ``units`` (with ``labels``) by draws from ``q``, the model's decisions being ``f``
     (None: ``pred``'s point prediction, taken only where the curve looks), and the labels'
-    log-likelihood under each member (docs/how-it-works/intervals.md); None where the family
-    is not defined (same page), a Gaussian has a zero variance, or the campaign labeled
-    every instance q can draw."""
+    log-likelihood under each member — of the labeled instances with p > 0 only, so that a
+    group's members are judged by the group's labels (docs/how-it-works/intervals.md); None
+    where the family is not defined (same page), a Gaussian has a zero variance, or the
+    campaign labeled every instance q can draw."""
     n_labels = int(units.shape[0])
     if not curve_defined(pred, n_labels):
         return None
     if int((q > 0).sum()) <= n_labels:
         return None
     values, variances, spreads = variance_curve(pred, meas, f, q, p, n_labels)
-    loglik = pointwise_log_likelihood(pred.take(units), labels).sum(axis=0)
+    # The members are judged by the labels of the instances whose value is estimated (p > 0):
+    # a group's by the group's own, as the model may err there otherwise than overall.
+    inside = p[units] > 0
+    loglik = pointwise_log_likelihood(pred.take(units[inside]), labels[inside]).sum(axis=0)
     return as_curve(values, variances, spreads, loglik)
 
 
