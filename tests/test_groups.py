@@ -160,9 +160,39 @@ def test_a_groups_tempered_members_are_judged_by_the_groups_labels() -> None:
         inside = groups[units] == g
         np.testing.assert_allclose(curve.loglik, ll[inside].sum(axis=0), rtol=1e-12)
         assert not np.allclose(curve.loglik, ll.sum(axis=0))
-    overall = res.overall.inference.score
-    if overall is not None:  # additive measures report the post-stratified overall
-        np.testing.assert_allclose(overall.loglik, ll.sum(axis=0), rtol=1e-12)
+    # The pool's own curve (f1 is not additive: its overall is its own estimate) keeps all.
+    f1 = ae.evaluate(proba, lambda i: y[i], "f1", budget=300, groups=groups, random_state=1)
+    units = np.unique(f1.indices)
+    ll = pointwise_log_likelihood(ae.Categorical(proba).take(units), y[units])
+    assert f1.overall.inference.score is not None
+    np.testing.assert_allclose(f1.overall.inference.score.loglik, ll.sum(axis=0), rtol=1e-12)
+
+
+def test_a_groups_anytime_sigma0_path_ignores_the_labels_outside_it() -> None:
+    """The anytime sequence's σ₀ shrinks toward the largest σ over the members the labels
+    leave plausible; a group's must not move when labels outside the group change."""
+    from activeeval.estimators.report import PlainPool
+
+    proba, y, groups = _pool(6)
+    pred = ae.Categorical(proba)
+    meas = ae.get_measure("error_rate").bind(pred)
+    q = ae.sampling.optimal_distribution(pred, meas)
+    draws = np.random.default_rng(0).choice(M, size=400, p=q)
+    first = np.zeros(draws.shape[0], dtype=bool)
+    first[np.unique(draws, return_index=True)[1]] = True
+    inside = groups == "c"
+    pk = np.where(inside, 1.0, 0.0) / inside.sum()
+    pool = PlainPool([pred], meas, pk)
+    grid = np.linspace(0.1, 0.5, len(ae.estimators.tempered.GRID))
+    path = pool._sigma0_path(0, grid, draws, y[draws], first, 0.95)
+    flipped = np.where(inside, y, 1 - y)
+    again = pool._sigma0_path(0, grid, draws, flipped[draws], first, 0.95)
+    np.testing.assert_array_equal(path, again)
+    whole = PlainPool([pred], meas, np.full(M, 1 / M))  # the pool's own path does move
+    assert not np.array_equal(
+        whole._sigma0_path(0, grid, draws, y[draws], first, 0.95),
+        whole._sigma0_path(0, grid, draws, flipped[draws], first, 0.95),
+    )
 
 
 def test_a_nearly_censused_group_covers_when_its_few_unlabeled_may_err() -> None:

@@ -493,7 +493,8 @@ class ScoreCurve:
         The variance S_a of the pool's own value around ``values`` (the labels of a finite
         pool are one draw).
     loglik : ndarray of shape (k,)
-        The acquired labels' log-likelihood under each member.
+        The log-likelihood under each member of the labels of the instances whose value is
+        estimated (test mass p > 0: a group's own labels).
     REFINE : int
         Interpolated members per step of the family's grid (class constant, 4).
 

@@ -822,15 +822,17 @@ class Pool(ABC):
     ) -> NDArray[np.float64]:
         """Per draw, the σ₀ a sequence shrinks toward after it: the largest model-implied σ
         over the tempered members the labels so far leave plausible (log-likelihood within
-        χ²₁(level)/2 of the best, as :class:`~.inference.ScoreCurve`), so that an
-        overconfident model does not pull σ̂ down; the model's own σ where the family is not
-        defined, NaN where there is none."""
+        χ²₁(level)/2 of the best, as :class:`~.inference.ScoreCurve`; the labels of units with
+        test mass only, so a group's by its own, as :func:`~.tempered.score_curve`), so that
+        an overconfident model does not pull σ̂ down; the model's own σ where the family is
+        not defined, NaN where there is none."""
         n = draws.shape[0]
         if not np.any(np.isfinite(sig_grid)):
             return np.full(n, np.nan)
         ll = self._loglik(model, draws[first], labels[first])
         if ll is None:
             return np.full(n, float(sig_grid[_ONE]))
+        ll = np.where((self.pool_weights[draws[first]] > 0)[:, None], ll, 0.0)
         cum = np.zeros((n, sig_grid.shape[0]))
         cum[first] = ll
         cum = np.cumsum(cum, axis=0)
