@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     ap.add_argument(
         "--workers", type=int, default=1,
-        help="continuous: processes for the slices' cells (the numbers do not depend on it)",
+        help="continuous: processes for the measures' and the slices' cells (the numbers do "
+        "not depend on it)",
     )  # fmt: skip
     args = ap.parse_args(argv)
     reps = min(args.reps, 30) if args.smoke else args.reps

@@ -284,30 +284,58 @@ def run_reuse(
     return rows
 
 
+def _measure_setting(task: str, kind: str, measure: str) -> tuple[Any, np.ndarray, dict, float]:
+    """A setting's model, labels, the measure's keywords and its value on the pool."""
+    proba, y, classes = _model_cached(task, kind)
+    cat = ae.Categorical(proba, labels=classes)
+    codes = cat.label_index(y, "labels")
+    one_class = measure in ("roc_auc", "average_precision") and len(classes) > 2
+    kw = {"pos_label": DIGIT} if one_class else {}
+    meas = ae.get_measure(measure, **kw).bind(cat)
+    assert isinstance(meas, ProbabilityMeasure)
+    m = len(y)
+    return cat, y, kw, meas.value(proba, codes, np.full(m, 1 / m))
+
+
+@functools.lru_cache(maxsize=2)
+def _model_cached(task: str, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return model(task, kind)
+
+
+def _measure_cell(task: str, kind: str, measure: str, budget: int, arm: tuple[str, str],
+                  reps: int) -> dict[str, float]:  # fmt: skip
+    cat, y, kw, g = _measure_setting(task, kind, measure)
+    return _arm(cat, y, measure, kw, arm[0], arm[1], budget, reps, g)
+
+
 def run_measures(
     reps: int, budgets: tuple[int, ...] = BUDGETS, smoke: bool = False,
-    log: Callable[[str], None] = print,
+    log: Callable[[str], None] = print, workers: int = 1,
 ) -> list[dict[str, Any]]:  # fmt: skip
-    """The measures of probabilities: every setting, measure, budget and arm."""
+    """The measures of probabilities: every setting, measure, budget and arm; the cells in
+    ``workers`` processes (each campaign seeded by its repetition, so the numbers do not
+    depend on them)."""
     t0 = time.time()
-    rows = []
-    for task, kind in SETTINGS[:1] + SETTINGS[6:7] if smoke else SETTINGS:
-        proba, y, classes = model(task, kind)
-        cat = ae.Categorical(proba, labels=classes)
-        codes = cat.label_index(y, "labels")
-        m = len(y)
+    settings = SETTINGS[:1] + SETTINGS[6:7] if smoke else SETTINGS
+    plan = []  # (task, kind, measure, budget, arms)
+    for task, kind in settings:
+        m = len(_model_cached(task, kind)[1])
         for measure in MEASURES:
-            one_class = measure in ("roc_auc", "average_precision") and len(classes) > 2
-            kw = {"pos_label": DIGIT} if one_class else {}
-            meas = ae.get_measure(measure, **kw).bind(cat)
-            assert isinstance(meas, ProbabilityMeasure)
-            g = meas.value(proba, codes, np.full(m, 1 / m))
             arms = ARMS if measure in ("brier", "log_loss") else ARMS[:2]
-            for b in (x for x in budgets if x < 0.5 * m):
-                cells = {f"{a}/{e}": _arm(cat, y, measure, kw, a, e, b, reps, g) for a, e in arms}
-                rows.append({"data": task, "model": kind, "pool": m, "classes": len(classes),
-                             "measure": measure, "budget": b, "value": g,
-                             "arms": cells})  # fmt: skip
+            plan += [(task, kind, measure, b, arms) for b in budgets if b < 0.5 * m]
+    cells = [(tk, kd, ms, b, a, reps) for tk, kd, ms, b, arms in plan for a in arms]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as ex:
+            done = iter(list(ex.map(_measure_cell, *zip(*cells, strict=True))))
+    else:
+        done = (_measure_cell(*c) for c in cells)
+    rows = []
+    for task, kind, measure, b, arms in plan:
+        cat, _, _, g = _measure_setting(task, kind, measure)
+        rows.append({"data": task, "model": kind, "pool": cat.n, "classes": len(cat.labels),
+                     "measure": measure, "budget": b, "value": g,
+                     "arms": {f"{a}/{e}": next(done) for a, e in arms}})  # fmt: skip
+        if b == max(x for x in budgets if x < 0.5 * cat.n):
             log(f"continuous: {task}/{kind} {measure} done ({time.time() - t0:.0f} s)")
     return rows
 
@@ -336,7 +364,7 @@ def run(
         result = {k: kept[k] for s in SECTIONS if s not in sections for k in SECTIONS[s]}
     if "measures" in sections:
         t0 = time.time()
-        rows = run_measures(reps, budgets, smoke, log)
+        rows = run_measures(reps, budgets, smoke, log, workers=workers)
         result.update(reps=reps, budgets=list(budgets), rows=rows,
                       seconds=round(time.time() - t0, 1))  # fmt: skip
     if "groups" in sections:

@@ -7,20 +7,25 @@ their standard errors match the spread, and what does not fit is refused."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import warnings
 
 import numpy as np
 import pytest
 import sklearn
+from scipy import special
 from sklearn import metrics
 from sklearn.calibration import calibration_curve
 
 import activeeval as ae
 from activeeval.errors import LabelSpaceError, ShapeError, UnknownOptionError
+from activeeval.estimators import tempered
 from activeeval.estimators.probability import probability_estimate
 from activeeval.probability_measures import (
     BrierScore,
     ExpectedCalibrationError,
+    Ranks,
     at_least,
     at_most,
     below,
@@ -382,3 +387,269 @@ def test_no_draw_with_test_mass_is_undefined_not_an_error() -> None:
         est = probability_estimate("brier", proba, np.arange(20), y[:20], pool_weights=w,
                                    q=np.full(20, 0.01))  # fmt: skip
     assert math.isnan(est.estimate) and all(math.isnan(x) for x in est.ci)
+
+
+# ------------------------------------------------- the tempered interval of ROC AUC and AP
+def _overconfident(m: int, sharpness: float, seed: int = 1):
+    """True probabilities from logits ~ N(−3, 1.5²), labels drawn from them, and a model whose
+    logits are ``sharpness`` times the truth's (overconfident above 1)."""
+    rng = np.random.default_rng(seed)
+    logit = rng.normal(-3.0, 1.5, size=m)
+    y = (rng.uniform(size=m) < 1 / (1 + np.exp(-logit))).astype(int)
+    r = 1 / (1 + np.exp(-sharpness * logit))
+    return np.column_stack([1 - r, r]), y
+
+
+@pytest.mark.parametrize("name", ["roc_auc", "average_precision"])
+def test_influence_moments_under_beliefs_equal_derivatives_on_the_doubled_pool(name: str) -> None:
+    """The measure under beliefs r is the measure of the pool doubled — each instance once
+    with label 1 and mass p·r, once with label 0 and mass p·(1 − r) — and ψ(x, y) the
+    derivative along that pool's copy (x, y): G, E[ψ | x] and E[ψ² | x] by central
+    differences of scikit-learn's weighted metric there, ties included."""
+    proba, _, w = _pool(2, m=300, seed=11)
+    p = w / w.sum()
+    r = np.clip(proba[:, 1] + np.random.default_rng(12).normal(0, 0.1, 300), 0.01, 0.99)
+    meas = ae.get_measure(name).bind(ae.Categorical(proba))
+    g, mean, second, var = meas._moments(r, p, Ranks(meas.scores(proba)))
+    np.testing.assert_allclose(var, second - mean**2, rtol=1e-9, atol=1e-15)
+    fn = metrics.roc_auc_score if name == "roc_auc" else metrics.average_precision_score
+    scores = np.concatenate([proba[:, 1], proba[:, 1]])
+    labels = np.concatenate([np.ones(300), np.zeros(300)])
+    mass = np.concatenate([p * r, p * (1 - r)])
+    assert g == pytest.approx(fn(labels, scores, sample_weight=mass), rel=1e-12)
+    eps = 1e-6
+    for x in np.random.default_rng(13).choice(300, size=15, replace=False):
+        psi = []
+        for copy in (x, 300 + x):  # (x, 1), then (x, 0)
+            d = np.zeros(600)
+            d[copy] = 1.0
+            up = fn(labels, scores, sample_weight=(1 - eps) * mass + eps * d)
+            down = fn(labels, scores, sample_weight=(1 + eps) * mass - eps * d)
+            psi.append((up - down) / (2 * eps))
+        assert mean[x] == pytest.approx(r[x] * psi[0] + (1 - r[x]) * psi[1], rel=1e-5, abs=1e-8)
+        assert second[x] == pytest.approx(r[x] * psi[0] ** 2 + (1 - r[x]) * psi[1] ** 2,
+                                          rel=1e-5, abs=1e-10)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["roc_auc", "average_precision"])
+def test_rank_curve_variances_match_monte_carlo_at_the_models_own_member(name: str) -> None:
+    """At a = 1, b = 0 (labels drawn from the model itself): V is the variance of the weighted
+    sample's measure (scikit-learn's, with weights p/q) around the pool's own value, S the
+    variance of the pool's value and G its mean, over pools relabeled and redrawn —
+    within 3 Monte-Carlo standard errors of each variance (from the runs' fourth moments)."""
+    m, n, reps = 3000, 600, 1000
+    rng = np.random.default_rng(0)
+    r = 1 / (1 + np.exp(-rng.normal(-2.0, 1.5, size=m)))
+    proba = np.column_stack([1 - r, r])
+    cat = ae.Categorical(proba)
+    meas = ae.get_measure(name).bind(cat)
+    p = np.full(m, 1 / m)
+    q = 0.5 * optimal_distribution(cat, name) + 0.5 / m
+    fn = metrics.roc_auc_score if name == "roc_auc" else metrics.average_precision_score
+    slopes, shifts, _ = tempered.rank_members()
+    one = int(np.argmin(np.abs(slopes - 1.0) + np.abs(shifts)))
+    assert (slopes[one], shifts[one]) == (pytest.approx(1.0), 0.0)
+    errors, pools, curve = [], [], None
+    for _ in range(reps):
+        y = (rng.uniform(size=m) < r).astype(int)
+        d = rng.choice(m, size=n, p=q)
+        errors.append(fn(y[d], proba[d, 1], sample_weight=p[d] / q[d]) - meas.value(proba, y, p))
+        pools.append(meas.value(proba, y, p))
+        if curve is None:
+            curve = tempered.rank_curve(meas, cat, q, p, d, y[d], cut_level=1.0)
+    assert curve is not None and curve.values.shape == slopes.shape
+    pools_sd = np.std(pools, ddof=1) / math.sqrt(reps)
+    assert abs(np.mean(pools) - curve.values[one]) < 3 * pools_sd, (np.mean(pools), pools_sd)
+    for predicted, dev2 in (
+        (curve.variances[one], (np.array(errors) - np.mean(errors)) ** 2),
+        (curve.spreads[one], (np.array(pools) - np.mean(pools)) ** 2),
+    ):
+        tol = 3 * dev2.std(ddof=1) / math.sqrt(reps)
+        assert abs(dev2.mean() - predicted) < tol, (dev2.mean(), predicted, tol)
+
+
+def test_rank_curve_likelihood_is_the_labeled_instances_own() -> None:
+    """The members σ(a·logit r + b) are judged by the Bernoulli log-likelihood of positive or
+    not, summed over the distinct labeled instances with test mass, each once however often
+    drawn; with a cut, only the members inside the χ²₂ likelihood-ratio set are kept."""
+    proba, y = _overconfident(2000, 3.0)
+    cat = ae.Categorical(proba)
+    meas = ae.get_measure("roc_auc").bind(cat)
+    p = np.zeros(2000)
+    p[:1500] = 1 / 1500  # a group: the last 500 instances carry no test mass
+    q = np.full(2000, 1 / 2000)
+    d = np.random.default_rng(4).choice(2000, size=400, p=q)
+    curve = tempered.rank_curve(meas, cat, q, p, d, y[d], cut_level=1.0)
+    assert curve is not None
+    assert curve.parameters is not None and list(np.unique(curve.parameters)) == [1, 2]
+    units = np.unique(d)
+    units = units[units < 1500]
+    slopes, shifts, families = tempered.rank_members()
+    logit = np.log(proba[units, 1] / proba[units, 0])
+    for j in (0, 100, 350, 696):
+        t = slopes[j] * logit + shifts[j]
+        want = np.where(y[units] == 1, special.log_expit(t), special.log_expit(-t)).sum()
+        assert curve.loglik[j] == pytest.approx(want, rel=1e-10)
+    # With the cut: each family's members within its χ² quantile at 0.999 of its best.
+    cut = tempered.rank_curve(meas, cat, q, p, d, y[d])
+    assert cut is not None
+    two, one = families == 2, families == 1
+    np.testing.assert_array_equal(shifts[one], 0.0)
+    np.testing.assert_array_equal(curve.loglik[one], curve.loglik[two][shifts[two] == 0.0])
+    inside = np.where(
+        two,
+        curve.loglik >= curve.loglik[two].max() - 0.5 * 13.815510557964274,  # χ²₂(0.999)
+        curve.loglik >= curve.loglik[one].max() - 0.5 * 10.827566170662733,  # χ²₁(0.999)
+    )
+    np.testing.assert_array_equal(cut.loglik, curve.loglik[inside])
+    np.testing.assert_array_equal(cut.values, curve.values[inside])
+    np.testing.assert_array_equal(cut.parameters, families[inside])
+
+
+def test_rank_curve_of_one_class_against_the_rest_judges_that_class_only() -> None:
+    """With three classes and ``pos_label``, the members are judged by positive or not:
+    relabeling the draws among the other classes leaves the curve as it was."""
+    proba, y, _ = _pool(3, m=1500, seed=15, ties=False)
+    cat = ae.Categorical(proba)
+    meas = ae.get_measure("roc_auc", pos_label=2).bind(cat)
+    p, q = np.full(1500, 1 / 1500), np.full(1500, 1 / 1500)
+    d = np.random.default_rng(16).choice(1500, size=300)
+    swapped = np.where(y == 0, 1, np.where(y == 1, 0, 2))
+    a = tempered.rank_curve(meas, cat, q, p, d, y[d], cut_level=1.0)
+    b = tempered.rank_curve(meas, cat, q, p, d, swapped[d], cut_level=1.0)
+    assert a is not None and b is not None
+    np.testing.assert_array_equal(a.loglik, b.loglik)
+    units = np.unique(d)
+    t = np.log(proba[units, 2] / (1 - proba[units, 2]))  # a = 1, b = 0: the model itself
+    slopes, shifts, _ = tempered.rank_members()
+    one = int(np.argmin(np.abs(slopes - 1.0) + np.abs(shifts)))
+    want = np.where(y[units] == 2, special.log_expit(t), special.log_expit(-t)).sum()
+    assert a.loglik[one] == pytest.approx(want, rel=1e-10)
+
+
+@pytest.mark.parametrize("name", ["roc_auc", "average_precision"])
+def test_expected_value_is_the_ratio_of_expected_sums_by_enumeration(name: str) -> None:
+    """Over all 2^9 labelings of a pool of nine (tied scores, uneven masses), each label
+    positive with probability r: E[numerator] / E[denominator] of the measure, both by
+    loops over the instances — AP's Σ p y TP/R over π₁, ROC AUC's pairs over π₁π₀."""
+    rng = np.random.default_rng(17)
+    s = np.round(rng.uniform(size=9), 1)
+    r = rng.uniform(0.05, 0.95, size=9)
+    p = rng.uniform(0.5, 2.0, size=9)
+    p /= p.sum()
+    proba = np.column_stack([1 - s, s])
+    meas = ae.get_measure(name).bind(ae.Categorical(proba))
+    num = den = 0.0
+    for bits in range(2**9):
+        y = np.array([(bits >> i) & 1 for i in range(9)])
+        prob = float(np.prod(np.where(y == 1, r, 1 - r)))
+        if name == "roc_auc":
+            pairs = sum(
+                p[i] * p[j] * (1.0 if s[i] > s[j] else 0.5 if s[i] == s[j] else 0.0)
+                for i in range(9)
+                for j in range(9)
+                if y[i] == 1 and y[j] == 0
+            )
+            num += prob * pairs
+            den += prob * float(p @ y) * float(p @ (1 - y))
+        else:
+            terms = sum(
+                p[i]
+                * sum(p[j] for j in range(9) if y[j] and s[j] >= s[i])
+                / sum(p[j] for j in range(9) if s[j] >= s[i])
+                for i in range(9)
+                if y[i]
+            )
+            num += prob * terms
+            den += prob * float(p @ y)
+    got = meas.expected_value(r, p, Ranks(meas.scores(proba)))
+    assert got == pytest.approx(num / den, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["roc_auc", "average_precision"])
+def test_an_overconfident_models_default_interval_covers_where_the_logit_one_does_not(
+    name: str,
+) -> None:
+    """A model with logits five times the truth's: the default (tempered) interval covers
+    the pool's value at least at 0.95 − 3 MC s.e. over 150 seeded campaigns, the logit
+    interval alone (the estimate's own standard error) below that."""
+    proba, y = _overconfident(3000, 5.0)
+    cat = ae.Categorical(proba)
+    truth = ae.get_measure(name).bind(cat).value(proba, y, np.full(3000, 1 / 3000))
+    reps, hits, logit_hits = 150, [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ae.UndefinedEstimateWarning)
+        for seed in range(reps):
+            res = ae.evaluate(cat, lambda i: y[i], name, budget=300, random_state=seed)
+            assert res.interval == "tempered"
+            lo, hi = res.ci
+            lo2, hi2 = res.confidence_interval(method="logit")
+            hits.append(lo <= truth <= hi)
+            logit_hits.append(lo2 <= truth <= hi2)
+    floor = 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+    assert np.mean(hits) >= floor > np.mean(logit_hits), (np.mean(hits), np.mean(logit_hits))
+
+
+def test_measures_of_probabilities_are_found_by_name_after_a_plain_import() -> None:
+    """``ae.get_measure`` finds them in a fresh interpreter; the measures module's own
+    function, before their module is imported, says where they are instead of listing the
+    other names."""
+    code = (
+        "import activeeval.measures as m\n"
+        "try:\n    m.get_measure('roc_auc')\nexcept m.UnknownOptionError as e:\n"
+        "    print(str(e).split(';')[0])\n"
+        "import activeeval as ae; print(ae.get_measure('average_precision').name)\n"
+        "print(ae.get_measure is m.get_measure)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert out.stdout.splitlines() == [
+        "measure: 'roc_auc' is a measure of probabilities, registered when "
+        "activeeval.probability_measures is imported",
+        "average_precision",
+        "True",
+    ]
+
+
+def test_rank_curve_on_a_subsample_of_a_large_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``MAX_POOL`` the sums run over a fixed uniform subsample of k, weighted m/k:
+    V and S are those sums (S with the subsample's own sampling variance of G,
+    (1 − k/m)/k times the mean square of m·p·E[ψ | x] over it), and each member's value is
+    within 3 such standard deviations of the whole pool's — for average precision plus the
+    self-terms the coarser ranks drop (Σ p²r(1 − r)/(R π₁) is a harmonic sum over the
+    ranks, ln m over the pool, ln k over the subsample: at most ln(m/k)·max r(1 − r)/(m π₁))."""
+    m, k = 6000, 2000
+    proba, y = _overconfident(m, 2.0)
+    cat = ae.Categorical(proba)
+    p, q = np.full(m, 1 / m), np.random.default_rng(6).uniform(0.5, 1.5, size=m)
+    q /= q.sum()
+    d = np.random.default_rng(5).choice(m, size=300, p=q)
+    slopes, shifts, _ = tempered.rank_members()
+    logit = np.log(proba[:, 1] / proba[:, 0])
+    for name in ("roc_auc", "average_precision"):
+        meas = ae.get_measure(name).bind(cat)
+        full = tempered.rank_curve(meas, cat, q, p, d, y[d], cut_level=1.0)
+        monkeypatch.setattr(tempered, "MAX_POOL", k)
+        part = tempered.rank_curve(meas, cat, q, p, d, y[d], cut_level=1.0)
+        keep = tempered.subsample(m)
+        monkeypatch.undo()
+        assert full is not None and part is not None and keep.shape == (k,)
+        assert full.values.shape == part.values.shape == slopes.shape
+        np.testing.assert_array_equal(part.loglik, full.loglik)
+        ranks, ranks_k = Ranks(meas.scores(proba)), Ranks(meas.scores(proba[keep]))
+        for j in range(0, slopes.shape[0], 37):
+            member = 1 / (1 + np.exp(-(slopes[j] * logit + shifts[j])))
+            _, mu, _, _ = meas._moments(member, p, ranks)
+            g = meas.expected_value(member, p, ranks)
+            assert full.values[j] == pytest.approx(g, rel=1e-12)
+            sd = math.sqrt((1 - k / m) / k * np.mean((m * p * mu) ** 2))
+            drop = 0.0
+            if name == "average_precision":
+                drop = math.log(m / k) * np.max(member * (1 - member)) / (m * (p @ member))
+            assert abs(part.values[j] - g) <= 3 * sd + drop, (j, part.values[j], g, sd, drop)
+            pk = p[keep] * m / k
+            _, mu_k, second_k, var_k = meas._moments(member[keep], pk, ranks_k)
+            v = float((pk * p[keep] / q[keep]) @ second_k) / 300
+            s = float((pk * p[keep]) @ var_k) + (1 - k / m) / k * np.mean((m * p[keep] * mu_k) ** 2)
+            assert part.variances[j] == pytest.approx(v, rel=1e-9)
+            assert part.spreads[j] == pytest.approx(s, rel=1e-9)

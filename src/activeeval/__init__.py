@@ -93,7 +93,7 @@ _HOMES: dict[str, str] = {
     "Recall": "measures",
     "SquaredError": "measures",
     "WeightedF1": "measures",
-    "get_measure": "measures",
+    "get_measure": "probability_measures",  # its names registered: measures' function
     "Plan": "planner",
     "plan": "planner",
     "Categorical": "predictive",

@@ -2074,8 +2074,9 @@ _NAMED: dict[str, Any] = {
     "per_class_precision": lambda: PerClass("precision"),
     "per_class_recall": lambda: PerClass("recall"),
 }
-# The measures of probabilities (probability_measures.py, which imports this module) join
-# the registry from there: "brier", "log_loss", "ece", "roc_auc", "average_precision".
+#: The measures of probabilities: probability_measures.py (which imports this module) adds
+#: them to the registry; ``activeeval.get_measure`` is served from there so they are found.
+PROBABILITY_MEASURES = ("brier", "log_loss", "ece", "roc_auc", "average_precision")
 
 
 def warn_undefined_intrinsic(name: str, stacklevel: int) -> None:
@@ -2193,6 +2194,12 @@ def get_measure(measure: Measure | str, *, pos_label: Any = None) -> Measure:
     """
     if isinstance(measure, Measure):
         return measure
+    if measure in PROBABILITY_MEASURES and measure not in _NAMED:
+        raise UnknownOptionError(
+            f"measure: {measure!r} is a measure of probabilities, registered when "
+            "activeeval.probability_measures is imported; call activeeval.get_measure (which "
+            "imports it) or import that module first."
+        )
     key = check_option(measure, tuple(_NAMED), "measure")
     cls = _NAMED[key]
     if isinstance(cls, type) and (

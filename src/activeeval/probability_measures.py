@@ -25,7 +25,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import LabelSpaceError, UnknownOptionError
-from .measures import _NAMED, Measure, as_categorical
+from .measures import _NAMED, PROBABILITY_MEASURES, Measure, as_categorical
+from .measures import get_measure as get_measure  # activeeval.get_measure: see measures
 from .predictive import Predictive
 
 __all__ = [
@@ -579,6 +580,44 @@ class _RankMeasure(ProbabilityMeasure):
         """s(x): the positive class's probability."""
         return proba[:, self._pos()]
 
+    def _moments(
+        self, r: NDArray[np.float64], p: NDArray[np.float64], ranks: Ranks
+    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """(G, E[ψ | x], E[ψ² | x], Var[ψ | x]) with P(y = positive | x) = ``r``, ``ranks``
+        those of the model's scores: G the measure of the pool doubled (each instance once
+        positive with mass p·r, once not with mass p·(1 − r)), at which ψ is the influence
+        function. Where ``r`` leaves a side of the comparison empty, (NaN, 0, 1, 0): q* then
+        spreads evenly and no value exists."""
+        parts = self._influences(r, p, ranks)
+        if parts is None:
+            return math.nan, np.zeros_like(r), np.ones_like(r), np.zeros_like(r)
+        g, pos, neg = parts
+        return (g, r * pos + (1.0 - r) * neg, r * pos * pos + (1.0 - r) * neg * neg,
+                r * (1.0 - r) * (pos - neg) ** 2)  # fmt: skip
+
+    def expected_value(
+        self,
+        r: NDArray[np.float64],
+        p: NDArray[np.float64],
+        ranks: Ranks,
+        own: NDArray[np.float64] | None = None,
+    ) -> float:
+        """The pool's value when each label is drawn, positive with probability ``r``, as the
+        ratio of the expected sums (eq. 4.21's form). It differs from the doubled pool's
+        (:meth:`_moments`) by the self-pairs: an instance's own label counts in its precision
+        (AP), and a positive is never paired with itself (ROC AUC). ``own``: each row's own
+        mass where ``p`` weights a subsample up to the pool (a row then stands for several
+        instances, and only its own mass pairs with itself); ``p`` by default. NaN where
+        ``r`` leaves a side empty."""
+        raise NotImplementedError
+
+    def _influences(
+        self, r: NDArray[np.float64], p: NDArray[np.float64], ranks: Ranks
+    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]] | None:
+        """(G, ψ(x, 1), ψ(x, 0)) with the pool's sums taken under P(y = 1 | x) = ``r``; None
+        where they leave a side empty."""
+        raise NotImplementedError
+
 
 class ROCAUC(_RankMeasure):
     """The area under the ROC curve of the positive class's probability.
@@ -627,18 +666,37 @@ class ROCAUC(_RankMeasure):
         proba: NDArray[np.float64],
         p: NDArray[np.float64],
     ) -> NDArray[np.float64]:
+        return self._moments(beliefs[:, self._pos()], p, Ranks(self.scores(proba)))[2]
+
+    def _influences(
+        self, r: NDArray[np.float64], p: NDArray[np.float64], ranks: Ranks
+    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]] | None:
         # ψ(x, y) = y (F₀(s)/π₀ − A)/π₁ + (1 − y)(F₁(s)/π₁ − A)/π₀, F₀(s) the negatives' mass
         # below s and F₁(s) the positives' above (ties half): the Hoeffding projection of the
         # two-sample U-statistic over π₁π₀ (DeLong et al. 1988), all under the beliefs.
-        s, r = self.scores(proba), beliefs[:, self._pos()]
         pi1, pi0 = float(p @ r), float(p @ (1.0 - r))
         if pi1 <= 0.0 or pi0 <= 0.0:
-            return np.ones_like(s)
-        ranks = Ranks(s)
+            return None
         f0 = ranks.below(p * (1.0 - r))
         f1 = pi1 - ranks.below(p * r)
         a = float((p * r) @ f0) / (pi1 * pi0)
-        return r * ((f0 / pi0 - a) / pi1) ** 2 + (1.0 - r) * ((f1 / pi1 - a) / pi0) ** 2
+        return a, (f0 / pi0 - a) / pi1, (f1 / pi1 - a) / pi0
+
+    def expected_value(
+        self,
+        r: NDArray[np.float64],
+        p: NDArray[np.float64],
+        ranks: Ranks,
+        own: NDArray[np.float64] | None = None,
+    ) -> float:
+        # E[y_i (1 − y_j)] = r_i (1 − r_j) for i ≠ j and 0 for i = j, where the doubled pool
+        # counts a tie of ½ p_i² r_i (1 − r_i); E[π₁π₀] = E[π₁(Σp − π₁)] = π₁π₀ − Var π₁.
+        pi1, pi0 = float(p @ r), float(p @ (1.0 - r))
+        var = float((p * (p if own is None else own)) @ (r * (1.0 - r)))
+        if pi1 <= 0.0 or pi0 <= 0.0 or not pi1 * pi0 - var > 0.0:
+            return math.nan
+        pairs = float((p * r) @ ranks.below(p * (1.0 - r))) - 0.5 * var
+        return pairs / (pi1 * pi0 - var)
 
 
 class AveragePrecision(_RankMeasure):
@@ -690,28 +748,46 @@ class AveragePrecision(_RankMeasure):
         proba: NDArray[np.float64],
         p: NDArray[np.float64],
     ) -> NDArray[np.float64]:
+        return self._moments(beliefs[:, self._pos()], p, Ranks(self.scores(proba)))[2]
+
+    def _influences(
+        self, r: NDArray[np.float64], p: NDArray[np.float64], ranks: Ranks
+    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]] | None:
         # AP = Σ_i p_i y_i a(s_i) / π₁ with the precision a(s) = TP(s)/R(s); its influence is
         # ψ(x, y) = [y (a(x) + b(x) − AP) − c(x)] / π₁ with b(x) = Σ_{s_j ≤ s(x)} p_j y_j / R_j
         # and c(x) = Σ_{s_j ≤ s(x)} p_j y_j a_j / R_j (derived on the sampling page).
-        s, r = self.scores(proba), beliefs[:, self._pos()]
         pi1 = float(p @ r)
         if pi1 <= 0.0:
-            return np.ones_like(s)
-        ranks = Ranks(s)
+            return None
         reach = ranks.at_least(p)
         prec = _ratio(ranks.at_least(p * r), reach)
         later = ranks.at_most(_ratio(p * r, reach))
         spent = ranks.at_most(_ratio(p * r * prec, reach))
         ap = float((p * r) @ prec) / pi1
-        return r * ((prec + later - ap - spent) / pi1) ** 2 + (1.0 - r) * (spent / pi1) ** 2
+        return ap, (prec + later - ap - spent) / pi1, -spent / pi1
+
+    def expected_value(
+        self,
+        r: NDArray[np.float64],
+        p: NDArray[np.float64],
+        ranks: Ranks,
+        own: NDArray[np.float64] | None = None,
+    ) -> float:
+        # E[y_i TP(s_i)] = r_i TP_r(s_i) + p_i r_i (1 − r_i): an instance's own label counts
+        # in the positives scored at least its score (y_i² = y_i).
+        pi1 = float(p @ r)
+        if pi1 <= 0.0:
+            return math.nan
+        reach = ranks.at_least(p)
+        tp = ranks.at_least(p * r) + (p if own is None else own) * (1.0 - r)
+        return float((p * r) @ _ratio(tp, reach)) / pi1
 
 
 _NAMED.update(
-    {
-        "brier": BrierScore,
-        "log_loss": LogLoss,
-        "ece": ExpectedCalibrationError,
-        "roc_auc": ROCAUC,
-        "average_precision": AveragePrecision,
-    }
+    zip(
+        PROBABILITY_MEASURES,
+        (BrierScore, LogLoss, ExpectedCalibrationError, ROCAUC, AveragePrecision),
+        strict=True,
+    )
 )
+assert all(_NAMED[name].name == name for name in PROBABILITY_MEASURES)

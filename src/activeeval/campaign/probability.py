@@ -3,6 +3,8 @@ average precision — one model's evaluation (fixed n: no stopping rules, no com
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -12,9 +14,10 @@ from .._validation import check_option
 from ..acquisition import Check, _label_check, _LabelBook
 from ..errors import UnknownOptionError
 from ..estimators.probability import _estimate
+from ..estimators.tempered import rank_curve
 from ..measures import as_categorical
 from ..predictive import Categorical, Predictive
-from ..probability_measures import ProbabilityMeasure
+from ..probability_measures import ProbabilityMeasure, _RankMeasure
 from ..results import EvaluationResult
 from .classwise import _Run
 from .reuse import Reused
@@ -95,6 +98,12 @@ def result(
     codes = cat.label_index(y, "labels")
     est = _estimate(meas, cat.proba, p, draws, codes, pool_q[draws],
                     run.estimator == "assisted", run.level)  # fmt: skip
+    if isinstance(meas, _RankMeasure) and not est.census and math.isfinite(est.estimate):
+        # The logit interval joined with the score set along the tempered model (the
+        # default's, as for the F-measures): docs/how-it-works/intervals.md.
+        curve = rank_curve(meas, cat, pool_q, p, draws, y)
+        if curve is not None:
+            est = replace(est, score=curve, kind="tempered")
     lo, hi = est.ci
     low_end, high_end = meas.value_range
     value = float(np.clip(est.estimate, low_end, high_end))

@@ -472,6 +472,15 @@ def _shifted_p(d: float, se: float, null: float, alternative: str) -> float:
 
 
 # ---------------------------------------------------------------------- score curve
+def plausible_members(
+    loglik: NDArray[np.float64], level: float, parameters: int = 1
+) -> NDArray[np.bool_]:
+    """The members whose log-likelihood is within χ²_parameters(level)/2 of the best one's
+    (the likelihood-ratio set; NaN or −∞ never)."""
+    cut = float(special.chdtri(parameters, 1.0 - level)) / 2.0  # scipy.stats.chi2.isf's
+    return np.isfinite(loglik) & (loglik >= np.max(loglik) - cut)
+
+
 @dataclass(frozen=True, eq=False)
 class ScoreCurve:
     """The estimator's variance along a one-parameter family of distributions for p(y | x).
@@ -495,6 +504,12 @@ class ScoreCurve:
     loglik : ndarray of shape (k,)
         The log-likelihood under each member of the labels of the instances whose value is
         estimated (test mass p > 0: a group's own labels).
+    parameters : ndarray of int, shape (k,), or None
+        None (the default): one family of one parameter, the tempering factor, whose members
+        are interpolated. Otherwise each member's family, named by its number of free
+        parameters: the likelihood-ratio set is each family's own (members within the χ²
+        quantile of that many degrees of freedom of the family's best), the sets joined, and
+        no member is interpolated.
     REFINE : int
         Interpolated members per step of the family's grid (class constant, 4).
 
@@ -524,11 +539,15 @@ class ScoreCurve:
     variances: NDArray[np.float64]
     spreads: NDArray[np.float64]
     loglik: NDArray[np.float64]
+    parameters: NDArray[np.intp] | None = None
 
     #: Interpolated members per step of the family's grid.
     REFINE: ClassVar[int] = 4
 
     def _dense(self) -> tuple[NDArray[np.float64], ...]:
+        if self.parameters is not None:  # members of several families: no line between
+            loglik = np.where(np.isnan(self.loglik), -np.inf, self.loglik)
+            return self.values, self.variances, self.spreads, loglik
         k = self.values.shape[0]
         at = np.linspace(0.0, k - 1.0, self.REFINE * (k - 1) + 1)
         grid = np.arange(k, dtype=float)
@@ -538,16 +557,21 @@ class ScoreCurve:
         loglik = np.where(np.isnan(self.loglik), -np.inf, self.loglik)
         return np.interp(at, grid, self.values), variances, spreads, np.interp(at, grid, loglik)
 
-    @staticmethod
-    def _plausible(loglik: NDArray[np.float64], level: float) -> NDArray[np.bool_]:
-        cut = float(special.chdtri(1, 1.0 - level)) / 2.0  # scipy.stats.chi2.isf's
-        return np.isfinite(loglik) & (loglik >= loglik.max() - cut)
+    def _plausible(self, loglik: NDArray[np.float64], level: float) -> NDArray[np.bool_]:
+        if self.parameters is None:
+            return plausible_members(loglik, level)
+        out = np.zeros(loglik.shape[0], dtype=bool)
+        for d in np.unique(self.parameters):  # each family's own likelihood-ratio set
+            mine = self.parameters == d
+            out[mine] = plausible_members(loglik[mine], level, int(d))
+        return out
 
     def plausible(self, level: float) -> NDArray[np.bool_]:
         """The family's members the labels do not reject at ``level``.
 
         The likelihood-ratio set: members whose log-likelihood is within the χ²₁ quantile / 2
-        of the best member's.
+        of the best member's (with ``parameters``, each family's set, its degrees of freedom
+        its parameters, joined).
 
         Parameters
         ----------

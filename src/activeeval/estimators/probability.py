@@ -22,6 +22,9 @@ probabilities"); in short:
   leave-one-draw-out jackknife's standard error (the influence function, DeLong's
   projection importance-weighted, gives q* and understated the spread with few positives);
   logit interval joined with Wilson's where few effective draws of the rarer class carry it.
+  ``evaluate`` joins it with the score interval along the tempered model (kind
+  ``"tempered"``, :func:`activeeval.estimators.tempered.rank_curve`), as for average
+  precision.
 - **Average precision**: Σ_a ṽ_a z_a â(s_a) / Σ ṽ z with the precision at a score estimated
   as the ratio â(s) = Σ_{s_b ≥ s} ṽ z / Σ_{s_b ≥ s} ṽ — scikit-learn's
   ``average_precision_score`` of the draws with ``sample_weight=ṽ`` (the Hájek form: with the
@@ -68,7 +71,12 @@ from .inference import (
 __all__ = ["ProbabilityEstimate", "probability_estimate"]
 
 #: The interval methods of a probability measure's estimate, by kind.
-_METHODS = {"wald": ("wald", "t"), "logit": ("logit", "wald", "t"), "bins": ("bins",)}
+_METHODS = {
+    "wald": ("wald", "t"),
+    "logit": ("logit", "wald", "t"),
+    "tempered": ("tempered", "logit", "wald", "t"),
+    "bins": ("bins",),
+}
 
 
 @dataclass(frozen=True)
@@ -78,13 +86,15 @@ class ProbabilityEstimate(Estimate):
     An :class:`~activeeval.estimators.inference.Estimate` with the interval that fits the
     measure: ``wald`` (Brier, log loss; ``t`` too), ``logit`` (ROC AUC, average precision;
     joined with Wilson's where few effective draws of the rarer class carry the estimate;
+    ``wald``, ``t`` too), ``tempered`` (the logit interval joined with the score interval of
+    ``score``, what ``evaluate`` reports for ROC AUC and average precision; ``logit``,
     ``wald``, ``t`` too) or ``bins`` (ECE: the projection of simultaneous per-bin intervals,
     module docstring).
 
     Attributes
     ----------
     kind : str
-        The default interval method (``"wald"``, ``"logit"`` or ``"bins"``).
+        The default interval method (``"wald"``, ``"logit"``, ``"tempered"`` or ``"bins"``).
     coef : float
         The model-assisted estimator's control-variate coefficient λ (0 for ``snis`` and
         for the measures without one).
@@ -126,8 +136,9 @@ class ProbabilityEstimate(Estimate):
         level : float, optional
             Confidence level in (0, 1); the estimate's ``level`` by default.
         method : str, optional
-            ``kind`` by default; ``"wald"`` and ``"t"`` where ``kind`` is ``"wald"`` or
-            ``"logit"``; only ``"bins"`` for the ECE.
+            ``kind`` by default; ``"wald"`` and ``"t"`` where ``kind`` is ``"wald"``,
+            ``"logit"`` or ``"tempered"``; ``"logit"`` too where it is ``"tempered"``; only
+            ``"bins"`` for the ECE.
         alternative : {"two-sided", "less", "greater"}
             scipy's convention, as for :meth:`Estimate.confidence_interval`.
 
@@ -152,6 +163,9 @@ class ProbabilityEstimate(Estimate):
             return math.nan, math.nan
         if self.census:
             return g, g
+        if method == "tempered":
+            base = self._two_sided(lv, "logit")
+            return base if self.score is None else self.score.join(base, g, lv)
         if method == "logit":
             return _logit(g, self.stderr, lv, False, self.measure, self.effective_n)
         if method == "bins":

@@ -8,9 +8,10 @@ for each a on :data:`GRID`. For each member it computes the value G_a (eq. 4.21 
 finite-population variance V_a at the campaign's distinct labels, the spread S_a of the pool's
 own value and the labels' log-likelihood (a :class:`~.inference.ScoreCurve`). The reported
 interval joins the design-based one (logit or Wald) with every θ that some plausible member
-does not reject (|Ĝ − θ| ≤ z·√V_a and |θ − G_a| ≤ z·√S_a). Not computed for the thesis
-estimator, batch-adaptive campaigns, comparisons, mixtures, ranked pools and a census; pools
-above :data:`MAX_POOL` are summarized on a fixed subsample.
+does not reject (|Ĝ − θ| ≤ z·√V_a and |θ − G_a| ≤ z·√S_a). ROC AUC and average precision
+take the same interval (:func:`rank_curve`, their influence functions under p_a). Not computed
+for the thesis estimator, batch-adaptive campaigns, comparisons, mixtures, ranked pools and a
+census; pools above :data:`MAX_POOL` are summarized on a fixed subsample.
 
 The derivation, the formulas for V_a and S_a and the measured coverage and width are in the
 section "The default: the tempered interval" of the *Intervals* page of the documentation
@@ -24,11 +25,13 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import special
 
 from ..measures import Measure
 from ..predictive import Categorical, Gaussian, Predictive
+from ..probability_measures import Ranks, _RankMeasure
 from ..sampling import _successive_time
-from .inference import ScoreCurve
+from .inference import ScoreCurve, plausible_members
 
 __all__ = [
     "GRID",
@@ -37,6 +40,8 @@ __all__ = [
     "curve_defined",
     "curve_on",
     "pointwise_log_likelihood",
+    "rank_curve",
+    "rank_members",
     "score_curve",
     "subsample",
     "tempered",
@@ -48,6 +53,20 @@ GRID: NDArray[np.float64] = np.geomspace(0.05, 20.0, 41)
 
 #: Pools larger than this are summarized on a fixed uniform subsample of this size.
 MAX_POOL = 50_000
+
+#: The rank measures' family, σ(a·logit r + b): the slopes a (the tempering factors of
+#: :data:`GRID`) and the shifts b of the log-odds (a base rate from e^−4 to e^4 times the model's).
+RANK_SLOPES: NDArray[np.float64] = GRID
+RANK_SHIFTS: NDArray[np.float64] = np.linspace(-4.0, 4.0, 17)
+
+#: :func:`rank_curve` evaluates only the members inside the likelihood-ratio set at this level.
+RANK_CUT_LEVEL = 0.999
+
+#: The rank measures' families start from the model's log-odds capped at ±log((1 − c)/c) for
+#: this c (±27.6): a probability nearer 0 or 1 says no more about how wrong the model may be
+#: (Gaussian naive Bayes gives most of the digits pool probabilities below e^−100, which no
+#: slope on the grid would soften).
+RANK_CLIP = 1e-12
 
 
 def tempered(pred: Predictive, a: float) -> Predictive | None:
@@ -140,6 +159,107 @@ def score_curve(
     inside = p[units] > 0
     loglik = pointwise_log_likelihood(pred.take(units[inside]), labels[inside]).sum(axis=0)
     return as_curve(values, variances, spreads, loglik)
+
+
+def rank_curve(
+    meas: _RankMeasure,
+    cat: Categorical,
+    q: NDArray[np.float64],
+    p: NDArray[np.float64],
+    draws: NDArray[np.intp],
+    labels: NDArray[Any],
+    cut_level: float = RANK_CUT_LEVEL,
+) -> ScoreCurve | None:
+    """The score curve of ROC AUC or average precision (a bound rank measure of
+    ``activeeval.probability_measures``) estimated from the ``draws`` (pool indices, repeats
+    included, with ``labels``) from ``q``.
+
+    Two families stand in for P(positive | x): the Platt family σ(a·logit r(x) + b), r the
+    model's probability of the positive class, a on :data:`RANK_SLOPES` and b on
+    :data:`RANK_SHIFTS` (its likelihood-ratio set χ²₂'s), and within it the tempered one,
+    b = 0 (χ²₁'s, its own best member the reference); the score sets of the two are joined.
+    For each member: the labels' log-likelihood (positive or not, each distinct labeled
+    instance with p > 0 once); G_ab, the pool's value in expectation (``expected_value``);
+    and, the estimate being a with-replacement (Hansen–Hurwitz) ratio, by its influence ψ
+    (the measure's ``_influences``, the pool's sums under the member)
+    V_ab = Σ p² E_ab[ψ² | x] / (n q) and S_ab = Σ p² Var_ab[ψ | x] (the realized pool's
+    influences sum to zero: no mean term). The scores ranked stay the model's. Members
+    outside their family's likelihood-ratio set at ``cut_level`` are left out (1.0 keeps
+    all, in the order of :func:`rank_members`); intervals at levels above it use the rest.
+    None where a label is missing or the draws cover every instance q can draw."""
+    n = int(draws.shape[0])
+    units, first = np.unique(draws, return_index=True)
+    if n < 2 or int((q > 0).sum()) <= units.shape[0]:
+        return None
+    pos = meas._pos()
+    inside = p[units] > 0
+    z = (cat.label_index(labels[first][inside]) == pos).astype(np.float64)
+    slopes, shifts, families = rank_members()
+    platt = families == 2
+    # log σ(±t) = −log(1 + e^{∓t}) for every labeled unit (rows) and Platt member (columns),
+    # the sign that of the label; the tempered members are the Platt ones with b = 0.
+    sign = (2.0 * z - 1.0)[:, None]
+    t = sign * (_logit(cat.proba[units[inside], pos])[:, None] * slopes[platt] + shifts[platt])
+    loglik = np.empty(slopes.shape[0])
+    loglik[platt] = -np.logaddexp(0.0, -t).sum(axis=0)
+    loglik[~platt] = loglik[platt][shifts[platt] == 0.0]
+    if cut_level >= 1.0:
+        chosen = np.arange(loglik.shape[0])
+    else:
+        on = np.zeros(loglik.shape[0], dtype=bool)
+        for d in (1, 2):
+            on[families == d] = plausible_members(loglik[families == d], cut_level, d)
+        chosen = np.flatnonzero(on)
+    m = q.shape[0]
+    keep = subsample(m)
+    k = keep.shape[0]
+    qk, pk = q[keep], p[keep]
+    scale = m / k
+    proba_k = cat.proba[keep]
+    ranks = Ranks(meas.scores(proba_k))
+    logit_k = _logit(proba_k[:, pos])
+    # Units q cannot draw add no variance the design can see (the estimator is biased there
+    # instead, which no variance shows): their terms are left out.
+    over_q = np.divide(pk * pk, qk, out=np.zeros(k), where=qk > 0) * scale / n
+    p2 = pk * pk * scale
+    values = np.full(chosen.shape[0], math.nan)
+    variances = np.full(chosen.shape[0], math.nan)
+    spreads = np.full(chosen.shape[0], math.nan)
+    for j, c in enumerate(chosen):
+        r = special.expit(slopes[c] * logit_k + shifts[c])
+        g, mu, second, var = meas._moments(r, pk * scale, ranks)
+        if math.isnan(g):
+            continue
+        values[j] = meas.expected_value(r, pk * scale, ranks, own=pk)
+        variances[j] = float(over_q @ second)
+        spreads[j] = float(p2 @ var)
+        if k < m:  # G_ab is a subsample's estimate: its sampling variance joins S_ab
+            spreads[j] += (1.0 - k / m) / k * float(np.mean((m * pk * mu) ** 2))
+    ok = np.isfinite(values)
+    if not ok.any():
+        return None
+    return ScoreCurve(values[ok], variances[ok], spreads[ok], loglik[chosen][ok],
+                      parameters=families[chosen][ok])  # fmt: skip
+
+
+def rank_members() -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
+    """(a, b, family) of every member of :func:`rank_curve`'s families, in its order: the
+    Platt family (2 parameters; a-major), then the tempered one (1; b = 0)."""
+    n_b = RANK_SHIFTS.shape[0]
+    slopes = np.concatenate([np.repeat(RANK_SLOPES, n_b), RANK_SLOPES])
+    shifts = np.concatenate(
+        [np.tile(RANK_SHIFTS, RANK_SLOPES.shape[0]), np.zeros_like(RANK_SLOPES)]
+    )
+    families = np.repeat(
+        np.array([2, 1], dtype=np.intp), [n_b * RANK_SLOPES.shape[0], RANK_SLOPES.shape[0]]
+    )
+    return slopes, shifts, families
+
+
+def _logit(r: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log r − log(1 − r) with r kept within :data:`RANK_CLIP` of 0 and 1."""
+    r = np.clip(r, RANK_CLIP, 1.0 - RANK_CLIP)
+    return np.asarray(np.log(r) - np.log1p(-r), dtype=np.float64)
 
 
 def curve_defined(pred: Predictive, n_labels: int) -> bool:
