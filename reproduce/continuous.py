@@ -415,9 +415,12 @@ def report(res: dict[str, Any]) -> str:
         "probabilities cannot show) — with the defensive mixture ε = 0.1. Estimators: the "
         "model-assisted mean for the Brier score and log loss; the post-stratified bins for "
         "the ECE (its interval projects Bonferroni-simultaneous Wilson intervals of the bins' "
-        "frequencies, conservative by construction); the importance-weighted sample AUC with "
-        "the jackknife's standard error; the importance-weighted sample average precision "
-        "with its influence function's (`activeeval.estimators.probability`).",
+        "frequencies, conservative by construction); the importance-weighted sample AUC and "
+        "average precision with the jackknife's standard error, their logit intervals joined "
+        "with the score interval along recalibrations of the model (`tempered`: the Platt "
+        "family σ(a·logit + b) and the tempered one; `activeeval.estimators.probability`, "
+        "derived on the Intervals page). The passive arms use the same estimators and "
+        "intervals.",
         "",
         "Pools: credit-card default (`default_skew`, 3.3 % positives, a pool of 8,000), caravan "
         "insurance (`caravan_skew`, 6 %), spam under temporal shift (`email_shift`, 10 %) and "

@@ -486,10 +486,12 @@ def test_rank_curve_likelihood_is_the_labeled_instances_own() -> None:
     units = units[units < 1500]
     slopes, shifts, families = tempered.rank_members()
     logit = np.log(proba[units, 1] / proba[units, 0])
-    for j in (0, 100, 350, 696):
+    for j in (0, 100, 350, 696, 697, 717, 737):  # Platt members, then tempered ones
         t = slopes[j] * logit + shifts[j]
         want = np.where(y[units] == 1, special.log_expit(t), special.log_expit(-t)).sum()
         assert curve.loglik[j] == pytest.approx(want, rel=1e-10)
+    assert np.all(families[697:] == 1) and np.all(shifts[697:] == 0.0)
+    np.testing.assert_allclose(slopes[697:], tempered.GRID)
     # With the cut: each family's members within its χ² quantile at 0.999 of its best.
     cut = tempered.rank_curve(meas, cat, q, p, d, y[d])
     assert cut is not None
@@ -564,6 +566,14 @@ def test_expected_value_is_the_ratio_of_expected_sums_by_enumeration(name: str) 
             den += prob * float(p @ y)
     got = meas.expected_value(r, p, Ranks(meas.scores(proba)))
     assert got == pytest.approx(num / den, rel=1e-12)
+    # A row standing for three instances (``own``: one instance's mass) is the pool with
+    # every instance three times, scores tied: the self-pairs are one instance's.
+    three = np.repeat(np.arange(9), 3)
+    meas3 = ae.get_measure(name).bind(ae.Categorical(proba[three]))
+    whole = meas3.expected_value(r[three], p[three] / 3, Ranks(meas3.scores(proba[three])))
+    rows = meas.expected_value(r, p, Ranks(meas.scores(proba)), own=p / 3)
+    assert rows == pytest.approx(whole, rel=1e-12)
+    assert abs(rows - got) > 1e-3  # the self-pairs matter here
 
 
 @pytest.mark.parametrize("name", ["roc_auc", "average_precision"])
@@ -653,3 +663,25 @@ def test_rank_curve_on_a_subsample_of_a_large_pool(monkeypatch: pytest.MonkeyPat
             s = float((pk * p[keep]) @ var_k) + (1 - k / m) / k * np.mean((m * p[keep] * mu_k) ** 2)
             assert part.variances[j] == pytest.approx(v, rel=1e-9)
             assert part.spreads[j] == pytest.approx(s, rel=1e-9)
+
+
+def test_score_curve_of_several_families_judges_each_by_its_own_best() -> None:
+    """With ``parameters``, each family's plausible members are those within its χ² quantile
+    (its parameters the degrees of freedom) of its own best; members are not interpolated."""
+    from activeeval.estimators.inference import ScoreCurve
+
+    curve = ScoreCurve(
+        values=np.array([0.10, 0.20, 0.30, 0.40, 0.50]),
+        variances=np.full(5, 1e-4),
+        spreads=np.full(5, 1e-4),
+        loglik=np.array([-10.0, -12.5, -13.5, -20.0, -21.5]),
+        parameters=np.array([2, 2, 2, 1, 1]),
+    )
+    # χ²₂(0.95)/2 = 2.996 below −10; χ²₁(0.95)/2 = 1.921 below −20
+    assert curve.plausible(0.95).tolist() == [True, True, False, True, True]
+    low, high = curve.bounds(0.25, 0.95)
+    # only the plausible members' values ± z·0.01 around the estimate 0.25 count: none
+    # reaches 0.25 ± 0.0196 except through the Platt member at 0.20 (its band ends 0.2196)
+    assert math.isnan(low) and math.isnan(high)
+    low, high = curve.bounds(0.21, 0.95)
+    assert (low, high) == (pytest.approx(0.21 - 1.959964 * 0.01), pytest.approx(0.2196, abs=1e-4))

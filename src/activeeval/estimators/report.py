@@ -233,7 +233,7 @@ def _score(
         pool_q=rep.q,
     )  # fmt: skip
     share = min((est.stderr / plain.stderr) ** 2, 1.0) if plain.stderr > 0 else 1.0
-    return ScoreCurve(curve.values, curve.variances * share, curve.spreads, curve.loglik)
+    return replace(curve, variances=curve.variances * share)
 
 
 def summary_static_estimate(

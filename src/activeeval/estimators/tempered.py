@@ -193,6 +193,8 @@ def rank_curve(
         return None
     pos = meas._pos()
     inside = p[units] > 0
+    if not inside.any():  # no label where the value is estimated: nothing judges the members
+        return None
     z = (cat.label_index(labels[first][inside]) == pos).astype(np.float64)
     slopes, shifts, families = rank_members()
     platt = families == 2
