@@ -99,8 +99,8 @@ def result(
     est = _estimate(meas, cat.proba, p, draws, codes, pool_q[draws],
                     run.estimator == "assisted", run.level)  # fmt: skip
     if isinstance(meas, _RankMeasure) and not est.census and math.isfinite(est.estimate):
-        # The logit interval joined with the score set along the tempered model (the
-        # default's, as for the F-measures): docs/how-it-works/intervals.md.
+        # The logit interval joined with the score set along recalibrations of the model
+        # (as the F-measures' tempered interval): docs/how-it-works/intervals.md.
         curve = rank_curve(meas, cat, pool_q, p, draws, y)
         if curve is not None:
             est = replace(est, score=curve, kind="tempered")

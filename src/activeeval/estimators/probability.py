@@ -22,9 +22,6 @@ probabilities"); in short:
   leave-one-draw-out jackknife's standard error (the influence function, DeLong's
   projection importance-weighted, gives q* and understated the spread with few positives);
   logit interval joined with Wilson's where few effective draws of the rarer class carry it.
-  ``evaluate`` joins it with the score interval along the tempered model (kind
-  ``"tempered"``, :func:`activeeval.estimators.tempered.rank_curve`), as for average
-  precision.
 - **Average precision**: Σ_a ṽ_a z_a â(s_a) / Σ ṽ z with the precision at a score estimated
   as the ratio â(s) = Σ_{s_b ≥ s} ṽ z / Σ_{s_b ≥ s} ṽ — scikit-learn's
   ``average_precision_score`` of the draws with ``sample_weight=ṽ`` (the Hájek form: with the
@@ -34,6 +31,10 @@ probabilities"); in short:
   jackknife's standard error up to :data:`JACKKNIFE_DRAWS` draws (the influence function's
   beyond, where they agree; below, it understated the spread by 5–30 % where positives are
   few); logit interval.
+
+``evaluate`` joins the ROC AUC's and the average precision's logit intervals with a score
+interval along recalibrations of the model (kind ``"tempered"``;
+:func:`activeeval.estimators.tempered.rank_curve`).
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ finite-population variance V_a at the campaign's distinct labels, the spread S_a
 own value and the labels' log-likelihood (a :class:`~.inference.ScoreCurve`). The reported
 interval joins the design-based one (logit or Wald) with every θ that some plausible member
 does not reject (|Ĝ − θ| ≤ z·√V_a and |θ − G_a| ≤ z·√S_a). ROC AUC and average precision
-take the same interval (:func:`rank_curve`, their influence functions under p_a). Not computed
-for the thesis estimator, batch-adaptive campaigns, comparisons, mixtures, ranked pools and a
+take an interval of the same kind over the Platt recalibrations of the model, the tempered
+ones among them (:func:`rank_curve`, their influence functions). Not computed for the thesis
+estimator, batch-adaptive campaigns, comparisons, mixtures, ranked pools and a
 census; pools above :data:`MAX_POOL` are summarized on a fixed subsample.
 
 The derivation, the formulas for V_a and S_a and the measured coverage and width are in the
