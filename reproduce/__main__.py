@@ -49,6 +49,12 @@ def main(argv: list[str] | None = None) -> None:
         "continuous.json",
     )  # fmt: skip
     ap.add_argument(
+        "--measures", nargs="+", default=None,
+        choices=("brier", "log_loss", "ece", "roc_auc", "average_precision"),
+        help="continuous: regenerate only these measures' rows, keeping the others from OUT's "
+        "continuous.json",
+    )  # fmt: skip
+    ap.add_argument(
         "--workers", type=int, default=1,
         help="continuous: processes for the measures' and the slices' cells (the numbers do "
         "not depend on it)",
@@ -99,7 +105,9 @@ def main(argv: list[str] | None = None) -> None:
         from . import continuous
 
         sections = tuple(continuous.SECTIONS) if args.sections is None else tuple(args.sections)
-        continuous.run(args.out, reps, smoke=args.smoke, sections=sections, workers=args.workers)
+        measures = continuous.MEASURES if args.measures is None else tuple(args.measures)
+        continuous.run(args.out, reps, smoke=args.smoke, sections=sections,
+                       workers=args.workers, measures=measures)  # fmt: skip
 
 
 if __name__ == "__main__":
