@@ -564,14 +564,14 @@ def test_expected_value_is_the_ratio_of_expected_sums_by_enumeration(name: str) 
             )
             num += prob * terms
             den += prob * float(p @ y)
-    got = meas.expected_value(r, p, Ranks(meas.scores(proba)))
+    got = meas._expected_value(r, p, Ranks(meas.scores(proba)))
     assert got == pytest.approx(num / den, rel=1e-12)
     # A row standing for three instances (``own``: one instance's mass) is the pool with
     # every instance three times, scores tied: the self-pairs are one instance's.
     three = np.repeat(np.arange(9), 3)
     meas3 = ae.get_measure(name).bind(ae.Categorical(proba[three]))
-    whole = meas3.expected_value(r[three], p[three] / 3, Ranks(meas3.scores(proba[three])))
-    rows = meas.expected_value(r, p, Ranks(meas.scores(proba)), own=p / 3)
+    whole = meas3._expected_value(r[three], p[three] / 3, Ranks(meas3.scores(proba[three])))
+    rows = meas._expected_value(r, p, Ranks(meas.scores(proba)), own=p / 3)
     assert rows == pytest.approx(whole, rel=1e-12)
     assert abs(rows - got) > 1e-3  # the self-pairs matter here
 
@@ -650,7 +650,7 @@ def test_rank_curve_on_a_subsample_of_a_large_pool(monkeypatch: pytest.MonkeyPat
         for j in range(0, slopes.shape[0], 37):
             member = 1 / (1 + np.exp(-(slopes[j] * logit + shifts[j])))
             _, mu, _, _ = meas._moments(member, p, ranks)
-            g = meas.expected_value(member, p, ranks)
+            g = meas._expected_value(member, p, ranks)
             assert full.values[j] == pytest.approx(g, rel=1e-12)
             sd = math.sqrt((1 - k / m) / k * np.mean((m * p * mu) ** 2))
             drop = 0.0

@@ -595,7 +595,7 @@ class _RankMeasure(ProbabilityMeasure):
         return (g, r * pos + (1.0 - r) * neg, r * pos * pos + (1.0 - r) * neg * neg,
                 r * (1.0 - r) * (pos - neg) ** 2)  # fmt: skip
 
-    def expected_value(
+    def _expected_value(
         self,
         r: NDArray[np.float64],
         p: NDArray[np.float64],
@@ -682,7 +682,7 @@ class ROCAUC(_RankMeasure):
         a = float((p * r) @ f0) / (pi1 * pi0)
         return a, (f0 / pi0 - a) / pi1, (f1 / pi1 - a) / pi0
 
-    def expected_value(
+    def _expected_value(
         self,
         r: NDArray[np.float64],
         p: NDArray[np.float64],
@@ -766,7 +766,7 @@ class AveragePrecision(_RankMeasure):
         ap = float((p * r) @ prec) / pi1
         return ap, (prec + later - ap - spent) / pi1, -spent / pi1
 
-    def expected_value(
+    def _expected_value(
         self,
         r: NDArray[np.float64],
         p: NDArray[np.float64],

@@ -180,7 +180,7 @@ def rank_curve(
     :data:`RANK_SHIFTS` (its likelihood-ratio set χ²₂'s), and within it the tempered one,
     b = 0 (χ²₁'s, its own best member the reference); the score sets of the two are joined.
     For each member: the labels' log-likelihood (positive or not, each distinct labeled
-    instance with p > 0 once); G_ab, the pool's value in expectation (``expected_value``);
+    instance with p > 0 once); G_ab, the pool's value in expectation (``_expected_value``);
     and, the estimate being a with-replacement (Hansen–Hurwitz) ratio, by its influence ψ
     (the measure's ``_influences``, the pool's sums under the member)
     V_ab = Σ p² E_ab[ψ² | x] / (n q) and S_ab = Σ p² Var_ab[ψ | x] (the realized pool's
@@ -233,7 +233,7 @@ def rank_curve(
         g, mu, second, var = meas._moments(r, pk * scale, ranks)
         if math.isnan(g):
             continue
-        values[j] = meas.expected_value(r, pk * scale, ranks, own=pk)
+        values[j] = meas._expected_value(r, pk * scale, ranks, own=pk)
         variances[j] = float(over_q @ second)
         spreads[j] = float(p2 @ var)
         if k < m:  # G_ab is a subsample's estimate: its sampling variance joins S_ab
