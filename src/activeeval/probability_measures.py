@@ -580,6 +580,14 @@ class _RankMeasure(ProbabilityMeasure):
         """s(x): the positive class's probability."""
         return proba[:, self._pos()]
 
+    def influence_second_moment(
+        self,
+        beliefs: NDArray[np.float64],
+        proba: NDArray[np.float64],
+        p: NDArray[np.float64],
+    ) -> NDArray[np.float64]:
+        return self._moments(beliefs[:, self._pos()], p, Ranks(self.scores(proba)))[2]
+
     def _moments(
         self, r: NDArray[np.float64], p: NDArray[np.float64], ranks: Ranks
     ) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -660,14 +668,6 @@ class ROCAUC(_RankMeasure):
         f0 = Ranks(s).below(p * (1.0 - z))  # negatives' mass below each score
         return float((p * z) @ f0) / (pi1 * pi0)
 
-    def influence_second_moment(
-        self,
-        beliefs: NDArray[np.float64],
-        proba: NDArray[np.float64],
-        p: NDArray[np.float64],
-    ) -> NDArray[np.float64]:
-        return self._moments(beliefs[:, self._pos()], p, Ranks(self.scores(proba)))[2]
-
     def _influences(
         self, r: NDArray[np.float64], p: NDArray[np.float64], ranks: Ranks
     ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]] | None:
@@ -741,14 +741,6 @@ class AveragePrecision(_RankMeasure):
         reach = ranks.at_least(p)  # R(s_i), no labels needed; 0 where only p = 0 is above
         tp = ranks.at_least(p * z)
         return float((p * z) @ _ratio(tp, reach)) / pi1
-
-    def influence_second_moment(
-        self,
-        beliefs: NDArray[np.float64],
-        proba: NDArray[np.float64],
-        p: NDArray[np.float64],
-    ) -> NDArray[np.float64]:
-        return self._moments(beliefs[:, self._pos()], p, Ranks(self.scores(proba)))[2]
 
     def _influences(
         self, r: NDArray[np.float64], p: NDArray[np.float64], ranks: Ranks

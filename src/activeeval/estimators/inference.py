@@ -481,6 +481,18 @@ def plausible_members(
     return np.isfinite(loglik) & (loglik >= np.max(loglik) - cut)
 
 
+def plausible_by_family(
+    loglik: NDArray[np.float64], level: float, parameters: NDArray[np.intp]
+) -> NDArray[np.bool_]:
+    """:func:`plausible_members` within each family (the members sharing a number of free
+    parameters, its degrees of freedom), the sets joined."""
+    out = np.zeros(loglik.shape[0], dtype=bool)
+    for d in np.unique(parameters):
+        mine = parameters == d
+        out[mine] = plausible_members(loglik[mine], level, int(d))
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class ScoreCurve:
     """The estimator's variance along a one-parameter family of distributions for p(y | x).
@@ -560,11 +572,7 @@ class ScoreCurve:
     def _plausible(self, loglik: NDArray[np.float64], level: float) -> NDArray[np.bool_]:
         if self.parameters is None:
             return plausible_members(loglik, level)
-        out = np.zeros(loglik.shape[0], dtype=bool)
-        for d in np.unique(self.parameters):  # each family's own likelihood-ratio set
-            mine = self.parameters == d
-            out[mine] = plausible_members(loglik[mine], level, int(d))
-        return out
+        return plausible_by_family(loglik, level, self.parameters)
 
     def plausible(self, level: float) -> NDArray[np.bool_]:
         """The family's members the labels do not reject at ``level``.

@@ -32,7 +32,7 @@ from ..measures import Measure
 from ..predictive import Categorical, Gaussian, Predictive
 from ..probability_measures import Ranks, _RankMeasure
 from ..sampling import _successive_time
-from .inference import ScoreCurve, plausible_members
+from .inference import ScoreCurve, plausible_by_family
 
 __all__ = [
     "GRID",
@@ -209,10 +209,7 @@ def rank_curve(
     if cut_level >= 1.0:
         chosen = np.arange(loglik.shape[0])
     else:
-        on = np.zeros(loglik.shape[0], dtype=bool)
-        for d in (1, 2):
-            on[families == d] = plausible_members(loglik[families == d], cut_level, d)
-        chosen = np.flatnonzero(on)
+        chosen = np.flatnonzero(plausible_by_family(loglik, cut_level, families))
     m = q.shape[0]
     keep = subsample(m)
     k = keep.shape[0]
@@ -261,8 +258,7 @@ def rank_members() -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np
 
 def _logit(r: NDArray[np.float64]) -> NDArray[np.float64]:
     """log r − log(1 − r) with r kept within :data:`RANK_CLIP` of 0 and 1."""
-    r = np.clip(r, RANK_CLIP, 1.0 - RANK_CLIP)
-    return np.asarray(np.log(r) - np.log1p(-r), dtype=np.float64)
+    return np.asarray(special.logit(np.clip(r, RANK_CLIP, 1.0 - RANK_CLIP)), dtype=np.float64)
 
 
 def curve_defined(pred: Predictive, n_labels: int) -> bool:
