@@ -427,14 +427,16 @@ def report(res: dict[str, Any]) -> str:
         "itself for the log loss (no model-based q beat uniform draws on these pools: the "
         "log loss is unbounded where the model is confidently wrong, which its own "
         "probabilities cannot show) — with the defensive mixture ε = 0.1. Estimators: the "
-        "model-assisted mean for the Brier score and log loss; the post-stratified bins for "
+        "model-assisted mean for the Brier score and log loss, its Wald interval joined with "
+        "the score interval along recalibrations of the model (`tempered`: for two classes "
+        "the Platt family σ(a·logit + b) and the tempered one, for more the top-label family "
+        "p^a·e^(b·1[top]) and the tempered one); the post-stratified bins for "
         "the ECE (its interval projects Bonferroni-simultaneous Wilson intervals of the bins' "
         "frequencies, conservative by construction); the importance-weighted sample AUC and "
         "average precision with the jackknife's standard error, their logit intervals joined "
-        "with the score interval along recalibrations of the model (`tempered`: the Platt "
-        "family σ(a·logit + b) and the tempered one; `activeeval.estimators.probability`, "
-        "derived on the Intervals page). The passive arms use the same estimators and "
-        "intervals.",
+        "with the score interval along the Platt and tempered recalibrations "
+        "(`activeeval.estimators.probability`, derived on the Intervals page). The passive "
+        "arms use the same estimators and intervals.",
         "",
         "Pools: credit-card default (`default_skew`, 3.3 % positives, a pool of 8,000), caravan "
         "insurance (`caravan_skew`, 6 %), spam under temporal shift (`email_shift`, 10 %) and "

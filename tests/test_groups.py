@@ -111,6 +111,15 @@ def test_the_overall_mean_is_the_groups_weighted_by_their_shares(measure: str) -
     assert res.overall.estimate == pytest.approx(float(res.shares @ res.estimates), abs=1e-12)
     se = math.sqrt(float(res.shares**2 @ res.stderrs**2))
     assert res.overall.stderr == pytest.approx(se, rel=1e-12)
+    # The overall's interval stays the tempered one: the post-stratified design-based
+    # interval joined with the pool's score set at the post-stratified estimate.
+    inf = res.overall.inference
+    assert res.overall.interval == "tempered" and inf.score is not None
+    base = inf.confidence_interval(method="logit" if measure == "error_rate" else "wald")
+    low, high = inf.score.join(base, res.overall.estimate, 0.95)
+    lo_end, hi_end = res.overall.value_range
+    assert res.overall.ci == (pytest.approx(max(low, lo_end)), pytest.approx(min(high, hi_end)))
+    assert res.overall.ci[0] <= base[0] and base[1] <= res.overall.ci[1]
 
 
 def test_a_ratio_measures_overall_is_its_own_estimate_on_the_same_draws() -> None:

@@ -685,3 +685,210 @@ def test_score_curve_of_several_families_judges_each_by_its_own_best() -> None:
     assert math.isnan(low) and math.isnan(high)
     low, high = curve.bounds(0.21, 0.95)
     assert (low, high) == (pytest.approx(0.21 - 1.959964 * 0.01), pytest.approx(0.2196, abs=1e-4))
+
+
+def _member_proba(proba, slope: float, shift: float):
+    """A member of ``loss_curve``'s families by its definition: for two classes the Platt
+    recalibration σ(a·logit r + b) of the second class, for more the top-label one
+    p^a·e^{b·1[k = top]} normalized (both with probabilities capped at 1e-12)."""
+    logp = np.log(np.clip(proba, tempered.RANK_CLIP, 1.0))
+    if proba.shape[1] == 2:
+        t = slope * (logp[:, 1] - np.log(np.clip(proba[:, 0], tempered.RANK_CLIP, 1.0))) + shift
+        return np.column_stack([special.expit(-t), special.expit(t)])
+    z = slope * logp
+    z[np.arange(proba.shape[0]), proba.argmax(axis=1)] += shift
+    return special.softmax(z, axis=1)
+
+
+@pytest.mark.parametrize(
+    ("name", "k", "estimator"),
+    [("brier", 2, "assisted"), ("log_loss", 2, "assisted"), ("log_loss", 2, "snis"),
+     ("brier", 4, "assisted"), ("log_loss", 4, "snis")],
+)  # fmt: skip
+def test_loss_curve_matches_monte_carlo_at_a_member_that_is_not_the_model(
+    name: str, k: int, estimator: str
+) -> None:
+    """Labels drawn from a member other than the model (slope ≈ 1.82, shift −1 for two
+    classes; slope ≈ 0.54, shift +1 for four): G is the mean of the pool's value, S its
+    variance, V the mean square of the estimate (scikit-learn's metric on the draws with
+    weights p/q, or the model-assisted one of ``probability_estimate``) around the pool's
+    value, over pools relabeled and redrawn, each within 3 Monte-Carlo standard errors."""
+    m, n, reps = 2000, 300, 1000
+    rng = np.random.default_rng(20 + k)
+    logits = rng.normal(0.0, 2.0, size=(m, k))
+    logits[:, -1] -= 2.0  # a rarer last class
+    proba = special.softmax(logits, axis=1)
+    cat = ae.Categorical(proba)
+    meas = ae.get_measure(name).bind(cat)
+    p = rng.uniform(0.5, 2.0, size=m)
+    p /= p.sum()
+    q = 0.5 * optimal_distribution(cat, "brier") + 0.5 * p
+    slopes, shifts, _ = tempered.rank_members()
+    j = 24 * 17 + 6 if k == 2 else 14 * 17 + 10
+    truth = _member_proba(proba, slopes[j], shifts[j])
+    cum = truth.cumsum(axis=1)
+    errors, pools, curve = [], [], None
+    for _ in range(reps):
+        y = (rng.uniform(size=m)[:, None] > cum[:, :-1]).sum(axis=1)
+        d = rng.choice(m, size=n, p=q)
+        pool = meas.value(proba, y, p)
+        if estimator == "snis":
+            est = _sklearn(name, proba[d], y[d], p[d] / q[d], 1)
+        else:
+            est = probability_estimate(name, cat, d, y[d], q[d], pool_weights=p).estimate
+        errors.append(est - pool)
+        pools.append(pool)
+        if curve is None:
+            curve = tempered.loss_curve(meas, cat, q, p, d, y[d], estimator == "assisted",
+                                        cut_level=1.0)  # fmt: skip
+    assert curve is not None and curve.values.shape == slopes.shape
+    pools_se = np.std(pools, ddof=1) / math.sqrt(reps)
+    assert abs(np.mean(pools) - curve.values[j]) < 3 * pools_se, (np.mean(pools), pools_se)
+    mu = np.einsum("ik,ik->i", truth, meas.loss_matrix(proba))
+    assert curve.values[j] == pytest.approx(float(p @ mu), rel=1e-12)
+    for predicted, dev2 in (
+        (curve.variances[j], np.array(errors) ** 2),
+        (curve.spreads[j], (np.array(pools) - np.mean(pools)) ** 2),
+    ):
+        tol = 3 * dev2.std(ddof=1) / math.sqrt(reps)
+        assert abs(dev2.mean() - predicted) < tol, (dev2.mean(), predicted, tol)
+
+
+def test_loss_curve_likelihood_by_hand_and_the_cut() -> None:
+    """Four classes: each member's log-likelihood is Σ log p_member(y | x) over the distinct
+    labeled instances with test mass (the top-label family by its definition); two classes:
+    the Platt family's, as the rank measures'. The cut keeps each family's members within
+    its χ² quantile at 0.999."""
+    for k in (4, 2):
+        proba, y, _ = _pool(k, m=1200, seed=30 + k, ties=False)
+        cat = ae.Categorical(proba)
+        meas = ae.get_measure("log_loss").bind(cat)
+        p = np.zeros(1200)
+        p[:900] = 1 / 900  # a group: the last 300 instances carry no test mass
+        q = np.full(1200, 1 / 1200)
+        d = np.random.default_rng(k).choice(1200, size=250)
+        curve = tempered.loss_curve(meas, cat, q, p, d, y[d], True, cut_level=1.0)
+        assert curve is not None
+        units = np.unique(d)
+        units = units[units < 900]
+        slopes, shifts, families = tempered.rank_members()
+        for j in (0, 100, 350, 696, 697, 717, 737):
+            member = _member_proba(proba[units], slopes[j], shifts[j])
+            want = np.log(member[np.arange(units.shape[0]), y[units]]).sum()
+            assert curve.loglik[j] == pytest.approx(want, rel=1e-10), (k, j)
+        cut = tempered.loss_curve(meas, cat, q, p, d, y[d], True)
+        assert cut is not None
+        inside = np.where(
+            families == 2,
+            curve.loglik >= curve.loglik[families == 2].max() - 0.5 * 13.815510557964274,
+            curve.loglik >= curve.loglik[families == 1].max() - 0.5 * 10.827566170662733,
+        )
+        np.testing.assert_array_equal(cut.values, curve.values[inside])
+        np.testing.assert_array_equal(cut.variances, curve.variances[inside])
+
+
+@pytest.mark.parametrize("name", ["brier", "log_loss"])
+def test_an_overconfident_models_scoring_rule_interval_covers_where_wald_does_not(
+    name: str,
+) -> None:
+    """A model with logits three times the truth's, 50 labels: the default (tempered)
+    interval covers the pool's value at least at 0.95 − 3 MC s.e. over 200 seeded
+    campaigns, the Wald interval alone below that; the Wald interval is the one the default
+    joins (``base``)."""
+    proba, y = _overconfident(3000, 3.0)
+    cat = ae.Categorical(proba)
+    truth = ae.get_measure(name).bind(cat).value(proba, y, np.full(3000, 1 / 3000))
+    reps, hits, wald_hits = 200, [], []
+    for seed in range(reps):
+        res = ae.evaluate(cat, lambda i: y[i], name, budget=50, random_state=seed)
+        assert res.interval == "tempered" and res.inference.base == "wald"
+        lo, hi = res.ci
+        lo2, hi2 = res.confidence_interval(method="wald")
+        assert lo <= lo2 and hi2 <= hi
+        hits.append(lo <= truth <= hi)
+        wald_hits.append(lo2 <= truth <= hi2)
+    floor = 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+    assert np.mean(hits) >= floor > np.mean(wald_hits), (np.mean(hits), np.mean(wald_hits))
+
+
+def _loss_members_by_hand(meas, proba, q, p, n: int, assisted: bool, rows=None):
+    """G, V and S of every ``loss_curve`` member by the formulas of the Intervals page,
+    computed apart from the library: each member's label distribution by its definition,
+    λ by weighted least squares (``lstsq`` on rows scaled by √(p²/q)) clipped to [0, 1];
+    ``rows`` a subsample whose sums are scaled up to the pool."""
+    m = p.shape[0]
+    rows = np.arange(m) if rows is None else rows
+    scale = m / rows.shape[0]
+    pr, qr, proba_r = p[rows] * scale, q[rows], proba[rows]
+    loss = meas.loss_matrix(proba_r)
+    e = (proba_r * loss).sum(axis=1)
+    e_bar = float(pr @ e)
+    w = pr * p[rows] / qr
+    slopes, shifts, _ = tempered.rank_members()
+    out = []
+    for a, b in zip(slopes, shifts, strict=True):
+        member = _member_proba(proba_r, a, b)
+        mu = (member * loss).sum(axis=1)
+        var = (member * loss**2).sum(axis=1) - mu**2
+        g = float(pr @ mu)
+        lam = 0.0
+        if assisted:
+            root = np.sqrt(w)
+            fit = np.linalg.lstsq((root * (e - e_bar))[:, None], root * (mu - g), rcond=None)
+            lam = float(np.clip(fit[0][0], 0.0, 1.0))
+        v = float(w @ (var + (mu - g - lam * (e - e_bar)) ** 2)) / n
+        s = float((pr * p[rows]) @ var)
+        out.append((g, v, s))
+    return np.array(out)
+
+
+@pytest.mark.parametrize(("k", "assisted"), [(2, True), (2, False), (4, True)])
+def test_loss_curve_values_and_variances_equal_the_formulas(k: int, assisted: bool) -> None:
+    """Every member's G, V and S equal the Intervals page's formulas computed apart (λ by
+    least squares), to 1e-9 — for the Brier score and the log loss, uneven p and q."""
+    proba, y, w = _pool(k, m=800, seed=40 + k, ties=False)
+    p = w / w.sum()
+    q = np.random.default_rng(41).uniform(0.2, 3.0, size=800) * p
+    q /= q.sum()
+    d = np.random.default_rng(42).choice(800, size=120, p=q)
+    cat = ae.Categorical(proba)
+    for name in ("brier", "log_loss"):
+        meas = ae.get_measure(name).bind(cat)
+        curve = tempered.loss_curve(meas, cat, q, p, d, y[d], assisted, cut_level=1.0)
+        assert curve is not None
+        want = _loss_members_by_hand(meas, proba, q, p, 120, assisted)
+        np.testing.assert_allclose(curve.values, want[:, 0], rtol=1e-9)
+        np.testing.assert_allclose(curve.variances, want[:, 1], rtol=1e-9)
+        np.testing.assert_allclose(curve.spreads, want[:, 2], rtol=1e-9)
+
+
+def test_loss_curve_on_a_subsample_of_a_large_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``MAX_POOL`` the sums run over the fixed subsample, weighted m/k: V is the
+    formula there, S too plus the subsample's sampling variance of G, (1 − k/m)/k times the
+    mean square of m·p·μ − G; each member's G is within 3 of those standard deviations of
+    the whole pool's, and the likelihoods (the labels') are unchanged."""
+    m, k = 6000, 1500
+    proba, y = _overconfident(m, 2.0)
+    cat = ae.Categorical(proba)
+    p = np.full(m, 1 / m)
+    q = np.random.default_rng(7).uniform(0.5, 1.5, size=m)
+    q /= q.sum()
+    d = np.random.default_rng(8).choice(m, size=300, p=q)
+    meas = ae.get_measure("log_loss").bind(cat)
+    full = tempered.loss_curve(meas, cat, q, p, d, y[d], True, cut_level=1.0)
+    monkeypatch.setattr(tempered, "MAX_POOL", k)
+    part = tempered.loss_curve(meas, cat, q, p, d, y[d], True, cut_level=1.0)
+    keep = tempered.subsample(m)
+    monkeypatch.undo()
+    assert full is not None and part is not None and keep.shape == (k,)
+    np.testing.assert_array_equal(part.loglik, full.loglik)
+    want = _loss_members_by_hand(meas, proba, q, p, 300, True, rows=keep)
+    np.testing.assert_allclose(part.values, want[:, 0], rtol=1e-9)
+    np.testing.assert_allclose(part.variances, want[:, 1], rtol=1e-9)
+    slopes, shifts, _ = tempered.rank_members()
+    loss = meas.loss_matrix(proba[keep])
+    for j in range(0, slopes.shape[0], 23):
+        mu = (_member_proba(proba[keep], slopes[j], shifts[j]) * loss).sum(axis=1)
+        extra = (1 - k / m) / k * np.mean((m * p[keep] * mu - want[j, 0]) ** 2)
+        assert part.spreads[j] == pytest.approx(want[j, 2] + extra, rel=1e-9)
+        assert abs(part.values[j] - full.values[j]) <= 3 * math.sqrt(extra), j

@@ -1010,18 +1010,21 @@ def post_stratified(
     meas: Measure,
 ) -> EvaluationResult:
     """The post-stratified overall estimate Σ_k P_k Ĝ_k with variance Σ_k P_k² se_k² (the
-    groups' influence terms live on disjoint instances, so they are uncorrelated)."""
+    groups' influence terms live on disjoint instances, so they are uncorrelated); where the
+    overall result's interval is the tempered one, its score curve is kept and joined at
+    the post-stratified estimate."""
     g = float(shares @ np.array([r.estimate for r in per_group]))
     se = math.sqrt(float(shares**2 @ np.array([r.stderr for r in per_group]) ** 2))
     inf = overall.inference
     binary = bool(getattr(meas, "binary_loss", False))
     census = all(r.inference is not None and r.inference.census for r in per_group)
+    score = inf.score if inf is not None and overall.interval == "tempered" else None
     est = Estimate(
         g, se, overall.n_draws, overall.n_labels,
         inf.effective_n if inf is not None else math.nan, binary, overall.level, meas.name,
-        census=census,
+        census=census, score=score,
     )  # fmt: skip
-    interval = "logit" if binary else "wald"
+    interval = "tempered" if score is not None else ("logit" if binary else "wald")
     ci = est.confidence_interval(overall.level, interval)
     low, high = overall.value_range
     return replace(

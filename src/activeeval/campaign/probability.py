@@ -14,10 +14,10 @@ from .._validation import check_option
 from ..acquisition import Check, _label_check, _LabelBook
 from ..errors import UnknownOptionError
 from ..estimators.probability import _estimate
-from ..estimators.tempered import rank_curve
+from ..estimators.tempered import loss_curve, rank_curve
 from ..measures import as_categorical
 from ..predictive import Categorical, Predictive
-from ..probability_measures import ProbabilityMeasure, _RankMeasure
+from ..probability_measures import ProbabilityMeasure, _RankMeasure, _ScoringRule
 from ..results import EvaluationResult
 from .classwise import _Run
 from .reuse import Reused
@@ -96,14 +96,18 @@ def result(
     the estimate of :mod:`activeeval.estimators.probability`, clipped to the range;
     ``pool_q`` the q every draw came from."""
     codes = cat.label_index(y, "labels")
-    est = _estimate(meas, cat.proba, p, draws, codes, pool_q[draws],
-                    run.estimator == "assisted", run.level)  # fmt: skip
-    if isinstance(meas, _RankMeasure) and not est.census and math.isfinite(est.estimate):
-        # The logit interval joined with the score set along recalibrations of the model
-        # (as the F-measures' tempered interval): docs/how-it-works/intervals.md.
-        curve = rank_curve(meas, cat, pool_q, p, draws, y)
+    assisted = run.estimator == "assisted"
+    est = _estimate(meas, cat.proba, p, draws, codes, pool_q[draws], assisted, run.level)
+    if not est.census and math.isfinite(est.estimate):
+        # The logit or Wald interval joined with the score set along recalibrations of the
+        # model (as the F-measures' tempered interval): docs/how-it-works/intervals.md.
+        curve = None
+        if isinstance(meas, _RankMeasure):
+            curve = rank_curve(meas, cat, pool_q, p, draws, y)
+        elif isinstance(meas, _ScoringRule):
+            curve = loss_curve(meas, cat, pool_q, p, draws, y, assisted)
         if curve is not None:
-            est = replace(est, score=curve, kind="tempered")
+            est = replace(est, score=curve, kind="tempered", base=est.kind)
     lo, hi = est.ci
     low_end, high_end = meas.value_range
     value = float(np.clip(est.estimate, low_end, high_end))

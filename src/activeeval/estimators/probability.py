@@ -32,9 +32,10 @@ probabilities"); in short:
   beyond, where they agree; below, it understated the spread by 5–30 % where positives are
   few); logit interval.
 
-``evaluate`` joins the ROC AUC's and the average precision's logit intervals with a score
-interval along recalibrations of the model (kind ``"tempered"``;
-:func:`activeeval.estimators.tempered.rank_curve`).
+``evaluate`` joins these intervals — the Brier score's and log loss's Wald, the ROC AUC's
+and average precision's logit — with a score interval along recalibrations of the model
+(kind ``"tempered"``; :func:`activeeval.estimators.tempered.loss_curve` and
+:func:`~activeeval.estimators.tempered.rank_curve`).
 """
 
 from __future__ import annotations
@@ -87,10 +88,10 @@ class ProbabilityEstimate(Estimate):
     An :class:`~activeeval.estimators.inference.Estimate` with the interval that fits the
     measure: ``wald`` (Brier, log loss; ``t`` too), ``logit`` (ROC AUC, average precision;
     joined with Wilson's where few effective draws of the rarer class carry the estimate;
-    ``wald``, ``t`` too), ``tempered`` (the logit interval joined with the score interval of
-    ``score``, what ``evaluate`` reports for ROC AUC and average precision; ``logit``,
-    ``wald``, ``t`` too) or ``bins`` (ECE: the projection of simultaneous per-bin intervals,
-    module docstring).
+    ``wald``, ``t`` too), ``tempered`` (the ``base`` interval, logit or Wald, joined with the
+    score interval of ``score``: what ``evaluate`` reports for all four; the ``base``
+    interval and those it allows too) or ``bins`` (ECE: the projection of simultaneous
+    per-bin intervals, module docstring).
 
     Attributes
     ----------
@@ -102,6 +103,9 @@ class ProbabilityEstimate(Estimate):
     bins : dict or None
         ECE only: per bin, ``mass`` (M_b), ``confidence`` (conf_b), ``accuracy`` (the
         estimated frequency, NaN without draws) and ``effective_n`` (Kish size of its draws).
+    base : str
+        The design-based interval the ``tempered`` one joins: ``"logit"`` (ROC AUC, average
+        precision) or ``"wald"`` (Brier score, log loss).
 
     See Also
     --------
@@ -125,6 +129,7 @@ class ProbabilityEstimate(Estimate):
     kind: str = "wald"
     coef: float = 0.0
     bins: dict[str, NDArray[np.float64]] | None = field(default=None, compare=False)
+    base: str = "logit"
 
     def confidence_interval(
         self, level: float | None = None, method: str | None = None,
@@ -138,8 +143,8 @@ class ProbabilityEstimate(Estimate):
             Confidence level in (0, 1); the estimate's ``level`` by default.
         method : str, optional
             ``kind`` by default; ``"wald"`` and ``"t"`` where ``kind`` is ``"wald"``,
-            ``"logit"`` or ``"tempered"``; ``"logit"`` too where it is ``"tempered"``; only
-            ``"bins"`` for the ECE.
+            ``"logit"`` or ``"tempered"``; ``"logit"`` too where it is ``"tempered"`` on the
+            logit ``base``; only ``"bins"`` for the ECE.
         alternative : {"two-sided", "less", "greater"}
             scipy's convention, as for :meth:`Estimate.confidence_interval`.
 
@@ -149,8 +154,10 @@ class ProbabilityEstimate(Estimate):
             The interval's ends (a point on a census).
         """
         lv = check_level(self.level if level is None else level)
-        how = check_option(self.kind if method is None else method, _METHODS[self.kind],
-                           "method")  # fmt: skip
+        methods = _METHODS[self.kind]
+        if self.kind == "tempered" and self.base == "wald":
+            methods = ("tempered", "wald", "t")
+        how = check_option(self.kind if method is None else method, methods, "method")
         return _sided(lambda lv: self._two_sided(lv, how), lv, alternative)
 
     @property
@@ -165,7 +172,7 @@ class ProbabilityEstimate(Estimate):
         if self.census:
             return g, g
         if method == "tempered":
-            base = self._two_sided(lv, "logit")
+            base = self._two_sided(lv, self.base)
             return base if self.score is None else self.score.join(base, g, lv)
         if method == "logit":
             return _logit(g, self.stderr, lv, False, self.measure, self.effective_n)

@@ -10,9 +10,11 @@ own value and the labels' log-likelihood (a :class:`~.inference.ScoreCurve`). Th
 interval joins the design-based one (logit or Wald) with every θ that some plausible member
 does not reject (|Ĝ − θ| ≤ z·√V_a and |θ − G_a| ≤ z·√S_a). ROC AUC and average precision
 take an interval of the same kind over the Platt recalibrations of the model, the tempered
-ones among them (:func:`rank_curve`, their influence functions). Not computed for the thesis
-estimator, batch-adaptive campaigns, comparisons, mixtures, ranked pools and a
-census; pools above :data:`MAX_POOL` are summarized on a fixed subsample.
+ones among them (:func:`rank_curve`, their influence functions), and so do the Brier score and
+the log loss (:func:`loss_curve`; for more than two classes over the top-label
+recalibrations). Not computed for the thesis estimator, batch-adaptive campaigns,
+comparisons, mixtures of models, ranked pools and a census; pools above :data:`MAX_POOL` are
+summarized on a fixed subsample.
 
 The derivation, the formulas for V_a and S_a and the measured coverage and width are in the
 section "The default: the tempered interval" of the *Intervals* page of the documentation
@@ -30,7 +32,7 @@ from scipy import special
 
 from ..measures import Measure
 from ..predictive import Categorical, Gaussian, Predictive
-from ..probability_measures import Ranks, _RankMeasure
+from ..probability_measures import Ranks, _RankMeasure, _ScoringRule
 from ..sampling import _successive_time
 from .inference import ScoreCurve, plausible_by_family
 
@@ -40,6 +42,7 @@ __all__ = [
     "as_curve",
     "curve_defined",
     "curve_on",
+    "loss_curve",
     "pointwise_log_likelihood",
     "rank_curve",
     "rank_members",
@@ -198,18 +201,8 @@ def rank_curve(
         return None
     z = (cat.label_index(labels[first][inside]) == pos).astype(np.float64)
     slopes, shifts, families = rank_members()
-    platt = families == 2
-    # log σ(±t) = −log(1 + e^{∓t}) for every labeled unit (rows) and Platt member (columns),
-    # the sign that of the label; the tempered members are the Platt ones with b = 0.
-    sign = (2.0 * z - 1.0)[:, None]
-    t = sign * (_logit(cat.proba[units[inside], pos])[:, None] * slopes[platt] + shifts[platt])
-    loglik = np.empty(slopes.shape[0])
-    loglik[platt] = -np.logaddexp(0.0, -t).sum(axis=0)
-    loglik[~platt] = loglik[platt][shifts[platt] == 0.0]
-    if cut_level >= 1.0:
-        chosen = np.arange(loglik.shape[0])
-    else:
-        chosen = np.flatnonzero(plausible_by_family(loglik, cut_level, families))
+    loglik = _platt_loglik(_logit(cat.proba[units[inside], pos]), z)
+    chosen = _chosen(loglik, families, cut_level)
     m = q.shape[0]
     keep = subsample(m)
     k = keep.shape[0]
@@ -240,6 +233,147 @@ def rank_curve(
         return None
     return ScoreCurve(values[ok], variances[ok], spreads[ok], loglik[chosen][ok],
                       parameters=families[chosen][ok])  # fmt: skip
+
+
+def loss_curve(
+    meas: _ScoringRule,
+    cat: Categorical,
+    q: NDArray[np.float64],
+    p: NDArray[np.float64],
+    draws: NDArray[np.intp],
+    labels: NDArray[Any],
+    assisted: bool,
+    cut_level: float = RANK_CUT_LEVEL,
+) -> ScoreCurve | None:
+    """The score curve of the Brier score or the log loss estimated from the ``draws`` (pool
+    indices, repeats included, with ``labels``) from ``q``: the self-normalized mean, or with
+    ``assisted`` the model-assisted one (the model's own expected loss e(x) its control
+    variate, λ ∈ [0, 1]).
+
+    The families standing in for p(y | x) are :func:`rank_curve`'s for two classes (the Platt
+    recalibrations of the second class's probability, the tempered ones among them); for
+    more, the top-label family p(k | x) ∝ p̂_k^a e^{b·1[k = top]} (top the model's most
+    probable class, the first of a tie; a and b on :func:`rank_members`' grids, χ²₂'s set)
+    and the tempered one within it (b = 0, χ²₁'s). For each member: the labels'
+    log-likelihood (each distinct labeled instance with p > 0 once); G = Σ p E[ℓ | x], the
+    losses ℓ those of the model's own probabilities; λ the member's least-squares
+    coefficient Σ (p²/q)(μ − G)(e − Ē) / Σ (p²/q)(e − Ē)² within [0, 1] (0 without
+    ``assisted``), μ(x) = E[ℓ | x], Ē = Σ p e; the estimate being a with-replacement
+    (Hansen–Hurwitz) ratio of the residuals ℓ − λe, V = Σ (p²/(n q)) (Var[ℓ | x] + (μ − G −
+    λ(e − Ē))²); and S = Σ p² Var[ℓ | x]. Members outside their family's likelihood-ratio set
+    at ``cut_level`` are left out. None where the draws cover every instance q can draw or no
+    labeled instance has p > 0."""
+    n = int(draws.shape[0])
+    units, first = np.unique(draws, return_index=True)
+    if n < 2 or int((q > 0).sum()) <= units.shape[0]:
+        return None
+    inside = p[units] > 0
+    if not inside.any():
+        return None
+    codes = cat.label_index(labels[first][inside])
+    rows = units[inside]
+    n_classes = cat.proba.shape[1]
+    m = q.shape[0]
+    keep = subsample(m)
+    k = keep.shape[0]
+    qk, pk = q[keep], p[keep]
+    scale = m / k
+    proba_k = cat.proba[keep]
+    loss = meas.loss_matrix(proba_k)
+    slopes, shifts, families = rank_members()
+    # member(c): E[ℓ | x] and Var[ℓ | x] under member c, for the subsample's rows.
+    if n_classes == 2:  # the Platt family and the tempered one, as for the rank measures
+        loglik = _platt_loglik(_logit(cat.proba[rows, 1]), (codes == 1).astype(np.float64))
+        logit_k = _logit(proba_k[:, 1])
+        step = loss[:, 1] - loss[:, 0]
+
+        def member(c: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            r = special.expit(slopes[c] * logit_k + shifts[c])
+            return loss[:, 0] + r * step, r * (1.0 - r) * step * step
+
+    else:  # the top-label family p^a e^{b·1[k = top]}, the tempered one (b = 0) among it
+        loglik = _top_label_loglik(cat.proba[rows], codes)
+        shifted_k, top_k = _top_shifted(proba_k)
+        loss2 = loss * loss
+
+        def member(c: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            pm = np.exp(shifted_k * slopes[c])
+            pm[np.arange(k), top_k] = math.exp(shifts[c])
+            pm /= pm.sum(axis=1, keepdims=True)
+            mu = np.einsum("ik,ik->i", pm, loss)
+            return mu, np.maximum(np.einsum("ik,ik->i", pm, loss2) - mu * mu, 0.0)
+
+    chosen = _chosen(loglik, families, cut_level)
+    e = np.einsum("ik,ik->i", proba_k, loss)  # the model's own expected loss
+    e_bar = scale * float(pk @ e)
+    w = np.divide(pk * pk, qk, out=np.zeros(k), where=qk > 0) * scale  # p²/q; q = 0 left out
+    dev = e - e_bar
+    dd = float(w @ (dev * dev))
+    p2 = pk * pk * scale
+    values = np.empty(chosen.shape[0])
+    variances = np.empty(chosen.shape[0])
+    spreads = np.empty(chosen.shape[0])
+    for j, c in enumerate(chosen):
+        mu, var = member(int(c))
+        g = scale * float(pk @ mu)
+        lam = min(max(float(w @ ((mu - g) * dev)) / dd, 0.0), 1.0) if assisted and dd > 0 else 0.0
+        values[j] = g
+        variances[j] = float(w @ (var + (mu - g - lam * dev) ** 2)) / n
+        spreads[j] = float(p2 @ var)
+        if k < m:  # G is a subsample's estimate: its sampling variance joins S
+            spreads[j] += (1.0 - k / m) / k * float(np.mean((m * pk * mu - g) ** 2))
+    return ScoreCurve(values, variances, spreads, loglik[chosen], parameters=families[chosen])
+
+
+def _platt_loglik(logit: NDArray[np.float64], z: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The log-likelihood of the labels ``z`` (1: the class whose capped log-odds are
+    ``logit``) under every member of :func:`rank_members`, in its order."""
+    slopes, shifts, families = rank_members()
+    platt = families == 2
+    # log σ(±t) = −log(1 + e^{∓t}) for every labeled unit (rows) and Platt member (columns),
+    # the sign that of the label; the tempered members are the Platt ones with b = 0.
+    t = (2.0 * z - 1.0)[:, None] * (logit[:, None] * slopes[platt] + shifts[platt])
+    loglik = np.empty(slopes.shape[0])
+    loglik[platt] = -np.logaddexp(0.0, -t).sum(axis=0)
+    loglik[~platt] = loglik[platt][shifts[platt] == 0.0]
+    return loglik
+
+
+def _top_shifted(proba: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """The log-probabilities less their row maximum (at most 0; 0 at the top class, whose
+    column is the second array), probabilities capped below at :data:`RANK_CLIP`."""
+    logp = np.log(np.clip(proba, RANK_CLIP, 1.0))
+    top = logp.argmax(axis=1)
+    return logp - logp[np.arange(logp.shape[0]), top][:, None], top
+
+
+def _top_label_loglik(proba: NDArray[np.float64], codes: NDArray[np.intp]) -> NDArray[np.float64]:
+    """The log-likelihood of the labels (columns ``codes``) under every member of
+    :func:`rank_members` read as the top-label family: p(k | x) ∝ p̂_k^a e^{b·1[k = top]}
+    (the model's most probable class's odds shifted by b, the tempered family at b = 0)."""
+    slopes, shifts, _ = rank_members()
+    shifted, top = _top_shifted(proba)
+    rows = np.arange(proba.shape[0])
+    own = shifted[rows, codes]
+    others = shifted.copy()
+    others[rows, top] = -np.inf  # Σ over the other classes of e^{a·s_k}, per row and slope
+    grid = np.unique(slopes)
+    rest = np.exp(others[:, :, None] * grid[None, None, :]).sum(axis=1)
+    at = np.searchsorted(grid, slopes)
+    is_top = (codes == top).astype(np.float64)[:, None]
+    norm = np.logaddexp(shifts[None, :], np.log(rest[:, at]))
+    terms = own[:, None] * slopes[None, :] + is_top * shifts[None, :] - norm
+    return np.asarray(terms.sum(axis=0))
+
+
+def _chosen(
+    loglik: NDArray[np.float64], families: NDArray[np.intp], cut_level: float
+) -> NDArray[np.intp]:
+    """The members computed: all (``cut_level`` ≥ 1) or those inside their family's
+    likelihood-ratio set at ``cut_level``."""
+    if cut_level >= 1.0:
+        return np.arange(loglik.shape[0])
+    return np.flatnonzero(plausible_by_family(loglik, cut_level, families))
 
 
 def rank_members() -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
