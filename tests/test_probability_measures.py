@@ -580,17 +580,20 @@ def test_expected_value_is_the_ratio_of_expected_sums_by_enumeration(name: str) 
 def test_an_overconfident_models_default_interval_covers_where_the_logit_one_does_not(
     name: str,
 ) -> None:
-    """A model with logits five times the truth's: the default (tempered) interval covers
-    the pool's value at least at 0.95 − 3 MC s.e. over 150 seeded campaigns, the logit
-    interval alone (the estimate's own standard error) below that."""
+    """A model with logits five times the truth's, draws from its q* in one stage (ROC AUC's
+    default re-plans after a first stage, which here makes the logit interval honest too):
+    the default (tempered) interval covers the pool's value at least at 0.95 − 3 MC s.e.
+    over 150 seeded campaigns, the logit interval alone (the estimate's own standard error)
+    below that."""
     proba, y = _overconfident(3000, 5.0)
     cat = ae.Categorical(proba)
     truth = ae.get_measure(name).bind(cat).value(proba, y, np.full(3000, 1 / 3000))
+    q = optimal_distribution(cat, name)
     reps, hits, logit_hits = 150, [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ae.UndefinedEstimateWarning)
         for seed in range(reps):
-            res = ae.evaluate(cat, lambda i: y[i], name, budget=300, random_state=seed)
+            res = ae.evaluate(cat, lambda i: y[i], name, budget=300, q=q, random_state=seed)
             assert res.interval == "tempered"
             lo, hi = res.ci
             lo2, hi2 = res.confidence_interval(method="logit")
@@ -892,3 +895,68 @@ def test_loss_curve_on_a_subsample_of_a_large_pool(monkeypatch: pytest.MonkeyPat
         extra = (1 - k / m) / k * np.mean((m * p[keep] * mu - want[j, 0]) ** 2)
         assert part.spreads[j] == pytest.approx(want[j, 2] + extra, rel=1e-9)
         assert abs(part.values[j] - full.values[j]) <= 3 * math.sqrt(extra), j
+
+
+def _platt_fit_by_hand(proba, units, y):
+    """The Platt grid member with the largest log-likelihood of the labels of ``units``, and
+    whether the labels reject the model (a = 1, b = 0) by the χ²₂ likelihood-ratio test at
+    0.95 — by loops over the grid."""
+    slopes, shifts, families = tempered.rank_members()
+    logit = np.log(proba[units, 1] / proba[units, 0])
+    best, best_ll = None, -np.inf
+    for a, b, fam in zip(slopes, shifts, families, strict=True):
+        if fam != 2:
+            continue
+        t = a * logit + b
+        ll = np.where(y[units] == 1, special.log_expit(t), special.log_expit(-t)).sum()
+        if ll > best_ll:
+            best, best_ll = (a, b), ll
+    own = np.where(y[units] == 1, special.log_expit(logit), special.log_expit(-logit)).sum()
+    return best, best_ll - own > 5.991464547107979 / 2  # χ²₂(0.95) / 2
+
+
+def test_roc_auc_default_draws_in_two_stages_as_written() -> None:
+    """ROC AUC's default is, draw for draw, a quarter of the budget from the model's q*, then
+    the rest from q* under the Platt member the first labels fit best (they reject this
+    overconfident model), reusing the first stage's labels — the same campaign written with
+    ``q=`` and ``reuse=`` and one random generator: the same draws, estimate, mixture q and
+    cost. The member's q* is the q* of its own probabilities (a monotone map of the model's:
+    the same ranks)."""
+    proba, y = _overconfident(3000, 3.0)
+    cat = ae.Categorical(proba)
+    res = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=400,
+                      random_state=np.random.default_rng(11))  # fmt: skip
+    gen = np.random.default_rng(11)
+    first = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=100,
+                        q=optimal_distribution(cat, "roc_auc"), random_state=gen)  # fmt: skip
+    (a, b), rejected = _platt_fit_by_hand(proba, np.unique(first.indices), y)
+    assert rejected and a < 1.0
+    member = special.expit(a * np.log(proba[:, 1] / proba[:, 0]) + b)
+    q2 = optimal_distribution(ae.Categorical(np.column_stack([1 - member, member])), "roc_auc")
+    rest = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=400 - first.cost, q=q2,
+                       reuse=first, random_state=gen)  # fmt: skip
+    np.testing.assert_array_equal(res.indices, rest.indices)
+    np.testing.assert_allclose(res.pool_q, rest.pool_q, rtol=1e-12)
+    assert res.estimate == pytest.approx(rest.estimate, rel=1e-12)
+    assert res.cost == first.cost + rest.cost == 400
+
+
+def test_roc_auc_keeps_the_models_q_where_the_labels_do_not_reject_it() -> None:
+    """Labels drawn from the model itself: its first stage's labels do not reject it, so the
+    second stage draws from the same q* (the mixture q is q*; the first stage's draws lead);
+    below 40 labels there is one stage, the campaign of q* alone draw for draw."""
+    rng = np.random.default_rng(12)
+    r = special.expit(rng.normal(-2.0, 1.5, size=3000))
+    y = (rng.uniform(size=3000) < r).astype(int)
+    cat = ae.Categorical(np.column_stack([1 - r, r]))
+    q = optimal_distribution(cat, "roc_auc")
+    res = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=400, random_state=3)
+    first = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=100, q=q, random_state=3)
+    assert not _platt_fit_by_hand(cat.proba, np.unique(first.indices), y)[1]
+    np.testing.assert_array_equal(res.indices[: first.indices.shape[0]], first.indices)
+    np.testing.assert_allclose(res.pool_q, q, rtol=1e-12)
+    assert res.n_labels == 400
+    small = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=30, random_state=3)
+    same = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=30, q=q, random_state=3)
+    np.testing.assert_array_equal(small.indices, same.indices)
+    assert small.estimate == same.estimate

@@ -88,7 +88,7 @@ def _evaluate_groups(
 
     def result(p: NDArray[np.float64]) -> EvaluationResult:
         if cat is not None and isinstance(meas, ProbabilityMeasure):
-            return probability_result(meas, cat, run, p, acq, method, draws, y, qq)
+            return probability_result(meas, cat, run, p, acq.spent, method, draws, y, qq)
         pool = kind([predictive], meas, p)
         rep = pool.reporting(qq, run.level, run.estimator)
         est, interval = pool.estimate(rep, 0, draws, y)

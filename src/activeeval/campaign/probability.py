@@ -9,19 +9,29 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import special
 
 from .._validation import check_option
 from ..acquisition import Check, _label_check, _LabelBook
 from ..errors import UnknownOptionError
+from ..estimators.inference import plausible_members
 from ..estimators.probability import _estimate
-from ..estimators.tempered import loss_curve, rank_curve
+from ..estimators.tempered import (
+    _judged,
+    _logit,
+    _platt_loglik,
+    loss_curve,
+    rank_curve,
+    rank_members,
+)
 from ..measures import as_categorical
 from ..predictive import Categorical, Predictive
-from ..probability_measures import ProbabilityMeasure, _RankMeasure, _ScoringRule
+from ..probability_measures import ROCAUC, ProbabilityMeasure, _RankMeasure, _ScoringRule
 from ..results import EvaluationResult
+from ..sampling import _from_moment
 from .classwise import _Run
 from .reuse import Reused
-from .steps import CampaignSettings, Oracle, _Acquisition
+from .steps import CampaignSettings, Oracle
 
 #: What a measure of probabilities does not take, by argument: the reason.
 _REFUSED = {
@@ -35,6 +45,19 @@ _REFUSED = {
 
 #: The methods ``evaluate`` takes for these measures.
 EVALUATE_METHODS = ("active", "active_uniC", "active_lambda", "passive")
+
+#: ROC AUC's default design draws this share of the budget from q* under the model, then the
+#: rest from q* under the Platt recalibration of the model its labels fit best, where they
+#: reject the model's own probabilities (:func:`recalibrated_distribution`).
+FIRST_STAGE = 0.25
+
+#: Two stages only where the first can buy at least this many of the costliest labels (so
+#: the second, three times as large, can always buy one).
+MIN_FIRST_LABELS = 10
+
+#: The level of the likelihood-ratio test that rejects the model's probabilities after the
+#: first stage (χ²₂: the Platt family's two parameters).
+RECALIBRATION_LEVEL = 0.95
 
 
 def refuse(measure: ProbabilityMeasure, **given: Any) -> None:
@@ -77,8 +100,58 @@ def _evaluate_probability(
     run = _Run.checked(s, cat.n, oracle)
     qq = run.planned(q, method, cat, meas, floor)
     book = _Pool(cat, cat.n)
+    costliest = 1.0 if run.lam is None else float(run.lam.max())
+    if (isinstance(meas, ROCAUC) and method == "active" and q is None
+            and FIRST_STAGE * run.budget >= MIN_FIRST_LABELS * costliest):  # fmt: skip
+        # Two stages: q* under the model, then under the recalibration the labels fit best.
+        first = replace(run, budget=FIRST_STAGE * run.budget)
+        acq1, d1, y1, q1 = first.acquire(book, qq, oracle, reused)
+        q2 = recalibrated_distribution(meas, cat, run, d1, y1, q1)
+        rest = replace(run, budget=run.budget - acq1.spent,
+                       max_draws=max(run.max_draws - int(acq1.draws.shape[0]), 1))  # fmt: skip
+        acq, draws, y, q_all = rest.acquire(book, qq if q2 is None else q2, oracle,
+                                            Reused(d1, y1, q1))  # fmt: skip
+        return result(meas, cat, run, run.p, acq1.spent + acq.spent, method, draws, y, q_all)
     acq, draws, y, q_all = run.acquire(book, qq, oracle, reused)
-    return result(meas, cat, run, run.p, acq, method, draws, y, q_all)
+    return result(meas, cat, run, run.p, acq.spent, method, draws, y, q_all)
+
+
+def recalibrated_distribution(
+    meas: _RankMeasure,
+    cat: Categorical,
+    run: _Run,
+    draws: NDArray[np.intp],
+    labels: NDArray[Any],
+    qq: NDArray[np.float64],
+) -> NDArray[np.float64] | None:
+    """q* (eq. 4.6 with the measure's influence, the run's costs and defensive mix) under the
+    Platt recalibration σ(a·logit r + b) of the model's positive-class probability r that the
+    labels of ``draws`` fit best (the grid of :func:`~activeeval.estimators.tempered.rank_members`),
+    where the labels reject the model itself: its log-likelihood below the best member's by
+    more than χ²₂(:data:`RECALIBRATION_LEVEL`)/2. None where they do not, or no labeled
+    instance has test mass, or the draws labeled every instance ``qq`` (the first stage's q)
+    can draw: the model's q* stands. The scores ranked stay the model's."""
+    judged = _judged(qq, run.p, draws, labels)
+    if judged is None:
+        return None
+    _, rows, rows_labels = judged
+    pos = meas._pos()
+    z = (cat.label_index(rows_labels) == pos).astype(np.float64)
+    logit = _logit(cat.proba[rows, pos])
+    slopes, shifts, families = rank_members()
+    platt = families == 2
+    loglik = _platt_loglik(logit, z)[platt]
+    own = float(-np.logaddexp(0.0, -(2.0 * z - 1.0) * logit).sum())  # a = 1, b = 0
+    if plausible_members(np.append(loglik, own), RECALIBRATION_LEVEL, 2)[-1]:
+        return None
+    best = int(np.argmax(loglik))
+    beliefs = np.zeros_like(cat.proba)
+    beliefs[:, pos] = special.expit(slopes[platt][best] * _logit(cat.proba[:, pos])
+                                    + shifts[platt][best])  # fmt: skip
+    moment = meas.influence_second_moment(beliefs, cat.proba, run.p)
+    s = run.settings
+    return _from_moment(moment, run.p, np.ones(cat.n, dtype=bool), run.lam, s.mix, True,
+                        uniform=s.pool_weights is None)  # fmt: skip
 
 
 def result(
@@ -86,7 +159,7 @@ def result(
     cat: Categorical,
     run: _Run,
     p: NDArray[np.float64],
-    acq: _Acquisition,
+    spent: float,
     method: str,
     draws: NDArray[np.intp],
     y: NDArray[Any],
@@ -94,7 +167,7 @@ def result(
 ) -> EvaluationResult:
     """The campaign's result for the test distribution ``p`` (the pool's, or a group's):
     the estimate of :mod:`activeeval.estimators.probability`, clipped to the range;
-    ``pool_q`` the q every draw came from."""
+    ``spent`` the labels' cost; ``pool_q`` the q every draw came from (weights p/q)."""
     codes = cat.label_index(y, "labels")
     assisted = run.estimator == "assisted"
     est = _estimate(meas, cat.proba, p, draws, codes, pool_q[draws], assisted, run.level)
@@ -113,7 +186,7 @@ def result(
     value = float(np.clip(est.estimate, low_end, high_end))
     return EvaluationResult(
         estimate=value, stderr=est.stderr, ci=(max(lo, low_end), min(hi, high_end)),
-        level=run.level, n_labels=est.n_labels, n_draws=est.n_draws, cost=acq.spent,
+        level=run.level, n_labels=est.n_labels, n_draws=est.n_draws, cost=spent,
         budget=run.budget, method=method, measure=meas.name, indices=draws, q=pool_q[draws],
         labels=y, inference=est, interval=est.kind, value_range=meas.value_range,
         pool_q=pool_q,

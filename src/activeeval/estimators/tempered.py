@@ -191,17 +191,14 @@ def rank_curve(
     outside their family's likelihood-ratio set at ``cut_level`` are left out (1.0 keeps
     all, in the order of :func:`rank_members`); intervals at levels above it use the rest.
     None where a label is missing or the draws cover every instance q can draw."""
-    n = int(draws.shape[0])
-    units, first = np.unique(draws, return_index=True)
-    if n < 2 or int((q > 0).sum()) <= units.shape[0]:
+    judged = _judged(q, p, draws, labels)
+    if judged is None:
         return None
+    n, rows, rows_labels = judged
     pos = meas._pos()
-    inside = p[units] > 0
-    if not inside.any():  # no label where the value is estimated: nothing judges the members
-        return None
-    z = (cat.label_index(labels[first][inside]) == pos).astype(np.float64)
+    z = (cat.label_index(rows_labels) == pos).astype(np.float64)
     slopes, shifts, families = rank_members()
-    loglik = _platt_loglik(_logit(cat.proba[units[inside], pos]), z)
+    loglik = _platt_loglik(_logit(cat.proba[rows, pos]), z)
     chosen = _chosen(loglik, families, cut_level)
     m = q.shape[0]
     keep = subsample(m)
@@ -263,15 +260,11 @@ def loss_curve(
     λ(e − Ē))²); and S = Σ p² Var[ℓ | x]. Members outside their family's likelihood-ratio set
     at ``cut_level`` are left out. None where the draws cover every instance q can draw or no
     labeled instance has p > 0."""
-    n = int(draws.shape[0])
-    units, first = np.unique(draws, return_index=True)
-    if n < 2 or int((q > 0).sum()) <= units.shape[0]:
+    judged = _judged(q, p, draws, labels)
+    if judged is None:
         return None
-    inside = p[units] > 0
-    if not inside.any():
-        return None
-    codes = cat.label_index(labels[first][inside])
-    rows = units[inside]
+    n, rows, rows_labels = judged
+    codes = cat.label_index(rows_labels)
     n_classes = cat.proba.shape[1]
     m = q.shape[0]
     keep = subsample(m)
@@ -323,6 +316,22 @@ def loss_curve(
         if k < m:  # G is a subsample's estimate: its sampling variance joins S
             spreads[j] += (1.0 - k / m) / k * float(np.mean((m * pk * mu - g) ** 2))
     return ScoreCurve(values, variances, spreads, loglik[chosen], parameters=families[chosen])
+
+
+def _judged(
+    q: NDArray[np.float64], p: NDArray[np.float64], draws: NDArray[np.intp], labels: NDArray[Any]
+) -> tuple[int, NDArray[np.intp], NDArray[Any]] | None:
+    """(n, the distinct labeled instances with test mass — those that judge the members —
+    and their labels) of a campaign's ``draws``; None with fewer than two draws, draws that
+    cover every instance q can draw, or no labeled instance with test mass."""
+    n = int(draws.shape[0])
+    units, first = np.unique(draws, return_index=True)
+    if n < 2 or int((q > 0).sum()) <= units.shape[0]:
+        return None
+    inside = p[units] > 0
+    if not inside.any():  # no label where the value is estimated: nothing judges the members
+        return None
+    return n, units[inside], labels[first][inside]
 
 
 def _platt_loglik(logit: NDArray[np.float64], z: NDArray[np.float64]) -> NDArray[np.float64]:
