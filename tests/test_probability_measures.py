@@ -897,10 +897,10 @@ def test_loss_curve_on_a_subsample_of_a_large_pool(monkeypatch: pytest.MonkeyPat
         assert abs(part.values[j] - full.values[j]) <= 3 * math.sqrt(extra), j
 
 
-def _platt_fit_by_hand(proba, units, y):
+def _platt_fit_by_hand(proba, units, y, statistic: bool = False):
     """The Platt grid member with the largest log-likelihood of the labels of ``units``, and
     whether the labels reject the model (a = 1, b = 0) by the χ²₂ likelihood-ratio test at
-    0.95 — by loops over the grid."""
+    0.95 (with ``statistic``: the log-likelihood ratio itself) — by loops over the grid."""
     slopes, shifts, families = tempered.rank_members()
     logit = np.log(proba[units, 1] / proba[units, 0])
     best, best_ll = None, -np.inf
@@ -912,6 +912,8 @@ def _platt_fit_by_hand(proba, units, y):
         if ll > best_ll:
             best, best_ll = (a, b), ll
     own = np.where(y[units] == 1, special.log_expit(logit), special.log_expit(-logit)).sum()
+    if statistic:
+        return best, best_ll - own
     return best, best_ll - own > 5.991464547107979 / 2  # χ²₂(0.95) / 2
 
 
@@ -942,21 +944,81 @@ def test_roc_auc_default_draws_in_two_stages_as_written() -> None:
 
 
 def test_roc_auc_keeps_the_models_q_where_the_labels_do_not_reject_it() -> None:
-    """Labels drawn from the model itself: its first stage's labels do not reject it, so the
-    second stage draws from the same q* (the mixture q is q*; the first stage's draws lead);
-    below 40 labels there is one stage, the campaign of q* alone draw for draw."""
+    """Labels drawn from the model itself: the first stage's labels do not reject it, so the
+    second stage draws from the same q* — the campaign written as a quarter of the budget from
+    q* and the rest from q* reusing it, one generator, draw for draw (budgets 400 and 40, the
+    least with two stages); at 39 labels one stage, the campaign of q* alone."""
     rng = np.random.default_rng(12)
     r = special.expit(rng.normal(-2.0, 1.5, size=3000))
     y = (rng.uniform(size=3000) < r).astype(int)
     cat = ae.Categorical(np.column_stack([1 - r, r]))
     q = optimal_distribution(cat, "roc_auc")
-    res = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=400, random_state=3)
-    first = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=100, q=q, random_state=3)
-    assert not _platt_fit_by_hand(cat.proba, np.unique(first.indices), y)[1]
-    np.testing.assert_array_equal(res.indices[: first.indices.shape[0]], first.indices)
-    np.testing.assert_allclose(res.pool_q, q, rtol=1e-12)
-    assert res.n_labels == 400
-    small = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=30, random_state=3)
-    same = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=30, q=q, random_state=3)
+    for budget in (400, 40):
+        res = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=budget,
+                          random_state=np.random.default_rng(3))  # fmt: skip
+        gen = np.random.default_rng(3)
+        first = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=budget // 4, q=q,
+                            random_state=gen)  # fmt: skip
+        assert not _platt_fit_by_hand(cat.proba, np.unique(first.indices), y)[1]
+        rest = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=budget - first.cost, q=q,
+                           reuse=first, random_state=gen)  # fmt: skip
+        np.testing.assert_array_equal(res.indices, rest.indices)
+        assert res.estimate == rest.estimate
+    small = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=39, random_state=3)
+    same = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=39, q=q, random_state=3)
     np.testing.assert_array_equal(small.indices, same.indices)
     assert small.estimate == same.estimate
+
+
+def _settings():
+    """A campaign's default settings (budget 100), as ``evaluate`` passes them."""
+    from activeeval.campaign.steps import CampaignSettings
+    from activeeval.methods import DEFAULT_MIX
+
+    return CampaignSettings(budget=100, method="active", costs=None, level=0.95,
+                            random_state=0, pool_weights=None, mix=DEFAULT_MIX,
+                            estimator="assisted", max_draws=None, progress=False)  # fmt: skip
+
+
+def test_the_recalibration_test_is_chi2_with_two_degrees_at_its_level(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The re-plan happens exactly when 2·(best Platt log-likelihood − the model's) exceeds
+    the χ²₂ quantile at ``RECALIBRATION_LEVEL``: levels just below and above the statistic's
+    own χ²₂ probability flip the decision; first labels of one class never re-plan."""
+    from activeeval.campaign import probability as campaign
+
+    proba, y = _overconfident(2000, 1.6, seed=5)
+    cat = ae.Categorical(proba)
+    meas = ae.get_measure("roc_auc").bind(cat)
+    run = campaign._Run.checked(_settings(), 2000, lambda i: y[i])
+    q = optimal_distribution(cat, "roc_auc")
+    d = np.random.default_rng(6).choice(2000, size=60, p=q)
+    _, stat = _platt_fit_by_hand(proba, np.unique(d), y, statistic=True)
+    at = float(special.chdtr(2, 2 * stat))  # the statistic's χ²₂ probability
+    assert 0.2 < at < 0.999, at  # an informative case: neither level is extreme
+    for level, replans in ((at - 0.01, True), (at + 0.01, False)):
+        monkeypatch.setattr(campaign, "RECALIBRATION_LEVEL", level)
+        got = campaign.recalibrated_distribution(meas, cat, run, d, y[d], q)
+        assert (got is not None) == replans, (level, at)
+    monkeypatch.setattr(campaign, "RECALIBRATION_LEVEL", 1e-6)  # would re-plan on anything
+    negatives = d[y[d] == 0]
+    assert campaign.recalibrated_distribution(meas, cat, run, negatives, y[negatives], q) is None
+
+
+def test_a_two_stage_campaign_keeps_one_draw_cap_and_warns_once() -> None:
+    """``max_draws`` caps both stages together, and one warning gives the campaign's cap,
+    spending and budget (a cap reached in the first stage ends the campaign)."""
+    proba, y = _overconfident(600, 4.0)
+    cat = ae.Categorical(proba)
+    for cap in (30, 60):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=200, max_draws=cap,
+                              random_state=0)  # fmt: skip
+        assert res.n_draws == cap
+        assert [str(w.message).split(" (")[0] for w in caught] == [
+            f"max_draws: the campaign reached its cap of {cap} draws with {res.cost:g} of the "
+            "budget 200 spent"
+        ]
+        assert caught[0].filename == __file__

@@ -185,10 +185,13 @@ class _Run:
         q: NDArray[np.float64],
         oracle: Oracle,
         reused: Reused | None = None,
+        warn: bool = True,
     ) -> tuple[_Acquisition, NDArray[np.intp], NDArray[Any], NDArray[np.float64]]:
         """Algorithm 2's draws from ``q`` until the budget is spent: the acquisition, the
         draws, their labels and the q over the pool they are weighted by — with ``reused``,
-        the earlier draws first and the balance heuristic's mixture (:mod:`.reuse`)."""
+        the earlier draws first and the balance heuristic's mixture (:mod:`.reuse`).
+        ``warn=False``: no warning if the draw cap ends it (a stage of a campaign that warns
+        once, with its totals)."""
         book, check = pool.label_book()
         if reused is not None:
             reused.prefill(book, check)
@@ -196,7 +199,8 @@ class _Run:
             acq = _Acquisition(q, oracle, check, self.lam, self.rng, self.max_draws, bar,
                                book=book)  # fmt: skip
             acq.run(self.budget)
-        acq.warn_if_capped(self.budget, stacklevel=5)  # from evaluate or compare
+        if warn:
+            acq.warn_if_capped(self.budget, stacklevel=5)  # from evaluate or compare
         acq.require_labels(self.settings.budget, reused is not None)
         if reused is None:
             return acq, acq.draws, book.lookup(acq.draws), q

@@ -31,7 +31,7 @@ from ..results import EvaluationResult
 from ..sampling import _from_moment
 from .classwise import _Run
 from .reuse import Reused
-from .steps import CampaignSettings, Oracle
+from .steps import CampaignSettings, Oracle, warn_capped
 
 #: What a measure of probabilities does not take, by argument: the reason.
 _REFUSED = {
@@ -104,14 +104,20 @@ def _evaluate_probability(
     if (isinstance(meas, ROCAUC) and method == "active" and q is None
             and FIRST_STAGE * run.budget >= MIN_FIRST_LABELS * costliest):  # fmt: skip
         # Two stages: q* under the model, then under the recalibration the labels fit best.
+        # One cap and one warning for the two (the second stage's cap is what is left).
         first = replace(run, budget=FIRST_STAGE * run.budget)
-        acq1, d1, y1, q1 = first.acquire(book, qq, oracle, reused)
-        q2 = recalibrated_distribution(meas, cat, run, d1, y1, q1)
-        rest = replace(run, budget=run.budget - acq1.spent,
-                       max_draws=max(run.max_draws - int(acq1.draws.shape[0]), 1))  # fmt: skip
-        acq, draws, y, q_all = rest.acquire(book, qq if q2 is None else q2, oracle,
-                                            Reused(d1, y1, q1))  # fmt: skip
-        return result(meas, cat, run, run.p, acq1.spent + acq.spent, method, draws, y, q_all)
+        acq1, d1, y1, q1 = first.acquire(book, qq, oracle, reused, warn=False)
+        spent, draws, y, q_all, capped = acq1.spent, d1, y1, q1, acq1.capped
+        if not capped:
+            q2 = recalibrated_distribution(meas, cat, run, d1, y1, q1)
+            rest = replace(run, budget=run.budget - acq1.spent,
+                           max_draws=run.max_draws - int(acq1.draws.shape[0]))  # fmt: skip
+            acq, draws, y, q_all = rest.acquire(book, qq if q2 is None else q2, oracle,
+                                                Reused(d1, y1, q1), warn=False)  # fmt: skip
+            spent, capped = spent + acq.spent, acq.capped
+        if capped:
+            warn_capped(run.max_draws, spent, run.budget, stacklevel=3)  # from evaluate
+        return result(meas, cat, run, run.p, spent, method, draws, y, q_all)
     acq, draws, y, q_all = run.acquire(book, qq, oracle, reused)
     return result(meas, cat, run, run.p, acq.spent, method, draws, y, q_all)
 
@@ -129,14 +135,18 @@ def recalibrated_distribution(
     labels of ``draws`` fit best (the grid of :func:`~activeeval.estimators.tempered.rank_members`),
     where the labels reject the model itself: its log-likelihood below the best member's by
     more than χ²₂(:data:`RECALIBRATION_LEVEL`)/2. None where they do not, or no labeled
-    instance has test mass, or the draws labeled every instance ``qq`` (the first stage's q)
-    can draw: the model's q* stands. The scores ranked stay the model's."""
+    instance has test mass, or those hold one class only (the fit has no maximum), or the
+    draws labeled every instance ``qq`` (the first stage's q) can draw: the model's q*
+    stands. The scores ranked stay the model's (docs/how-it-works/sampling.md, "Two
+    stages")."""
     judged = _judged(qq, run.p, draws, labels)
     if judged is None:
         return None
     _, rows, rows_labels = judged
     pos = meas._pos()
     z = (cat.label_index(rows_labels) == pos).astype(np.float64)
+    if z.all() or not z.any():  # one class only: the Platt fit has no maximum
+        return None
     logit = _logit(cat.proba[rows, pos])
     slopes, shifts, families = rank_members()
     platt = families == 2

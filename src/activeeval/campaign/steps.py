@@ -188,15 +188,23 @@ class _Acquisition:
 
     def warn_if_capped(self, budget: float, stacklevel: int = 3) -> None:
         """Warn once the campaign is over if the draw cap, not the budget, ended it."""
-        if self.capped and self.spent < budget * (1 - 1e-9):
-            warnings.warn(
-                f"max_draws: the campaign reached its cap of {self.max_draws} draws with "
-                f"{self.spent:g} of the budget {budget:g} spent (repeated draws of labeled "
-                "instances are free but count toward the cap); the result uses the labels "
-                "bought so far. Pass a larger max_draws to spend the whole budget.",
-                ActiveEvalWarning,
-                stacklevel=stacklevel,
-            )
+        if self.capped:
+            warn_capped(self.max_draws, self.spent, budget, stacklevel)
+
+
+def warn_capped(max_draws: int, spent: float, budget: float, stacklevel: int) -> None:
+    """The warning of a campaign the draw cap ``max_draws`` ended with ``spent`` of its
+    ``budget`` spent (none if the budget was spent); ``stacklevel`` as ``warnings.warn``'s,
+    counted from the caller."""
+    if spent < budget * (1 - 1e-9):
+        warnings.warn(
+            f"max_draws: the campaign reached its cap of {max_draws} draws with "
+            f"{spent:g} of the budget {budget:g} spent (repeated draws of labeled "
+            "instances are free but count toward the cap); the result uses the labels "
+            "bought so far. Pass a larger max_draws to spend the whole budget.",
+            ActiveEvalWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 def _comparison_result(
