@@ -122,11 +122,13 @@ def pointwise_log_likelihood(pred: Predictive, y: NDArray[Any]) -> NDArray[np.fl
     normal log-density with variance var/a for a Gaussian."""
     if isinstance(pred, Categorical):
         logp = np.log(np.clip(pred.proba, 1e-300, 1.0))
-        own = logp[np.arange(logp.shape[0]), pred.label_index(y)]
-        scaled = logp[:, None, :] * GRID[None, :, None]
-        top = scaled.max(axis=2)
-        norm = top + np.log(np.exp(scaled - top[..., None]).sum(axis=2))
-        return np.asarray(own[:, None] * GRID[None, :] - norm, dtype=float)
+        top = logp.max(axis=1)
+        shifted = logp - top[:, None]  # a > 0 keeps the maximum's place: log Σ e^{a·s} ≥ 0
+        own = shifted[np.arange(logp.shape[0]), pred.label_index(y)]
+        out = np.empty((logp.shape[0], GRID.shape[0]))
+        for j, a in enumerate(GRID):  # one slope at a time: memory that of the rows, not × 41
+            out[:, j] = a * own - np.log(np.exp(shifted * a).sum(axis=1))
+        return out
     assert isinstance(pred, Gaussian)
     r2 = (np.asarray(y, dtype=float) - pred.mean) ** 2 / pred.var
     return np.asarray(
@@ -363,16 +365,17 @@ def _top_label_loglik(proba: NDArray[np.float64], codes: NDArray[np.intp]) -> ND
     slopes, shifts, _ = rank_members()
     shifted, top = _top_shifted(proba)
     rows = np.arange(proba.shape[0])
-    own = shifted[rows, codes]
+    own = float(shifted[rows, codes].sum())
+    n_top = float(np.count_nonzero(codes == top))
     others = shifted.copy()
     others[rows, top] = -np.inf  # Σ over the other classes of e^{a·s_k}, per row and slope
-    grid = np.unique(slopes)
-    rest = np.exp(others[:, :, None] * grid[None, None, :]).sum(axis=1)
-    at = np.searchsorted(grid, slopes)
-    is_top = (codes == top).astype(np.float64)[:, None]
-    norm = np.logaddexp(shifts[None, :], np.log(rest[:, at]))
-    terms = own[:, None] * slopes[None, :] + is_top * shifts[None, :] - norm
-    return np.asarray(terms.sum(axis=0))
+    out = np.empty(slopes.shape[0])
+    for a in np.unique(slopes):  # one slope at a time: memory that of the rows, not × 41
+        mine = np.flatnonzero(slopes == a)
+        log_rest = np.log(np.exp(others * a).sum(axis=1))
+        norm = np.logaddexp(shifts[mine][None, :], log_rest[:, None]).sum(axis=0)
+        out[mine] = a * own + n_top * shifts[mine] - norm
+    return out
 
 
 def _chosen(
