@@ -55,6 +55,11 @@ def main(argv: list[str] | None = None) -> None:
         "continuous.json",
     )  # fmt: skip
     ap.add_argument(
+        "--slices", nargs="+", default=None, metavar="TASK/MODEL",
+        help="continuous: regenerate only these models' slices (e.g. caravan_skew/boosted), "
+        "keeping the others from OUT's continuous.json",
+    )  # fmt: skip
+    ap.add_argument(
         "--workers", type=int, default=1,
         help="continuous: processes for the measures' and the slices' cells (the numbers do "
         "not depend on it)",
@@ -107,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
         sections = tuple(continuous.SECTIONS) if args.sections is None else tuple(args.sections)
         measures = continuous.MEASURES if args.measures is None else tuple(args.measures)
         continuous.run(args.out, reps, smoke=args.smoke, sections=sections,
-                       workers=args.workers, measures=measures)  # fmt: skip
+                       workers=args.workers, measures=measures, slices=args.slices)  # fmt: skip
 
 
 if __name__ == "__main__":

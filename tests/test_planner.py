@@ -342,6 +342,11 @@ def test_plan_refuses_what_it_does_not_plan() -> None:
         ae.plan(proba, "error_rate", alternative="smaller")
     with pytest.raises(UnknownOptionError, match=r"^target_width: give target_width="):
         ae.plan(proba, "error_rate").budget_for()
+    for measure in ("brier", "log_loss", "ece", "roc_auc", "average_precision"):
+        with pytest.raises(UnknownOptionError, match=rf"^measure: .* not yet of {measure}, a"):
+            ae.plan(proba, measure)
+        with pytest.raises(UnknownOptionError, match=rf"^measure: .* not yet of {measure}, a"):
+            ae.plan([proba, proba[::-1]], measure)
 
 
 @pytest.mark.parametrize(

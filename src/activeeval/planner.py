@@ -65,6 +65,7 @@ from .predictive import (
     decided,
     recalibrate,
 )
+from .probability_measures import ProbabilityMeasure
 from .ranking import (
     GradedRelevance,
     get_ranking_measure,
@@ -1028,7 +1029,9 @@ def plan(
     ------
     UnknownOptionError
         An unknown method, estimator or alternative; a measure that does not fit the
-        predictions (a classification measure for a regressor).
+        predictions (a classification measure for a regressor); a measure of the predicted
+        probabilities (``brier``, ``log_loss``, ``ece``, ``roc_auc``, ``average_precision``),
+        whose intervals plan() does not predict yet.
     ShapeError
         Predictions that do not cover the same pool, more than two models, two models that
         predict the same label everywhere, a power, target width or effect outside its
@@ -1178,6 +1181,13 @@ def _models(
         raise UnknownOptionError(
             f"measure: plan() predicts one interval, and {meas.name} has one per class; plan "
             "macro_f1, weighted_f1 or balanced_accuracy, or one class's f1 with pos_label=."
+        )
+    if isinstance(meas, ProbabilityMeasure):
+        raise UnknownOptionError(
+            f"measure: plan() predicts intervals of measures of decisions (error_rate, f1, "
+            f"mse, ...), not yet of {meas.name}, a measure of the predicted probabilities. "
+            f"Run a pilot instead: evaluate(..., {meas.name!r}, budget=n0) and scale its "
+            "standard error by sqrt(n0 / n) for n labels."
         )
     return preds, meas, method, costs
 
