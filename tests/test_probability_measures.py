@@ -10,6 +10,7 @@ import math
 import subprocess
 import sys
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -1022,3 +1023,33 @@ def test_a_two_stage_campaign_keeps_one_draw_cap_and_warns_once() -> None:
             "budget 200 spent"
         ]
         assert caught[0].filename == __file__
+
+
+def test_a_two_stage_campaign_shows_one_progress_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One progress bar for the two stages, of the whole budget, advanced by every label
+    bought (a bar per stage restarted at the second); one stage (39 labels) opens one too."""
+    from activeeval.campaign import steps
+
+    bars: list[Any] = []
+
+    class Bar:
+        def __init__(self, total: float, **_: Any) -> None:
+            self.total, self.n = total, 0.0
+            bars.append(self)
+
+        def __enter__(self) -> Bar:
+            return self
+
+        def __exit__(self, *exc: Any) -> None:
+            return None
+
+        def update(self, k: float) -> None:
+            self.n += k
+
+    monkeypatch.setattr(steps, "tqdm", Bar)
+    proba, y = _overconfident(3000, 3.0)
+    for budget in (400, 39):
+        bars.clear()
+        res = ae.evaluate(ae.Categorical(proba), lambda i: y[i], "roc_auc", budget=budget,
+                          random_state=0)  # fmt: skip
+        assert [(b.total, b.n) for b in bars] == [(budget, res.n_labels)]

@@ -4,6 +4,7 @@ evaluation, or two models' comparison by an average (fixed n: no stopping rules)
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -186,17 +187,20 @@ class _Run:
         oracle: Oracle,
         reused: Reused | None = None,
         warn: bool = True,
+        bar: Any = None,
     ) -> tuple[_Acquisition, NDArray[np.intp], NDArray[Any], NDArray[np.float64]]:
         """Algorithm 2's draws from ``q`` until the budget is spent: the acquisition, the
         draws, their labels and the q over the pool they are weighted by — with ``reused``,
         the earlier draws first and the balance heuristic's mixture (:mod:`.reuse`).
-        ``warn=False``: no warning if the draw cap ends it (a stage of a campaign that warns
-        once, with its totals)."""
+        ``warn=False``: no warning if the draw cap ends it; ``bar``: a progress bar to advance
+        instead of one of its own (a stage of a campaign that shows one bar and warns once,
+        with its totals)."""
         book, check = pool.label_book()
         if reused is not None:
             reused.prefill(book, check)
-        with _bar(self.budget, self.lam, self.settings.progress) as bar:
-            acq = _Acquisition(q, oracle, check, self.lam, self.rng, self.max_draws, bar,
+        own = _bar(self.budget, self.lam, self.settings.progress) if bar is None else None
+        with own if own is not None else nullcontext(bar) as shown:
+            acq = _Acquisition(q, oracle, check, self.lam, self.rng, self.max_draws, shown,
                                book=book)  # fmt: skip
             acq.run(self.budget)
         if warn:

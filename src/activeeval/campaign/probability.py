@@ -31,7 +31,7 @@ from ..results import EvaluationResult
 from ..sampling import _from_moment
 from .classwise import _Run
 from .reuse import Reused
-from .steps import CampaignSettings, Oracle, warn_capped
+from .steps import CampaignSettings, Oracle, _bar, warn_capped
 
 #: What a measure of probabilities does not take, by argument: the reason.
 _REFUSED = {
@@ -104,17 +104,20 @@ def _evaluate_probability(
     if (isinstance(meas, ROCAUC) and method == "active" and q is None
             and FIRST_STAGE * run.budget >= MIN_FIRST_LABELS * costliest):  # fmt: skip
         # Two stages: q* under the model, then under the recalibration the labels fit best.
-        # One cap and one warning for the two (the second stage's cap is what is left).
+        # One progress bar, one cap and one warning for the two (the second stage's cap is
+        # what is left).
         first = replace(run, budget=FIRST_STAGE * run.budget)
-        acq1, d1, y1, q1 = first.acquire(book, qq, oracle, reused, warn=False)
-        spent, draws, y, q_all, capped = acq1.spent, d1, y1, q1, acq1.capped
-        if not capped:
-            q2 = recalibrated_distribution(meas, cat, run, d1, y1, q1)
-            rest = replace(run, budget=run.budget - acq1.spent,
-                           max_draws=run.max_draws - int(acq1.draws.shape[0]))  # fmt: skip
-            acq, draws, y, q_all = rest.acquire(book, qq if q2 is None else q2, oracle,
-                                                Reused(d1, y1, q1), warn=False)  # fmt: skip
-            spent, capped = spent + acq.spent, acq.capped
+        with _bar(run.budget, run.lam, run.settings.progress) as bar:
+            acq1, d1, y1, q1 = first.acquire(book, qq, oracle, reused, warn=False, bar=bar)
+            spent, draws, y, q_all, capped = acq1.spent, d1, y1, q1, acq1.capped
+            if not capped:
+                q2 = recalibrated_distribution(meas, cat, run, d1, y1, q1)
+                rest = replace(run, budget=run.budget - acq1.spent,
+                               max_draws=run.max_draws - int(acq1.draws.shape[0]))  # fmt: skip
+                acq, draws, y, q_all = rest.acquire(book, qq if q2 is None else q2, oracle,
+                                                    Reused(d1, y1, q1), warn=False,
+                                                    bar=bar)  # fmt: skip
+                spent, capped = spent + acq.spent, acq.capped
         if capped:
             warn_capped(run.max_draws, spent, run.budget, stacklevel=3)  # from evaluate
         return result(meas, cat, run, run.p, spent, method, draws, y, q_all)
