@@ -38,10 +38,19 @@ from activeeval.datasets import EvaluationTask, load_task
 from activeeval.demo import _runs, _samples, fit_logistic, pool_predictive, simulate_static
 from activeeval.estimators.assisted import assisted_distribution
 from activeeval.estimators.inference import logit_interval
-from activeeval.estimators.tempered import as_curve, pointwise_log_likelihood, variance_curve
+from activeeval.estimators.tempered import (
+    as_curve,
+    platt_chosen,
+    platt_loglik,
+    platt_members,
+    pointwise_log_likelihood,
+    rank_members,
+    variance_curve,
+    with_platt,
+)
 from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
 from activeeval.predictive import Categorical, Gaussian, Predictive
-from activeeval.sampling import optimal_distribution, passive_distribution
+from activeeval.sampling import _successive_time, optimal_distribution, passive_distribution
 
 from .models import fit_regressor
 
@@ -263,22 +272,33 @@ def tempered_intervals(
     level: float = 0.95,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
     """evaluate's default interval per (rep, budget) — the design-based one joined with the
-    tempered-model score interval (:mod:`activeeval.estimators.tempered`) — with the
-    variance curve computed once per budget (the campaigns stop at exactly that many
-    distinct labels) and each campaign's log-likelihood summed from per-instance values
-    (tested equal to evaluate)."""
+    tempered-model score interval (:mod:`activeeval.estimators.tempered`; for two classes
+    with the Platt members too) — with the variance curves computed once per budget (the
+    campaigns stop at exactly that many distinct labels; every Platt member, each campaign
+    taking those :func:`~activeeval.estimators.tempered.curve` would compute) and each
+    campaign's log-likelihoods summed from per-instance values (tested equal to evaluate)."""
     lo, hi = _interval(meas, est, se, n_eff, level)
     draws, kept = drawn
     f = pred.point_prediction()
     p = np.full(pred.n, 1.0 / pred.n)
     ll_all = pointwise_log_likelihood(pred, y)
+    binary = isinstance(pred, Categorical) and pred.proba.shape[1] == 2
+    platt = np.flatnonzero(rank_members()[2] == 2)
     for j, n in enumerate(b):
         values, variances, spreads = variance_curve(pred, meas, f, q, p, int(n))
+        if binary:
+            t = _successive_time(q, int(n))
+            pv = np.vstack(platt_members(pred, meas, f, q, p, pred.n, t, platt))
         for r in range(est.shape[0]):
             units = np.unique(draws[r, : kept[r, j]])
             curve = as_curve(values, variances, spreads, ll_all[units].sum(axis=0))
             if units.shape[0] != int(n) or curve is None:
                 continue
+            if binary:
+                ll = platt_loglik(pred.take(units), y[units])
+                chosen = platt_chosen(ll)
+                at = np.searchsorted(platt, chosen)  # the chosen members' columns of pv
+                curve = with_platt(curve, *pv[:, at], ll[chosen])
             lo[r, j], hi[r, j] = curve.join((lo[r, j], hi[r, j]), float(est[r, j]), level)
     return lo, hi
 

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import special
 from sklearn.metrics import f1_score
 
 import activeeval as ae
@@ -153,28 +154,49 @@ def test_each_group_covers_and_is_unbiased() -> None:
         assert hits[g] / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), (g, hits[g] / reps)
 
 
+def _judged_by(curve, proba, units, y) -> None:  # type: ignore[no-untyped-def]
+    """The curve's members are judged by the labels of ``units``: its tempered members (the
+    grid's, every REFINE-th of the first family) by the per-instance log-likelihoods summed
+    there, its best Platt member (the second family) by the best of σ(a·logit r + b) over
+    the grid, computed by hand."""
+    from activeeval.estimators.inference import ScoreCurve
+    from activeeval.estimators.tempered import _logit, pointwise_log_likelihood, rank_members
+
+    ll = pointwise_log_likelihood(ae.Categorical(proba).take(units), y[units]).sum(axis=0)
+    if curve.parameters is None:  # the labels do not reject the tempered family
+        np.testing.assert_allclose(curve.loglik, ll, rtol=1e-12)
+        return
+    grid = curve.loglik[curve.parameters == 1][:: ScoreCurve.REFINE]
+    np.testing.assert_allclose(grid, ll, rtol=1e-12)
+    slopes, shifts, families = rank_members()
+    t = _logit(proba[units, 1])[:, None] * slopes[families == 2] + shifts[families == 2]
+    by_hand = np.where(y[units, None] == 1, special.log_expit(t), special.log_expit(-t))
+    best = curve.loglik[curve.parameters == 2].max()
+    assert best == pytest.approx(by_hand.sum(axis=0).max(), rel=1e-12)
+
+
 def test_a_groups_tempered_members_are_judged_by_the_groups_labels() -> None:
     """The tempered interval's likelihood sums over the labeled instances of the group (p > 0),
-    recomputed here from the per-instance log-likelihoods; the pool's estimate keeps all."""
-    from activeeval.estimators.tempered import pointwise_log_likelihood
-
-    proba, y, groups = _pool(5)
+    for the tempered and the Platt family alike (the labels here from the model's log-odds
+    + 2: a base rate the tempered family misses, and group a's labels reject it); the pool's
+    estimate keeps all."""
+    proba, _, groups = _pool(5)
+    y = np.random.default_rng(6).uniform(size=M) < special.expit(special.logit(proba[:, 1]) + 2)
+    y = y.astype(int)
     res = ae.evaluate(proba, lambda i: y[i], "error_rate", budget=300, groups=groups,
                       random_state=1)  # fmt: skip
     units = np.unique(res.indices)
-    ll = pointwise_log_likelihood(ae.Categorical(proba).take(units), y[units])
+    assert res["a"].inference.score.parameters is not None  # the Platt members joined
     for g in ("a", "b", "c"):
         curve = res[g].inference.score
         assert curve is not None
-        inside = groups[units] == g
-        np.testing.assert_allclose(curve.loglik, ll[inside].sum(axis=0), rtol=1e-12)
-        assert not np.allclose(curve.loglik, ll.sum(axis=0))
+        _judged_by(curve, proba, units[groups[units] == g], y)
+        with pytest.raises(AssertionError):
+            _judged_by(curve, proba, units, y)
     # The pool's own curve (f1 is not additive: its overall is its own estimate) keeps all.
     f1 = ae.evaluate(proba, lambda i: y[i], "f1", budget=300, groups=groups, random_state=1)
-    units = np.unique(f1.indices)
-    ll = pointwise_log_likelihood(ae.Categorical(proba).take(units), y[units])
     assert f1.overall.inference.score is not None
-    np.testing.assert_allclose(f1.overall.inference.score.loglik, ll.sum(axis=0), rtol=1e-12)
+    _judged_by(f1.overall.inference.score, proba, np.unique(f1.indices), y)
 
 
 def test_a_groups_anytime_sigma0_path_ignores_the_labels_outside_it() -> None:

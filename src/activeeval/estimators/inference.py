@@ -556,6 +556,17 @@ class ScoreCurve:
     #: Interpolated members per step of the family's grid.
     REFINE: ClassVar[int] = 4
 
+    def fields(self) -> tuple[NDArray[np.float64], ...]:
+        """(values, variances, spreads, loglik)."""
+        return self.values, self.variances, self.spreads, self.loglik
+
+    def dense(self) -> ScoreCurve:
+        """The members :meth:`bounds` looks at (the grid's and the interpolated ones), as a
+        curve of one family that interpolates no further (``parameters`` all 1)."""
+        values, variances, spreads, loglik = self._dense()
+        ones = np.ones(values.shape[0], dtype=np.intp)
+        return ScoreCurve(values, variances, spreads, loglik, parameters=ones)
+
     def _dense(self) -> tuple[NDArray[np.float64], ...]:
         if self.parameters is not None:  # members of several families: no line between
             loglik = np.where(np.isnan(self.loglik), -np.inf, self.loglik)

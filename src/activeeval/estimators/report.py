@@ -101,13 +101,12 @@ from .summary import (
 from .tempered import (
     GRID,
     _Tempering,
-    as_curve,
-    curve_on,
     pointwise_log_likelihood,
     score_curve,
     subsample,
     tempered,
 )
+from .tempered import curve as tempered_curve
 
 #: The index of a = 1 (the model itself) in the tempered family's grid.
 _ONE = int(np.argmin(np.abs(GRID - 1.0)))
@@ -269,11 +268,8 @@ def summary_static_estimate(
     t = s.time.time(n)  # once: the estimate and its tempered curve share it
     est = summary_estimate(meas, pred, s, draws, y, draw_q, level, t)
     if score and s.curve_family and s.time.n_support > n:
-        values, variances, spreads = curve_on(
-            s.sample, meas, None, s.sample_q, s.sample_p, s.size, t
-        )
-        loglik = pointwise_log_likelihood(pred.take(units), y[first]).sum(axis=0)
-        curve = as_curve(values, variances, spreads, loglik)
+        curve = tempered_curve(s.sample, meas, None, s.sample_q, s.sample_p, s.size, t,
+                               pred.take(units), y[first])  # fmt: skip
         if curve is not None:
             return replace(est, score=curve), "tempered"
     return est, "logit" if est.binary_loss else "wald"

@@ -47,7 +47,7 @@ from .assisted import (
     add_means,
 )
 from .inference import _multiple_from_influence
-from .tempered import as_curve, curve_on, pointwise_log_likelihood, subsample
+from .tempered import curve, subsample
 
 __all__ = [
     "AtRows",
@@ -340,11 +340,8 @@ def summary_model_scores(
             out.append(None)
             continue
         t = s.time.time(n)
-        values, variances, spreads = curve_on(
-            s.samples[k], meas, None, s.sample_q, s.sample_p, s.size, t
-        )
-        loglik = pointwise_log_likelihood(pr.take(units), labels).sum(axis=0)
-        out.append(as_curve(values, variances, spreads, loglik))
+        out.append(curve(s.samples[k], meas, None, s.sample_q, s.sample_p, s.size, t,
+                         pr.take(units), labels))  # fmt: skip
     return tuple(out)
 
 
