@@ -44,7 +44,7 @@ from activeeval.estimators.tempered import (
     platt_loglik,
     platt_members,
     pointwise_log_likelihood,
-    rank_members,
+    subsample,
     variance_curve,
     with_platt,
 )
@@ -274,8 +274,8 @@ def tempered_intervals(
     """evaluate's default interval per (rep, budget) — the design-based one joined with the
     tempered-model score interval (:mod:`activeeval.estimators.tempered`; for two classes
     with the Platt members too) — with the variance curves computed once per budget (the
-    campaigns stop at exactly that many distinct labels; every Platt member, each campaign
-    taking those :func:`~activeeval.estimators.tempered.curve` would compute) and each
+    campaigns stop at exactly that many distinct labels; the Platt members any campaign takes,
+    each taking those :func:`~activeeval.estimators.tempered.curve` would compute) and each
     campaign's log-likelihoods summed from per-instance values (tested equal to evaluate)."""
     lo, hi = _interval(meas, est, se, n_eff, level)
     draws, kept = drawn
@@ -283,21 +283,26 @@ def tempered_intervals(
     p = np.full(pred.n, 1.0 / pred.n)
     ll_all = pointwise_log_likelihood(pred, y)
     binary = isinstance(pred, Categorical) and pred.proba.shape[1] == 2
-    platt = np.flatnonzero(rank_members()[2] == 2)
+    keep = subsample(pred.n)  # the rows curve() sums over
+    pred_k = pred if keep.shape[0] == pred.n else pred.take(keep)
     for j, n in enumerate(b):
         values, variances, spreads = variance_curve(pred, meas, f, q, p, int(n))
-        if binary:
-            t = _successive_time(q, int(n))
-            pv = np.vstack(platt_members(pred, meas, f, q, p, pred.n, t, platt))
+        todo = []
         for r in range(est.shape[0]):
             units = np.unique(draws[r, : kept[r, j]])
             curve = as_curve(values, variances, spreads, ll_all[units].sum(axis=0))
             if units.shape[0] != int(n) or curve is None:
                 continue
-            if binary:
-                ll = platt_loglik(pred.take(units), y[units])
-                chosen = platt_chosen(ll)
-                at = np.searchsorted(platt, chosen)  # the chosen members' columns of pv
+            ll = platt_loglik(pred.take(units), y[units]) if binary else None
+            todo.append((r, curve, ll, np.empty(0, np.intp) if ll is None else platt_chosen(ll)))
+        # The Platt members any campaign takes, computed once for all of them.
+        union = np.unique(np.concatenate([c for *_, c in todo] or [np.empty(0, np.intp)]))
+        if union.size:
+            t = _successive_time(q, int(n))
+            pv = np.vstack(platt_members(pred_k, meas, f[keep], q[keep], p[keep], pred.n, t, union))
+        for r, curve, ll, chosen in todo:
+            if chosen.size:
+                at = np.searchsorted(union, chosen)  # the chosen members' columns of pv
                 curve = with_platt(curve, *pv[:, at], ll[chosen])
             lo[r, j], hi[r, j] = curve.join((lo[r, j], hi[r, j]), float(est[r, j]), level)
     return lo, hi

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import special
 
 import activeeval as ae
 from activeeval.demo import first_occurrence, labels_to_match, simulate_static
@@ -301,14 +302,20 @@ def test_alternatives_script_runs(capsys) -> None:
         assert np.all(got[q == 0] == 0)
 
 
+@pytest.mark.parametrize("shift", [0.0, -3.0])
 @pytest.mark.parametrize("measure", ["error_rate", "f1"])
-def test_stress_suite_intervals_equal_evaluate(measure: str) -> None:
+def test_stress_suite_intervals_equal_evaluate(measure: str, shift: float) -> None:
     """The robustness benchmark's vectorized default interval (design-based joined with the
-    tempered-model score interval) is evaluate's, campaign for campaign."""
+    tempered-model score interval) is evaluate's, campaign for campaign: labels from the
+    model (no Platt member joins), and from its log-odds − 3 (the labels reject b = 0, the
+    Platt members join)."""
     from activeeval.demo import _runs
     from reproduce.robustness import tempered_intervals
 
-    pa, _, y, _ = _pool(9)
+    pa, _, y, rng = _pool(9)
+    if shift:
+        r = special.expit(special.logit(pa.proba[:, 1]) + shift)
+        y = (rng.random(pa.n) < r).astype(int)
     meas = ae.get_measure(measure, pos_label=1).bind(pa)
     q = ae.sampling.optimal_distribution(pa, meas)
     budgets = np.array([40.0, 150.0])
@@ -317,6 +324,7 @@ def test_stress_suite_intervals_equal_evaluate(measure: str) -> None:
     for j, b in enumerate(budgets):
         res = ae.evaluate(pa, lambda i: y[i], meas, budget=b, q=q, random_state=3)
         assert res.interval == "tempered"
+        assert (res.inference.score.parameters is not None) == bool(shift)
         assert res.ci == pytest.approx((lo[0, j], hi[0, j]), rel=1e-9)
 
 

@@ -348,3 +348,31 @@ def test_a_wrong_base_rate_takes_the_platt_members(monkeypatch: pytest.MonkeyPat
         cover[level] = np.mean((lo <= truth) & (truth <= hi), axis=0)
     assert (cover[1.0] < floor).all(), cover
     assert (cover[module.PLATT_TEST_LEVEL] >= floor).all(), cover
+
+
+def test_platt_members_join_where_the_labels_reject_b_zero() -> None:
+    """platt_chosen takes Platt members exactly when twice the Platt family's best
+    log-likelihood gain over the tempered family's best exceeds χ²₁ at PLATT_TEST_LEVEL
+    (scipy's quantile): just below none, just above its 0.999 likelihood-ratio set."""
+    from activeeval.estimators.tempered import (
+        PLATT_TEST_LEVEL,
+        RANK_CUT_LEVEL,
+        platt_chosen,
+        rank_members,
+    )
+
+    families = rank_members()[2]
+    cut = stats.chi2.ppf(PLATT_TEST_LEVEL, 1) / 2
+    rng = np.random.default_rng(0)
+    for eps in (-1e-6, 1e-6):
+        loglik = np.where(families == 1, -10.0, -10.0 - rng.uniform(0, 20, families.shape[0]))
+        best = np.flatnonzero(families == 2)[7]
+        loglik[best] = -10.0 + cut + eps
+        got = platt_chosen(loglik)
+        if eps < 0:
+            assert got.size == 0
+        else:
+            plat = np.flatnonzero(families == 2)
+            inside = plat[loglik[plat] >= loglik[best] - stats.chi2.ppf(RANK_CUT_LEVEL, 2) / 2]
+            np.testing.assert_array_equal(got, inside)
+            assert best in got

@@ -563,6 +563,7 @@ class ScoreCurve:
     def dense(self) -> ScoreCurve:
         """The members :meth:`bounds` looks at (the grid's and the interpolated ones), as a
         curve of one family that interpolates no further (``parameters`` all 1)."""
+        assert self.parameters is None, "a curve of several families is not interpolated"
         values, variances, spreads, loglik = self._dense()
         ones = np.ones(values.shape[0], dtype=np.intp)
         return ScoreCurve(values, variances, spreads, loglik, parameters=ones)
