@@ -225,7 +225,7 @@ def rank_curve(
     n, rows, rows_labels = judged
     pos = meas._pos()
     z = (cat.label_index(rows_labels) == pos).astype(np.float64)
-    slopes, shifts, families = rank_members()
+    families = rank_members()[2]
     loglik = _platt_loglik(_logit(cat.proba[rows, pos]), z)
     chosen = _chosen(loglik, families, cut_level)
     m = q.shape[0]
@@ -244,7 +244,7 @@ def rank_curve(
     variances = np.full(chosen.shape[0], math.nan)
     spreads = np.full(chosen.shape[0], math.nan)
     for j, c in enumerate(chosen):
-        r = special.expit(slopes[c] * logit_k + shifts[c])
+        r = _platt_at(logit_k, c)
         g, mu, second, var = meas._moments(r, pk * scale, ranks)
         if math.isnan(g):
             continue
@@ -309,7 +309,7 @@ def loss_curve(
         step = loss[:, 1] - loss[:, 0]
 
         def member(c: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-            r = special.expit(slopes[c] * logit_k + shifts[c])
+            r = _platt_at(logit_k, c)
             return loss[:, 0] + r * step, r * (1.0 - r) * step * step
 
     else:  # the top-label family p^a e^{b·1[k = top]}, the tempered one (b = 0) among it
@@ -414,12 +414,11 @@ def platt_members(
     :func:`rank_members`: an overconfident model's errors are often a base rate as well as a
     temperature (boosted trees that expect an F1 of 0.90 where the pool has 0.09), which
     tempering alone cannot stand for."""
-    slopes, shifts, _ = rank_members()
     logit_k = _logit(pred_k.proba[:, 1])
     memo: list[Any] = [None, None]
 
     def member(c: int) -> Categorical:
-        r = special.expit(slopes[c] * logit_k + shifts[c])
+        r = _platt_at(logit_k, c)
         return _member(pred_k, np.column_stack([1.0 - r, r]), memo)
 
     members = (member(int(c)) for c in chosen)
@@ -529,6 +528,12 @@ def rank_members() -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np
         np.array([2, 1], dtype=np.intp), [n_b * RANK_SLOPES.shape[0], RANK_SLOPES.shape[0]]
     )
     return slopes, shifts, families
+
+
+def _platt_at(logit: NDArray[np.float64], c: int) -> NDArray[np.float64]:
+    """σ(a·logit + b) for member ``c`` of :func:`rank_members` (the capped log-odds ``logit``)."""
+    slopes, shifts, _ = rank_members()
+    return np.asarray(special.expit(slopes[c] * logit + shifts[c]), dtype=np.float64)
 
 
 def _logit(r: NDArray[np.float64]) -> NDArray[np.float64]:
