@@ -763,7 +763,8 @@ def report(result: dict[str, Any]) -> str:
         'interval width. The default is `ae.evaluate(..., method="active")` (q*, the '
         "model-assisted estimator, its `tempered` interval: the logit-Wald interval for "
         "measures in [0, 1], Wald otherwise, joined with the score interval of the model's "
-        "tempered probabilities, `activeeval.estimators.tempered`); passive "
+        "tempered probabilities — for two classes also of its Platt recalibrations σ(a·logit "
+        "+ b) where the labels reject b = 0 — `activeeval.estimators.tempered`); passive "
         'is `method="passive"` (the same estimator and interval on uniform draws); thesis SNIS is '
         '`estimator="snis"` on q* with its Wald interval. Peers: oasis 0.1.3 OASIS and '
         "Sawade importance sampling (F1 only; point estimates, no interval); ppi_py PPI++ "

@@ -558,7 +558,8 @@ def _model_scores(
     """Each model's tempered-model score curve on a comparison's draws (its own
     predictions, the comparison's q), for :meth:`~activeeval.ComparisonResult.model_intervals`:
     a model's value rests on the few draws where the models agree, whose rare errors its Wald
-    interval cannot see (0.79 coverage at 100 labels; with the curve 0.94–0.96). The curves
+    interval cannot see (0.79 coverage at 100 labels; with the curve 0.94–0.96, measured
+    before a binary model's curve took the Platt members, which only widen it). The curves
     are computed when first asked for (a comparison's Δ does not need them), once. They
     assume each model's own control variate where the comparison may use the pair's mixture
     (measured coverage above). None where the draws do not identify each model's value
