@@ -555,7 +555,9 @@ def _group_report(res: dict[str, Any]) -> list[str]:
         "coverage ≥ 0.93 for every group with ≥ 30 expected labels.",
         "",
     ]
-    worst: dict[bool, dict[str, list[float]]] = {w: {a: [] for a in GROUP_ARMS} for w in (0, 1)}
+    worst: dict[bool, dict[str, list[float]]] = {
+        w: {a: [] for a in GROUP_ARMS} for w in (False, True)
+    }
     for r in rows:
         wrong = r["model"] in WRONG_MODELS
         lines += [

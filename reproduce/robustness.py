@@ -282,9 +282,9 @@ def tempered_intervals(
     f = pred.point_prediction()
     p = np.full(pred.n, 1.0 / pred.n)
     ll_all = pointwise_log_likelihood(pred, y)
-    binary = isinstance(pred, Categorical) and pred.proba.shape[1] == 2
     keep = subsample(pred.n)  # the rows curve() sums over
-    pred_k = pred if keep.shape[0] == pred.n else pred.take(keep)
+    cat = pred if isinstance(pred, Categorical) and pred.proba.shape[1] == 2 else None
+    none = np.empty(0, dtype=np.intp)
     for j, n in enumerate(b):
         values, variances, spreads = variance_curve(pred, meas, f, q, p, int(n))
         todo = []
@@ -293,17 +293,18 @@ def tempered_intervals(
             curve = as_curve(values, variances, spreads, ll_all[units].sum(axis=0))
             if units.shape[0] != int(n) or curve is None:
                 continue
-            ll = platt_loglik(pred.take(units), y[units]) if binary else None
-            todo.append((r, curve, ll, np.empty(0, np.intp) if ll is None else platt_chosen(ll)))
+            ll = none.astype(float) if cat is None else platt_loglik(cat.take(units), y[units])
+            todo.append((r, curve, ll, none if cat is None else platt_chosen(ll)))
         # The Platt members any campaign takes, computed once for all of them.
-        union = np.unique(np.concatenate([c for *_, c in todo] or [np.empty(0, np.intp)]))
-        if union.size:
+        union = np.unique(np.concatenate([c for *_, c in todo] or [none]))
+        if cat is not None and union.size:
             t = _successive_time(q, int(n))
-            pv = np.vstack(platt_members(pred_k, meas, f[keep], q[keep], p[keep], pred.n, t, union))
+            cat_k = cat if keep.shape[0] == cat.n else cat.take(keep)
+            g, v, sp = platt_members(cat_k, meas, f[keep], q[keep], p[keep], cat.n, t, union)
         for r, curve, ll, chosen in todo:
             if chosen.size:
-                at = np.searchsorted(union, chosen)  # the chosen members' columns of pv
-                curve = with_platt(curve, *pv[:, at], ll[chosen])
+                at = np.searchsorted(union, chosen)  # the chosen members' positions in union
+                curve = with_platt(curve, g[at], v[at], sp[at], ll[chosen])
             lo[r, j], hi[r, j] = curve.join((lo[r, j], hi[r, j]), float(est[r, j]), level)
     return lo, hi
 
