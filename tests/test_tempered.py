@@ -185,6 +185,20 @@ def test_evaluate_reports_the_union_of_logit_and_score_intervals() -> None:
                        random_state=2).interval == "wald"  # fmt: skip
 
 
+def _campaigns(pred, y, measure: str, reps: int):  # type: ignore[no-untyped-def]
+    """The measure bound to ``pred``, its pool value, q*, the budgets 100 and 200, and
+    ``reps`` seeded campaigns from q* (``activeeval.demo._runs``, the model-assisted
+    estimator)."""
+    meas = ae.get_measure(measure, pos_label=1).bind(pred)
+    f = pred.point_prediction()
+    w = meas.weight(f, y)
+    truth = float(w @ meas.loss(f, y) / w.sum())
+    q = ae.sampling.optimal_distribution(pred, meas)
+    budgets = np.array([100.0, 200.0])
+    runs = _runs(q, pred, meas, y, budgets, reps, seed=0, assisted=True)
+    return meas, truth, q, budgets, runs
+
+
 @pytest.mark.parametrize("measure", ["error_rate", "f1"])
 def test_coverage_on_an_overconfident_pool(measure: str) -> None:
     """Seeded Monte-Carlo, 400 campaigns of 100 and 200 labels on a pool whose model is 4×
@@ -195,14 +209,8 @@ def test_coverage_on_an_overconfident_pool(measure: str) -> None:
     from reproduce.robustness import _interval, tempered_intervals
 
     pred, y, _ = _overconfident(0)
-    meas = ae.get_measure(measure, pos_label=1).bind(pred)
-    f = pred.point_prediction()
-    w = meas.weight(f, y)
-    truth = float(w @ meas.loss(f, y) / w.sum())
-    q = ae.sampling.optimal_distribution(pred, meas)
-    budgets = np.array([100.0, 200.0])
     reps = 400
-    est, se, _, n_eff, drawn = _runs(q, pred, meas, y, budgets, reps, seed=0, assisted=True)
+    meas, truth, q, budgets, (est, se, _, n_eff, drawn) = _campaigns(pred, y, measure, reps)
     lo0, hi0 = _interval(meas, est, se, n_eff)
     lo, hi = tempered_intervals(pred, meas, y, q, budgets, est, se, n_eff, drawn)
     floor = 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
@@ -331,15 +339,8 @@ def test_a_wrong_base_rate_takes_the_platt_members(monkeypatch: pytest.MonkeyPat
     task = load_task("caravan_skew")
     pred = ae.Categorical(_boosted(task).predict_proba(task.X_pool))
     y = np.asarray(task.y_pool)
-    meas = ae.get_measure("f1", pos_label=1).bind(pred)
-    f = pred.point_prediction()
-    w = meas.weight(f, y)
-    truth = float(w @ meas.loss(f, y) / w.sum())
-    q = ae.sampling.optimal_distribution(pred, meas)
-    budgets = np.array([100.0, 200.0])
     reps = 300
-    runs = _runs(q, pred, meas, y, budgets, reps, seed=0, assisted=True)
-    est, se, _, n_eff, drawn = runs
+    meas, truth, q, budgets, (est, se, _, n_eff, drawn) = _campaigns(pred, y, "f1", reps)
     floor = 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
     cover = {}
     for level in (1.0, module.PLATT_TEST_LEVEL):
