@@ -173,9 +173,8 @@ def score_curve(
     from ``q``, the model's decisions being ``f`` (None: ``pred``'s point prediction, taken
     only where the curve looks), the members judged by the labels of the labeled instances
     with p > 0 only, so that a group's are judged by the group's labels
-    (docs/how-it-works/intervals.md); None
-    where the family is not defined (same page), a Gaussian has a zero variance, or the
-    campaign labeled every instance q can draw."""
+    (docs/how-it-works/intervals.md); None where the family is not defined (same page), a
+    Gaussian has a zero variance, or the campaign labeled every instance q can draw."""
     n_labels = int(units.shape[0])
     if not curve_defined(pred, n_labels):
         return None
