@@ -557,12 +557,31 @@ class ScoreCurve:
     REFINE: ClassVar[int] = 4
 
     def fields(self) -> tuple[NDArray[np.float64], ...]:
-        """(values, variances, spreads, loglik)."""
+        """The curve's four arrays, in the constructor's order.
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(values, variances, spreads, loglik)``.
+        """
         return self.values, self.variances, self.spreads, self.loglik
 
     def dense(self) -> ScoreCurve:
-        """The members :meth:`bounds` looks at (the grid's and the interpolated ones), as a
-        curve of one family that interpolates no further (``parameters`` all 1)."""
+        """The members :meth:`bounds` looks at, as a curve that interpolates no further.
+
+        Returns
+        -------
+        ScoreCurve
+            The grid's members and the interpolated ones between them, one family
+            (``parameters`` all 1), so that members of another family can join it
+            (``activeeval.estimators.tempered.with_platt``).
+
+        Raises
+        ------
+        AssertionError
+            For a curve of several families (``parameters`` given), which is not
+            interpolated.
+        """
         assert self.parameters is None, "a curve of several families is not interpolated"
         values, variances, spreads, loglik = self._dense()
         ones = np.ones(values.shape[0], dtype=np.intp)
