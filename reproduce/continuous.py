@@ -545,8 +545,14 @@ def _group_report(res: dict[str, Any]) -> list[str]:
         "(`default_skew`), spam by the numbers an e-mail holds "
         "(`email_shift`: none, small, big), caravan insurance by the customer's main type "
         "(`caravan_skew`, ten types, the smallest 29 of 3,822), each scored by a logistic "
-        "regression and by a model whose probabilities are wrong (gradient-boosted trees, "
-        "overconfident; naive Bayes on spam), and the log price of a diamond by its cut "
+        "regression"
+        + (
+            " and by a model whose probabilities are wrong (gradient-boosted trees, "
+            "overconfident; naive Bayes on spam)"
+            if any(r["model"] in WRONG_MODELS for r in rows)
+            else ""
+        )
+        + ", and the log price of a diamond by its cut "
         "(`diamonds_regression`, a Bayesian ridge regression's Gaussian, MSE).",
         "",
         f"Per group: coverage of the 95% interval (MC s.e. {cov_se:.3f}), mean width, MAE, "
