@@ -198,8 +198,8 @@ class _Run:
         book, check = pool.label_book()
         if reused is not None:
             reused.prefill(book, check)
-        own = _bar(self.budget, self.lam, self.settings.progress) if bar is None else None
-        with own if own is not None else nullcontext(bar) as shown:
+        given = nullcontext(bar) if bar is not None else None
+        with given or _bar(self.budget, self.lam, self.settings.progress) as shown:
             acq = _Acquisition(q, oracle, check, self.lam, self.rng, self.max_draws, shown,
                                book=book)  # fmt: skip
             acq.run(self.budget)

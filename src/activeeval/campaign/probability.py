@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from .._validation import check_option
 from ..acquisition import Check, _label_check, _LabelBook
@@ -19,6 +18,7 @@ from ..estimators.probability import _estimate
 from ..estimators.tempered import (
     _judged,
     _logit,
+    _platt_at,
     _platt_loglik,
     loss_curve,
     rank_curve,
@@ -151,16 +151,14 @@ def recalibrated_distribution(
     if z.all() or not z.any():  # one class only: the Platt fit has no maximum
         return None
     logit = _logit(cat.proba[rows, pos])
-    slopes, shifts, families = rank_members()
-    platt = families == 2
+    platt = rank_members()[2] == 2
     loglik = _platt_loglik(logit, z)[platt]
     own = float(-np.logaddexp(0.0, -(2.0 * z - 1.0) * logit).sum())  # a = 1, b = 0
     if plausible_members(np.append(loglik, own), RECALIBRATION_LEVEL, 2)[-1]:
         return None
-    best = int(np.argmax(loglik))
+    best = int(np.flatnonzero(platt)[np.argmax(loglik)])  # its index among all members
     beliefs = np.zeros_like(cat.proba)
-    beliefs[:, pos] = special.expit(slopes[platt][best] * _logit(cat.proba[:, pos])
-                                    + shifts[platt][best])  # fmt: skip
+    beliefs[:, pos] = _platt_at(_logit(cat.proba[:, pos]), best)
     moment = meas.influence_second_moment(beliefs, cat.proba, run.p)
     s = run.settings
     return _from_moment(moment, run.p, np.ones(cat.n, dtype=bool), run.lam, s.mix, True,

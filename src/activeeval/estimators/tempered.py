@@ -180,16 +180,11 @@ def score_curve(
         return None
     if int((q > 0).sum()) <= n_labels:
         return None
-    t = _successive_time(q, n_labels)  # q is the campaign's, validated
-    m = q.shape[0]
-    keep = subsample(m)
-    pred_k = pred if keep.shape[0] == m else pred.take(keep)
-    fk = None if f is None else f[keep]
     # The members are judged by the labels of the instances whose value is estimated (p > 0):
     # a group's by the group's own, as the model may err there otherwise than overall.
     inside = p[units] > 0
-    return curve(pred_k, meas, fk, q[keep], p[keep], m, t, pred.take(units[inside]),
-                 labels[inside])  # fmt: skip
+    pred_k, fk, qk, pk, m, t = _rows(pred, f, q, p, n_labels)
+    return curve(pred_k, meas, fk, qk, pk, m, t, pred.take(units[inside]), labels[inside])
 
 
 def rank_curve(
@@ -574,12 +569,26 @@ def variance_curve(
     """(G_a, V_a, S_a) for each a of ``grid`` (NaN where the measure is undefined under p_a)
     at ``n_labels`` distinct labels drawn from ``q``, fewer than the instances q can draw
     (docs/how-it-works/intervals.md)."""
+    pred_k, fk, qk, pk, m, t = _rows(pred, f, q, p, n_labels)
+    return curve_on(pred_k, meas, fk, qk, pk, m, t, grid)
+
+
+def _rows(
+    pred: Predictive,
+    f: NDArray[Any] | None,
+    q: NDArray[np.float64],
+    p: NDArray[np.float64],
+    n_labels: int,
+) -> tuple[Predictive, NDArray[Any] | None, NDArray[np.float64], NDArray[np.float64], int, float]:
+    """(pred_k, fk, qk, pk, m, t): the model, its decisions, q and p on the rows of
+    :func:`subsample`, the pool's size and the time t of q at ``n_labels`` distinct labels —
+    the curve functions' arguments after the measure."""
     t = _successive_time(q, n_labels)  # q is the campaign's, validated
     m = q.shape[0]
     keep = subsample(m)
     pred_k = pred if keep.shape[0] == m else pred.take(keep)
     fk = None if f is None else f[keep]
-    return curve_on(pred_k, meas, fk, q[keep], p[keep], m, t, grid)
+    return pred_k, fk, q[keep], p[keep], m, t
 
 
 def subsample(m: int) -> NDArray[np.intp]:
