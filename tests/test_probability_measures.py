@@ -10,6 +10,7 @@ import math
 import subprocess
 import sys
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -918,11 +919,28 @@ def _platt_fit_by_hand(proba, units, y, statistic: bool = False):
     return best, best_ll - own > 5.991464547107979 / 2  # χ²₂(0.95) / 2
 
 
+def _with_carried(first, q, budget: float, seed: int, y):  # type: ignore[no-untyped-def]
+    """``first`` (a first stage of ``budget`` labels drawn from ``q`` by a generator seeded
+    ``seed``, in one chunk of draws) with the draw that ended it appended — the first draw of
+    its chunk it did not keep, which the second stage buys first — and that draw's cost."""
+    from activeeval.sampling import Sampler
+
+    size = int(max(2 * budget, 64))  # _Acquisition's chunk without costs
+    chunk, _ = Sampler(q).draw(size, np.random.default_rng(seed))
+    k = first.indices.shape[0]
+    np.testing.assert_array_equal(chunk[:k], first.indices)  # one chunk: the case it is
+    c = int(chunk[k])
+    cost = 0.0 if c in set(first.indices.tolist()) else 1.0
+    return replace(first, indices=np.append(first.indices, c),
+                   labels=np.append(first.labels, y[c])), cost  # fmt: skip
+
+
 def test_roc_auc_default_draws_in_two_stages_as_written() -> None:
     """ROC AUC's default is, draw for draw, a quarter of the budget from the model's q*, then
     the rest from q* under the Platt member the first labels fit best (they reject this
     overconfident model), reusing the first stage's labels — the same campaign written with
-    ``q=`` and ``reuse=`` and one random generator: the same draws, estimate, mixture q and
+    ``q=`` and ``reuse=`` and one random generator, the draw that ended the first stage
+    bought first in the second (``_with_carried``): the same draws, estimate, mixture q and
     cost. The member's q* is the q* of its own probabilities (a monotone map of the model's:
     the same ranks)."""
     proba, y = _overconfident(3000, 3.0)
@@ -936,18 +954,20 @@ def test_roc_auc_default_draws_in_two_stages_as_written() -> None:
     assert rejected and a < 1.0
     member = special.expit(a * np.log(proba[:, 1] / proba[:, 0]) + b)
     q2 = optimal_distribution(ae.Categorical(np.column_stack([1 - member, member])), "roc_auc")
-    rest = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=400 - first.cost, q=q2,
-                       reuse=first, random_state=gen)  # fmt: skip
+    carried, cost = _with_carried(first, optimal_distribution(cat, "roc_auc"), 100, 11, y)
+    rest = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=400 - first.cost - cost, q=q2,
+                       reuse=carried, random_state=gen)  # fmt: skip
     np.testing.assert_array_equal(res.indices, rest.indices)
     np.testing.assert_allclose(res.pool_q, rest.pool_q, rtol=1e-12)
     assert res.estimate == pytest.approx(rest.estimate, rel=1e-12)
-    assert res.cost == first.cost + rest.cost == 400
+    assert res.cost == first.cost + cost + rest.cost == 400
 
 
 def test_roc_auc_keeps_the_models_q_where_the_labels_do_not_reject_it() -> None:
     """Labels drawn from the model itself: the first stage's labels do not reject it, so the
     second stage draws from the same q* — the campaign written as a quarter of the budget from
-    q* and the rest from q* reusing it, one generator, draw for draw (budgets 400 and 40, the
+    q* and the rest from q* reusing it (and the draw that ended it), one generator, draw for
+    draw (budgets 400 and 40, the
     least with two stages); at 39 labels one stage, the campaign of q* alone."""
     rng = np.random.default_rng(12)
     r = special.expit(rng.normal(-2.0, 1.5, size=3000))
@@ -961,8 +981,9 @@ def test_roc_auc_keeps_the_models_q_where_the_labels_do_not_reject_it() -> None:
         first = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=budget // 4, q=q,
                             random_state=gen)  # fmt: skip
         assert not _platt_fit_by_hand(cat.proba, np.unique(first.indices), y)[1]
-        rest = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=budget - first.cost, q=q,
-                           reuse=first, random_state=gen)  # fmt: skip
+        carried, cost = _with_carried(first, q, budget // 4, 3, y)
+        rest = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=budget - first.cost - cost,
+                           q=q, reuse=carried, random_state=gen)  # fmt: skip
         np.testing.assert_array_equal(res.indices, rest.indices)
         assert res.estimate == rest.estimate
     small = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=39, random_state=3)
@@ -1053,3 +1074,27 @@ def test_a_two_stage_campaign_shows_one_progress_bar(monkeypatch: pytest.MonkeyP
         res = ae.evaluate(ae.Categorical(proba), lambda i: y[i], "roc_auc", budget=budget,
                           random_state=0)  # fmt: skip
         assert [(b.total, b.n) for b in bars] == [(budget, res.n_labels)]
+
+
+def test_roc_auc_second_stage_buys_the_draw_that_ended_the_first() -> None:
+    """With costs the first stage ends at the first draw its budget cannot pay; that draw is
+    the second stage's first (weighted by the first stage's q), not dropped — dropping it
+    turns away the expensive draws at the stage boundary. Its cost exceeds what the first
+    stage had left, so the case is the one the rule is for."""
+    from activeeval.sampling import Sampler
+
+    rng = np.random.default_rng(21)
+    r = special.expit(rng.normal(-2.0, 1.5, size=2000))
+    y = (rng.uniform(size=2000) < r).astype(int)
+    costs = rng.choice([1.0, 5.0], size=2000)
+    cat = ae.Categorical(np.column_stack([1 - r, r]))
+    q = optimal_distribution(cat, "roc_auc", costs=costs)
+    res = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=600, costs=costs, random_state=4)
+    first = ae.evaluate(cat, lambda i: y[i], "roc_auc", budget=150, costs=costs, q=q,
+                        random_state=4)  # fmt: skip
+    k = first.indices.shape[0]
+    chunk, _ = Sampler(q).draw(4096, np.random.default_rng(4))  # _Acquisition's with costs
+    np.testing.assert_array_equal(res.indices[:k], first.indices)
+    assert res.indices[k] == chunk[k]
+    assert costs[chunk[k]] > 150 - first.cost  # the draw the first stage could not pay
+    assert res.cost <= 600

@@ -188,13 +188,18 @@ class _Run:
         reused: Reused | None = None,
         warn: bool = True,
         bar: Any = None,
+        carried: tuple[NDArray[np.intp], NDArray[np.float64]] | None = None,
     ) -> tuple[_Acquisition, NDArray[np.intp], NDArray[Any], NDArray[np.float64]]:
         """Algorithm 2's draws from ``q`` until the budget is spent: the acquisition, the
         draws, their labels and the q over the pool they are weighted by — with ``reused``,
         the earlier draws first and the balance heuristic's mixture (:mod:`.reuse`).
         ``warn=False``: no warning if the draw cap ends it; ``bar``: a progress bar to advance
         instead of one of its own (a stage of a campaign that shows one bar and warns once,
-        with its totals)."""
+        with its totals). ``carried``: the draw that ended an earlier stage (the first one its
+        budget could not pay, :attr:`_Acquisition.pending`) and the q over the pool it came
+        from — bought first, and a proposal of its own in the mixture (the earlier stage's
+        draws then run to a stopping time; dropping that draw turns away the expensive
+        draws, a bias with costs)."""
         book, check = pool.label_book()
         if reused is not None:
             reused.prefill(book, check)
@@ -202,11 +207,19 @@ class _Run:
         with given or _bar(self.budget, self.lam, self.settings.progress) as shown:
             acq = _Acquisition(q, oracle, check, self.lam, self.rng, self.max_draws, shown,
                                book=book)  # fmt: skip
+            if carried is not None:
+                acq.pending, acq.pending_q = carried[0], carried[1][carried[0]]
             acq.run(self.budget)
         if warn:
             acq.warn_if_capped(self.budget, stacklevel=5)  # from evaluate or compare
         acq.require_labels(self.settings.budget, reused is not None)
         if reused is None:
             return acq, acq.draws, book.lookup(acq.draws), q
+        if carried is not None:  # the balance heuristic over the three proposals' draws
+            k = min(carried[0].shape[0], acq.n_kept)
+            n1, n2 = reused.draws.shape[0], acq.n_kept - k
+            mixture = (n1 * reused.q + k * carried[1] + n2 * q) / (n1 + k + n2)
+            draws = np.concatenate([reused.draws, acq.draws])
+            return acq, draws, book.lookup(draws), mixture
         draws, mixture = reused.combined(acq.draws, q)
         return acq, draws, book.lookup(draws), mixture

@@ -115,8 +115,8 @@ def _evaluate_probability(
                 rest = replace(run, budget=run.budget - acq1.spent,
                                max_draws=run.max_draws - int(acq1.draws.shape[0]))  # fmt: skip
                 acq, draws, y, q_all = rest.acquire(book, qq if q2 is None else q2, oracle,
-                                                    Reused(d1, y1, q1), warn=False,
-                                                    bar=bar)  # fmt: skip
+                                                    Reused(d1, y1, q1), warn=False, bar=bar,
+                                                    carried=(acq1.pending[:1], qq))  # fmt: skip
                 spent, capped = spent + acq.spent, acq.capped
         if capped:
             warn_capped(run.max_draws, spent, run.budget, stacklevel=3)  # from evaluate
