@@ -44,9 +44,10 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
     )
     ap.add_argument(
-        "--sections", nargs="+", choices=("measures", "groups", "reuse"), default=None,
-        help="continuous: regenerate only these sections, keeping the others from OUT's "
-        "continuous.json",
+        "--sections", nargs="+", default=None,
+        choices=("measures", "groups", "reuse", "settings", "digits_case"),
+        help="continuous (measures, groups, reuse) or robustness (settings, digits_case): "
+        "regenerate only these sections, keeping the others from OUT's JSON",
     )  # fmt: skip
     ap.add_argument(
         "--measures", nargs="+", default=None,
@@ -65,6 +66,11 @@ def main(argv: list[str] | None = None) -> None:
         "not depend on it)",
     )  # fmt: skip
     args = ap.parse_args(argv)
+    robust_sections = ("settings", "digits_case")
+    if args.sections is not None and args.only in ("robustness", "continuous"):
+        wrong = [x for x in args.sections if (x in robust_sections) != (args.only == "robustness")]
+        if wrong:
+            ap.error(f"--sections {' '.join(wrong)}: not a section of --only {args.only}")
     reps = min(args.reps, 30) if args.smoke else args.reps
     budgets = (50, 100, 200) if args.smoke else BUDGETS
     if args.only in (None, "estimation"):
@@ -89,7 +95,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, "robustness"):
         from . import robustness
 
-        robustness.run(args.out, reps, budgets, smoke=args.smoke, oasis_reps=args.oasis_reps)
+        chosen = [x for x in args.sections or robust_sections if x in robust_sections]
+        robustness.run(args.out, reps, budgets, smoke=args.smoke, oasis_reps=args.oasis_reps,
+                       sections=tuple(chosen) or robust_sections)  # fmt: skip
     if args.only in (None, "planning"):
         from . import planning
 
@@ -109,7 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, "continuous"):
         from . import continuous
 
-        sections = tuple(continuous.SECTIONS) if args.sections is None else tuple(args.sections)
+        given = [x for x in args.sections or () if x not in robust_sections]
+        sections = tuple(given) or tuple(continuous.SECTIONS)
         measures = continuous.MEASURES if args.measures is None else tuple(args.measures)
         continuous.run(args.out, reps, smoke=args.smoke, sections=sections,
                        workers=args.workers, measures=measures, slices=args.slices)  # fmt: skip

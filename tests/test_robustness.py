@@ -148,3 +148,30 @@ def test_robustness_smoke_reproduction_writes_report(tmp_path: Path) -> None:
     # The issue's overconfident digits model: it expects far fewer errors than the pool has.
     m = data["models"]["digits3 / logits ×2"]
     assert m["expected_error"] < 0.5 * m["true_error"]
+    # The issue's digits case: split 0 is the suite's digits3 / logistic, both measures, both
+    # budgets, with the default's coverage; a --sections run replaces it and keeps the cells.
+    case = data["digits_case"]
+    assert "## The issue's digits case" in md
+    assert [(r["split"], r["measure"]) for r in case["rows"]] == [(0, "error_rate"), (0, "f1")]
+    task, pred = robustness.model_for("digits3", "logistic", {}, {})
+    assert case["rows"][0]["model"] == robustness.how_wrong(pred, task.y_pool)
+    for r in case["rows"]:
+        assert r["budgets"] == list(robustness.DIGITS_BUDGETS)
+        assert np.all(np.isfinite(r["methods"][robustness.DEFAULT]["coverage"]))
+    again = robustness.run(tmp_path, reps=4, smoke=True, sections=("digits_case",),
+                           log=lambda s: None)  # fmt: skip
+    assert again["settings"] == data["settings"] and again["digits_case"]["reps"] == 4
+    assert json.loads((tmp_path / "robustness.json").read_text())["digits_case"]["reps"] == 4
+
+
+@pytest.mark.parametrize(
+    ("only", "section"), [("continuous", "digits_case"), ("robustness", "groups")]
+)
+def test_reproduce_refuses_another_parts_section(only: str, section: str) -> None:
+    """``--sections`` names sections of the part run; another part's is an error, not a full
+    run (argparse exits with status 2 before any work)."""
+    from reproduce.__main__ import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--only", only, "--sections", section, "--out", "/nonexistent"])
+    assert exc.value.code == 2
