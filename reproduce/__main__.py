@@ -67,10 +67,22 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     args = ap.parse_args(argv)
     robust_sections = ("settings", "digits_case")
-    if args.sections is not None and args.only in ("robustness", "continuous"):
-        wrong = [x for x in args.sections if (x in robust_sections) != (args.only == "robustness")]
-        if wrong:
-            ap.error(f"--sections {' '.join(wrong)}: not a section of --only {args.only}")
+    if args.sections is not None:
+        if args.only not in (None, "robustness", "continuous"):
+            ap.error(f"--sections: --only {args.only} has none; drop --sections")
+        if args.only is not None:
+            wrong = [x for x in args.sections
+                     if (x in robust_sections) != (args.only == "robustness")]  # fmt: skip
+            if wrong:
+                ap.error(f"--sections {' '.join(wrong)}: not a section of --only {args.only}")
+        # A part regenerated in part keeps the rest from OUT: refuse before any work.
+        parts = {"robustness": robust_sections, "continuous": ("measures", "groups", "reuse")}
+        for part, names in parts.items():
+            given = [x for x in args.sections if x in names]
+            if args.only in (None, part) and given and set(given) != set(names):
+                if not (args.out / f"{part}.json").exists():
+                    ap.error(f"--sections {' '.join(given)}: keeps the other sections of "
+                             f"{args.out / (part + '.json')}, which does not exist")  # fmt: skip
     reps = min(args.reps, 30) if args.smoke else args.reps
     budgets = (50, 100, 200) if args.smoke else BUDGETS
     if args.only in (None, "estimation"):

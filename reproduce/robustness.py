@@ -735,6 +735,10 @@ def run(
     }
     if "digits_case" in sections:
         result["digits_case"] = digits_case(reps, smoke, log)
+    elif (out / "robustness.json").exists():  # keep the digits case of the run before
+        kept = json.loads((out / "robustness.json").read_text()).get("digits_case")
+        if kept is not None:
+            result["digits_case"] = kept
     out.mkdir(parents=True, exist_ok=True)
     (out / "robustness.json").write_text(json.dumps(result, indent=1))
     (out / "robustness.md").write_text(report(result))

@@ -162,16 +162,27 @@ def test_robustness_smoke_reproduction_writes_report(tmp_path: Path) -> None:
                            log=lambda s: None)  # fmt: skip
     assert again["settings"] == data["settings"] and again["digits_case"]["reps"] == 4
     assert json.loads((tmp_path / "robustness.json").read_text())["digits_case"]["reps"] == 4
+    cells = robustness.run(tmp_path, reps=4, budgets=(50,), smoke=True, oasis_reps=2,
+                           sections=("settings",), log=lambda s: None)  # fmt: skip
+    assert cells["digits_case"] == again["digits_case"] and cells["reps"] == 4
 
 
 @pytest.mark.parametrize(
-    ("only", "section"), [("continuous", "digits_case"), ("robustness", "groups")]
+    "argv",
+    [
+        ["--only", "continuous", "--sections", "digits_case"],
+        ["--only", "robustness", "--sections", "groups"],
+        ["--only", "estimation", "--sections", "groups"],
+        ["--only", "robustness", "--sections", "digits_case"],  # OUT has no robustness.json
+        ["--sections", "groups"],  # every part, and OUT has no continuous.json
+    ],
 )
-def test_reproduce_refuses_another_parts_section(only: str, section: str) -> None:
-    """``--sections`` names sections of the part run; another part's is an error, not a full
-    run (argparse exits with status 2 before any work)."""
+def test_reproduce_refuses_sections_it_cannot_run(argv: list[str], tmp_path: Path) -> None:
+    """``--sections`` names sections of the part run, and a part regenerated in part keeps
+    the rest from OUT's JSON: another part's section, a part without sections, or no JSON to
+    keep from is an error before any work (argparse exits with status 2)."""
     from reproduce.__main__ import main
 
     with pytest.raises(SystemExit) as exc:
-        main(["--only", only, "--sections", section, "--out", "/nonexistent"])
+        main([*argv, "--out", str(tmp_path)])
     assert exc.value.code == 2
