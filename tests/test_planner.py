@@ -511,6 +511,11 @@ def test_planning_smoke_reproduction_writes_report(tmp_path: Path) -> None:
         assert len(a["predicted"]) == len(s["budgets"]) == len(a["coverage_upper"])
         assert a["replanned_median_ratio"][0] is None  # the re-plan starts at 50 labels
         assert all(0.0 <= c <= 1.0 for c in a["coverage_lower"] + a["coverage_upper"])
+        # The reported interval contains its design-based part, so each side covers as often.
+        for side in ("lower", "upper"):
+            rep, des = a[f"coverage_{side}"], a[f"design_coverage_{side}"]
+            assert all(r >= d for r, d in zip(rep, des, strict=True)), (side, rep, des)
+    assert "The design-based part alone" in md
 
 
 # ------------------------------------------------------------------ ranked pools
