@@ -39,18 +39,18 @@ from activeeval.demo import _runs, _samples, fit_logistic, pool_predictive, simu
 from activeeval.estimators.assisted import assisted_distribution
 from activeeval.estimators.inference import logit_interval
 from activeeval.estimators.tempered import (
+    _rows,
     as_curve,
     platt_chosen,
     platt_loglik,
     platt_members,
     pointwise_log_likelihood,
-    subsample,
     variance_curve,
     with_platt,
 )
 from activeeval.measures import ErrorRate, FMeasure, Measure, SquaredError
 from activeeval.predictive import Categorical, Gaussian, Predictive
-from activeeval.sampling import _successive_time, optimal_distribution, passive_distribution
+from activeeval.sampling import optimal_distribution, passive_distribution
 
 from .models import fit_regressor
 
@@ -282,7 +282,6 @@ def tempered_intervals(
     f = pred.point_prediction()
     p = np.full(pred.n, 1.0 / pred.n)
     ll_all = pointwise_log_likelihood(pred, y)
-    keep = subsample(pred.n)  # the rows curve() sums over
     cat = pred if isinstance(pred, Categorical) and pred.proba.shape[1] == 2 else None
     none = np.empty(0, dtype=np.intp)
     for j, n in enumerate(b):
@@ -298,9 +297,7 @@ def tempered_intervals(
         # The Platt members any campaign takes, computed once for all of them.
         union = np.unique(np.concatenate([c for *_, c in todo] or [none]))
         if cat is not None and union.size:
-            t = _successive_time(q, int(n))
-            cat_k = cat if keep.shape[0] == cat.n else cat.take(keep)
-            g, v, sp = platt_members(cat_k, meas, f[keep], q[keep], p[keep], cat.n, t, union)
+            g, v, sp = platt_members(_rows(cat, f, q, p, int(n)), meas, union)
         for r, curve, ll, chosen in todo:
             if chosen.size:
                 at = np.searchsorted(union, chosen)  # the chosen members' positions in union

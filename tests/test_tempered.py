@@ -397,8 +397,7 @@ def test_a_platt_members_variance_predicts_the_spread_of_campaigns() -> None:
     meas = ae.get_measure("error_rate").bind(pred)
     q = ae.sampling.optimal_distribution(pred, meas)
     p = np.full(pred.n, 1.0 / pred.n)
-    pred_k, fk, qk, pk, m, t = _rows(pred, None, q, p, 200)
-    v = platt_members(pred_k, meas, fk, qk, pk, m, t, at)[1][0]
+    v = platt_members(_rows(pred, None, q, p, 200), meas, at)[1][0]
     reps = 600
     est, *_ = _runs(q, pred, meas, y, np.array([200.0]), reps, seed=0, assisted=True)
     dev = est[:, 0] - est[:, 0].mean()

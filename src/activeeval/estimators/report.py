@@ -100,6 +100,7 @@ from .summary import (
 )
 from .tempered import (
     GRID,
+    Rows,
     _Tempering,
     pointwise_log_likelihood,
     score_curve,
@@ -268,8 +269,8 @@ def summary_static_estimate(
     t = s.time.time(n)  # once: the estimate and its tempered curve share it
     est = summary_estimate(meas, pred, s, draws, y, draw_q, level, t)
     if score and s.curve_family and s.time.n_support > n:
-        curve = tempered_curve(s.sample, meas, None, s.sample_q, s.sample_p, s.size, t,
-                               pred.take(units), y[first])  # fmt: skip
+        rows = Rows(s.sample, None, s.sample_q, s.sample_p, s.size, t)
+        curve = tempered_curve(rows, meas, pred.take(units), y[first])
         if curve is not None:
             return replace(est, score=curve), "tempered"
     return est, "logit" if est.binary_loss else "wald"

@@ -47,7 +47,7 @@ from .assisted import (
     add_means,
 )
 from .inference import _multiple_from_influence
-from .tempered import curve, subsample
+from .tempered import Rows, curve, subsample
 
 __all__ = [
     "AtRows",
@@ -340,8 +340,8 @@ def summary_model_scores(
             out.append(None)
             continue
         t = s.time.time(n)
-        out.append(curve(s.samples[k], meas, None, s.sample_q, s.sample_p, s.size, t,
-                         pr.take(units), labels))  # fmt: skip
+        rows = Rows(s.samples[k], None, s.sample_q, s.sample_p, s.size, t)
+        out.append(curve(rows, meas, pr.take(units), labels))
     return tuple(out)
 
 

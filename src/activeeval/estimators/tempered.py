@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -183,8 +184,7 @@ def score_curve(
     # The members are judged by the labels of the instances whose value is estimated (p > 0):
     # a group's by the group's own, as the model may err there otherwise than overall.
     inside = p[units] > 0
-    pred_k, fk, qk, pk, m, t = _rows(pred, f, q, p, n_labels)
-    return curve(pred_k, meas, fk, qk, pk, m, t, pred.take(units[inside]), labels[inside])
+    return curve(_rows(pred, f, q, p, n_labels), meas, pred.take(units[inside]), labels[inside])
 
 
 def rank_curve(
@@ -341,33 +341,24 @@ def loss_curve(
 
 
 def curve(
-    pred_k: Predictive,
-    meas: Measure,
-    fk: NDArray[Any] | None,
-    qk: NDArray[np.float64],
-    pk: NDArray[np.float64],
-    m: int,
-    t: float,
-    judged: Predictive,
-    judged_labels: NDArray[Any],
+    rows: Rows, meas: Measure, judged: Predictive, judged_labels: NDArray[Any]
 ) -> ScoreCurve | None:
-    """The score curve of a static campaign's estimate from the rows of :func:`subsample`
-    (``pred_k``, ``fk``, ``qk``, ``pk`` of a pool of ``m``, at the time ``t`` of its distinct
-    labels, as :func:`curve_on`), its members judged by the labels ``judged_labels`` of the
+    """The score curve of a static campaign's estimate from the ``rows`` of :func:`subsample`
+    (as :func:`curve_on`), its members judged by the labels ``judged_labels`` of the
     labeled instances with test mass (``judged``, the model there): the tempered family, and
     for two classes also the Platt recalibrations σ(a·logit r + b) of :func:`rank_members`'
     grid (:func:`platt_members`, where :func:`platt_chosen` takes any). The tempered
     members are interpolated as :class:`ScoreCurve` does with one family; each family's
     likelihood-ratio set is its own (χ²₁, χ²₂). None as :func:`as_curve`."""
-    values, variances, spreads = curve_on(pred_k, meas, fk, qk, pk, m, t)
+    values, variances, spreads = curve_on(rows, meas)
     loglik = pointwise_log_likelihood(judged, judged_labels).sum(axis=0)
     base = as_curve(values, variances, spreads, loglik)
-    if base is None or not (isinstance(pred_k, Categorical) and pred_k.proba.shape[1] == 2):
+    if base is None or not (isinstance(rows.pred, Categorical) and rows.pred.proba.shape[1] == 2):
         return base
     assert isinstance(judged, Categorical)
     loglik = platt_loglik(judged, judged_labels)
     chosen = platt_chosen(loglik)
-    members = platt_members(pred_k, meas, fk, qk, pk, m, t, chosen)
+    members = platt_members(rows, meas, chosen)
     return with_platt(base, *members, loglik[chosen])
 
 
@@ -394,20 +385,15 @@ def platt_chosen(loglik: NDArray[np.float64]) -> NDArray[np.intp]:
 
 
 def platt_members(
-    pred_k: Categorical,
-    meas: Measure,
-    fk: NDArray[Any] | None,
-    qk: NDArray[np.float64],
-    pk: NDArray[np.float64],
-    m: int,
-    t: float,
-    chosen: NDArray[np.intp],
+    rows: Rows, meas: Measure, chosen: NDArray[np.intp]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(G, V, S) as :func:`curve_on`'s under the Platt recalibrations σ(a·logit r + b) of a
     binary model's second class (r capped as :data:`RANK_CLIP`), the members ``chosen`` of
     :func:`rank_members`: an overconfident model's errors are often a base rate as well as a
     temperature (boosted trees that expect an F1 of 0.90 where the pool has 0.09), which
-    tempering alone cannot stand for."""
+    tempering alone cannot stand for. ``rows.pred`` is a binary model (a Categorical)."""
+    pred_k = rows.pred
+    assert isinstance(pred_k, Categorical)
     logit_k = _logit(pred_k.proba[:, 1])
     memo: list[Any] = [None, None]
 
@@ -416,7 +402,7 @@ def platt_members(
         return _member(pred_k, np.column_stack([1.0 - r, r]), memo)
 
     members = (member(int(c)) for c in chosen)
-    return _members_curve(pred_k, meas, fk, qk, pk, m, t, members, chosen.shape[0])
+    return _members_curve(rows, meas, members, chosen.shape[0])
 
 
 def with_platt(
@@ -569,8 +555,22 @@ def variance_curve(
     """(G_a, V_a, S_a) for each a of ``grid`` (NaN where the measure is undefined under p_a)
     at ``n_labels`` distinct labels drawn from ``q``, fewer than the instances q can draw
     (docs/how-it-works/intervals.md)."""
-    pred_k, fk, qk, pk, m, t = _rows(pred, f, q, p, n_labels)
-    return curve_on(pred_k, meas, fk, qk, pk, m, t, grid)
+    return curve_on(_rows(pred, f, q, p, n_labels), meas, grid)
+
+
+@dataclass(frozen=True)
+class Rows:
+    """What the curve functions sum over: the model ``pred``, its decisions ``f`` (None: its
+    point prediction), ``q`` and ``p`` on the rows of :func:`subsample` of a pool of ``m``
+    instances, and the time ``t`` of q at the campaign's distinct labels (a session's or a
+    cluster's pool summary stores the rows; :func:`_rows` takes them from the pool)."""
+
+    pred: Predictive
+    f: NDArray[Any] | None
+    q: NDArray[np.float64]
+    p: NDArray[np.float64]
+    m: int
+    t: float
 
 
 def _rows(
@@ -579,16 +579,14 @@ def _rows(
     q: NDArray[np.float64],
     p: NDArray[np.float64],
     n_labels: int,
-) -> tuple[Predictive, NDArray[Any] | None, NDArray[np.float64], NDArray[np.float64], int, float]:
-    """(pred_k, fk, qk, pk, m, t): the model, its decisions, q and p on the rows of
-    :func:`subsample`, the pool's size and the time t of q at ``n_labels`` distinct labels —
-    the curve functions' arguments after the measure."""
+) -> Rows:
+    """The :class:`Rows` of a pool (``pred``, ``f``, ``q``, ``p`` over it) at ``n_labels``
+    distinct labels drawn from q."""
     t = _successive_time(q, n_labels)  # q is the campaign's, validated
     m = q.shape[0]
     keep = subsample(m)
     pred_k = pred if keep.shape[0] == m else pred.take(keep)
-    fk = None if f is None else f[keep]
-    return pred_k, fk, q[keep], p[keep], m, t
+    return Rows(pred_k, None if f is None else f[keep], q[keep], p[keep], m, t)
 
 
 def subsample(m: int) -> NDArray[np.intp]:
@@ -600,18 +598,10 @@ def subsample(m: int) -> NDArray[np.intp]:
 
 
 def curve_on(
-    pred_k: Predictive,
-    meas: Measure,
-    fk: NDArray[Any] | None,
-    qk: NDArray[np.float64],
-    pk: NDArray[np.float64],
-    m: int,
-    t: float,
-    grid: NDArray[np.float64] = GRID,
+    rows: Rows, meas: Measure, grid: NDArray[np.float64] = GRID
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`variance_curve` on the rows of :func:`subsample` (the model ``pred_k``, its
-    decisions ``fk`` (None: its point prediction), q and p there) of a pool of ``m``, at the
-    time ``t`` of the campaign's distinct labels."""
+    """:func:`variance_curve` on the ``rows`` of :func:`subsample`."""
+    pred_k = rows.pred
     tempering = _Tempering(pred_k) if isinstance(pred_k, Categorical) else None
 
     def member(a: float) -> Predictive:
@@ -620,23 +610,16 @@ def curve_on(
         return pa
 
     members = (member(float(a)) for a in grid)
-    return _members_curve(pred_k, meas, fk, qk, pk, m, t, members, grid.shape[0])
+    return _members_curve(rows, meas, members, grid.shape[0])
 
 
 def _members_curve(
-    pred_k: Predictive,
-    meas: Measure,
-    fk: NDArray[Any] | None,
-    qk: NDArray[np.float64],
-    pk: NDArray[np.float64],
-    m: int,
-    t: float,
-    members: Iterable[Predictive],
-    count: int,
+    rows: Rows, meas: Measure, members: Iterable[Predictive], count: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """:func:`curve_on` for the ``count`` distributions ``members`` standing in for p(y | x)
-    on the subsample's rows (:func:`platt_members`' too)."""
-    fk = pred_k.point_prediction() if fk is None else fk
+    on the subsample's ``rows`` (:func:`platt_members`' too)."""
+    pred_k, qk, pk, m, t = rows.pred, rows.q, rows.p, rows.m, rows.t
+    fk = pred_k.point_prediction() if rows.f is None else rows.f
     with np.errstate(over="ignore", divide="ignore"):
         c = np.where(qk > 0, np.exp(-qk * t) / -np.expm1(-qk * t), 0.0)  # (1 − π)/π
     k = qk.shape[0]
