@@ -215,11 +215,6 @@ class _Run:
         acq.require_labels(self.settings.budget, reused is not None)
         if reused is None:
             return acq, acq.draws, book.lookup(acq.draws), q
-        if carried is not None:  # the balance heuristic over the three proposals' draws
-            k = min(carried[0].shape[0], acq.n_kept)
-            n1, n2 = reused.draws.shape[0], acq.n_kept - k
-            mixture = (n1 * reused.q + k * carried[1] + n2 * q) / (n1 + k + n2)
-            draws = np.concatenate([reused.draws, acq.draws])
-            return acq, draws, book.lookup(draws), mixture
-        draws, mixture = reused.combined(acq.draws, q)
+        first = None if carried is None else (min(carried[0].shape[0], acq.n_kept), carried[1])
+        draws, mixture = reused.combined(acq.draws, q, first)
         return acq, draws, book.lookup(draws), mixture

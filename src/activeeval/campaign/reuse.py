@@ -105,9 +105,16 @@ class Reused:
         book.add(idx, labels)
 
     def combined(
-        self, new_draws: NDArray[np.intp], q_new: NDArray[np.float64]
+        self,
+        new_draws: NDArray[np.intp],
+        q_new: NDArray[np.float64],
+        first: tuple[int, NDArray[np.float64]] | None = None,
     ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
-        """All draws (earlier first) and the balance heuristic's mixture q̄ over the pool."""
-        n1, n2 = self.draws.shape[0], new_draws.shape[0]
-        mixture = (n1 * self.q + n2 * q_new) / (n1 + n2)
+        """All draws (earlier first) and the balance heuristic's mixture q̄ over the pool:
+        each proposal's q weighted by its count of draws. ``first``: (k, q_k) where the
+        first k of ``new_draws`` came from q_k, not ``q_new`` (a draw carried over from an
+        earlier stage)."""
+        k, q_k = (0, q_new) if first is None else first
+        n1, n2 = self.draws.shape[0], new_draws.shape[0] - k
+        mixture = (n1 * self.q + k * q_k + n2 * q_new) / (n1 + k + n2)
         return np.concatenate([self.draws, new_draws]), mixture
