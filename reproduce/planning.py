@@ -47,7 +47,7 @@ from activeeval.predictive import Predictive
 from activeeval.sampling import optimal_distribution, passive_distribution
 
 from .assisted import draw_labels
-from .robustness import how_wrong, model_for, tempered_intervals
+from .robustness import how_wrong, model_for, pool_value, tempered_intervals
 from .robustness import plan as stress_settings
 
 BUDGETS = (50, 100, 200, 400, 800)
@@ -123,12 +123,10 @@ def _campaigns(
     bounds of the interval ``evaluate`` reports (the design-based one joined with the
     tempered-model score interval, two-sided at 0.90: ``lo1``, ``hi1``) — what
     ``confidence_interval(alternative=...)`` and a release gate's ``claim=`` use."""
-    f = pred.point_prediction()
     parts: dict[str, list[Any]] = {k: [] for k in ("est", "se", "n_eff", "truth", "draws",
                                                     "kept", "y", "lo1", "hi1")}  # fmt: skip
     per = max(reps // len(ys), 1)
     for k, y in enumerate(ys):
-        w = meas.weight(f, y)
         est, se, _, n_eff, (draws, kept) = _runs(q, pred, meas, y, b, per, seed=k,
                                                  assisted=True)  # fmt: skip
         if reported:
@@ -139,7 +137,7 @@ def _campaigns(
         parts["est"].append(est)
         parts["se"].append(se)
         parts["n_eff"].append(n_eff)
-        parts["truth"].append(np.full(per, float(w @ meas.loss(f, y) / w.sum())))
+        parts["truth"].append(np.full(per, pool_value(meas, pred, y)))
         parts["draws"].extend(draws)
         parts["kept"].append(kept)
         parts["y"].extend([y] * per)

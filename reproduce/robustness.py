@@ -602,9 +602,7 @@ def digits_case(
         y = task.y_pool
         for meas0 in (ErrorRate(), FMeasure(1.0, pos_label=1)):
             meas = meas0.bind(pred)
-            f = pred.point_prediction()
-            w = meas.weight(f, y)
-            truth = float(w @ meas.loss(f, y) / w.sum())
+            truth = pool_value(meas, pred, y)
             runs = _ours(pred, meas, y, np.asarray(DIGITS_BUDGETS, dtype=float), reps)
             rows.append({
                 "split": split, "measure": meas.name, "truth": truth,
@@ -681,13 +679,37 @@ def run(
     oasis_reps: int | None = None, log: Callable[[str], None] = print,
     sections: tuple[str, ...] = SECTIONS,
 ) -> dict[str, Any]:  # fmt: skip
-    if "settings" not in sections:  # keep the stress suite's cells, add the rest
-        result = json.loads((out / "robustness.json").read_text())
-        if "digits_case" in sections:
-            result["digits_case"] = digits_case(reps, smoke, log)
-        (out / "robustness.json").write_text(json.dumps(result, indent=1))
-        (out / "robustness.md").write_text(report(result))
-        return result
+    path = out / "robustness.json"
+    before = json.loads(path.read_text()) if path.exists() else {}
+    if "settings" in sections:
+        result = stress_suite(reps, budgets, smoke, oasis_reps, log)
+    elif before:  # keep the stress suite's cells of the run before
+        result = {k: v for k, v in before.items() if k != "digits_case"}
+    else:
+        raise FileNotFoundError(f"{path}: no stress suite to keep; run its settings first.")
+    if "digits_case" in sections:
+        result["digits_case"] = digits_case(reps, smoke, log)
+    elif "digits_case" in before:  # keep the digits case of the run before
+        result["digits_case"] = before["digits_case"]
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1))
+    (out / "robustness.md").write_text(report(result))
+    return result
+
+
+def pool_value(meas: Measure, pred: Predictive, y: NDArray[Any]) -> float:
+    """The measure (bound to ``pred``) of the model's decisions on the whole pool's labels."""
+    f = pred.point_prediction()
+    w = meas.weight(f, y)
+    return float(w @ meas.loss(f, y) / w.sum())
+
+
+def stress_suite(
+    reps: int, budgets: tuple[int, ...], smoke: bool, oasis_reps: int | None,
+    log: Callable[[str], None],
+) -> dict[str, Any]:  # fmt: skip
+    """Every setting of :func:`plan`: the default, passive, SNIS and the peers per budget,
+    the models' miscalibration, and the ratios to the best peer."""
     oasis_reps = min(reps, OASIS_REPS if oasis_reps is None else oasis_reps)
     tasks: dict[str, EvaluationTask] = {}
     preds: dict[Any, Predictive] = {}
@@ -698,9 +720,7 @@ def run(
         task, pred = model_for(task_name, kind, tasks, preds)
         y = task.y_pool
         meas = meas0.bind(pred)
-        f = pred.point_prediction()
-        w = meas.weight(f, y)
-        truth = float(w @ meas.loss(f, y) / w.sum())
+        truth = pool_value(meas, pred, y)
         b = np.asarray([x for x in budgets if x < 0.7 * pred.n], dtype=float)
         models.setdefault(f"{task_name} / {kind}", {"pool": pred.n, **how_wrong(pred, y)})
         timing: dict[str, float] = {}
@@ -722,7 +742,7 @@ def run(
         }
         settings.append(row)
         log(f"{task_name:20s} {kind:12s} {meas.name:10s} ({time.time() - t0:.0f}s)")
-    result = {
+    return {
         "reps": reps,
         "oasis_reps": oasis_reps,
         "glide": glide_available(),
@@ -730,16 +750,6 @@ def run(
         "models": models,
         "settings": settings,
     }
-    if "digits_case" in sections:
-        result["digits_case"] = digits_case(reps, smoke, log)
-    elif (out / "robustness.json").exists():  # keep the digits case of the run before
-        kept = json.loads((out / "robustness.json").read_text()).get("digits_case")
-        if kept is not None:
-            result["digits_case"] = kept
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "robustness.json").write_text(json.dumps(result, indent=1))
-    (out / "robustness.md").write_text(report(result))
-    return result
 
 
 def _f(x: float, fmt: str = ".4f") -> str:
