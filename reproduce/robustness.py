@@ -45,6 +45,7 @@ from activeeval.estimators.tempered import (
     platt_loglik,
     platt_members,
     pointwise_log_likelihood,
+    residual_kurtosis,
     variance_curve,
     with_platt,
 )
@@ -276,7 +277,10 @@ def tempered_intervals(
     with the Platt members too) — with the variance curves computed once per budget (the
     campaigns stop at exactly that many distinct labels; the Platt members any campaign takes,
     each taking those :func:`~activeeval.estimators.tempered.curve` would compute) and each
-    campaign's log-likelihoods summed from per-instance values (tested equal to evaluate)."""
+    campaign's log-likelihoods summed from per-instance values (tested equal to evaluate). A
+    Gaussian's members take each campaign's :func:`residual_kurtosis` κ; V and S hold the
+    fourth moment once, linearly, so they are the curves at κ = 3 and 4 combined,
+    V₃ + (κ − 3)(V₄ − V₃)."""
     lo, hi = _interval(meas, est, se, n_eff, level)
     draws, kept = drawn
     f = pred.point_prediction()
@@ -286,10 +290,18 @@ def tempered_intervals(
     none = np.empty(0, dtype=np.intp)
     for j, n in enumerate(b):
         values, variances, spreads = variance_curve(pred, meas, f, q, p, int(n))
+        tail = isinstance(pred, Gaussian)
+        if tail:  # the curves' change per unit of kurtosis
+            _, v4, s4 = variance_curve(pred, meas, f, q, p, int(n), kurtosis=4.0)
+            dv, ds = v4 - variances, s4 - spreads
         todo = []
         for r in range(est.shape[0]):
             units = np.unique(draws[r, : kept[r, j]])
-            curve = as_curve(values, variances, spreads, ll_all[units].sum(axis=0))
+            vr, sr = variances, spreads
+            if tail:
+                k = residual_kurtosis(pred.take(units), y[units]) - 3.0
+                vr, sr = variances + k * dv, spreads + k * ds
+            curve = as_curve(values, vr, sr, ll_all[units].sum(axis=0))
             if units.shape[0] != int(n) or curve is None:
                 continue
             ll = none.astype(float) if cat is None else platt_loglik(cat.take(units), y[units])

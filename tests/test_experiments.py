@@ -328,6 +328,31 @@ def test_stress_suite_intervals_equal_evaluate(measure: str, shift: float) -> No
         assert res.ci == pytest.approx((lo[0, j], hi[0, j]), rel=1e-9)
 
 
+def test_stress_suite_intervals_equal_evaluate_for_a_gaussian() -> None:
+    """As above for a regressor's Gaussian whose residuals are heavier-tailed than it says
+    (Laplace): the replay's members take each campaign's residual kurtosis from the curves at
+    3 and 4 (V and S are linear in it), evaluate's from its own curve."""
+    from activeeval.demo import _runs
+    from activeeval.estimators.tempered import residual_kurtosis
+    from reproduce.robustness import tempered_intervals
+
+    rng = np.random.default_rng(4)
+    mean, var = rng.normal(size=1500), rng.uniform(0.2, 2.0, 1500)
+    y = mean + 1.5 * np.sqrt(var) * rng.laplace(scale=1 / np.sqrt(2), size=1500)
+    pred = ae.Gaussian(mean, var)
+    meas = ae.get_measure("mse").bind(pred)
+    q = ae.sampling.optimal_distribution(pred, meas)
+    budgets = np.array([40.0, 150.0])
+    est, se, _, n_eff, drawn = _runs(q, pred, meas, y, budgets, 1, seed=3, assisted=True)
+    lo, hi = tempered_intervals(pred, meas, y, q, budgets, est, se, n_eff, drawn)
+    for j, b in enumerate(budgets):
+        res = ae.evaluate(pred, lambda i: y[i], meas, budget=b, q=q, random_state=3)
+        assert res.interval == "tempered"
+        units = np.unique(res.indices)
+        assert residual_kurtosis(pred.take(units), y[units]) > 3.0  # the members' not 3
+        assert res.ci == pytest.approx((lo[0, j], hi[0, j]), rel=1e-9)
+
+
 @pytest.mark.parametrize("measure", ["error_rate", "f1"])
 def test_sequential_benchmark_intervals_equal_evaluate(measure: str) -> None:
     """The sequential benchmark's anytime interval at a look is what ``evaluate`` reports

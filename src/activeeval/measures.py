@@ -834,7 +834,9 @@ class SquaredError(Measure):
         d2 = (predictive.mean - pred.astype(float)) ** 2
         s2 = predictive.var
         m2 = d2 + s2
-        m4 = d2 * d2 + 6.0 * d2 * s2 + 3.0 * s2 * s2  # raw Gaussian moments, eq. 4.17
+        # Raw moments of a symmetric y | x (eq. 4.17): the Gaussian's kurtosis is 3, a tempered
+        # member's the labels' (Gaussian.kurtosis).
+        m4 = d2 * d2 + 6.0 * d2 * s2 + predictive.kurtosis * s2 * s2
         return m4 - 2.0 * c * m2 + c * c
 
     def _fast_difference_moment(

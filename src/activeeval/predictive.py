@@ -482,6 +482,11 @@ class Gaussian(Predictive):
 
     #: Set by :meth:`with_decision`: the prediction f(x) where it is not the mean.
     _decision: Any = None
+    #: E[(y − mean)⁴] / var², the fourth standardized moment that the squared error's
+    #: variance formulas take (eq. 4.17): 3, the Gaussian's. Only the tempered interval's
+    #: members set another — the labels' estimate
+    #: (:func:`activeeval.estimators.tempered.residual_kurtosis`); nothing else reads it.
+    kurtosis: float = 3.0
 
     def __init__(self, mean: ArrayLike, var: ArrayLike) -> None:
         self.mean = check_finite_array(mean, "mean", ndim=1)
