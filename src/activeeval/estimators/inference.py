@@ -789,6 +789,10 @@ class Estimate:
     score : ScoreCurve or None
         The estimator's variance along the tempered family of the model's probabilities, for
         the ``tempered`` interval; None where it is not computed.
+    attainable : ndarray or None
+        Near a census of class probabilities, every value the measure can still take given
+        the labels (sorted); every interval's ends move out to the nearest of them and in to
+        their range. None elsewhere.
 
     See Also
     --------
@@ -820,6 +824,21 @@ class Estimate:
     census: bool = False
     unit_weights: tuple[float, float] | None = None
     score: ScoreCurve | None = field(default=None, compare=False)
+    attainable: NDArray[np.float64] | None = field(default=None, compare=False, repr=False)
+
+    def within_attainable(self) -> float:
+        """The estimate, moved into the range of ``attainable`` where it is set (the pool's
+        value lies there, so its error never grows).
+
+        Returns
+        -------
+        float
+            The estimate, or the nearest end of the attainable values' range.
+        """
+        vals = self.attainable
+        if vals is None or math.isnan(self.estimate):
+            return self.estimate
+        return float(min(max(self.estimate, vals[0]), vals[-1]))
 
     def confidence_interval(
         self, level: float | None = None, method: str = "wald", alternative: str = "two-sided"
@@ -863,7 +882,8 @@ class Estimate:
         """
         lv = check_level(self.level if level is None else level)
         method = check_option(method, INTERVAL_METHODS, "method")
-        return _sided(lambda lv: self._two_sided(lv, method), lv, alternative)
+        low, high = _sided(lambda lv: self._two_sided(lv, method), lv, alternative)
+        return (low, high) if self.attainable is None else _snapped(low, high, self.attainable)
 
     def _two_sided(self, lv: float, method: str) -> tuple[float, float]:
         g, se, n = self.estimate, self.stderr, self._rows
@@ -911,6 +931,24 @@ class Estimate:
 
     def __repr__(self) -> str:
         return _result_repr(self, *self._REPR_LINES)
+
+
+def _snapped(low: float, high: float, values: NDArray[np.float64]) -> tuple[float, float]:
+    """(low, high) with each finite end moved out to the nearest of the sorted ``values``
+    the measure can take (the largest at most ``low``, the smallest at least ``high``) and in
+    to their range, then out by 64 ulps: the values are sums in another order than the
+    census's, which rounds them otherwise in the last bits. The pool's value is one of
+    ``values``, so the interval covers whenever it did."""
+    if math.isnan(low) or math.isnan(high):
+        return low, high
+    last = values.shape[0] - 1
+    if math.isfinite(low):
+        low = float(values[max(int(np.searchsorted(values, low, side="right")) - 1, 0)])
+        low -= 64 * float(np.spacing(abs(low)))
+    if math.isfinite(high):
+        high = float(values[min(int(np.searchsorted(values, high, side="left")), last)])
+        high += 64 * float(np.spacing(abs(high)))
+    return low, high
 
 
 def _wald_or_t(g: float, se: float, n: int, lv: float, method: str) -> tuple[float, float]:

@@ -207,11 +207,14 @@ def _static_estimate(
             )  # fmt: skip
             curve = _score(rep, predictive, draws, y, est) if rep.score else None
         if curve is not None:
-            return replace(est, score=curve), "tempered"
+            est = replace(est, score=curve, attainable=_attainable(meas, predictive, pw, draws, y))
+            return est, "tempered"
     if est is None:
         est = estimate(
             meas, predictive.take(draws), y, q[draws], p=pw[draws], indices=draws, level=lv
         )
+    if not est.census:
+        est = replace(est, attainable=_attainable(meas, predictive, pw, draws, y))
     return est, "logit" if assisted and est.binary_loss else "wald"
 
 
@@ -314,7 +317,7 @@ def _fields(meas: Any, level: float, est: Estimate, interval: str) -> dict[str, 
         value, ci = est.estimate, (math.nan, math.nan)
     else:
         ci = est.confidence_interval(level, method=interval)
-        value, ci = clip_to_range(est.estimate, ci, meas.value_range)
+        value, ci = clip_to_range(est.within_attainable(), ci, meas.value_range)
     return {
         "estimate": value,
         "stderr": est.stderr,
@@ -411,15 +414,80 @@ def _labels_every_needed(
     meas: Measure, predictive: Predictive, pw: NDArray[np.float64], units: NDArray[np.intp]
 ) -> bool:
     """Whether the sorted distinct pool indices ``units`` include every instance with test
-    mass whose weight can be positive — a chunk of the pool at a time, stopping at the first
-    chunk with one left out (the first, unless nearly everything is labeled)."""
+    mass whose weight can be positive (:func:`_left_out` finds none)."""
+    return _left_out(meas, predictive, pw, units, 0) is not None
+
+
+def _left_out(
+    meas: Measure,
+    predictive: Predictive,
+    pw: NDArray[np.float64],
+    units: NDArray[np.intp],
+    most: int,
+) -> NDArray[np.intp] | None:
+    """The instances with test mass whose weight can be positive that the sorted distinct
+    pool indices ``units`` leave out, or None when there are more than ``most`` — a chunk of
+    the pool at a time, stopping at the chunk where they pass ``most`` (the first, unless
+    nearly everything is labeled)."""
+    out, count = [], 0
     for rows in row_chunks(predictive.n):
         f = predictive._chunk(rows).point_prediction()
         needed = meas.weight_can_be_positive(f) & (pw[rows] > 0)
         lo, hi = np.searchsorted(units, [rows.start, rows.stop])
-        if not _covers(units[lo:hi] - rows.start, needed):
-            return False
-    return True
+        needed[units[lo:hi] - rows.start] = False
+        left = np.flatnonzero(needed)
+        count += left.shape[0]
+        if count > most:
+            return None
+        out.append(left + rows.start)
+    return np.concatenate(out) if out else np.empty(0, dtype=np.intp)
+
+
+#: Near a census the interval's ends move out to values the measure can still take
+#: (:func:`_attainable`) while the labels of the instances left out have at most this many
+#: assignments (twelve instances of two classes, seven of three).
+MAX_ASSIGNMENTS = 4096
+
+
+def _attainable(
+    meas: Measure, predictive: Predictive, pw: NDArray[np.float64], draws: NDArray[np.intp],
+    y: NDArray[Any],
+) -> NDArray[np.float64] | None:  # fmt: skip
+    """Every value the measure can still take given the labels ``y`` of the ``draws`` — the
+    census value G = Σ p w ℓ / Σ p w under each assignment of labels to the instances left
+    out that can move it (:func:`_left_out`), sorted and distinct — for class probabilities
+    near a census (at most :data:`MAX_ASSIGNMENTS` assignments); None otherwise.
+
+    The pool's value is one of them, so an interval whose ends move out to the nearest of
+    them and in to their range covers whenever it did, and more: near a census the estimator
+    spreads the labeled instances' mean residual over the few left out and its standard error
+    sees none of their uncertainty — spam by number, group 'none' (163 instances, naive
+    Bayes), reported ±0.0012 with one instance unlabeled whose error moves the value by
+    0.0061, and missed in every such campaign (coverage 0.917)."""
+    if type(predictive) is not Categorical:
+        return None
+    k = predictive.proba.shape[1]
+    units, first = np.unique(draws, return_index=True)
+    left = _left_out(meas, predictive, pw, units, int(math.log(MAX_ASSIGNMENTS) / math.log(k)))
+    if left is None or left.shape[0] == 0:
+        return None
+    f_l = predictive.take(units).point_prediction()
+    w_l = meas.weight(f_l, y[first]) * pw[units]
+    num = math.fsum((w_l * meas.loss(f_l, y[first])).tolist())
+    den = math.fsum(w_l.tolist())
+    f_u = predictive.take(left).point_prediction()
+    u = left.shape[0]
+    w_u, wl_u = np.empty((u, k)), np.empty((u, k))  # per instance left out and class
+    for c in range(k):
+        label = np.repeat(predictive.labels[c : c + 1], u)
+        w_u[:, c] = meas.weight(f_u, label) * pw[left]
+        wl_u[:, c] = w_u[:, c] * meas.loss(f_u, label)
+    pick = np.indices((k,) * u).reshape(u, -1)  # every assignment, one per column
+    rows = np.arange(u)[:, None]
+    d = den + w_u[rows, pick].sum(axis=0)
+    n = num + wl_u[rows, pick].sum(axis=0)
+    values = np.unique(n[d > 0] / d[d > 0])
+    return values if values.shape[0] else None
 
 
 def refuse_undefined(
