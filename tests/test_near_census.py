@@ -15,7 +15,7 @@ import pytest
 from sklearn.metrics import f1_score, zero_one_loss
 
 import activeeval as ae
-from activeeval.estimators.inference import _snapped
+from activeeval.estimators.inference import Attainable, _snapped
 from activeeval.estimators.report import MAX_ASSIGNMENTS, _attainable
 
 
@@ -35,7 +35,9 @@ def test_the_attainable_values_are_sklearns_over_every_assignment(measure: str) 
     left = np.array([3, 11, 17, 29, 36])
     draws = np.setdiff1d(np.arange(pred.n), left)[::-1]  # any order, one repeat
     draws = np.r_[draws, draws[:1]]
-    got = _attainable(meas, pred, np.full(pred.n, 1 / pred.n), draws, y[draws])
+    att = _attainable(meas, pred, np.full(pred.n, 1 / pred.n), draws, y[draws])
+    assert att is not None and 0 < att.slack < 1e-13
+    got = att.values
     f = pred.point_prediction()
     metric = zero_one_loss if measure == "error_rate" else f1_score
     want = set()
@@ -43,7 +45,6 @@ def test_the_attainable_values_are_sklearns_over_every_assignment(measure: str) 
         yy = y.copy()
         yy[left] = labels
         want.add(round(float(metric(yy, f)), 12))
-    assert got is not None
     assert np.all(np.diff(got) > 0)
     assert {round(float(v), 12) for v in got} == want
 
@@ -63,7 +64,8 @@ def test_a_group_and_three_classes_and_too_many_left_out() -> None:
     got = _attainable(meas, pred, p, draws, y[draws])
     f = pred.point_prediction()
     errors = int(np.sum(f[draws] != y[draws]))
-    assert got == pytest.approx(np.array([errors, errors + 1, errors + 2]) / 20, rel=1e-12)
+    assert got is not None
+    assert got.values == pytest.approx(np.array([errors, errors + 1, errors + 2]) / 20, rel=1e-12)
     most = int(math.log(MAX_ASSIGNMENTS) / math.log(3))
     assert most == 7
     some = np.arange(20)[most:]
@@ -79,15 +81,84 @@ def test_a_group_and_three_classes_and_too_many_left_out() -> None:
 
 def test_ends_move_out_to_attainable_values() -> None:
     """Each finite end to the nearest attainable value outside (or the range's end), then
-    out by 64 ulps; NaN and infinite ends stay."""
-    vals = np.array([0.2, 0.25, 0.3])
-    lo, hi = _snapped(0.26, 0.27, vals)
-    assert lo == pytest.approx(0.25, abs=1e-14) and lo < 0.25
-    assert hi == pytest.approx(0.3, abs=1e-14) and hi > 0.3
-    lo, hi = _snapped(0.1, 0.9, vals)
-    assert (lo, hi) == pytest.approx((0.2, 0.3), abs=1e-14)
-    assert _snapped(-math.inf, 0.21, vals)[0] == -math.inf
-    assert all(math.isnan(x) for x in _snapped(math.nan, math.nan, vals))
+    out by the slack; NaN and infinite ends stay."""
+    att = Attainable(np.array([0.2, 0.25, 0.3]), 1e-15)
+    assert _snapped(0.26, 0.27, att) == (0.25 - 1e-15, 0.3 + 1e-15)
+    assert _snapped(0.1, 0.9, att) == (0.2 - 1e-15, 0.3 + 1e-15)
+    assert _snapped(0.25, 0.25, att) == (0.25 - 1e-15, 0.25 + 1e-15)
+    assert _snapped(-math.inf, 0.21, att)[0] == -math.inf
+    assert all(math.isnan(x) for x in _snapped(math.nan, math.nan, att))
+
+
+def test_the_slack_is_absolute_where_the_value_cancels_to_zero() -> None:
+    """A mean of labels −1 / 0 / +1 under pool weights that make the pool's value a sum
+    that cancels to ~1e-18: rounded otherwise than the census's fsum, it is not within 64
+    ulps of itself (a relative margin missed it: ci (−3e-322, 0.11)); the slack, 64 ε times
+    the sums' absolute scale, keeps it in. (Constructed by the review of this change.)"""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(0)
+    m = 31
+    for _ in range(5000):
+        w = rng.uniform(0.01, 0.05, m)
+        y = rng.choice([-1, 1], m)
+        y[0], y[30] = -1, 0
+        lab = w[1:30] * y[1:30]
+        s = math.fsum(lab.tolist())
+        if not (s > 0 and Fraction(s) > sum(Fraction(float(v)) for v in lab)):
+            continue
+        w[0] = s
+        w[30] = 1.0 - float(w[:30].sum())
+        if float(w.sum()) == 1.0 and w[30] > 0:
+            break
+    pred = ae.Categorical(rng.dirichlet(np.ones(3), m), labels=[-1, 0, 1])
+    q = np.full(m, 1.0)
+    q[0] = 1e-9
+    q /= q.sum()
+    truth = float(sum(Fraction(float(a)) * int(b) for a, b in zip(w, y, strict=True)))
+    assert abs(truth) < 1e-15
+    seen = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(10):
+            res = ae.evaluate(pred, lambda i: y[i], "mean", budget=30, q=q, pool_weights=w,
+                              random_state=seed)  # fmt: skip
+            if 0 in res.indices or res.inference.attainable is None:
+                continue
+            seen += 1
+            assert res.ci[0] <= truth <= res.ci[1]
+    assert seen >= 1
+
+
+def test_a_sessions_estimate_near_a_census_is_evaluates() -> None:
+    """A session of precision whose labels leave out 12, then 2, of the predicted positives:
+    its estimate (from the pool there, since the pool summary knows how many are left out,
+    not which) is the pool path's, attainable values and all; 37 left out: the summary's."""
+    import tempfile
+    from pathlib import Path
+
+    from activeeval.session import report as session_report
+
+    rng = np.random.default_rng(0)
+    m = 2000
+    p1 = rng.beta(1.0, 6.0, m)
+    pred = ae.Categorical(np.c_[1 - p1, p1]).with_decision((p1 > 0.3).astype(int))
+    y = (rng.random(m) < np.clip(1.3 * p1, 0, 1)).astype(int)
+    with warnings.catch_warnings(), tempfile.TemporaryDirectory() as d:
+        warnings.simplefilter("ignore")
+        for n, near in ((200, False), (225, True), (235, True)):
+            s = ae.Session.create(Path(d) / f"s{n}.db", pred, "precision", budget=2 * n, seed=3)
+            ids = s.next_batch(n)
+            s.record({i: y[i] for i in ids})
+            st = s._stored
+            idx, dq, yy = session_report._data(s._store, st)
+            whole = session_report._estimate_on(st, idx, dq, yy, 0, st.plan.estimator)
+            got = s.estimate()
+            assert (got.inference.attainable is not None) == near
+            assert (whole.inference.attainable is not None) == near
+            assert got.estimate == whole.estimate
+            assert got.ci == pytest.approx(whole.ci, rel=1e-12)
+            s.close()
 
 
 def test_near_a_census_the_interval_covers_where_the_estimators_missed() -> None:
@@ -111,9 +182,9 @@ def test_near_a_census_the_interval_covers_where_the_estimators_missed() -> None
         warnings.simplefilter("ignore")
         for r in range(40):
             res = ae.evaluate(pred, lambda i: y[i], "error_rate", budget=58, random_state=r)
-            vals = res.inference.attainable
-            if vals is None:
+            if res.inference.attainable is None:
                 continue
+            vals = res.inference.attainable.values
             near += 1
             assert vals[0] - 1e-12 <= truth <= vals[-1] + 1e-12
             lo, hi = res.ci

@@ -26,7 +26,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -789,10 +789,10 @@ class Estimate:
     score : ScoreCurve or None
         The estimator's variance along the tempered family of the model's probabilities, for
         the ``tempered`` interval; None where it is not computed.
-    attainable : ndarray or None
+    attainable : Attainable or None
         Near a census of class probabilities, every value the measure can still take given
-        the labels (sorted); every interval's ends move out to the nearest of them and in to
-        their range. None elsewhere.
+        the labels; every interval's ends move out to the nearest of them and in to their
+        range. None elsewhere.
 
     See Also
     --------
@@ -824,7 +824,7 @@ class Estimate:
     census: bool = False
     unit_weights: tuple[float, float] | None = None
     score: ScoreCurve | None = field(default=None, compare=False)
-    attainable: NDArray[np.float64] | None = field(default=None, compare=False, repr=False)
+    attainable: Attainable | None = field(default=None, compare=False, repr=False)
 
     def within_attainable(self) -> float:
         """The estimate, moved into the range of ``attainable`` where it is set (the pool's
@@ -835,9 +835,9 @@ class Estimate:
         float
             The estimate, or the nearest end of the attainable values' range.
         """
-        vals = self.attainable
-        if vals is None or math.isnan(self.estimate):
+        if self.attainable is None or math.isnan(self.estimate):
             return self.estimate
+        vals = self.attainable.values
         return float(min(max(self.estimate, vals[0]), vals[-1]))
 
     def confidence_interval(
@@ -933,21 +933,30 @@ class Estimate:
         return _result_repr(self, *self._REPR_LINES)
 
 
-def _snapped(low: float, high: float, values: NDArray[np.float64]) -> tuple[float, float]:
-    """(low, high) with each finite end moved out to the nearest of the sorted ``values``
-    the measure can take (the largest at most ``low``, the smallest at least ``high``) and in
-    to their range, then out by 64 ulps: the values are sums in another order than the
-    census's, which rounds them otherwise in the last bits. The pool's value is one of
-    ``values``, so the interval covers whenever it did."""
+class Attainable(NamedTuple):
+    """The values a measure can still take given the labels (near a census): ``values``
+    sorted and distinct, each within ``slack`` of the census value the same labels give
+    (sums in another order round otherwise in the last bits)."""
+
+    values: NDArray[np.float64]
+    slack: float
+
+
+def _snapped(low: float, high: float, att: Attainable) -> tuple[float, float]:
+    """(low, high) with each finite end moved out to the nearest of the values the measure
+    can take (the largest at most ``low``, the smallest at least ``high``) and in to their
+    range, then out by their ``slack``. The pool's value is one of them, so the interval
+    covers whenever it did."""
     if math.isnan(low) or math.isnan(high):
         return low, high
+    values = att.values
     last = values.shape[0] - 1
     if math.isfinite(low):
         low = float(values[max(int(np.searchsorted(values, low, side="right")) - 1, 0)])
-        low -= 64 * float(np.spacing(abs(low)))
+        low -= att.slack
     if math.isfinite(high):
         high = float(values[min(int(np.searchsorted(values, high, side="left")), last)])
-        high += 64 * float(np.spacing(abs(high)))
+        high += att.slack
     return low, high
 
 

@@ -79,6 +79,7 @@ from .classwise import _estimate as _classwise_estimate
 from .classwise import _paired as _classwise_paired
 from .classwise import on_pool as _on_pool
 from .inference import (
+    Attainable,
     Comparison,
     Estimate,
     ScoreCurve,
@@ -213,7 +214,7 @@ def _static_estimate(
         est = estimate(
             meas, predictive.take(draws), y, q[draws], p=pw[draws], indices=draws, level=lv
         )
-    if not est.census:
+    if rep.score and not est.census:  # the reported estimate (not a look's or a band's)
         est = replace(est, attainable=_attainable(meas, predictive, pw, draws, y))
     return est, "logit" if assisted and est.binary_loss else "wald"
 
@@ -277,6 +278,20 @@ def summary_static_estimate(
         if curve is not None:
             return replace(est, score=curve), "tempered"
     return est, "logit" if est.binary_loss else "wald"
+
+
+def summary_near_census(meas: Measure, pred: Any, s: PoolSummary, units: NDArray[np.intp]) -> bool:
+    """Whether a session's distinct labeled instances ``units`` (``pred`` gives the model at
+    them, ``take``) leave out a few of the instances that can move the measure — at most
+    :func:`near_census_limit` of class probabilities' — where :func:`_static_estimate` moves
+    the interval to the values the measure can still take: the pool summary knows how many
+    are left out, not which, so the estimate is the pool's (a session's test distribution is
+    uniform: every instance has test mass)."""
+    rows = pred.take(units)
+    if type(rows) is not Categorical:
+        return False
+    needed = int(np.count_nonzero(meas.weight_can_be_positive(rows.point_prediction())))
+    return 0 < s.n_domain - needed <= near_census_limit(rows.proba.shape[1])
 
 
 def _adaptive_estimate(
@@ -449,14 +464,22 @@ def _left_out(
 MAX_ASSIGNMENTS = 4096
 
 
+def near_census_limit(k: int) -> int:
+    """The most instances left out whose labels among ``k`` classes :func:`_attainable`
+    enumerates (k^n ≤ :data:`MAX_ASSIGNMENTS`)."""
+    return int(math.log(MAX_ASSIGNMENTS) / math.log(k)) if k > 1 else 0
+
+
 def _attainable(
     meas: Measure, predictive: Predictive, pw: NDArray[np.float64], draws: NDArray[np.intp],
     y: NDArray[Any],
-) -> NDArray[np.float64] | None:  # fmt: skip
+) -> Attainable | None:  # fmt: skip
     """Every value the measure can still take given the labels ``y`` of the ``draws`` — the
     census value G = Σ p w ℓ / Σ p w under each assignment of labels to the instances left
     out that can move it (:func:`_left_out`), sorted and distinct — for class probabilities
-    near a census (at most :data:`MAX_ASSIGNMENTS` assignments); None otherwise.
+    near a census (at most :data:`MAX_ASSIGNMENTS` assignments); None otherwise. Their slack:
+    64 ε times the sums' absolute scale over the smallest denominator (a value near 0 by
+    cancellation, a win rate's, is not within 64 ulps of itself summed otherwise).
 
     The pool's value is one of them, so an interval whose ends move out to the nearest of
     them and in to their range covers whenever it did, and more: near a census the estimator
@@ -466,11 +489,11 @@ def _attainable(
     0.0061, and missed in every such campaign (coverage 0.917)."""
     if type(predictive) is not Categorical:
         return None
-    k = predictive.proba.shape[1]
     units, first = np.unique(draws, return_index=True)
-    left = _left_out(meas, predictive, pw, units, int(math.log(MAX_ASSIGNMENTS) / math.log(k)))
+    left = _left_out(meas, predictive, pw, units, near_census_limit(predictive.proba.shape[1]))
     if left is None or left.shape[0] == 0:
         return None
+    k = predictive.proba.shape[1]
     f_l = predictive.take(units).point_prediction()
     w_l = meas.weight(f_l, y[first]) * pw[units]
     num = math.fsum((w_l * meas.loss(f_l, y[first])).tolist())
@@ -486,8 +509,13 @@ def _attainable(
     rows = np.arange(u)[:, None]
     d = den + w_u[rows, pick].sum(axis=0)
     n = num + wl_u[rows, pick].sum(axis=0)
-    values = np.unique(n[d > 0] / d[d > 0])
-    return values if values.shape[0] else None
+    ok = d > 0
+    if not ok.any():
+        return None
+    values = np.unique(n[ok] / d[ok])
+    absolute = float(np.abs(w_l * meas.loss(f_l, y[first])).sum() + np.abs(wl_u).max(axis=1).sum())
+    scale = absolute + float(np.abs(values).max()) * (abs(den) + np.abs(w_u).max(axis=1).sum())
+    return Attainable(values, 64 * float(np.finfo(float).eps) * scale / float(d[ok].min()))
 
 
 def refuse_undefined(

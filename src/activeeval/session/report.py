@@ -129,9 +129,10 @@ def estimate(
         _check_bandwidth(bandwidth)  # as the estimator checks it on the pool's path
         idx, dq, y = _data(store, stored, lean.label_dtype)
         how = _plan_estimator(stored, estimator)
-        if _reaches(lean, idx, how):
+        if _reaches(lean, idx, how) and not _near_census(stored, lean, idx):
             return _lean_estimate(stored, lean, idx, dq, y, how)
-        # beyond the time summary's series (tens of thousands of distinct labels): from q
+        # beyond the time summary's series (tens of thousands of distinct labels), or a few
+        # instances from a census (whose values the interval moves to): from the pool
     how = _check_estimator(stored, estimator, features, bandwidth)
     idx, dq, y = _data(store, stored)
     return _estimate_on(stored, idx, dq, y, model, how, features, bandwidth)
@@ -731,6 +732,19 @@ def _lean_trajectory(
     if not _reaches(lean, data[0], _plan_estimator(stored, estimator)):
         return None
     return lean, data
+
+
+def _near_census(stored: StoredPlan, lean: Any, idx: NDArray[np.intp]) -> bool:
+    """:func:`~activeeval.estimators.report.summary_near_census` of the labeled draws
+    ``idx`` (the model at them read from the store, not the pool); False before the first."""
+    from ..estimators.report import summary_near_census
+    from .codec import _measure_from
+
+    if idx.size == 0:
+        return False
+    meas = _measure_from(stored.plan.measure_spec)
+    units = np.unique(idx)
+    return summary_near_census(meas, lean.at(units), lean.summary, units)
 
 
 def _reaches(lean: Any, idx: NDArray[np.intp], estimator: str) -> bool:
