@@ -145,6 +145,8 @@ def test_residual_kurtosis_is_scipys_about_the_models_mean() -> None:
     assert residual_kurtosis(ae.Gaussian(mean[:1], var[:1]), y[:1]) == 3.0
     pred, labels, _ = _overconfident(0, m=50)
     assert residual_kurtosis(pred, labels) == 3.0
+    member = tempered(ae.Gaussian(mean, var), 0.5, kurtosis=want)
+    assert member.take([0, 5]).kurtosis == want  # a member keeps it when subset
 
 
 def test_the_curve_predicts_the_spread_of_campaigns_when_the_residuals_are_heavy_tailed() -> None:

@@ -579,13 +579,15 @@ class Gaussian(Predictive):
         Returns
         -------
         Gaussian
-            Means, variances (and decision, if one was set) of those instances.
+            Means, variances (and decision and kurtosis, if set) of those instances.
         """
         out = object.__new__(Gaussian)
         idx = index if isinstance(index, slice) else np.asarray(index)
         out.mean, out.var = self.mean[idx], self.var[idx]
         if self.__dict__.get("_decision") is not None:
             out._decision = self._decision[idx]
+        if "kurtosis" in self.__dict__:
+            out.kurtosis = self.kurtosis
         return out
 
     def _chunk(self, rows: slice) -> Gaussian:
