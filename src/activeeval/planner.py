@@ -65,7 +65,7 @@ from .predictive import (
     decided,
     recalibrate,
 )
-from .probability_measures import ProbabilityMeasure
+from .probability_measures import ProbabilityMeasure, _ScoringRule
 from .ranking import (
     GradedRelevance,
     get_ranking_measure,
@@ -872,6 +872,23 @@ def _single_terms(
     return g, e, var / (d * d)
 
 
+def _scoring_terms(
+    beliefs: NDArray[np.float64], proba: NDArray[np.float64], meas: _ScoringRule,
+    p: NDArray[np.float64], assisted: bool,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+    """(G, e, s) of a mean of per-instance losses of the model's probabilities ``proba``
+    (Brier score, log loss) with labels drawn from ``beliefs`` (the model's own, or its
+    recalibration): w ≡ 1, D = 1, so z = ℓ − G with E[z | x] = Σ_k r_k L(p̂, k) − G and
+    s = Var[ℓ | x] (eq. 4.6 for a regular risk); e = 0 for the model-assisted estimator,
+    whose control variate is the model's own expected loss (as the planner takes it for the
+    decisions' measures, λ = 1)."""
+    loss = meas.loss_matrix(proba)
+    mean = np.einsum("ik,ik->i", beliefs, loss)
+    g = float(p @ mean)
+    s = np.maximum(np.einsum("ik,ik->i", beliefs, loss * loss) - mean * mean, 0.0)
+    return g, (np.zeros_like(mean) if assisted else mean - g), s
+
+
 def _ranked_terms(
     rels: list[GradedRelevance], meas: Any, p: NDArray[np.float64], assisted: bool
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -1030,8 +1047,9 @@ def plan(
     UnknownOptionError
         An unknown method, estimator or alternative; a measure that does not fit the
         predictions (a classification measure for a regressor); a measure of the predicted
-        probabilities (``brier``, ``log_loss``, ``ece``, ``roc_auc``, ``average_precision``),
-        whose intervals plan() does not predict yet.
+        probabilities that is not a mean of a loss (``ece``, ``roc_auc``,
+        ``average_precision``), or a comparison of any, whose intervals plan() does not
+        predict yet (``brier`` and ``log_loss`` of one model it does).
     ShapeError
         Predictions that do not cover the same pool, more than two models, two models that
         predict the same label everywhere, a power, target width or effect outside its
@@ -1182,12 +1200,14 @@ def _models(
             f"measure: plan() predicts one interval, and {meas.name} has one per class; plan "
             "macro_f1, weighted_f1 or balanced_accuracy, or one class's f1 with pos_label=."
         )
-    if isinstance(meas, ProbabilityMeasure):
+    if isinstance(meas, ProbabilityMeasure) and (pair or not isinstance(meas, _ScoringRule)):
+        what = "a comparison of" if pair else "the interval of"
         raise UnknownOptionError(
-            f"measure: plan() predicts intervals of measures of decisions (error_rate, f1, "
-            f"mse, ...), not yet of {meas.name}, a measure of the predicted probabilities. "
-            f"Run a pilot instead: evaluate(..., {meas.name!r}, budget=n0) and scale its "
-            "standard error by sqrt(n0 / n) for n labels."
+            f"measure: plan() predicts the intervals of measures of decisions (error_rate, "
+            f"f1, mse, ...) and of one model's brier or log_loss, not yet {what} {meas.name}, "
+            f"a measure of the predicted probabilities. Run a pilot instead: evaluate(..., "
+            f"{meas.name!r}, budget=n0) and scale its standard error by sqrt(n0 / n) for n "
+            "labels."
         )
     return preds, meas, method, costs
 
@@ -1284,13 +1304,17 @@ def _build(
     first key the planned one): what :func:`plan` and a session's re-plan share."""
     pair = len(preds) > 1
     assisted = estimator == "assisted"
-    residual: _Residuals | _RankedResiduals | _ClasswiseResiduals
+    residual: _Residuals | _RankedResiduals | _ClasswiseResiduals | _ScoringResiduals
     if isinstance(preds[0], GradedRelevance):
         value, mean, e, s = _ranked_terms(preds, meas, p, assisted)
         residual = _RankedResiduals(preds, meas, mean, e, s, assisted)
     elif isinstance(meas, ClasswiseMeasure):
         value, e, s = _classwise_terms(preds, meas, p, assisted)
         residual = _ClasswiseResiduals(preds, meas, p, assisted)
+    elif isinstance(meas, _ScoringRule):
+        cat = as_categorical(preds[0], meas.name)
+        value, e, s = _scoring_terms(cat.proba, cat.proba, meas, p, assisted)
+        residual = _ScoringResiduals(cat, meas, assisted)
     else:
         if pair:
             value, e, s = _pair_terms(preds, meas, p, assisted)
@@ -1299,8 +1323,9 @@ def _build(
         residual = _Residuals(preds, meas, assisted)
     price = np.ones(p.shape[0]) if lam is None else lam
     # The finite-pool form (labeled units exact) is the model-assisted estimator's of one
-    # ratio; a function of several ratios is estimated over the draws (with replacement).
-    finite = assisted and not isinstance(meas, ClasswiseMeasure)
+    # ratio; a function of several ratios, and a mean of losses of the probabilities
+    # (activeeval.estimators.probability), are estimated over the draws (with replacement).
+    finite = assisted and not isinstance(meas, ClasswiseMeasure | _ScoringRule)
     curves: dict[str, _Curve | _Larger] = {
         k: _Curve(np.asarray(q, dtype=float), p, e, s, price, finite=finite) for k, q in qs.items()
     }
@@ -1381,6 +1406,39 @@ class _Residuals:
             _, e, s = _single_terms(new[0], self.meas, p, self.assisted, self.fs[0])
         else:
             _, e, s = _pair_terms(new, self.meas, p, self.assisted, self.fs)
+        return e, s
+
+
+class _ScoringResiduals:
+    """:class:`_Residuals` for a mean of losses of the probabilities (Brier score, log loss):
+    z = ℓ − Ĝ at the labeled units, b = e(x) − Ĝ with e the model's own expected loss (the
+    estimator's control variate), λ̂ as :func:`_regressed` fits it."""
+
+    def __init__(self, pred: Categorical, meas: _ScoringRule, assisted: bool) -> None:
+        self.pred, self.meas, self.assisted = pred, meas, assisted
+        self.loss = meas.loss_matrix(pred.proba)
+        self.expected = np.einsum("ik,ik->i", pred.proba, self.loss)
+
+    def __call__(
+        self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
+        v: NDArray[np.float64],
+    ) -> NDArray[np.float64]:  # fmt: skip
+        codes = self.pred.label_index(np.asarray(result.labels)[first])
+        inf = getattr(result, "inference", None)
+        g = float(getattr(inf, "estimate", result.estimate))
+        z = self.loss[units, codes] - g
+        return _regressed(z, (self.expected[units] - g)[:, None], v, self.assisted)
+
+    def recalibrated_terms(
+        self, units: NDArray[np.intp], first: NDArray[np.intp], result: Any,
+        v: NDArray[np.float64], p: NDArray[np.float64],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+        """(e, s) with labels from the model recalibrated on the labeled units
+        (:func:`_recalibrated`), the losses still of the model's probabilities."""
+        y = np.asarray(result.labels)[first]
+        new = _recalibrated(self.pred, units, y, v)
+        assert isinstance(new, Categorical)
+        _, e, s = _scoring_terms(new.proba, self.pred.proba, self.meas, p, self.assisted)
         return e, s
 
 
