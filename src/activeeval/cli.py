@@ -83,7 +83,8 @@ _MEASURE = click.option(
     help="error_rate, accuracy, f1, precision, recall (classifiers; f1 and the like of one "
     "class, --pos-label with more than two); macro_f1, weighted_f1, balanced_accuracy "
     "(multi-class averages); mse, mae (regressors); mean, proportion (the label's own mean, "
-    "e.g. a judge's score); dcg, err (ranked pools).",
+    "e.g. a judge's score); dcg, err (ranked pools); plan only: brier, log_loss (one "
+    "model's class probabilities).",
 )
 _POS_LABEL = click.option(
     "--pos-label", default=None, help="Positive class of f1/precision/recall."

@@ -877,16 +877,19 @@ def _scoring_terms(
     p: NDArray[np.float64], assisted: bool,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
     """(G, e, s) of a mean of per-instance losses of the model's probabilities ``proba``
-    (Brier score, log loss) with labels drawn from ``beliefs`` (the model's own, or its
-    recalibration): w ≡ 1, D = 1, so z = ℓ − G with E[z | x] = Σ_k r_k L(p̂, k) − G and
-    s = Var[ℓ | x] (eq. 4.6 for a regular risk); e = 0 for the model-assisted estimator,
-    whose control variate is the model's own expected loss (as the planner takes it for the
-    decisions' measures, λ = 1)."""
+    (Brier score, log loss) with labels drawn from ``beliefs`` r (the model's own, or its
+    recalibration): w ≡ 1, D = 1, z = ℓ − G, s = Var[ℓ | x] (eq. 4.6 for a regular risk),
+    e = E[z | x] = Σ_k r_k L(p̂, k) − G; for the model-assisted estimator (λ = 1) z less its
+    control variate, the model's own expected loss m(x) = Σ_k p̂_k L(p̂, k) about its pool
+    mean, so e = (E_r[ℓ | x] − m(x)) − (G − Σ p m): 0 when r is the model."""
     loss = meas.loss_matrix(proba)
     mean = np.einsum("ik,ik->i", beliefs, loss)
     g = float(p @ mean)
     s = np.maximum(np.einsum("ik,ik->i", beliefs, loss * loss) - mean * mean, 0.0)
-    return g, (np.zeros_like(mean) if assisted else mean - g), s
+    if not assisted:
+        return g, mean - g, s
+    own = np.einsum("ik,ik->i", proba, loss)
+    return g, (mean - own) - (g - float(p @ own)), s
 
 
 def _ranked_terms(
@@ -1184,6 +1187,7 @@ def _models(
         meas = get_measure(measure, pos_label=pos_label)
         check_fits(meas, preds[0])
         meas = meas.bind(Mixture(preds))
+        _probability_refusals(meas, pair, prediction)
         if np.all(preds[0].point_prediction() == preds[1].point_prediction()):
             raise ShapeError(
                 "predictions: the two models predict the same label on every instance, so "
@@ -1195,12 +1199,27 @@ def _models(
         meas = get_measure(measure, pos_label=pos_label)
         check_fits(meas, preds[0])
         meas = meas.bind(preds[0])
+        _probability_refusals(meas, pair, prediction)
     if getattr(meas, "vector", False):
         raise UnknownOptionError(
             f"measure: plan() predicts one interval, and {meas.name} has one per class; plan "
             "macro_f1, weighted_f1 or balanced_accuracy, or one class's f1 with pos_label=."
         )
-    if isinstance(meas, ProbabilityMeasure) and (pair or not isinstance(meas, _ScoringRule)):
+    return preds, meas, method, costs
+
+
+def _probability_refusals(meas: Any, pair: bool, prediction: Any) -> None:
+    """Refuse, by name, what plan() does not predict of a measure of the probabilities: a
+    comparison, one that is not a mean of a loss, and a decision (it scores probabilities,
+    not decisions, as evaluate refuses ``prediction=`` for it)."""
+    if not isinstance(meas, ProbabilityMeasure):
+        return
+    if prediction is not None:
+        raise UnknownOptionError(
+            f"prediction: {meas.name} scores the predicted probabilities, not a decision; "
+            "drop prediction=."
+        )
+    if pair or not isinstance(meas, _ScoringRule):
         what = "a comparison of" if pair else "the interval of"
         raise UnknownOptionError(
             f"measure: plan() predicts the intervals of measures of decisions (error_rate, "
@@ -1209,7 +1228,6 @@ def _models(
             f"{meas.name!r}, budget=n0) and scale its standard error by sqrt(n0 / n) for n "
             "labels."
         )
-    return preds, meas, method, costs
 
 
 def _budgets(budgets: ArrayLike | None, m: int, lam: NDArray[np.float64] | None) -> Any:
@@ -1412,7 +1430,9 @@ class _Residuals:
 class _ScoringResiduals:
     """:class:`_Residuals` for a mean of losses of the probabilities (Brier score, log loss):
     z = ℓ − Ĝ at the labeled units, b = e(x) − Ĝ with e the model's own expected loss (the
-    estimator's control variate), λ̂ as :func:`_regressed` fits it."""
+    estimator's control variate), λ̂ as :func:`_regressed` fits it. Their estimator counts
+    every draw, so both of :meth:`Plan.replan`'s curves fall as 1/t and the re-plan is the
+    standard error so far scaled by √(t_now/t) (tested)."""
 
     def __init__(self, pred: Categorical, meas: _ScoringRule, assisted: bool) -> None:
         self.pred, self.meas, self.assisted = pred, meas, assisted
