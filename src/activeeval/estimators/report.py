@@ -496,7 +496,8 @@ def _attainable(
     k = predictive.proba.shape[1]
     f_l = predictive.take(units).point_prediction()
     w_l = meas.weight(f_l, y[first]) * pw[units]
-    num = math.fsum((w_l * meas.loss(f_l, y[first])).tolist())
+    wl_l = w_l * meas.loss(f_l, y[first])
+    num = math.fsum(wl_l.tolist())
     den = math.fsum(w_l.tolist())
     f_u = predictive.take(left).point_prediction()
     u = left.shape[0]
@@ -513,7 +514,7 @@ def _attainable(
     if not ok.any():
         return None
     values = np.unique(n[ok] / d[ok])
-    absolute = float(np.abs(w_l * meas.loss(f_l, y[first])).sum() + np.abs(wl_u).max(axis=1).sum())
+    absolute = float(np.abs(wl_l).sum() + np.abs(wl_u).max(axis=1).sum())
     scale = absolute + float(np.abs(values).max()) * (abs(den) + np.abs(w_u).max(axis=1).sum())
     return Attainable(values, 64 * float(np.finfo(float).eps) * scale / float(d[ok].min()))
 
