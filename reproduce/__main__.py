@@ -45,9 +45,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument(
         "--sections", nargs="+", default=None,
-        choices=("measures", "groups", "reuse", "settings", "digits_case"),
-        help="continuous (measures, groups, reuse) or robustness (settings, digits_case): "
-        "regenerate only these sections, keeping the others from OUT's JSON",
+        choices=("measures", "groups", "reuse", "settings", "digits_case", "widths",
+                 "probability"),
+        help="continuous (measures, groups, reuse), robustness (settings, digits_case) or "
+        "planning (widths, probability): regenerate only these sections, keeping the others "
+        "from OUT's JSON",
     )  # fmt: skip
     ap.add_argument(
         "--measures", nargs="+", default=None,
@@ -62,21 +64,23 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     ap.add_argument(
         "--workers", type=int, default=1,
-        help="continuous: processes for the measures' and the slices' cells (the numbers do "
-        "not depend on it)",
+        help="continuous, planning: processes for the cells (the numbers do not depend on it)",
     )  # fmt: skip
     args = ap.parse_args(argv)
     robust_sections = ("settings", "digits_case")
+    parts = {
+        "robustness": robust_sections,
+        "continuous": ("measures", "groups", "reuse"),
+        "planning": ("widths", "probability"),
+    }
     if args.sections is not None:
-        if args.only not in (None, "robustness", "continuous"):
+        if args.only is not None and args.only not in parts:
             ap.error(f"--sections: --only {args.only} has none; drop --sections")
         if args.only is not None:
-            wrong = [x for x in args.sections
-                     if (x in robust_sections) != (args.only == "robustness")]  # fmt: skip
+            wrong = [x for x in args.sections if x not in parts[args.only]]
             if wrong:
                 ap.error(f"--sections {' '.join(wrong)}: not a section of --only {args.only}")
         # A part regenerated in part keeps the rest from OUT: refuse before any work.
-        parts = {"robustness": robust_sections, "continuous": ("measures", "groups", "reuse")}
         for part, names in parts.items():
             given = [x for x in args.sections if x in names]
             if args.only in (None, part) and given and set(given) != set(names):
@@ -113,7 +117,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, "planning"):
         from . import planning
 
-        planning.run(args.out, reps, smoke=args.smoke)
+        chosen = [x for x in args.sections or () if x in parts["planning"]]
+        planning.run(args.out, reps, smoke=args.smoke, workers=args.workers,
+                     sections=tuple(chosen) or tuple(planning.SECTIONS))  # fmt: skip
     if args.only in (None, "label_mean"):
         from . import label_mean
 
@@ -129,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, "continuous"):
         from . import continuous
 
-        given = [x for x in args.sections or () if x not in robust_sections]
+        given = [x for x in args.sections or () if x in parts["continuous"]]
         sections = tuple(given) or tuple(continuous.SECTIONS)
         measures = continuous.MEASURES if args.measures is None else tuple(args.measures)
         continuous.run(args.out, reps, smoke=args.smoke, sections=sections,

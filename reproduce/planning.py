@@ -23,15 +23,30 @@ design-based one joined with the tempered-model score interval, what
 the design-based part alone (what the planner predicts); a gate set exactly at the true value
 passes in 1 − coverage of its side. Fixed n, one look.
 
-Writes ``planning.md`` and ``planning.json``.
+Measures of probabilities (section ``probability``). The planner's Brier score and log loss
+of one model (its with-replacement form) against ``evaluate``'s campaigns on the settings of
+``reproduce/continuous.py`` (credit default, caravan, e-mail and the ten-class shifted digits;
+logistic regressions, a class-balanced one, boosted trees, naive Bayes) and each logistic
+regression's calibrated twin (labels drawn from it): the predicted width of the Wald interval
+(what ``plan`` predicts) against the realized mean width of ``confidence_interval(method=
+"wald")``, the re-plan from each campaign's first 50 labels, and the one-sided 95% bounds of
+the interval ``evaluate`` reports (Wald joined with the score interval along recalibrations).
+The log loss draws uniformly (its q is passive's), so it has one arm.
+
+Writes ``planning.md`` and ``planning.json``; ``sections=`` regenerates one section and keeps
+the other from the ``planning.json`` already there.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import multiprocessing
 import time
+import warnings
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -44,6 +59,7 @@ from activeeval.estimators.inference import logit_interval
 from activeeval.measures import ErrorRate, FMeasure, Measure
 from activeeval.planner import Plan, plan
 from activeeval.predictive import Predictive
+from activeeval.probability_measures import ProbabilityMeasure
 from activeeval.sampling import optimal_distribution, passive_distribution
 
 from .assisted import draw_labels
@@ -205,10 +221,39 @@ def one_setting(
     return row
 
 
+#: The report's sections and the keys of planning.json each writes.
+SECTIONS = {
+    "widths": ("reps", "seconds", "settings"),
+    "probability": ("probability",),
+}
+
+
 def run(
     out: Path, reps: int, budgets: tuple[int, ...] = BUDGETS, smoke: bool = False,
-    log: Callable[[str], None] = print,
+    log: Callable[[str], None] = print, sections: tuple[str, ...] = tuple(SECTIONS),
+    workers: int = 1,
 ) -> dict[str, Any]:  # fmt: skip
+    """Run ``sections`` (keeping the others from ``out``'s planning.json) and write the
+    report."""
+    path = out / "planning.json"
+    result: dict[str, Any] = {}
+    if set(sections) != set(SECTIONS):
+        old = json.loads(path.read_text())
+        result = {k: old[k] for x in SECTIONS if x not in sections for k in SECTIONS[x] if k in old}
+    if "widths" in sections:
+        result.update(run_widths(reps, budgets, smoke, log))
+    if "probability" in sections:
+        result["probability"] = run_probability(reps, budgets, smoke, log, workers)
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1))
+    (out / "planning.md").write_text(report(result))
+    return result
+
+
+def run_widths(
+    reps: int, budgets: tuple[int, ...], smoke: bool, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """The classifiers' and the regressor's widths and one-sided bounds (the settings)."""
     tasks: dict[str, Any] = {}
     preds: dict[Any, Predictive] = {}
     rows = []
@@ -228,11 +273,127 @@ def run(
         row.update(one_setting(pred, meas, ys, b, reps))
         rows.append(row)
         log(f"{task_name:20s} {kind:36s} {meas.name:10s} ({time.time() - t0:.0f}s)")
-    result = {"reps": reps, "seconds": time.time() - t0, "settings": rows}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "planning.json").write_text(json.dumps(result, indent=1))
-    (out / "planning.md").write_text(report(result))
-    return result
+    return {"reps": reps, "seconds": time.time() - t0, "settings": rows}
+
+
+# ------------------------------------------------------------- measures of probabilities
+#: The measures of probabilities ``plan`` predicts for one model.
+PROBABILITY = ("brier", "log_loss")
+
+
+def probability_settings(smoke: bool = False) -> list[tuple[str, str]]:
+    """(task, model): ``reproduce/continuous.py``'s, after each logistic regression's
+    calibrated twin."""
+    from .continuous import SETTINGS
+
+    if smoke:
+        return [("email_shift", CALIBRATED), ("email_shift", "naive Bayes")]
+    return [(t, CALIBRATED) for t, k in SETTINGS if k == "logistic"] + list(SETTINGS)
+
+
+@functools.lru_cache(maxsize=2)
+def _probability_pool(task: str, kind: str) -> tuple[Any, list[NDArray[Any]]]:
+    """The model's predictive distribution and its label vectors: the pool's, or for a
+    calibrated twin :data:`LABEL_DRAWS` drawn from the logistic regression."""
+    import activeeval as ae
+
+    from .continuous import _model_cached
+
+    proba, y, classes = _model_cached(task, "logistic" if kind == CALIBRATED else kind)
+    cat = ae.Categorical(proba, labels=classes)
+    if kind != CALIBRATED:
+        return cat, [y]
+    rng = np.random.default_rng(17)
+    return cat, [draw_labels(cat, rng) for _ in range(LABEL_DRAWS)]
+
+
+def _probability_cell(
+    task: str, kind: str, measure: str, budget: int, method: str, reps: int,
+    later: tuple[int, ...],
+) -> dict[str, Any]:  # fmt: skip
+    """``reps`` campaigns of ``evaluate`` at one budget (campaign r on label vector r mod
+    their number): the Wald width, the one-sided 95% bounds' coverage, the error; with
+    ``later``, each campaign's re-planned width at those budgets."""
+    import activeeval as ae
+
+    cat, ys = _probability_pool(task, kind)
+    m = cat.n
+    meas = ae.get_measure(measure).bind(cat)
+    assert isinstance(meas, ProbabilityMeasure)
+    truths = [meas.value(cat.proba, cat.label_index(y, "labels"), np.full(m, 1 / m)) for y in ys]
+    pl = plan(cat, measure, [budget, *later]) if later else None
+    width, lower, upper, err, again = [], [], [], [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for r in range(reps):
+            y, g = ys[r % len(ys)], float(truths[r % len(ys)])
+            res = ae.evaluate(cat, y.__getitem__, measure, budget=budget, method=method,
+                              random_state=r)  # fmt: skip
+            lo, hi = res.confidence_interval(method="wald")
+            tol = 1e-12 * max(1.0, abs(g))
+            width.append(hi - lo)
+            lower.append(res.confidence_interval(0.95, alternative="greater")[0] - tol <= g)
+            upper.append(res.confidence_interval(0.95, alternative="less")[1] + tol >= g)
+            err.append(res.estimate - g)
+            if pl is not None:
+                again.append([pl.replan(res).width(b) for b in later])
+    e = np.asarray(err)
+    return {
+        "realized": float(np.nanmean(width)),
+        "rmse": float(np.sqrt(np.nanmean(e**2))),
+        "coverage_lower": float(np.mean(lower)),
+        "coverage_upper": float(np.mean(upper)),
+        "replanned": again,
+    }
+
+
+def run_probability(
+    reps: int, budgets: tuple[int, ...], smoke: bool, log: Callable[[str], None],
+    workers: int = 1,
+) -> dict[str, Any]:  # fmt: skip
+    """The default's campaigns for every probability setting, measure and budget (``workers``
+    processes, spawned: each campaign is seeded by its repetition, so the numbers do not
+    depend on them). Passive's prediction is validated on the classifiers' and the
+    regressor's widths only (here it would double the campaigns)."""
+    t0 = time.time()
+    budgets = budgets[:2] if smoke else budgets
+    jobs = []  # (setting row, cell arguments)
+    for task, kind in probability_settings(smoke):
+        cat, _ = _probability_pool(task, kind)
+        b = [x for x in budgets if x < 0.5 * cat.n]
+        later = tuple(x for x in b if x > REPLAN_AT)
+        for measure in PROBABILITY:  # the campaigns at REPLAN_AT labels also re-plan
+            jobs += [((task, kind, measure, b), (x, later if x == REPLAN_AT else ())) for x in b]
+    cells = [(t, k, ms, x, "active", reps, lt) for (t, k, ms, _), (x, lt) in jobs]
+    if workers > 1:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as ex:
+            done = list(ex.map(_probability_cell, *zip(*cells, strict=True)))
+    else:
+        done = [_probability_cell(*c) for c in cells]
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for ((task, kind, measure, b), _), cell in zip(jobs, done, strict=True):
+        key = (task, kind, measure)
+        if key not in rows:
+            cat, _ = _probability_pool(task, kind)
+            rows[key] = {"task": task, "model": kind, "measure": measure, "pool": cat.n,
+                         "classes": len(cat.labels), "budgets": b,
+                         "predicted": [plan(cat, measure, b).width(z) for z in b],
+                         "cells": []}  # fmt: skip
+        rows[key]["cells"].append(cell)
+    for row in rows.values():
+        cells_ = row.pop("cells")
+        realized = np.array([c["realized"] for c in cells_])
+        row["realized"] = realized.tolist()
+        row["ratio"] = (np.array(row["predicted"]) / realized).tolist()
+        for k in ("rmse", "coverage_lower", "coverage_upper"):
+            row[k] = [c[k] for c in cells_]
+        k0 = row["budgets"].index(REPLAN_AT) + 1  # the re-plan predicts the later budgets
+        ratio = np.array(cells_[k0 - 1]["replanned"]) / realized[None, k0:]
+        row["replanned_median_ratio"] = [None] * k0 + np.nanmedian(ratio, 0).tolist()
+        quart = np.nanpercentile(ratio, [25, 75], axis=0).T.tolist()
+        row["replanned_quartiles"] = [None] * k0 + quart
+        log(f"planning: {row['task']}/{row['model']} {row['measure']} ({time.time() - t0:.0f} s)")
+    return {"reps": reps, "seconds": time.time() - t0, "rows": list(rows.values())}
 
 
 # ------------------------------------------------------------------------------------------
@@ -434,4 +595,78 @@ def report(result: dict[str, Any]) -> str:
                 f"{rtxt} | "
                 f"{_f(a['coverage_lower'][j])} | {_f(a['coverage_upper'][j])} |"
             )
+    if "probability" in result:
+        lines += ["", *_probability_report(result["probability"])]
     return "\n".join(lines) + "\n"
+
+
+def below_sorted(cover: list[Any]) -> list[Any]:
+    """The cells below 0.93, lowest first."""
+    return sorted((x for x in cover if x[0] < 0.93), key=lambda x: x[0])
+
+
+def _probability_report(res: dict[str, Any]) -> list[str]:
+    """The measures of probabilities: figures, then the table."""
+    cal = [r for r in res["rows"] if r["model"] == CALIBRATED]
+    stress = [r for r in res["rows"] if r["model"] != CALIBRATED]
+
+    def tags(rows: list[dict[str, Any]], key: str) -> list[Any]:
+        return [(x, r, b, "active") for r in rows
+                for x, b in zip(r[key], r["budgets"], strict=True)
+                if b >= 100 and x is not None]  # fmt: skip
+
+    def cell(r: dict[str, Any], b: float, extra: str) -> str:
+        model = "" if r["model"] == CALIBRATED else f" / {r['model']}"
+        return f"{r['task']}{model} / {r['measure']} at {b:g}{extra}"
+
+    cover = [
+        (c, r, b, side)
+        for r in res["rows"]
+        for side in ("lower", "upper")
+        for c, b in zip(r[f"coverage_{side}"], r["budgets"], strict=True)
+    ]
+    outside = [cell(r, b, f" ({w}) {x:.3f}") for x, r, b, w in tags(cal, "ratio")
+               if not 0.85 <= x <= 1.15]  # fmt: skip
+    low = [cell(r, b, f" {side} {c:.3f}") for c, r, b, side in below_sorted(cover)]
+    planned = tags(cal, "ratio")
+    lines = [
+        "## Measures of probabilities: the Brier score and log loss",
+        "",
+        f"{res['reps']} campaigns per setting, budget and arm ({res['seconds'] / 60:.0f} min); "
+        "method: the module docstring. Budgets below half the pool. *Predicted* is "
+        "`plan(proba, measure)`'s Wald width (its with-replacement form), *realized* the mean "
+        'width of `confidence_interval(method="wald")` over the campaigns. The log loss '
+        "draws uniformly, so its default is passive. The default only: passive's prediction is "
+        "validated in the widths above.",
+        "",
+        "- calibrated twins (labels drawn from the logistic regression; goal [0.85, 1.15]): "
+        + _ratios(planned, 0.85, 1.15)
+        + "; outside: "
+        + (", ".join(outside) or "none")
+        + ".",
+        f"- the models on their real labels, before re-planning: "
+        f"{_ratios(tags(stress, 'ratio'), 0.8, 1.25)}; re-planned after {REPLAN_AT} labels "
+        f"(goal: median over runs in [0.8, 1.25]): "
+        f"{_ratios(tags(stress, 'replanned_median_ratio'), 0.8, 1.25)}; calibrated twins "
+        f"re-planned: {_ratios(tags(cal, 'replanned_median_ratio'), 0.8, 1.25)}.",
+        f"- one-sided 95% bounds of the reported interval, each side separately: pooled "
+        f"{np.mean([c for c, *_ in cover]):.4f}, lowest {min(c for c, *_ in cover):.3f}; "
+        f"{len(low)} of {len(cover)} cells below 0.93"
+        + (": " + ", ".join(low) if low else "")
+        + ".",
+        "",
+        "| pool | model | measure | n | predicted | realized | ratio | re-planned (IQR) | RMSE | "
+        "cover lower | cover upper |",
+        "|" + "---|" * 11,
+    ]
+    for r in res["rows"]:
+        for j, b in enumerate(r["budgets"]):
+            rq, rp = r["replanned_quartiles"][j], r["replanned_median_ratio"][j]
+            rtxt = "–" if rp is None else f"{rp:.3f} ({rq[0]:.2f}–{rq[1]:.2f})"
+            lines.append(
+                f"| {r['task']} | {r['model']} | {r['measure']} | {b:g} | "
+                f"{_f(r['predicted'][j], '.4f')} | {_f(r['realized'][j], '.4f')} | "
+                f"{_f(r['ratio'][j])} | {rtxt} | {_f(r['rmse'][j], '.4f')} | "
+                f"{_f(r['coverage_lower'][j])} | {_f(r['coverage_upper'][j])} |"
+            )
+    return lines

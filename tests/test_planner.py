@@ -588,6 +588,20 @@ def test_planning_smoke_reproduction_writes_report(tmp_path: Path) -> None:
             rep, des = a[f"coverage_{side}"], a[f"design_coverage_{side}"]
             assert all(r >= d for r, d in zip(rep, des, strict=True)), (side, rep, des)
     assert "The design-based part alone" in md
+    # The Brier score and log loss: the planner's width beside the campaigns' Wald width.
+    prob = data["probability"]
+    assert prob["reps"] == 20 and {r["measure"] for r in prob["rows"]} == {"brier", "log_loss"}
+    for r in prob["rows"]:
+        assert len(r["predicted"]) == len(r["realized"]) == len(r["budgets"])
+        assert r["replanned_median_ratio"][0] is None and r["replanned_median_ratio"][-1] > 0
+        assert all(0.0 <= c <= 1.0 for c in r["coverage_lower"] + r["coverage_upper"])
+    assert "## Measures of probabilities" in md
+    # One section again: the same numbers (campaigns seeded by repetition, in two processes
+    # here), the other section kept from planning.json.
+    again = planning.run(tmp_path, reps=20, smoke=True, log=lambda s: None,
+                         sections=("probability",), workers=2)  # fmt: skip
+    assert again["probability"]["rows"] == prob["rows"]
+    assert again["settings"] == data["settings"]
 
 
 # ------------------------------------------------------------------ ranked pools

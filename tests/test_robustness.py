@@ -175,6 +175,8 @@ def test_robustness_smoke_reproduction_writes_report(tmp_path: Path) -> None:
         ["--only", "estimation", "--sections", "groups"],
         ["--only", "robustness", "--sections", "digits_case"],  # OUT has no robustness.json
         ["--sections", "groups"],  # every part, and OUT has no continuous.json
+        ["--only", "planning", "--sections", "groups"],
+        ["--only", "planning", "--sections", "probability"],  # OUT has no planning.json
     ],
 )
 def test_reproduce_refuses_sections_it_cannot_run(argv: list[str], tmp_path: Path) -> None:
