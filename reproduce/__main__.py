@@ -45,9 +45,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument(
         "--sections", nargs="+", default=None,
-        choices=("measures", "groups", "reuse", "settings", "digits_case", "widths",
+        choices=("measures", "groups", "reuse", "settings", "digits_case", "recheck", "widths",
                  "probability"),
-        help="continuous (measures, groups, reuse), robustness (settings, digits_case) or "
+        help="continuous (measures, groups, reuse), robustness (settings, digits_case, recheck) or "
         "planning (widths, probability): regenerate only these sections, keeping the others "
         "from OUT's JSON",
     )  # fmt: skip
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         help="continuous, planning: processes for the cells (the numbers do not depend on it)",
     )  # fmt: skip
     args = ap.parse_args(argv)
-    robust_sections = ("settings", "digits_case")
+    robust_sections = ("settings", "digits_case", "recheck")
     parts = {
         "robustness": robust_sections,
         "continuous": ("measures", "groups", "reuse"),

@@ -165,6 +165,38 @@ def test_robustness_smoke_reproduction_writes_report(tmp_path: Path) -> None:
     cells = robustness.run(tmp_path, reps=4, budgets=(50,), smoke=True, oasis_reps=2,
                            sections=("settings",), log=lambda s: None)  # fmt: skip
     assert cells["digits_case"] == again["digits_case"] and cells["reps"] == 4
+    # New cells: the re-measurement of the old ones is dropped, not kept beside them.
+    assert (
+        "recheck" not in cells and "measured again" not in (tmp_path / "robustness.md").read_text()
+    )
+
+
+def test_recheck_measures_again_the_cells_below_a_floor() -> None:
+    """A cell is re-measured when its coverage is below the floor (0.90 at 50 labels, 0.93
+    from 100) or, from 100 labels, a one-sided bound's is below 0.93; the others are not."""
+    d = robustness.DEFAULT
+    rows = [
+        {"task": "digits3", "model": "logits ×2", "measure": "error_rate", "budgets": [50, 100],
+         "methods": {d: {"coverage": [0.91, 0.92], "coverage_lower": [0.5, 0.99],
+                         "coverage_upper": [0.5, 0.99]}}},
+        {"task": "digits3", "model": "logits ×2", "measure": "f1", "budgets": [50, 100],
+         "methods": {d: {"coverage": [0.89, 0.95], "coverage_lower": [0.99, 0.92],
+                         "coverage_upper": [0.99, 0.99]}}},
+    ]  # fmt: skip
+    cells = robustness.recheck({"settings": rows, "reps": 250}, reps=12, log=lambda s: None)
+    assert [(c["measure"], c["n"]) for c in cells] == [("error_rate", 100), ("f1", 50), ("f1", 100)]
+    assert [c["before"]["coverage"] for c in cells] == [0.92, 0.89, 0.95]
+    assert cells[2]["before"]["lower"] == 0.92 and cells[0]["before"]["reps"] == 250
+    for c in cells:
+        assert c["reps"] == 12
+        # Fractions of 12 campaigns; a two-sided 95% interval holds whenever both one-sided
+        # 95% bounds (the two-sided 90% interval's ends) do, so it covers at least as often
+        # as the two together.
+        for k in ("coverage", "lower", "upper"):
+            assert abs(c[k] * 12 - round(c[k] * 12)) < 1e-9
+        assert c["coverage"] >= c["lower"] + c["upper"] - 1 - 1e-12
+    md = "\n".join(robustness.recheck_lines(cells))
+    assert "measured again (12 campaigns)" in md and "digits3 / logits ×2 / f1 @50" in md
 
 
 @pytest.mark.parametrize(
