@@ -654,6 +654,14 @@ def _probability_report(res: dict[str, Any]) -> list[str]:
         f"{len(low)} of {len(cover)} cells below 0.93"
         + (": " + ", ".join(low) if low else "")
         + ".",
+        f"- Reading: a re-plan of these measures scales the standard error at {REPLAN_AT} "
+        f"labels by √({REPLAN_AT}/n) (their estimator counts every draw). Where a few "
+        "instances carry most of a loss's variance (the log loss on a rare class: the "
+        "positives the model gives a small probability), that standard error is below its "
+        f"typical value in most campaigns of {REPLAN_AT} labels, so the median re-plan falls "
+        "short even where the model's own plan was right (the calibrated twins); there the "
+        "first plan is the better guide. Where the model's probabilities are wrong (naive "
+        "Bayes, boosted trees) its plan is far too narrow and the re-plan corrects it.",
         "",
         "| pool | model | measure | n | predicted | realized | ratio | re-planned (IQR) | RMSE | "
         "cover lower | cover upper |",
