@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     ap.add_argument(
         "--workers", type=int, default=1,
-        help="continuous, planning: processes for the cells (the numbers do not depend on it)",
+        help="continuous, planning's probability section: processes for the cells (the "
+        "numbers do not depend on it)",
     )  # fmt: skip
     args = ap.parse_args(argv)
     robust_sections = ("settings", "digits_case", "recheck")
@@ -80,10 +81,12 @@ def main(argv: list[str] | None = None) -> None:
             wrong = [x for x in args.sections if x not in parts[args.only]]
             if wrong:
                 ap.error(f"--sections {' '.join(wrong)}: not a section of --only {args.only}")
-        # A part regenerated in part keeps the rest from OUT: refuse before any work.
+        # A part regenerated in part keeps the rest from OUT: refuse before any work. (The
+        # robustness recheck reads only the settings, so a run with them needs no JSON.)
         for part, names in parts.items():
             given = [x for x in args.sections if x in names]
-            if args.only in (None, part) and given and set(given) != set(names):
+            whole = set(given) == set(names) or (part == "robustness" and "settings" in given)
+            if args.only in (None, part) and given and not whole:
                 if not (args.out / f"{part}.json").exists():
                     ap.error(f"--sections {' '.join(given)}: keeps the other sections of "
                              f"{args.out / (part + '.json')}, which does not exist")  # fmt: skip

@@ -728,6 +728,7 @@ def recheck(result: dict[str, Any], reps: int, log: Callable[[str], None]) -> li
                                                                  n_eff, drawn))  # fmt: skip
         lo1, hi1 = (np.clip(x, *rng_) for x in tempered_intervals(pred, meas, y, q, b, est, se,
                                                                    n_eff, drawn, 0.90))  # fmt: skip
+        now = summarize(Runs(est, lo, hi, lo1=lo1, hi1=hi1), g)  # as the suite counts them
         for k, (j, n) in enumerate(cells):
             out.append({
                 "task": row["task"], "model": row["model"], "measure": row["measure"],
@@ -735,9 +736,10 @@ def recheck(result: dict[str, Any], reps: int, log: Callable[[str], None]) -> li
                 "before": {"reps": result["reps"], "coverage": d["coverage"][j],
                            "lower": d.get("coverage_lower", [math.nan] * (j + 1))[j],
                            "upper": d.get("coverage_upper", [math.nan] * (j + 1))[j]},
-                "coverage": float(np.mean((lo[:, k] <= g) & (g <= hi[:, k]))),
-                "lower": float(np.mean(lo1[:, k] <= g)),
-                "upper": float(np.mean(g <= hi1[:, k])),
+                "coverage": float(now["coverage"][k]),
+                "lower": float(now["coverage_lower"][k]),
+                "upper": float(now["coverage_upper"][k]),
+                "failed": int(now["failed"][k]),
             })  # fmt: skip
         log(f"recheck: {row['task']} / {row['model']} / {row['measure']} "
             f"({time.time() - t0:.0f}s)")  # fmt: skip

@@ -600,8 +600,10 @@ def test_planning_smoke_reproduction_writes_report(tmp_path: Path) -> None:
     # here), the other section kept from planning.json.
     again = planning.run(tmp_path, reps=20, smoke=True, log=lambda s: None,
                          sections=("probability",), workers=2)  # fmt: skip
-    assert again["probability"]["rows"] == prob["rows"]
-    assert again["settings"] == data["settings"]
+    assert json.dumps(again["probability"]["rows"]) == json.dumps(prob["rows"])
+    assert json.dumps(again["settings"]) == json.dumps(data["settings"])
+    widths = planning.run(tmp_path, reps=20, smoke=True, log=lambda s: None, sections=("widths",))
+    assert json.dumps(widths["probability"]) == json.dumps(again["probability"])
 
 
 # ------------------------------------------------------------------ ranked pools

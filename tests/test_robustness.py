@@ -161,6 +161,7 @@ def test_robustness_smoke_reproduction_writes_report(tmp_path: Path) -> None:
     again = robustness.run(tmp_path, reps=4, smoke=True, sections=("digits_case",),
                            log=lambda s: None)  # fmt: skip
     assert again["settings"] == data["settings"] and again["digits_case"]["reps"] == 4
+    assert "recheck" in data and again["recheck"] == data["recheck"]  # kept with its cells
     assert json.loads((tmp_path / "robustness.json").read_text())["digits_case"]["reps"] == 4
     cells = robustness.run(tmp_path, reps=4, budgets=(50,), smoke=True, oasis_reps=2,
                            sections=("settings",), log=lambda s: None)  # fmt: skip
@@ -209,6 +210,7 @@ def test_recheck_measures_again_the_cells_below_a_floor() -> None:
         ["--sections", "groups"],  # every part, and OUT has no continuous.json
         ["--only", "planning", "--sections", "groups"],
         ["--only", "planning", "--sections", "probability"],  # OUT has no planning.json
+        ["--only", "robustness", "--sections", "recheck"],  # no robustness.json to recheck
     ],
 )
 def test_reproduce_refuses_sections_it_cannot_run(argv: list[str], tmp_path: Path) -> None:
