@@ -98,7 +98,9 @@ def report(result: dict[str, Any]) -> str:
         f"setting and budget, {result['seconds'] / 60:.0f} min; GLIDE "
         f"{'run' if result['glide'] else 'not run (make glide-env)'}). Method: "
         "`reproduce/label_mean.py`'s docstring. The default is `evaluate(..., "
-        "'proportion')` (q* for the label, the model-assisted estimator, its logit interval).",
+        "'proportion')` (q* for the label, the model-assisted estimator, its default interval: "
+        "the logit interval joined with the score interval of the tempered and Platt-recalibrated "
+        "model, as `robustness.md` describes).",
         "",
         "## Figures",
         "",
