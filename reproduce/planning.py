@@ -618,11 +618,6 @@ def report(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def below_sorted(cover: list[Any]) -> list[Any]:
-    """The cells below 0.93, lowest first."""
-    return sorted((x for x in cover if x[0] < 0.93), key=lambda x: x[0])
-
-
 def _probability_report(res: dict[str, Any]) -> list[str]:
     """The measures of probabilities: figures, then the table."""
     cal = [r for r in res["rows"] if r["model"] == CALIBRATED]
@@ -632,10 +627,6 @@ def _probability_report(res: dict[str, Any]) -> list[str]:
         return [(x, r, b, "") for r in rows
                 for x, b in zip(r[key], r["budgets"], strict=True)
                 if b >= 100 and x is not None]  # fmt: skip
-
-    def cell(r: dict[str, Any], b: float, extra: str) -> str:
-        model = "" if r["model"] == CALIBRATED else f" / {r['model']}"
-        return f"{r['task']}{model} / {r['measure']} at {b:g}{extra}"
 
     wrong = [r for r in stress if r["model"] not in ("logistic", CALIBRATED)]
 
@@ -649,9 +640,12 @@ def _probability_report(res: dict[str, Any]) -> list[str]:
         for side in ("lower", "upper")
         for c, b in zip(r[f"coverage_{side}"], r["budgets"], strict=True)
     ]
-    outside = [cell(r, b, f" {x:.3f}") for x, r, b, _ in tags(cal, "ratio")
+    outside = [_cell(r, b, f" {x:.3f}") for x, r, b, _ in tags(cal, "ratio")
                if not 0.85 <= x <= 1.15]  # fmt: skip
-    low = [cell(r, b, f" {side} {c:.3f}") for c, r, b, side in below_sorted(cover)]
+    low = [
+        _cell(r, b, f" {side} {c:.3f}")
+        for c, r, b, side in sorted((x for x in cover if x[0] < 0.93), key=lambda x: x[0])
+    ]
     planned = tags(cal, "ratio")
     lines = [
         "## Measures of probabilities: the Brier score and log loss",

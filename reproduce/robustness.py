@@ -318,6 +318,25 @@ def tempered_intervals(
     return lo, hi
 
 
+def _tempered_runs(
+    pred: Predictive, meas: Measure, y: NDArray[Any], q: NDArray[np.float64],
+    b: NDArray[np.float64], reps: int, seed: int, sided: bool,
+) -> Runs:  # fmt: skip
+    """The model-assisted campaigns on ``q`` with evaluate's default interval, clipped to the
+    measure's range; with ``sided``, also its one-sided 95% bounds (the two-sided 90%
+    interval's ends) and the width of its design-based part."""
+    est, se, _, n_eff, drawn = _runs(q, pred, meas, y, b, reps, seed=seed, assisted=True)
+    rng_ = meas.value_range
+    lo, hi = (np.clip(x, *rng_) for x in tempered_intervals(pred, meas, y, q, b, est, se,
+                                                             n_eff, drawn))  # fmt: skip
+    if not sided:
+        return Runs(est, lo, hi)
+    lo1, hi1 = (np.clip(x, *rng_) for x in tempered_intervals(pred, meas, y, q, b, est, se,
+                                                               n_eff, drawn, 0.90))  # fmt: skip
+    base = np.subtract(*_interval(meas, est, se, n_eff)[::-1])
+    return Runs(est, lo, hi, lo1=lo1, hi1=hi1, base_width=base)
+
+
 def _ours(
     pred: Predictive, meas: Measure, y: NDArray[Any], b: NDArray[np.float64], reps: int
 ) -> dict[str, Runs]:
@@ -325,17 +344,10 @@ def _ours(
     w = meas.weight(f, y)
     m = pred.n
     q_star = optimal_distribution(pred, meas)
-    out = {}
-    for name, q in ((DEFAULT, q_star), (PASSIVE, passive_distribution(m))):
-        est, se, _, n_eff, drawn = _runs(q, pred, meas, y, b, reps, seed=0, assisted=True)
-        lo, hi = tempered_intervals(pred, meas, y, q, b, est, se, n_eff, drawn)
-        rng_ = meas.value_range
-        out[name] = Runs(est, np.clip(lo, *rng_), np.clip(hi, *rng_))
-        if name == DEFAULT:
-            lo1, hi1 = tempered_intervals(pred, meas, y, q, b, est, se, n_eff, drawn, 0.90)
-            base = np.subtract(*_interval(meas, est, se, n_eff)[::-1])
-            out[name] = Runs(est, np.clip(lo, *rng_), np.clip(hi, *rng_), lo1=np.clip(lo1, *rng_),
-                             hi1=np.clip(hi1, *rng_), base_width=base)  # fmt: skip
+    out = {
+        name: _tempered_runs(pred, meas, y, q, b, reps, seed=0, sided=name == DEFAULT)
+        for name, q in ((DEFAULT, q_star), (PASSIVE, passive_distribution(m)))
+    }
     # The thesis's estimator on q*, vectorised (tested equal to evaluate(estimator="snis")).
     s = simulate_static(q_star, w * meas.loss(f, y), w, b, reps, random_state=0)
     out[SNIS] = Runs(s.estimate, s.estimate - Z95 * s.stderr, s.estimate + Z95 * s.stderr)
@@ -720,15 +732,8 @@ def recheck(result: dict[str, Any], reps: int, log: Callable[[str], None]) -> li
         y = task.y_pool
         b = np.asarray([n for _, n in cells], dtype=float)
         q = optimal_distribution(pred, meas)
-        est, se, _, n_eff, drawn = _runs(q, pred, meas, y, b, reps, seed=RECHECK_SEED,
-                                         assisted=True)  # fmt: skip
-        g = pool_value(meas, pred, y)
-        rng_ = meas.value_range
-        lo, hi = (np.clip(x, *rng_) for x in tempered_intervals(pred, meas, y, q, b, est, se,
-                                                                 n_eff, drawn))  # fmt: skip
-        lo1, hi1 = (np.clip(x, *rng_) for x in tempered_intervals(pred, meas, y, q, b, est, se,
-                                                                   n_eff, drawn, 0.90))  # fmt: skip
-        now = summarize(Runs(est, lo, hi, lo1=lo1, hi1=hi1), g)  # as the suite counts them
+        runs = _tempered_runs(pred, meas, y, q, b, reps, seed=RECHECK_SEED, sided=True)
+        now = summarize(runs, pool_value(meas, pred, y))  # as the suite counts them
         for k, (j, n) in enumerate(cells):
             out.append({
                 "task": row["task"], "model": row["model"], "measure": row["measure"],
@@ -896,7 +901,7 @@ def headline(result: dict[str, Any]) -> list[str]:
         label = f"{row['task']} / {row['model']} / {row['measure']}"
         for j, n in enumerate(row["budgets"]):
             cov = d["coverage"][j]
-            mark = "**" if cov < (0.90 if n < 100 else 0.93) else ""
+            mark = "**" if cov < _floor(n) else ""
             best = rt["best"][j]
             if best is not None and row["methods"][best]["failed"][j]:
                 fb = row["methods"][best]
