@@ -46,10 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--sections", nargs="+", default=None,
         choices=("measures", "groups", "reuse", "settings", "digits_case", "recheck", "widths",
-                 "probability"),
-        help="continuous (measures, groups, reuse), robustness (settings, digits_case, recheck) or "
-        "planning (widths, probability): regenerate only these sections, keeping the others "
-        "from OUT's JSON",
+                 "probability", "singles", "pairs"),
+        help="continuous (measures, groups, reuse), robustness (settings, digits_case, recheck), "
+        "planning (widths, probability) or sequential (singles, pairs): regenerate only these "
+        "sections, keeping the others from OUT's JSON",
     )  # fmt: skip
     ap.add_argument(
         "--measures", nargs="+", default=None,
@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         "robustness": robust_sections,
         "continuous": ("measures", "groups", "reuse"),
         "planning": ("widths", "probability"),
+        "sequential": ("singles", "pairs"),
     }
     if args.sections is not None:
         if args.only is not None and args.only not in parts:
@@ -130,7 +131,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, "sequential"):
         from . import sequential
 
-        sequential.run(args.out, reps, smoke=args.smoke)
+        given = [x for x in args.sections or () if x in parts["sequential"]]
+        sequential.run(args.out, reps, smoke=args.smoke,
+                       sections=tuple(given) or parts["sequential"])  # fmt: skip
     if args.only in (None, "classwise"):
         from . import classwise
 

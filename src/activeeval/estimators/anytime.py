@@ -2,9 +2,10 @@
 
 Each draw of a campaign gives the terms (a, b, c, d) of the estimator's numerator,
 denominator and the model's control variates, in their *predictable finite-pool* form; the
-sequence is Ĝ_t ± σ̂_t·B_t with Robbins' normal-mixture boundary B_t (two-sided) or the
-half-normal mixture (one-sided), tuned at ``TUNE_SHARE`` of the horizon, an asymptotic
-confidence sequence by Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas (Thm 2.2). Guards for
+sequence is Ĝ_t ± σ̂_t·B_t with Robbins' normal-mixture boundary B_t, tuned at
+``TUNE_SHARE`` of the horizon, an asymptotic confidence sequence by Waudby-Smith, Arbour,
+Sinha, Kennedy & Ramdas (Thm 2.2). A one-sided bound is one end of the two-sided sequence
+at the same level (:meth:`DrawTerms.sequence`). Guards for
 the early looks: no interval before ``MIN_DRAWS`` draws, the logit (0/1 losses) or log scale
 (non-negative unbounded losses), σ̂_t shrunk toward the largest σ₀ the model's plausible
 tempered members imply (``PSEUDO_DRAWS`` pseudo-draws), and the running intersection.
@@ -50,77 +51,43 @@ WINDOW_SHARE = 0.8
 MAX_LOOKS = 4000
 
 
-def mixture_rho2(horizon: float, level: float = 0.95, alternative: str = "two-sided") -> float:
-    """ρ² of the normal-mixture boundary tightest at ``horizon`` draws: two-sided in closed form
-    (Waudby-Smith et al. 2024, eq. for ρ*), one-sided by minimizing :func:`boundary` at t*."""
+def mixture_rho2(horizon: float, level: float = 0.95) -> float:
+    """ρ² of the normal-mixture boundary tightest at ``horizon`` draws, in closed form
+    (Waudby-Smith et al. 2024, eq. for ρ*)."""
     alpha = 1.0 - check_level(level)
     if not (math.isfinite(horizon) and horizon >= 1):
         raise ShapeError(f"horizon: must be a number of draws >= 1, got {horizon!r}.")
-    if alternative == "two-sided":
-        a = -2.0 * math.log(alpha)
-        return (a + math.log(a + 1.0)) / horizon
-    from scipy import optimize  # one-sided only: scipy.optimize is slow to import
-
-    res = optimize.minimize_scalar(
-        lambda lr: float(_one_sided_s(horizon, math.exp(lr), alpha)),
-        bounds=(-20, 5),
-        method="bounded",
-    )
-    return math.exp(float(res.x))
+    a = -2.0 * math.log(alpha)
+    return (a + math.log(a + 1.0)) / horizon
 
 
-def _one_sided_s(t: Any, rho2: float, alpha: float) -> NDArray[np.float64]:
-    """S with 2/sqrt(1+ρ²t)·exp(ρ²S²/(2(1+ρ²t)))·Φ(ρS/sqrt(1+ρ²t)) = 1/α, elementwise: the
-    half-normal mixture of exp(λS − λ²t/2) over λ ≥ 0 reaches 1/α (Ville). In z = ρS/sqrt(a),
-    a = 1 + ρ²t: z²/2 + log Φ(z) = ½ log a − log 2 − log α, increasing in z, with its root in
-    (0, sqrt(2(c + 1))] (log Φ(z) > −1 for z ≥ 0); vectorized bisection."""
-    a = 1.0 + rho2 * np.asarray(t, dtype=float)
-    c = 0.5 * np.log(a) - math.log(2.0) - math.log(alpha)
-    lo = np.zeros_like(c)
-    hi = np.sqrt(2.0 * (c + 1.0))
-    for _ in range(60):  # the bracket shrinks 2^60-fold: far below float resolution
-        mid = 0.5 * (lo + hi)
-        low = mid * mid / 2 + special.log_ndtr(mid) < c
-        lo, hi = np.where(low, mid, lo), np.where(low, hi, mid)
-    return 0.5 * (lo + hi) * np.sqrt(a / rho2)
-
-
-def boundary(
-    t: Any, rho2: float, level: float = 0.95, alternative: str = "two-sided"
-) -> NDArray[np.float64]:
+def boundary(t: Any, rho2: float, level: float = 0.95) -> NDArray[np.float64]:
     """B_t, the multiplier of σ̂_t (half-width σ̂_t·B_t; the fixed-n Wald one is z/√t):
-    two-sided the normal mixture, one-sided (``"less"``/``"greater"``) the half-normal one,
-    each at α = 1 − ``level`` (docs/how-it-works/anytime.md)."""
+    Robbins' normal mixture at α = 1 − ``level`` (docs/how-it-works/anytime.md)."""
     alpha = 1.0 - check_level(level)
-    alternative = check_option(alternative, ALTERNATIVES, "alternative")
     tt = np.asarray(t, dtype=float)
-    if alternative == "two-sided":
-        return np.sqrt(
-            2 * (tt * rho2 + 1) / (tt * tt * rho2) * np.log(np.sqrt(tt * rho2 + 1) / alpha)
-        )
-    return _one_sided_s(tt, rho2, alpha) / tt
+    return np.sqrt(2 * (tt * rho2 + 1) / (tt * tt * rho2) * np.log(np.sqrt(tt * rho2 + 1) / alpha))
 
 
 def window_boundary(
-    t: Any, horizon: float, level: float, alternative: str, window: float | None = None
+    t: Any, horizon: float, level: float, window: float | None = None
 ) -> NDArray[np.float64]:
     """The multiplier of σ̂_t: the normal mixture tuned at t* = :data:`TUNE_SHARE` ×
     ``horizon`` (the budget in draws) at α; with a
     ``window`` T, the smaller of two boundaries, each valid on its own, at α·(1 −
     :data:`WINDOW_SHARE`) (the mixture, every t) and α·:data:`WINDOW_SHARE` (for t ≤ T the
     constant z·√T on the sum: by the reflection principle P(max_{t≤T} |W_t| ≥ x) ≤
-    4(1 − Φ(x/√T)) for a Brownian motion, 2(1 − Φ) one-sided) — by the union bound both hold
-    at once with probability ≥ 1 − α."""
+    4(1 − Φ(x/√T)) for a Brownian motion) — by the union bound both hold at once with
+    probability ≥ 1 − α."""
     tt = np.asarray(t, dtype=float)
     alpha = 1.0 - level
     if window is None:
         t_star = max(TUNE_SHARE * horizon, float(MIN_DRAWS))
-        return boundary(tt, mixture_rho2(t_star, level, alternative), level, alternative)
+        return boundary(tt, mixture_rho2(t_star, level), level)
     a_mix = alpha * (1.0 - WINDOW_SHARE)
     lv_mix = 1.0 - a_mix
-    mix = boundary(tt, mixture_rho2(window, lv_mix, alternative), lv_mix, alternative)
-    tails = 4.0 if alternative == "two-sided" else 2.0
-    z = float(special.ndtri(1.0 - alpha * WINDOW_SHARE / tails))
+    mix = boundary(tt, mixture_rho2(window, lv_mix), lv_mix)
+    z = float(special.ndtri(1.0 - alpha * WINDOW_SHARE / 4.0))
     with np.errstate(divide="ignore"):
         win = np.where(tt <= window, z * math.sqrt(window) / tt, np.inf)
     return np.minimum(mix, win)
@@ -186,7 +153,17 @@ class DrawTerms:
     ) -> dict[str, NDArray[Any]]:
         """The CS of model ``model``'s value, or of the difference G_i − G_j for a pair
         ``(i, j)``, at every look up to ``upto`` draws (default all): arrays ``t``,
-        ``estimate``, ``lower``, ``upper``, ``started``."""
+        ``estimate``, ``lower``, ``upper``, ``started``.
+
+        A one-sided bound (``"less"``: the upper end; ``"greater"``: the lower) is that end
+        of the two-sided sequence at the same level, not the half-normal mixture at α, which
+        is about 9% narrower and exactly level α for a Brownian motion: the guarantee here
+        is asymptotic, and its finite-sample error is first order in the terms' skewness on
+        one side (Edgeworth: O(t^-1/2) one-sided, O(t^-1) two-sided). Where an
+        overconfident model's rare confident errors skew the terms, the half-normal upper
+        bound passed a gate set at the true value in 7.7% of runs (digits 3 vs rest, error
+        rate) while the two-sided sequence covered 0.950; one end of it errs at most as
+        often as it does (docs/how-it-works/anytime.md)."""
         lv = check_level(level)
         alternative = check_option(alternative, ALTERNATIVES, "alternative")
         n = self.n if upto is None else int(upto)
@@ -207,7 +184,7 @@ class DrawTerms:
         shrink = np.isfinite(sig0) & (sig0 > 0)
         if np.any(shrink):
             s2 = np.where(shrink, _shrunk(s2, t, sig0), s2)
-        half = np.sqrt(s2) * window_boundary(t, self.horizon, lv, alternative, self.window)
+        half = np.sqrt(s2) * window_boundary(t, self.horizon, lv, self.window)
         lo_r, hi_r = self._difference_range() if pair else self.value_range
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             if self.logit and not pair:
@@ -306,7 +283,7 @@ class DrawTerms:
 
         def excludes(alpha: float) -> bool:
             with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-                half = sd * window_boundary(t, self.horizon, 1.0 - alpha, alternative, self.window)
+                half = sd * window_boundary(t, self.horizon, 1.0 - alpha, self.window)
             return bool(np.any(half < gap))
 
         low, high = 1e-12, 0.999
