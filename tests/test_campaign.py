@@ -472,6 +472,16 @@ def test_oracle_failing_after_30_labels_keeps_those_30():
     assert "30 labels" in str(info.value)
 
 
+def test_an_oracle_indexing_a_series_by_label_is_told_it_gets_positions():
+    """A new user's oracle ``lambda i: y[i]`` on a shuffled pandas Series raised a bare
+    "not in index": the message says the oracle gets pool positions, and how to read them."""
+    import pandas as pd
+
+    y = pd.Series(POOL_Y, index=np.random.default_rng(0).permutation(POOL_Y.shape[0]) + 10**6)
+    with pytest.raises(ae.OracleError, match=r"positions in the pool.*y\.iloc\[idx\]"):
+        ae.evaluate(POOL_PROBA, lambda i: y[i], budget=50, random_state=0)
+
+
 def test_oracle_failing_on_its_first_call_leaves_nothing_acquired():
     oracle = RecordingOracle(POOL_Y, fail_on_call=1)
     with pytest.raises(ae.OracleError) as info:

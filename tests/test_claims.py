@@ -161,6 +161,14 @@ def test_a_claim_is_established_by_its_one_sided_bound() -> None:
     assert Claim("error_rate", ">=", lower - 0.001).check(res).established
     assert not Claim("error_rate", ">=", lower + 0.001).check(res).established
     assert "not established yet" in str(Claim("error_rate", "<=", upper - 0.01).check(res))
+    assert lower < upper - 0.01 and not Claim("error_rate", "<=", upper - 0.01).check(res).refuted
+    # refuted: the opposite one-sided bound at the level lies beyond the threshold
+    v = Claim("error_rate", "<=", lower - 0.001).check(res)
+    assert v.refuted and not v.established and "refuted" in str(v)
+    assert Claim("error_rate", "<", lower).check(res).refuted  # on the bound: < is refuted
+    assert not Claim("error_rate", "<=", lower).check(res).refuted  # ... <= is not
+    assert Claim("error_rate", ">=", upper + 0.001).check(res).refuted
+    assert not Claim("error_rate", ">=", upper).check(res).refuted
     with pytest.raises(UnknownOptionError, match=r"^claim: this result estimates 'error_rate'"):
         Claim("f1", ">=", 0.8).check(res)
     p2 = np.clip(p + rng.normal(0, 0.2, m), 0.01, 0.99)
@@ -206,6 +214,12 @@ def test_the_gate_exits_0_when_established_1_when_not_yet_2_on_bad_input(task) -
     assert "valid for one look" in out
     code, out, _ = _run("session", "status", store, "--gate", f"error_rate <= {upper - 0.01}")
     assert code == 1 and "not established yet" in out and "0.01 short" in out
+    lower = res.confidence_interval(0.95, alternative="greater")[0]
+    code, out, _ = _run("session", "status", store, "--gate", f"error_rate <= {lower - 0.001}")
+    assert code == 1 and ": refuted" in out  # not established: exit 1, and the text says why
+    code, out, _ = _run("session", "status", store, "--json", "--gate",
+                        f"error_rate <= {lower - 0.001}")  # fmt: skip
+    assert code == 1 and json.loads(out)["gate"]["refuted"] is True
     code, out, _ = _run("session", "status", store, "--gate", f"error_rate <= {upper - 0.01}",
                         "--level", "0.5001")  # fmt: skip
     assert code in (0, 1)
@@ -218,7 +232,7 @@ def test_the_gate_exits_0_when_established_1_when_not_yet_2_on_bad_input(task) -
     code, out, _ = _run("session", "status", store, "--json", "--gate", f"error_rate <= {upper}")
     gate = json.loads(out)["gate"]
     assert code == 0 and gate["established"] and gate["bound"] == pytest.approx(upper)
-    assert gate["valid_for"] == "one look" and gate["level"] == 0.95
+    assert gate["valid_for"] == "one look" and gate["level"] == 0.95 and gate["refuted"] is False
 
 
 def test_a_pair_is_gated_on_its_difference(task) -> None:

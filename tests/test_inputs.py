@@ -107,6 +107,12 @@ def test_from_estimator_reads_classifiers_and_probabilistic_regressors(binary) -
         ae.from_estimator(LinearRegression().fit(X, s), X)
     with pytest.raises(ShapeError, match="neither predict_proba nor predict"):
         ae.from_estimator(object(), X)
+    # a classifier without probabilities is told how to get them, not sent to regressors
+    from sklearn.svm import SVC, LinearSVC
+
+    for clf in (SVC(), LinearSVC()):
+        with pytest.raises(ShapeError, match=r"classifier without predict_proba.*probability=True"):
+            ae.from_estimator(clf.fit(X[:200], y[:200]), X)
 
 
 def test_gaussian_from_std_squares_and_the_repr_names_the_variance() -> None:

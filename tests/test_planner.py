@@ -562,6 +562,28 @@ def test_session_status_replans_from_the_labels_so_far(pool_files) -> None:
     assert "plan" not in json.loads(_run("session", "status", store, "--json")[1])
 
 
+def test_a_finished_session_s_status_predicts_no_width_at_the_budget(pool_files) -> None:
+    """A new user found "at the budget the interval should be about …" on a session whose
+    budget was spent: once complete, status re-plans only when asked (--target-width)."""
+    store = pool_files["dir"] / "done.db"
+    assert _run("session", "init", store, "--pool", pool_files["a"], "--measure",
+                "error_rate", "--budget", "40")[0] == 0  # fmt: skip
+    truth = dict(np.loadtxt(pool_files["truth"], delimiter=",", skiprows=1, dtype=int))
+    batch, labels = pool_files["dir"] / "b.csv", pool_files["dir"] / "l2.csv"
+    for _ in range(3):  # the last call finds the budget spent
+        assert _run("session", "next", store, "--k", "40", "--out", batch)[0] == 0
+        ids = [int(r.split(",")[0]) for r in batch.read_text().splitlines()[1:]]
+        if ids:
+            labels.write_text("id,label\n" + "".join(f"{i},{truth[i]}\n" for i in ids))
+            assert _run("session", "record", store, labels)[0] == 0
+    with ae.Session.open(store) as s:
+        assert s.progress().complete
+    code, out, err = _run("session", "status", store)
+    assert code == 0, err
+    assert "plan:" not in out
+    assert "re-planned from" in _run("session", "status", store, "--target-width", "0.05")[1]
+
+
 def test_a_measure_is_checked_as_evaluate_checks_it() -> None:
     """A numeric loss refuses a classifier's class probabilities, as evaluate does."""
     words = Categorical(_pool(100, 1), labels=np.array(["ham", "spam"]))

@@ -185,7 +185,14 @@ class Claim:
             return Verdict(self, False, math.nan, lv, math.nan)
         margin = self.threshold - bound if self.alternative == "less" else bound - self.threshold
         strict = self.op in ("<", ">")
-        return Verdict(self, margin > 0 or (margin == 0 and not strict), bound, lv, margin)
+        # The opposite one-sided bound at the same level: beyond the threshold, the claim is
+        # refuted (its negation established), as a stopping rule's claim is settled either way.
+        other = "greater" if self.alternative == "less" else "less"
+        o_low, o_high = result.confidence_interval(lv, alternative=other)
+        against = o_low - self.threshold if self.alternative == "less" else self.threshold - o_high
+        refuted = against > 0 or (against == 0 and strict)
+        return Verdict(self, margin > 0 or (margin == 0 and not strict), bound, lv, margin,
+                       refuted=bool(refuted))  # fmt: skip
 
     def __str__(self) -> str:
         return f"{self.quantity} {self.op} {self.threshold:.10g}"
@@ -214,6 +221,10 @@ class Verdict:
     margin : float
         How far the bound lies inside the threshold (negative: short by that much; NaN
         before the first label).
+    refuted : bool
+        Whether the opposite one-sided bound at ``level`` lies beyond the threshold: the
+        claim's negation is established (more labels will not establish the claim, unless
+        that bound was one of the 1 − ``level`` that miss).
 
     See Also
     --------
@@ -243,6 +254,7 @@ class Verdict:
     bound: float
     level: float
     margin: float
+    refuted: bool = False
 
     def __str__(self) -> str:
         side = "upper" if self.claim.alternative == "less" else "lower"
@@ -251,6 +263,12 @@ class Verdict:
         how = f"one-sided {self.level * 100:.10g}% {side} bound {self.bound:.4g}"
         if self.established:
             return f"{self.claim}: established ({how}, {abs(self.margin):.4g} inside)"
+        if self.refuted:
+            other = "lower" if side == "upper" else "upper"
+            return (
+                f"{self.claim}: refuted ({how}; the {other} bound at the same level lies "
+                "beyond the threshold: more labels will not establish it)"
+            )
         if self.margin == 0:
             return f"{self.claim}: not established ({how}, on the threshold)"
         return f"{self.claim}: not established yet ({how}, {abs(self.margin):.4g} short)"

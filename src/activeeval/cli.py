@@ -1094,8 +1094,9 @@ def _plot(s: Any, path: Path, features: NDArray[np.float64] | None = None) -> No
     default=None,
     metavar="CLAIM",
     help="A claim such as 'f1 >= 0.80', 'error_rate <= 5%' or 'difference <= 0.005' "
-    "(model 0 − model 1): exit 0 when the one-sided bound establishes it, 1 when not yet, "
-    "2 on bad input.",
+    "(model 0 − model 1): exit 0 when the one-sided bound establishes it, 1 when not yet "
+    "(or refuted: the opposite bound lies beyond the threshold; the text says so), 2 on bad "
+    "input.",
 )
 @click.option(
     "--level",
@@ -1182,6 +1183,8 @@ def session_status(
                 replanned = None  # the re-plan reads the pool: above one chunk only when asked
                 if not as_json and result.n_labels > 0 and not prog.complete:
                     status["plan_hint"] = True
+            elif target_width is None and prog.complete:
+                replanned = None  # finished: no width "at the budget" left to predict
             else:
                 replanned = _replan(s, result, target_width)
             if replanned is not None and (target_width is not None or not as_json):
@@ -1195,6 +1198,7 @@ def session_status(
                     "bound": _nan_to_none(verdict.bound),
                     "level": verdict.level,
                     "margin": _nan_to_none(verdict.margin),
+                    "refuted": verdict.refuted,
                     "valid_for": "any look" if result.interval == "anytime" else "one look",
                 }
             if by is not None and group_file is not None:

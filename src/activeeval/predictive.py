@@ -1133,6 +1133,13 @@ def from_estimator(estimator: Any, X: Any) -> Predictive:
         proba = np.asarray(estimator.predict_proba(X), dtype=float)
         classes = getattr(estimator, "classes_", None)
         return Categorical(proba, labels=classes, name=f"{kind}.predict_proba")
+    if _is_classifier(estimator):
+        raise ShapeError(
+            f"estimator: {kind} is a classifier without predict_proba, so it gives decisions "
+            "without probabilities; fit one that has them (SVC(probability=True), or "
+            "sklearn.calibration.CalibratedClassifierCV around LinearSVC, RidgeClassifier, "
+            "...), or pass its decisions as prediction= beside another model's probabilities."
+        )
     if hasattr(estimator, "predict"):
         try:
             out = estimator.predict(X, return_std=True)
@@ -1156,6 +1163,16 @@ def from_estimator(estimator: Any, X: Any) -> Predictive:
         f"estimator: {kind} has neither predict_proba nor predict; pass a fitted "
         "scikit-learn classifier or probabilistic regressor."
     )
+
+
+def _is_classifier(estimator: Any) -> bool:
+    """scikit-learn's own test (its estimator tags); False for an object it cannot read."""
+    from sklearn.base import is_classifier
+
+    try:
+        return bool(is_classifier(estimator))
+    except Exception:  # a duck-typed object scikit-learn cannot tag
+        return False
 
 
 def calibrate_scores(

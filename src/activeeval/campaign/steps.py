@@ -81,9 +81,14 @@ def _ask(oracle: Oracle, check: Check, book: _LabelBook, idx: NDArray[np.intp]) 
         raise
     except Exception as exc:
         n = int(book.known.sum())
+        hint = ""
+        if isinstance(exc, (KeyError, IndexError)):  # e.g. y[idx] on a pandas Series by label
+            hint = (" The oracle is called with positions in the pool (0 … m − 1), not a "
+                    "Series' index labels: read a Series with y.iloc[idx] or "
+                    "y.to_numpy()[idx].")  # fmt: skip
         raise OracleError(
             f"oracle: failed on {idx.shape[0]} indices ({exc}); the {n} labels acquired before "
-            "are kept in the exception's .acquired attribute.",
+            f"are kept in the exception's .acquired attribute.{hint}",
             book.export(),
         ) from exc
     book.add(idx, y)
