@@ -316,6 +316,11 @@ def test_a_decided_comparison_reports_the_anytime_p_value() -> None:
 def _p_is_the_first_alpha_some_look_excludes(res, null, alternative) -> None:  # type: ignore[no-untyped-def]
     p = res.test(null, alternative, method="anytime")
     terms = res.anytime_terms()
+    if terms.exact is not None:  # Δ known: 10⁻¹² where h₁ holds for it, else 1
+        d = terms.exact[1]
+        holds = {"two-sided": d != null, "less": d < null, "greater": d > null}[alternative]
+        assert p == (1e-12 if holds else 1.0), (p, d, null)
+        return
     for alpha in np.geomspace(1e-6, 0.99, 31):
         if abs(alpha / p - 1) > 2e-4:
             seq = terms.sequence((0, 1), 1 - alpha, alternative, intersect=False)
@@ -427,8 +432,10 @@ def test_compare_claim_about_the_difference() -> None:
     proba, oracle, _ = _task()
     res = ae.compare([proba, proba], oracle, "error_rate", budget=500, random_state=5,
                      claim="difference <= 0.01")  # fmt: skip
-    # identical models: no draw where they differ, so the start rule never holds
-    assert res.stopped is None and res.ci == (-1.0, 1.0)
+    # identical models: no unit where they differ, so Δ = 0 is known from the first draw
+    # (the start rule, which counts draws where they differ, would never hold)
+    assert res.stopped == "claim difference <= 0.01 established (upper bound 0)"
+    assert res.ci == (0.0, 0.0) and res.n_labels < 500
 
 
 @pytest.mark.parametrize(
@@ -894,3 +901,73 @@ def test_a_census_sequence_ends_on_the_exact_value(alternative: str) -> None:
                       random_state=2, max_draws=100_000)  # fmt: skip
     cs = pair.confidence_sequence(alternative=alternative)
     assert cs["difference"].iloc[-1] == pair.difference
+
+
+def _few_differing(m: int = 400, n_differ: int = 12, seed: int = 3):  # type: ignore[no-untyped-def]
+    """Two models that decide alike on all but ``n_differ`` of ``m`` instances (fewer than
+    the start rule's MIN_DRAWS): their error rates differ only there."""
+    rng = np.random.default_rng(seed)
+    p1 = rng.uniform(0.05, 0.95, m)
+    y = (rng.random(m) < p1).astype(int)
+    other = p1.copy()
+    flip = rng.choice(m, n_differ, replace=False)
+    other[flip] = 1 - other[flip]  # the other decision there, as confident
+    a, b = np.c_[1 - p1, p1], np.c_[1 - other, other]
+    fa, fb = a.argmax(axis=1), b.argmax(axis=1)
+    assert int(np.count_nonzero(fa != fb)) == n_differ
+    delta = float(np.sum((fa != y)[flip]) - np.sum((fb != y)[flip])) / m  # by enumeration
+    return a, b, y, delta
+
+
+def test_a_pair_is_exact_once_every_unit_they_decide_differently_on_is_labeled() -> None:
+    """A new user's pair (two models disagreeing on 20 of 399 instances): the anytime
+    interval never started (fewer than MIN_DRAWS differing units exist), so decide=True spent
+    the whole budget and reported (−1, 1) although Δ was known. The units where the models
+    agree add nothing to a difference of error rates, so once every differing unit is
+    labeled Δ is exact: the sequence ends on it (a point, which covers), decide stops there,
+    and the reported difference and intervals are Δ."""
+    a, b, y, delta = _few_differing()
+    assert delta < 0
+    res = ae.compare([a, b], lambda i: y[i], "error_rate", budget=300, random_state=0,
+                     decide=True)  # fmt: skip
+    assert res.stopped == "decided: model 0 is better" and res.n_labels < 300
+    assert res.difference == pytest.approx(delta, abs=1e-15)
+    assert res.ci == pytest.approx((delta, delta), abs=1e-15) and res.p_value == 1e-12
+    terms = res.anytime_terms()
+    assert terms.exact is not None and terms.exact[1] == pytest.approx(delta, abs=1e-15)
+    t0 = terms.exact[0]
+    # before t₀ the sequence is the one without the knowledge; from t₀ a point
+    seq = terms.sequence((0, 1), res.level, intersect=False)
+    plain = dataclasses.replace(terms, exact=None).sequence((0, 1), res.level, intersect=False)
+    before = seq["t"] < t0
+    for key in ("estimate", "lower", "upper"):
+        np.testing.assert_array_equal(seq[key][before], plain[key][before])
+        assert (seq[key][~before] == terms.exact[1]).all()
+    assert not plain["started"][-1]  # the start rule alone never starts it
+    flipped = terms.sequence((1, 0), res.level)
+    assert flipped["upper"][-1] == -terms.exact[1]
+    _p_is_the_first_alpha_some_look_excludes(res, 0.0, "two-sided")
+    assert res.test(res.difference, method="anytime") == 1.0  # the exact value: never excluded
+    # without a rule the comparison at the end is exact too, and says so
+    fixed = ae.compare([a, b], lambda i: y[i], "error_rate", budget=300, random_state=0)
+    assert fixed.ci == pytest.approx((delta, delta), abs=1e-15)
+    assert fixed.confidence_interval(method="anytime") == pytest.approx((delta, delta), abs=1e-15)
+    # a ratio measure is not fixed by the differing units: no such shortcut for F1
+    f1 = ae.compare([a, b], lambda i: y[i], "f1", budget=300, random_state=0)
+    assert f1.anytime_terms().exact is None
+
+
+def test_a_session_s_pair_is_exact_as_compare_s(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The session's pair summary keeps the number of differing units (n_differ), so a
+    session decides on the exact difference at the same label as compare, bit for bit."""
+    a, b, y, delta = _few_differing()
+    with ae.Session.create(tmp_path / "p.db", [a, b], "error_rate", 300, seed=0,
+                           decide=True) as s:  # fmt: skip
+        _labeling_loop(s, y, 1)
+        got = s.compare()
+        assert s._from_summary()
+    want = ae.compare([a, b], lambda i: y[i], "error_rate", budget=300, random_state=0,
+                      decide=True, step=1)  # fmt: skip
+    assert got.stopped == want.stopped == "decided: model 0 is better"
+    assert got.n_labels == want.n_labels and got.ci == want.ci
+    assert got.difference == want.difference == pytest.approx(delta, abs=1e-15)

@@ -585,12 +585,21 @@ def test_active_neq_campaign_only_draws_the_disagreements():
     )
     assert set(np.unique(res.indices).tolist()) <= set(where.tolist())
     assert res.n_labels == len(where)  # all of D≠ labeled; nothing outside it is ever drawn
-    # Δ̂ = |D≠|/m · (mean of δ over the draws): the self-normalized mean on D≠ rescaled by the
-    # disagreement mass (Sec. 5.2.2)
-    i = res.indices
-    dlt = (fa[i] != y[i]).astype(float) - (fb[i] != y[i]).astype(float)
-    assert res.difference == pytest.approx(len(where) / m * dlt.mean(), abs=1e-12)
+    # every unit of D≠ labeled: the difference is exact (a census of the difference)
+    dlt = (fa != y).astype(float) - (fb != y).astype(float)
+    assert res.difference == pytest.approx(dlt.sum() / m, abs=1e-15) and res.stderr == 0.0
     assert np.isnan(res.estimates).all()  # only the difference is identified
+    # before that, Δ̂ = |D≠|/m · (mean of δ over the draws): the self-normalized mean on D≠
+    # rescaled by the disagreement mass (Sec. 5.2.2)
+    with warnings.catch_warnings():  # three draws with one δ: a degenerate Wald interval
+        warnings.simplefilter("ignore", ae.DegenerateIntervalWarning)
+        res = ae.compare(
+            [pa, pb], lambda i: y[i], budget=3, method="active_neq", random_state=0,
+            progress=False,
+        )  # fmt: skip
+    assert res.n_labels < len(where)
+    i = res.indices
+    assert res.difference == pytest.approx(len(where) / m * dlt[i].mean(), abs=1e-12)
 
 
 def test_active_risk_is_average_of_single_model_optimal_distributions():

@@ -517,6 +517,30 @@ def test_a_pair_labeled_whole_is_a_census(client: Any) -> None:
     _same_comparison(want, got)
 
 
+def test_a_pair_whose_differing_units_are_labeled_is_exact_as_numpy_s(client: Any) -> None:
+    """Two models deciding differently on 12 of 5,000 instances: once those are labeled the
+    difference of error rates is exact (report.exact_difference); the Dask pool's first pass
+    counts them as the NumPy pool does, so decide stops on the same draw with the same Δ."""
+    rng = np.random.default_rng(31)
+    m = 5_000
+    p1 = rng.uniform(0.05, 0.95, m)
+    y = (rng.random(m) < p1).astype(int)
+    other = p1.copy()
+    flip = rng.choice(m, 12, replace=False)
+    other[flip] = 1 - other[flip]
+    a, b = np.c_[1 - p1, p1], np.c_[1 - other, other]
+    pools = [da.from_array(a, chunks=(2_000, 2)), da.from_array(b, chunks=(1_500, 2))]
+    kw = {"budget": 400, "random_state": 2, "decide": True}
+    want = ae.compare([a, b], lambda i: y[i], "error_rate", **kw)
+    got = ae.compare(pools, lambda i: y[i], "error_rate", **kw)
+    fa, fb = a.argmax(axis=1), b.argmax(axis=1)
+    delta = float(np.sum((fa != y)[flip]) - np.sum((fb != y)[flip])) / m
+    assert want.stopped is not None and want.stopped.startswith("decided")
+    assert want.difference == pytest.approx(delta, abs=1e-15) and want.n_labels < 400
+    assert got.stopped == want.stopped and got.n_labels == want.n_labels
+    assert got.difference == want.difference and got.ci == want.ci
+
+
 def test_what_a_dask_comparison_does_not_take_is_refused(client: Any) -> None:
     a, b, y = _pair(1_000, 24)
     pools = [da.from_array(a, chunks=500), da.from_array(b, chunks=500)]

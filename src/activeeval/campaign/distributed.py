@@ -46,6 +46,7 @@ blocks (:class:`_Decided`). Dask is imported only here, only when a Dask pool is
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -69,7 +70,7 @@ from .._validation import (
     pool_distribution,
 )
 from ..acquisition import _label_check, _LabelBook
-from ..errors import ShapeError, UnknownOptionError
+from ..errors import DegenerateIntervalWarning, ShapeError, UnknownOptionError
 from ..estimators.report import (
     LazyTerms,
     SummaryPool,
@@ -77,9 +78,11 @@ from ..estimators.report import (
     _fields,
     _samples,
     exact_outcome,
+    summary_difference,
     summary_outcome,
     summary_static_estimate,
     undefined_error,
+    with_exact_difference,
     with_sigma0,
 )
 from ..estimators.summary import (
@@ -549,6 +552,8 @@ def _k_first(
         "sums": sums,
         "own_domain": [int(np.count_nonzero(x & (p > 0))) for x in ds],
         "n_domain": int(np.count_nonzero(d & (p > 0))),
+        # as summarize_pair counts them: where two models decide differently
+        "n_differ": int(np.count_nonzero((p > 0) & (fs[0] != fs[1]))) if len(fs) == 2 else 0,
         "domain_all": bool(d.all()),
         "mass": weighted_sum(pw, d),
         "moments": _moment_sums(meas, parts, fs, pw),
@@ -816,6 +821,7 @@ def _prepare(
         summary: Any = PairSummary(
             pool.m, time, domain_all, 1.0 if domain_all else float(mass), n_domain, missing,
             mom, keep, samples, sample_q, sample_p, tuple(families), terms_mu,
+            n_differ=sum(r["n_differ"] for r in first) if k == 2 else None,
         )  # fmt: skip
         return _Prepared(plan, ends, summary, stats)
     summary = PoolSummary(
@@ -1212,7 +1218,13 @@ def compare_dask(
     else:
         served = _time_served(prep, estimator, units)
         summary = prep.summary if served else _with_time(pool, prep)
-        outcome = summary_outcome(meas, at, summary, draws, y, acq.draw_q, lv, estimator)
+        known = summary_difference(meas, at, summary.n_differ, draws, y, pool.m)
+        with warnings.catch_warnings():  # with Δ known, its standard error 0 is the exact one's
+            if known is not None:
+                warnings.simplefilter("ignore", DegenerateIntervalWarning)
+            outcome = summary_outcome(meas, at, summary, draws, y, acq.draw_q, lv, estimator)
+        if known is not None:  # every differing unit labeled, as the NumPy path says
+            outcome = with_exact_difference(outcome, known[1])
         if estimator == "assisted":  # each model's tempered interval, when first asked for
             first = np.unique(draws, return_index=True)[1]
             scores = SummaryScores(meas, at, summary, units, y[first])

@@ -118,6 +118,11 @@ class DrawTerms:
     value_range: tuple[float, float] = (-math.inf, math.inf)
     #: T of the window boundary (:func:`window_boundary`), or None for the mixture alone.
     window: float | None = None
+    #: (t₀, Δ): from draw t₀ on, every unit of the pool on which models 0 and 1 decide
+    #: differently is labeled, so their difference of a mean of per-instance losses is Δ
+    #: exactly (the units where they agree add nothing to it); None where not reached or not
+    #: known (:meth:`~activeeval.estimators.report.Pool.draw_terms`).
+    exact: tuple[int, float] | None = None
 
     @property
     def log_scale(self) -> bool:
@@ -204,6 +209,11 @@ class DrawTerms:
         started = (t >= MIN_DRAWS) & (npos >= MIN_DRAWS) & np.isfinite(est) & np.isfinite(half)
         lo = np.where(started, np.maximum(lo, lo_r), lo_r)
         hi = np.where(started, np.minimum(hi, hi_r), hi_r)
+        known = self._known(cols) if pair else None
+        if known is not None:  # the difference is exact from t₀ on: a point, which covers
+            at = t >= known[0]
+            est, lo, hi = (np.where(at, known[1], a) for a in (est, lo, hi))
+            started = started | at
         if intersect:
             run_lo, run_hi = np.maximum.accumulate(lo), np.minimum.accumulate(hi)
             # An empty intersection means the sequence missed at some look (probability
@@ -271,6 +281,11 @@ class DrawTerms:
         lo_r, hi_r = self._difference_range()
         if not lo_r <= null <= hi_r:  # outside the values a difference can take
             return _certain(null < lo_r, null > hi_r, alternative)
+        known = self._known(cols)
+        if known is not None and known[0] <= int(t[-1]):
+            # Δ is known: 10⁻¹² where h₁ holds, 1 where it does not (whatever an earlier look
+            # said), as a census's comparison answers (ComparisonResult.test)
+            return _certain(known[1] > null, known[1] < null, alternative)
         if alternative == "two-sided":
             gap = np.abs(est - null)
         elif alternative == "less":  # h1: Δ < null; the upper bound excludes it
@@ -331,6 +346,14 @@ class DrawTerms:
         g = self.estimates()
         key = -g if greater_is_better else g
         return [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]
+
+    def _known(self, cols: list[int]) -> tuple[int, float] | None:
+        """:attr:`exact` for the difference G_i − G_j of ``cols`` = [i, j] (its sign for
+        [1, 0]); None for another pair or where not known."""
+        if self.exact is None or sorted(cols) != [0, 1]:
+            return None
+        t0, delta = self.exact
+        return t0, (delta if cols == [0, 1] else -delta)
 
     def _differs(self, i: int, j: int) -> NDArray[np.bool_]:
         ri, rj = self.raw[:, 2 * i : 2 * i + 2], self.raw[:, 2 * j : 2 * j + 2]

@@ -1271,7 +1271,10 @@ class Comparison:
     #: Each model's own standard error, from its influences on the same draws (the
     #: comparison's control variates and weights: valid, though tuned for Δ, not for it).
     stderrs: tuple[float, float] | None = None
-    #: Every unit with test mass is labeled: the values are exact.
+    #: The difference is exact: every unit with test mass is labeled (the values too), or,
+    #: for a mean of per-instance losses, every unit on which the two models decide
+    #: differently (the agreeing units add nothing to Δ; each model's estimate stays the
+    #: estimator's: :func:`~.report.exact_difference`).
     census: bool = False
 
     @property

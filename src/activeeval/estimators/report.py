@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -31,7 +32,7 @@ from scipy import special
 
 from .._chunks import row_chunks, uniform
 from ..acquisition import Check, _flat_grades, _GradeBook, _label_check, _LabelBook
-from ..errors import ShapeError, UnknownOptionError
+from ..errors import DegenerateIntervalWarning, ShapeError, UnknownOptionError
 from ..measures import (
     ClasswiseMeasure,
     Measure,
@@ -571,7 +572,7 @@ def _compare_sample(
     what :func:`compare` and a comparison session (:meth:`~activeeval.Session.compare`) report
     at the end. ``rep.features`` serve the model-assisted estimator only (validated by the
     caller)."""
-    meas, q, pw, level = rep.measure, rep.q, rep.pool_weights, rep.level
+    meas, pw, level = rep.measure, rep.pool_weights, rep.level
     support_mass, features = rep.support_mass, rep.features
     if census and support_mass == 1.0:
         units, first = np.unique(draws, return_index=True)
@@ -579,6 +580,34 @@ def _compare_sample(
             f_at = [pr.take(units).point_prediction() for pr in preds]
             exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
             return exact_outcome(exact, draws.shape[0], units.shape[0], level, meas, features)
+    if census and _differ_known(meas, len(preds)):  # every unit where the two differ labeled?
+        f0, f1 = (pr.take(draws).point_prediction() for pr in preds)
+        new = np.zeros(draws.shape[0], dtype=bool)
+        new[np.unique(draws, return_index=True)[1]] = True
+        known = exact_difference(meas, f0, f1, y, pw[draws], new, count_differing(preds, pw))
+        if known is not None:
+            with warnings.catch_warnings():  # its standard error 0 is the exact one's
+                warnings.simplefilter("ignore", DegenerateIntervalWarning)
+                return with_exact_difference(_sample_outcome(rep, preds, draws, y), known[1])
+    return _sample_outcome(rep, preds, draws, y)
+
+
+def with_exact_difference(out: ComparisonOutcome, delta: float) -> ComparisonOutcome:
+    """A pair's comparison whose difference is known exactly (:func:`exact_difference`): Δ,
+    standard error 0 and p-value 0 (1 on a tie), marked a census of the difference; each
+    model's own estimate stays the estimator's."""
+    c = replace(out.comparison, difference=delta, stderr=0.0,
+                p_value=1.0 if delta == 0.0 else 0.0, census=True)  # fmt: skip
+    return out._replace(difference=delta, stderr=0.0, p_value=c.p_value, best=c.best,
+                        comparison=c)  # fmt: skip
+
+
+def _sample_outcome(
+    rep: Reporting, preds: list[Predictive], draws: NDArray[np.intp], y: NDArray[Any]
+) -> ComparisonOutcome:
+    """:func:`_compare_sample`'s comparison on the sample (no census)."""
+    meas, q, pw, level = rep.measure, rep.q, rep.pool_weights, rep.level
+    support_mass, features = rep.support_mass, rep.features
     if rep.estimator != "assisted":
         at = [p.take(draws) for p in preds]
         return _thesis_outcome(meas, at, y, q[draws], pw[draws], draws, level, support_mass)
@@ -974,6 +1003,12 @@ class Pool(ABC):
             raw += [wl * first, w * first]
         meas = rep.measure
         n, k = draws.shape[0], len(parts)
+        exact = None
+        if k == 2 and n:
+            n_differ = self._n_differ()
+            if n_differ is not None:
+                f0, f1 = (pr.take(draws).point_prediction() for pr in self.models[:2])
+                exact = exact_difference(meas, f0, f1, labels, p, first, n_differ)
         return DrawTerms(
             z=np.column_stack(cols) if n else np.empty((0, 4 * k)),
             tune=rep.estimator == "assisted",
@@ -984,7 +1019,68 @@ class Pool(ABC):
             logit=bool(getattr(meas, "binary_loss", False)),
             value_range=getattr(meas, "value_range", (-math.inf, math.inf)),
             window=window,
+            exact=exact,
         )
+
+    def _n_differ(self) -> int | None:
+        """How many units with test mass the first two models decide differently on, where
+        that fixes their difference (a comparison of two models by a mean of per-instance
+        losses, :func:`exact_difference`); None where not (or not known)."""
+        return None
+
+
+def _differ_known(meas: Measure, n_models: int) -> bool:
+    """Whether a labeled set holding every unit two models decide differently on fixes their
+    difference: a mean of per-instance losses of the decisions (the units where the two
+    agree have equal losses, whatever their label)."""
+    return n_models == 2 and bool(getattr(meas, "regular", False)) and hasattr(meas, "loss")
+
+
+def summary_difference(
+    meas: Measure, preds: Sequence[Any], n_differ: int | None, draws: NDArray[np.intp],
+    y: NDArray[Any], m: int,
+) -> tuple[int, float] | None:  # fmt: skip
+    """:func:`exact_difference` for a pool of ``m`` known by its summary (``n_differ``: its
+    count of differing units, None where not kept) and the models at the drawn rows, under
+    a session's uniform test distribution (1/m each, as the pool's path weighs them)."""
+    if n_differ is None or not _differ_known(meas, len(preds)):
+        return None
+    f0, f1 = (pr.take(draws).point_prediction() for pr in preds)
+    new = np.zeros(draws.shape[0], dtype=bool)
+    new[np.unique(draws, return_index=True)[1]] = True
+    return exact_difference(meas, f0, f1, y, np.full(draws.shape[0], 1.0 / m), new, n_differ)
+
+
+def count_differing(preds: Sequence[Any], pool_weights: NDArray[np.float64]) -> int:
+    """The units with test mass on which the first two models' decisions differ, counted a
+    chunk of rows at a time (no array the size of the pool)."""
+    a, b = preds[0], preds[1]
+    return sum(
+        int(np.count_nonzero(
+            (pool_weights[rows] > 0)
+            & (a._chunk(rows).point_prediction() != b._chunk(rows).point_prediction())
+        ))
+        for rows in row_chunks(a.n)
+    )  # fmt: skip
+
+
+def exact_difference(
+    meas: Measure, f0: NDArray[Any], f1: NDArray[Any], y: NDArray[Any], p: NDArray[np.float64],
+    first: NDArray[np.bool_], n_differ: int,
+) -> tuple[int, float] | None:  # fmt: skip
+    """(t₀, Δ) where the draws label every one of the ``n_differ`` units with test mass on
+    which the decisions ``f0``, ``f1`` differ (each draw's decisions, label, test mass ``p``
+    and whether it is the unit's first draw): from draw t₀ on, G₀ − G₁ = Σ p (ℓ₀ − ℓ₁) over
+    those units exactly, the agreeing units adding nothing; None before. A census of the
+    difference, not of the values."""
+    new = first & (p > 0) & (np.asarray(f0) != np.asarray(f1))
+    count = np.cumsum(new)
+    if count.size == 0 or count[-1] < n_differ:
+        return None
+    t0 = 1 if n_differ == 0 else int(np.argmax(count >= n_differ)) + 1
+    at = np.flatnonzero(new)
+    loss = meas.loss(np.asarray(f0)[at], y[at]) - meas.loss(np.asarray(f1)[at], y[at])
+    return t0, float(np.sum(p[at] * loss))
 
 
 def _one_q(draw_q: NDArray[np.float64] | None) -> None:
@@ -1051,6 +1147,14 @@ class PlainPool(Pool):
         of more."""
         _one_q(draw_q)
         return _compare_sample(rep, self.models, draws, labels, census)
+
+    def _n_differ(self) -> int | None:
+        """Counted over the pool a chunk of rows at a time, once."""
+        if not _differ_known(self.measure, len(self.models)):
+            return None
+        if getattr(self, "_differ", None) is None:
+            self._differ = count_differing(self.models, self.pool_weights)
+        return int(self._differ)
 
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
         """Each model's terms with its own p(y | x) as the control variate's model."""
@@ -1228,6 +1332,12 @@ class SummaryPool(Pool):
         return summary_outcome(
             self.measure, self.models, s, draws, labels, draw_q, rep.level, rep.estimator
         )
+
+    def _n_differ(self) -> int | None:
+        """The pair summary's count (None in summaries stored before it was kept)."""
+        if not _differ_known(self.measure, len(self.models)):
+            return None
+        return getattr(self.summary, "n_differ", None)
 
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:
         """Each model's terms at the draws, as :meth:`PlainPool._per_draw` computes them

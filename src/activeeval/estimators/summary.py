@@ -253,6 +253,11 @@ class PairSummary:
     sigma0: NDArray[np.float64] | None = None
     #: The estimator whose σ₀ ``sigma0`` is (as :attr:`PoolSummary.sigma0_estimator`).
     sigma0_estimator: str = "assisted"
+    #: Of two models, the units with test mass on which their decisions differ: once all are
+    #: labeled, their difference of a mean of per-instance losses is exact
+    #: (:func:`~.report.exact_difference`); None for more models and in summaries stored
+    #: before it was kept.
+    n_differ: int | None = None
 
 
 def summarize_pair(
@@ -268,13 +273,18 @@ def summarize_pair(
     dom: list[NDArray[np.bool_]] = []
     missing = 0
     n_domain = 0
+    n_differ = 0
     families = [True] * len(preds)
     for rows in row_chunks(m):
         d = np.zeros(rows.stop - rows.start, dtype=bool)
+        fs = []
         for k, pr in enumerate(preds):
             part = pr._chunk(rows)
-            d |= meas.weight_can_be_positive(part.point_prediction())
+            fs.append(part.point_prediction())
+            d |= meas.weight_can_be_positive(fs[-1])
             families[k] = families[k] and _family(part)
+        if len(preds) == 2:  # as report.count_differing counts them
+            n_differ += int(np.count_nonzero((pool_weights[rows] > 0) & (fs[0] != fs[1])))
         dom.append(d)
         missing += int(np.count_nonzero(d & (p[rows] > 0) & (q[rows] <= 0)))
         n_domain += int(np.count_nonzero(d & (pool_weights[rows] > 0)))
@@ -292,6 +302,7 @@ def summarize_pair(
         m, TimeSummary.of(q), domain_all, float(mass), n_domain, missing, moments, keep,
         tuple(pr.take(keep) for pr in preds), np.asarray(q[keep], dtype=np.float64),
         np.asarray(pool_weights[keep], dtype=np.float64), tuple(families), terms_mu,
+        n_differ=n_differ if len(preds) == 2 else None,
     )  # fmt: skip
 
 

@@ -643,7 +643,7 @@ def _lean_compare(
     c = out.comparison
     scores = None
     assisted = estimator == "assisted"
-    if assisted and not getattr(c, "census", False):
+    if assisted and units.shape[0] < plan.pool_size:  # not the exact values of a census
         first = np.unique(idx, return_index=True)[1]
         scores = SummaryScores(meas, preds, lean.summary, units, y[first])
     spool: Any = None
@@ -677,7 +677,13 @@ def _summary_comparison(
     labeled whole compare their exact values; otherwise the paired test of two, the best
     against the runner-up of more (:func:`~activeeval.estimators.report.summary_outcome`)."""
     from .._chunks import uniform
-    from ..estimators.report import _exact_value, exact_outcome, summary_outcome
+    from ..estimators.report import (
+        _exact_value,
+        exact_outcome,
+        summary_difference,
+        summary_outcome,
+        with_exact_difference,
+    )
 
     plan = stored.plan
     units, first = np.unique(idx, return_index=True)
@@ -685,6 +691,12 @@ def _summary_comparison(
         p = uniform(plan.pool_size)[units]  # a session's test distribution
         exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in preds]
         return exact_outcome(exact, idx.shape[0], units.shape[0], plan.level, meas)
+    known = summary_difference(meas, preds, summary.n_differ, idx, y, plan.pool_size)
+    if known is not None:  # every differing unit labeled: Δ exact, as _compare_sample says
+        with warnings.catch_warnings():  # its standard error 0 is the exact one's
+            warnings.simplefilter("ignore", DegenerateIntervalWarning)
+            out = summary_outcome(meas, preds, summary, idx, y, dq, plan.level, estimator)
+        return with_exact_difference(out, known[1])
     return summary_outcome(meas, preds, summary, idx, y, dq, plan.level, estimator)
 
 

@@ -557,6 +557,8 @@ def _to_bytes(s: Any, rows: list[NDArray[np.float64]], decisions: list[Any]) -> 
             arrays["terms_mu"] = np.asarray(s.terms_mu, dtype=np.float64)
         if s.sigma0 is not None:
             arrays[_SIGMA0[s.sigma0_estimator]] = np.asarray(s.sigma0, dtype=np.float64)
+        if s.n_differ is not None:
+            arrays["n_differ"] = np.int64(s.n_differ)
         for k, (raw, dec) in enumerate(zip(rows, decisions, strict=True)):
             arrays[f"raw_{k}"] = raw
             if dec is not None:
@@ -609,6 +611,7 @@ def _read_blob(blob: bytes, kind: str, labels: Any) -> Any:
                 tuple(bool(x) for x in z["families"]),
                 _pairs_of(z["terms_mu"], mom.shape[1]) if "terms_mu" in z.files else None,
                 *_sigma0_of(z, mom.shape[1]),
+                n_differ=int(z["n_differ"]) if "n_differ" in z.files else None,
             )  # fmt: skip
         scalars = {k: z[k].item() for k in _SCALARS}
         sigma0, sigma0_for = _sigma0_of(z, None)
