@@ -971,3 +971,43 @@ def test_a_session_s_pair_is_exact_as_compare_s(tmp_path) -> None:  # type: igno
     assert got.stopped == want.stopped == "decided: model 0 is better"
     assert got.n_labels == want.n_labels and got.ci == want.ci
     assert got.difference == want.difference == pytest.approx(delta, abs=1e-15)
+
+
+def test_a_tie_on_the_differing_units_is_an_exact_zero_and_the_sign_orders_the_pair() -> None:
+    """A review's cases. (i) Twenty differing units, ten won by each model: Δ = 0 exactly,
+    which a plain sum in draw order gave as ±1e-18 — a sign that decided and established a
+    false claim. Summed exactly, with a difference within rounding a tie, it is 0: decide
+    never decides, the claim Δ > 0 is refuted. (ii) The models' own centres can rank them
+    against the known Δ; the order then follows Δ's sign, so decide stops at the look whose
+    label fixed Δ (label 48; the centres had held it to label 76)."""
+    rng = np.random.default_rng(4)
+    m = 40
+    p1 = rng.uniform(0.05, 0.95, m)
+    y = (rng.random(m) < p1).astype(int)
+    f = (p1 > 0.5).astype(int)
+    flip = rng.choice(m, 20, replace=False)
+    other = p1.copy()
+    other[flip] = 1 - other[flip]
+    y[flip[:10]], y[flip[10:]] = f[flip[:10]], 1 - f[flip[10:]]  # true Δ = 0
+    a, b = np.c_[1 - p1, p1], np.c_[1 - other, other]
+    kw = {"budget": 40, "method": "passive", "random_state": 4, "max_draws": 100_000}
+    res = ae.compare([a, b], lambda i: y[i], "error_rate", decide=True, step=1, **kw)
+    assert res.stopped is None and res.difference == 0.0 and res.ci == (0.0, 0.0)
+    assert res.anytime_terms().exact[1] == 0.0 and res.test(method="anytime") == 1.0
+    claim = ae.compare([a, b], lambda i: y[i], "error_rate", claim="difference > 0", **kw)
+    assert claim.stopped is not None and claim.stopped.startswith("claim difference > 0 refuted")
+    rng = np.random.default_rng(77)
+    m = 100
+    p1 = rng.uniform(0.05, 0.95, m)
+    y = (rng.random(m) < p1).astype(int)
+    s = p1**4
+    other = s / (s + (1 - p1) ** 4)  # the same decisions, far more confident
+    flip = rng.choice(m, 1, replace=False)
+    other[flip] = 1 - p1[flip]
+    a, b = np.c_[1 - p1, p1], np.c_[1 - other, other]
+    res = ae.compare([a, b], lambda i: y[i], "error_rate", budget=95, method="passive",
+                     random_state=77, decide=True, step=1)  # fmt: skip
+    t0, delta = res.anytime_terms().exact
+    assert delta < 0 and res.stopped == "decided: model 0 is better"
+    first = np.unique(res.indices, return_index=True)[1]
+    assert res.n_labels == int(np.count_nonzero(first < t0))  # the label that fixed Δ

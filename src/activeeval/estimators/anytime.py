@@ -342,7 +342,10 @@ class DrawTerms:
         return out
 
     def order(self, greater_is_better: bool) -> list[int]:
-        """The models from best to worst by :meth:`estimates` (NaN last)."""
+        """The models from best to worst by :meth:`estimates` (NaN last); two models whose
+        difference is known (:attr:`exact`) by its sign, which their centres can contradict."""
+        if self.k == 2 and self.exact is not None and self.exact[1] != 0.0:
+            return [0, 1] if (self.exact[1] > 0.0) == greater_is_better else [1, 0]
         g = self.estimates()
         key = -g if greater_is_better else g
         return [int(j) for j in np.argsort(np.nan_to_num(key, nan=np.inf), kind="stable")]

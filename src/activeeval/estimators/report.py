@@ -1071,16 +1071,19 @@ def exact_difference(
     """(t₀, Δ) where the draws label every one of the ``n_differ`` units with test mass on
     which the decisions ``f0``, ``f1`` differ (each draw's decisions, label, test mass ``p``
     and whether it is the unit's first draw): from draw t₀ on, G₀ − G₁ = Σ p (ℓ₀ − ℓ₁) over
-    those units exactly, the agreeing units adding nothing; None before. A census of the
-    difference, not of the values."""
+    those units exactly, the agreeing units adding nothing; None before (or where the draws
+    show more differing units than the pool's count: a count that does not fit is not
+    trusted). A census of the difference, not of the values. Each model's part is summed
+    exactly (``math.fsum``) and a difference within rounding is a tie (:func:`_difference`),
+    so that an exact tie is 0, not a sign that decides."""
     new = first & (p > 0) & (np.asarray(f0) != np.asarray(f1))
     count = np.cumsum(new)
-    if count.size == 0 or count[-1] < n_differ:
+    if count.size == 0 or count[-1] != n_differ:
         return None
-    t0 = 1 if n_differ == 0 else int(np.argmax(count >= n_differ)) + 1
+    t0 = 1 if n_differ == 0 else int(np.argmax(count == n_differ)) + 1
     at = np.flatnonzero(new)
-    loss = meas.loss(np.asarray(f0)[at], y[at]) - meas.loss(np.asarray(f1)[at], y[at])
-    return t0, float(np.sum(p[at] * loss))
+    parts = [math.fsum(p[at] * meas.loss(np.asarray(f)[at], y[at])) for f in (f0, f1)]
+    return t0, float(_difference(parts[0], parts[1]))
 
 
 def _one_q(draw_q: NDArray[np.float64] | None) -> None:
