@@ -334,7 +334,8 @@ def run_pair(task: Any, preds: list[Predictive], meas: Measure, reps: int, thesi
 def run(out: Path, reps: int, smoke: bool = False,
         sections: tuple[str, ...] = ("singles", "pairs")) -> dict[str, Any]:  # fmt: skip
     """The page's runs; ``sections`` (``singles``, ``pairs``): run only these, keeping the
-    others from ``out``'s ``sequential.json`` (the run time then adds the kept part's)."""
+    others from ``out``'s ``sequential.json`` (whose full run's time stays, each partial
+    run's listed beside it)."""
     t0 = time.time()
     kept: dict[str, Any] = {}
     if set(sections) != {"singles", "pairs"}:
