@@ -46,7 +46,6 @@ blocks (:class:`_Decided`). Dask is imported only here, only when a Dask pool is
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -70,15 +69,15 @@ from .._validation import (
     pool_distribution,
 )
 from ..acquisition import _label_check, _LabelBook
-from ..errors import DegenerateIntervalWarning, ShapeError, UnknownOptionError
+from ..errors import ShapeError, UnknownOptionError
 from ..estimators.report import (
     LazyTerms,
     SummaryPool,
     _exact_value,
     _fields,
     _samples,
+    exact_difference,
     exact_outcome,
-    summary_difference,
     summary_outcome,
     summary_static_estimate,
     undefined_error,
@@ -1218,13 +1217,12 @@ def compare_dask(
     else:
         served = _time_served(prep, estimator, units)
         summary = prep.summary if served else _with_time(pool, prep)
-        known = summary_difference(meas, at, summary.n_differ, draws, y, pool.m)
-        with warnings.catch_warnings():  # with Δ known, its standard error 0 is the exact one's
-            if known is not None:
-                warnings.simplefilter("ignore", DegenerateIntervalWarning)
-            outcome = summary_outcome(meas, at, summary, draws, y, acq.draw_q, lv, estimator)
-        if known is not None:  # every differing unit labeled, as the NumPy path says
-            outcome = with_exact_difference(outcome, known[1])
+        p = np.full(draws.shape[0], 1.0 / pool.m)  # the uniform test distribution
+        known = exact_difference(meas, at, draws, y, p, summary.n_differ)  # as NumPy's path
+        outcome = with_exact_difference(
+            lambda: summary_outcome(meas, at, summary, draws, y, acq.draw_q, lv, estimator),
+            known,
+        )
         if estimator == "assisted":  # each model's tempered interval, when first asked for
             first = np.unique(draws, return_index=True)[1]
             scores = SummaryScores(meas, at, summary, units, y[first])

@@ -566,12 +566,14 @@ def _compare_sample(
     draws: NDArray[np.intp],
     y: NDArray[Any],
     census: bool = False,
+    n_differ: int | None = None,
 ) -> ComparisonOutcome:
     """The comparison of ``preds`` on the sample; with ``census``, for two models the exact
     values with stderr 0 once every instance with test mass is among the labeled ``draws`` —
     what :func:`compare` and a comparison session (:meth:`~activeeval.Session.compare`) report
-    at the end. ``rep.features`` serve the model-assisted estimator only (validated by the
-    caller)."""
+    at the end — or the exact difference once every one of the ``n_differ`` units they decide
+    differently on is (:func:`exact_difference`). ``rep.features`` serve the model-assisted
+    estimator only (validated by the caller)."""
     meas, pw, level = rep.measure, rep.pool_weights, rep.level
     support_mass, features = rep.support_mass, rep.features
     if census and support_mass == 1.0:
@@ -580,22 +582,24 @@ def _compare_sample(
             f_at = [pr.take(units).point_prediction() for pr in preds]
             exact = [_exact_value(meas, f, y[first], pw[units]) for f in f_at]
             return exact_outcome(exact, draws.shape[0], units.shape[0], level, meas, features)
-    if census and _differ_known(meas, len(preds)):  # every unit where the two differ labeled?
-        f0, f1 = (pr.take(draws).point_prediction() for pr in preds)
-        new = np.zeros(draws.shape[0], dtype=bool)
-        new[np.unique(draws, return_index=True)[1]] = True
-        known = exact_difference(meas, f0, f1, y, pw[draws], new, count_differing(preds, pw))
-        if known is not None:
-            with warnings.catch_warnings():  # its standard error 0 is the exact one's
-                warnings.simplefilter("ignore", DegenerateIntervalWarning)
-                return with_exact_difference(_sample_outcome(rep, preds, draws, y), known[1])
-    return _sample_outcome(rep, preds, draws, y)
+    known = exact_difference(meas, preds, draws, y, pw[draws], n_differ) if census else None
+    return with_exact_difference(partial(_sample_outcome, rep, preds, draws, y), known)
 
 
-def with_exact_difference(out: ComparisonOutcome, delta: float) -> ComparisonOutcome:
-    """A pair's comparison whose difference is known exactly (:func:`exact_difference`): Δ,
-    standard error 0 and p-value 0 (1 on a tie), marked a census of the difference; each
-    model's own estimate stays the estimator's."""
+def with_exact_difference(
+    outcome: Callable[[], ComparisonOutcome], known: tuple[int, float] | None
+) -> ComparisonOutcome:
+    """The comparison ``outcome()`` — where the pair's difference is ``known`` exactly
+    (:func:`exact_difference`), with Δ, standard error 0 and p-value 0 (1 on a tie), marked
+    a census of the difference (each model's own estimate stays the estimator's; the
+    estimator's degenerate-interval warning, which its standard error 0 would raise, is not
+    given)."""
+    if known is None:
+        return outcome()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateIntervalWarning)
+        out = outcome()
+    delta = known[1]
     c = replace(out.comparison, difference=delta, stderr=0.0,
                 p_value=1.0 if delta == 0.0 else 0.0, census=True)  # fmt: skip
     return out._replace(difference=delta, stderr=0.0, p_value=c.p_value, best=c.best,
@@ -1003,12 +1007,7 @@ class Pool(ABC):
             raw += [wl * first, w * first]
         meas = rep.measure
         n, k = draws.shape[0], len(parts)
-        exact = None
-        if k == 2 and n:
-            n_differ = self._n_differ()
-            if n_differ is not None:
-                f0, f1 = (pr.take(draws).point_prediction() for pr in self.models[:2])
-                exact = exact_difference(meas, f0, f1, labels, p, first, n_differ)
+        exact = exact_difference(meas, self.models, draws, labels, p, self._n_differ())
         return DrawTerms(
             z=np.column_stack(cols) if n else np.empty((0, 4 * k)),
             tune=rep.estimator == "assisted",
@@ -1036,21 +1035,6 @@ def _differ_known(meas: Measure, n_models: int) -> bool:
     return n_models == 2 and bool(getattr(meas, "regular", False)) and hasattr(meas, "loss")
 
 
-def summary_difference(
-    meas: Measure, preds: Sequence[Any], n_differ: int | None, draws: NDArray[np.intp],
-    y: NDArray[Any], m: int,
-) -> tuple[int, float] | None:  # fmt: skip
-    """:func:`exact_difference` for a pool of ``m`` known by its summary (``n_differ``: its
-    count of differing units, None where not kept) and the models at the drawn rows, under
-    a session's uniform test distribution (1/m each, as the pool's path weighs them)."""
-    if n_differ is None or not _differ_known(meas, len(preds)):
-        return None
-    f0, f1 = (pr.take(draws).point_prediction() for pr in preds)
-    new = np.zeros(draws.shape[0], dtype=bool)
-    new[np.unique(draws, return_index=True)[1]] = True
-    return exact_difference(meas, f0, f1, y, np.full(draws.shape[0], 1.0 / m), new, n_differ)
-
-
 def count_differing(preds: Sequence[Any], pool_weights: NDArray[np.float64]) -> int:
     """The units with test mass on which the first two models' decisions differ, counted a
     chunk of rows at a time (no array the size of the pool)."""
@@ -1065,20 +1049,26 @@ def count_differing(preds: Sequence[Any], pool_weights: NDArray[np.float64]) -> 
 
 
 def exact_difference(
-    meas: Measure, f0: NDArray[Any], f1: NDArray[Any], y: NDArray[Any], p: NDArray[np.float64],
-    first: NDArray[np.bool_], n_differ: int,
+    meas: Measure, preds: Sequence[Any], draws: NDArray[np.intp], y: NDArray[Any],
+    p: NDArray[np.float64], n_differ: int | None,
 ) -> tuple[int, float] | None:  # fmt: skip
-    """(t₀, Δ) where the draws label every one of the ``n_differ`` units with test mass on
-    which the decisions ``f0``, ``f1`` differ (each draw's decisions, label, test mass ``p``
-    and whether it is the unit's first draw): from draw t₀ on, G₀ − G₁ = Σ p (ℓ₀ − ℓ₁) over
-    those units exactly, the agreeing units adding nothing; None before (or where the draws
-    show more differing units than the pool's count: a count that does not fit is not
-    trusted). A census of the difference, not of the values. Each model's part is summed
-    exactly (``math.fsum``) and a difference within rounding is a tie (:func:`_difference`),
-    so that an exact tie is 0, not a sign that decides."""
+    """(t₀, Δ) where the ``draws`` (their labels ``y``, test mass ``p``) label every one of
+    the ``n_differ`` units with test mass on which two models ``preds`` decide differently
+    (a pool's, or a summary's count; None: not known): from draw t₀ on, G₀ − G₁ = Σ p (ℓ₀ −
+    ℓ₁) over those units exactly, the agreeing units adding nothing; None before, for
+    another measure or number of models, or where the draws show more differing units than
+    the count (a count that does not fit is not trusted). A census of the difference, not of
+    the values. Each model's part is summed exactly (``math.fsum``) and a difference within
+    rounding is a tie (:func:`_difference`), so that an exact tie is 0, not a sign that
+    decides."""
+    if n_differ is None or not _differ_known(meas, len(preds)) or draws.shape[0] == 0:
+        return None
+    f0, f1 = (pr.take(draws).point_prediction() for pr in preds)
+    first = np.zeros(draws.shape[0], dtype=bool)
+    first[np.unique(draws, return_index=True)[1]] = True
     new = first & (p > 0) & (np.asarray(f0) != np.asarray(f1))
     count = np.cumsum(new)
-    if count.size == 0 or count[-1] != n_differ:
+    if count[-1] != n_differ:
         return None
     t0 = 1 if n_differ == 0 else int(np.argmax(count == n_differ)) + 1
     at = np.flatnonzero(new)
@@ -1149,7 +1139,8 @@ class PlainPool(Pool):
         """:func:`_compare_sample`: the paired test of two models, the multiple comparison
         of more."""
         _one_q(draw_q)
-        return _compare_sample(rep, self.models, draws, labels, census)
+        n_differ = self._n_differ() if census else None
+        return _compare_sample(rep, self.models, draws, labels, census, n_differ)
 
     def _n_differ(self) -> int | None:
         """Counted over the pool a chunk of rows at a time, once."""
@@ -1337,9 +1328,8 @@ class SummaryPool(Pool):
         )
 
     def _n_differ(self) -> int | None:
-        """The pair summary's count (None in summaries stored before it was kept)."""
-        if not _differ_known(self.measure, len(self.models)):
-            return None
+        """The pair summary's count (None in summaries stored before it was kept, and in a
+        one-model summary)."""
         return getattr(self.summary, "n_differ", None)
 
     def _per_draw(self, draws: NDArray[np.intp], labels: NDArray[Any]) -> list[Any]:

@@ -679,8 +679,8 @@ def _summary_comparison(
     from .._chunks import uniform
     from ..estimators.report import (
         _exact_value,
+        exact_difference,
         exact_outcome,
-        summary_difference,
         summary_outcome,
         with_exact_difference,
     )
@@ -691,13 +691,11 @@ def _summary_comparison(
         p = uniform(plan.pool_size)[units]  # a session's test distribution
         exact = [_exact_value(meas, pr.take(units).point_prediction(), y[first], p) for pr in preds]
         return exact_outcome(exact, idx.shape[0], units.shape[0], plan.level, meas)
-    known = summary_difference(meas, preds, summary.n_differ, idx, y, plan.pool_size)
-    if known is not None:  # every differing unit labeled: Δ exact, as _compare_sample says
-        with warnings.catch_warnings():  # its standard error 0 is the exact one's
-            warnings.simplefilter("ignore", DegenerateIntervalWarning)
-            out = summary_outcome(meas, preds, summary, idx, y, dq, plan.level, estimator)
-        return with_exact_difference(out, known[1])
-    return summary_outcome(meas, preds, summary, idx, y, dq, plan.level, estimator)
+    p = np.full(idx.shape[0], 1.0 / plan.pool_size)  # as the pool's path weighs the draws
+    known = exact_difference(meas, preds, idx, y, p, summary.n_differ)  # as _compare_sample
+    return with_exact_difference(
+        lambda: summary_outcome(meas, preds, summary, idx, y, dq, plan.level, estimator), known
+    )
 
 
 def _lean_cost(stored: StoredPlan, units: NDArray[np.intp]) -> float:
