@@ -360,9 +360,8 @@ def run(out: Path, reps: int, smoke: bool = False,
     results: dict[str, Any] = {"singles": singles, "pairs": pairs, "seconds": time.time() - t0}
     if kept:  # the full run's time stays; each partial run's is stated beside it
         results["seconds"] = kept["seconds"]
-        before = kept.get("rerun", [])
-        results["rerun"] = [*([before] if isinstance(before, dict) else before),
-                            {"sections": list(sections), "seconds": time.time() - t0}]  # fmt: skip
+        this = {"sections": list(sections), "seconds": time.time() - t0}
+        results["rerun"] = [*kept.get("rerun", []), this]
     out.mkdir(parents=True, exist_ok=True)
     (out / "sequential.json").write_text(json.dumps(results, indent=1))
     _report(results, out)
@@ -525,8 +524,8 @@ def _report(results: dict[str, Any], out: Path) -> None:
             )
     lines += ["", f"Run time {results['seconds']:.0f} s (2 cores)."]
     if results.get("rerun"):
-        runs = results["rerun"]
-        runs = [runs] if isinstance(runs, dict) else runs
-        since = "; ".join(f"{', '.join(r['sections'])} in {r['seconds']:.0f} s" for r in runs)
+        since = "; ".join(
+            f"{', '.join(r['sections'])} in {r['seconds']:.0f} s" for r in results["rerun"]
+        )
         lines[-1] += f" Regenerated since: {since}."
     (out / "sequential.md").write_text("\n".join(lines) + "\n")
